@@ -1,0 +1,111 @@
+/**
+ * One database client for the whole app: PGlite (embedded Postgres) in
+ * CAIRN_DATA_DIR when DATABASE_URL is unset, postgres.js when it is set.
+ * Services receive a `Database` and open their own transactions; nothing
+ * outside lib/ imports this module's client directly.
+ */
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
+import { env } from "../env";
+import { acquireEmbeddedLock } from "./embedded-lock";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
+/** Either the database or an open transaction: query helpers accept both. */
+export type Executor = Database | Transaction;
+
+export type DatabaseHandle = {
+  db: Database;
+  kind: "pglite" | "postgres";
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+};
+
+export const MIGRATIONS_FOLDER = join(process.cwd(), "drizzle");
+
+export type OpenOptions =
+  | { kind: "postgres"; url: string; maxConnections?: number }
+  /** `dataDir` undefined: an in-memory database (tests). */
+  | { kind: "pglite"; dataDir?: string };
+
+export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
+  if (options.kind === "postgres") {
+    const client = postgres(options.url, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+    });
+    const db = drizzlePostgres({ client, schema });
+    return {
+      db: db as unknown as Database,
+      kind: "postgres",
+      migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+      close: () => client.end({ timeout: 5 }),
+    };
+  }
+
+  const release = options.dataDir ? acquireEmbeddedLock(options.dataDir) : () => {};
+  try {
+    const client = await PGlite.create(options.dataDir);
+    const db = drizzlePglite({ client, schema });
+    return {
+      db: db as unknown as Database,
+      kind: "pglite",
+      migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+      close: async () => {
+        await client.close();
+        release();
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/** The database this process was configured for (see lib/env.ts). */
+export function configuredDatabase(): OpenOptions {
+  const { DATABASE_URL, CAIRN_DATA_DIR } = env();
+  return DATABASE_URL
+    ? { kind: "postgres", url: DATABASE_URL }
+    : { kind: "pglite", dataDir: CAIRN_DATA_DIR };
+}
+
+// Cached on globalThis so dev-mode module reloads reuse the open database
+// instead of opening the embedded folder twice.
+const globalForDb = globalThis as typeof globalThis & {
+  __cairnDb?: Promise<DatabaseHandle>;
+};
+
+/**
+ * The process-wide database. The embedded database migrates itself on first open;
+ * a server database is migrated by `npm run db:migrate`, once per deploy.
+ */
+export function getDatabaseHandle(): Promise<DatabaseHandle> {
+  globalForDb.__cairnDb ??= (async () => {
+    const handle = await openDatabase(configuredDatabase());
+    if (handle.kind === "pglite") await handle.migrate();
+    return handle;
+  })();
+  globalForDb.__cairnDb.catch(() => {
+    globalForDb.__cairnDb = undefined;
+  });
+  return globalForDb.__cairnDb;
+}
+
+export async function getDb(): Promise<Database> {
+  return (await getDatabaseHandle()).db;
+}
+
+export async function closeDb(): Promise<void> {
+  const pending = globalForDb.__cairnDb;
+  globalForDb.__cairnDb = undefined;
+  if (pending) await (await pending).close();
+}

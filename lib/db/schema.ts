@@ -1,0 +1,364 @@
+/**
+ * Cairn's system of record. Every tenant-owned row carries `tenant_id`, and every
+ * service query filters on it (see lib/services/tenancy.ts), so an id guessed from
+ * another tenant finds nothing.
+ *
+ * Relative imports (not `@/`) because drizzle-kit loads this file outside Next.
+ */
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import {
+  AUDIT_EVENT_TYPES,
+  PLAN_STATUSES,
+  REVIEW_DECISIONS,
+  STEP_STATUSES,
+  STEP_TYPES,
+} from "../plan-engine/states";
+
+export const USER_ROLES = ["researcher", "admin"] as const;
+export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
+export const SKILL_EXECUTION_STATUSES = ["started", "executing", "completed", "failed"] as const;
+export const REVIEW_REQUEST_STATUSES = ["pending", "decided", "withdrawn"] as const;
+export const FEEDBACK_TYPES = ["initial", "closing"] as const;
+
+export const userRole = pgEnum("user_role", USER_ROLES);
+export const planStatus = pgEnum("plan_status", PLAN_STATUSES);
+export const stepStatus = pgEnum("step_status", STEP_STATUSES);
+export const stepType = pgEnum("step_type", STEP_TYPES);
+export const auditEventType = pgEnum("audit_event_type", AUDIT_EVENT_TYPES);
+export const actorType = pgEnum("actor_type", ACTOR_TYPES);
+export const skillExecutionStatus = pgEnum("skill_execution_status", SKILL_EXECUTION_STATUSES);
+export const reviewRequestStatus = pgEnum("review_request_status", REVIEW_REQUEST_STATUSES);
+export const reviewDecision = pgEnum("review_decision_kind", REVIEW_DECISIONS);
+export const feedbackType = pgEnum("feedback_type", FEEDBACK_TYPES);
+
+const id = () => uuid("id").primaryKey().defaultRandom();
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();
+const tenantId = () =>
+  uuid("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" });
+
+export const tenants = pgTable("tenant", {
+  id: id(),
+  name: text("name").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+export const users = pgTable(
+  "app_user",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    email: text("email").notNull(),
+    name: text("name"),
+    passwordHash: text("password_hash").notNull(),
+    role: userRole("role").notNull().default("researcher"),
+    createdAt: createdAt(),
+  },
+  // E-mail is the sign-in name, so it is unique across tenants (case-insensitive).
+  (t) => [uniqueIndex("app_user_email_uq").on(sql`lower(${t.email})`)],
+);
+
+export const apiKeys = pgTable(
+  "api_key",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** The first characters of the key, shown in lists so a person can tell keys apart. */
+    keyPrefix: text("key_prefix").notNull(),
+    /** SHA-256 of the whole key: keys are 256-bit random, so a fast hash is enough and lookups stay O(1). */
+    keyHash: text("key_hash").notNull().unique(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("api_key_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+export const skillExecutions = pgTable(
+  "skill_execution",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id").references(() => researchPlans.id, { onDelete: "set null" }),
+    skillName: text("skill_name").notNull(),
+    status: skillExecutionStatus("status").notNull().default("started"),
+    sessionId: text("session_id"),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+    errorMessage: text("error_message"),
+    closedReason: text("closed_reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+  },
+  (t) => [
+    // create_research_plan's auto-link: the newest `started` execution of a session.
+    index("skill_execution_session_idx").on(t.tenantId, t.sessionId, t.status, t.createdAt),
+    index("skill_execution_plan_idx").on(t.planId),
+  ],
+);
+
+export const researchPlans = pgTable(
+  "research_plan",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    name: text("name").notNull(),
+    researchQuestion: text("research_question").notNull(),
+    status: planStatus("status").notNull().default("planning"),
+    planDesignRationale: text("plan_design_rationale"),
+    outputFormattingNotes: text("output_formatting_notes"),
+    sessionId: text("session_id"),
+    createdByKeyId: uuid("created_by_key_id").references(() => apiKeys.id, {
+      onDelete: "set null",
+    }),
+    createdByUserId: uuid("created_by_user_id").references(() => users.id, {
+      onDelete: "set null",
+    }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("research_plan_tenant_status_idx").on(t.tenantId, t.status, t.updatedAt),
+    index("research_plan_tenant_updated_idx").on(t.tenantId, t.updatedAt),
+  ],
+);
+
+export type StepExecutionReport = {
+  thinking: string;
+  webSearches: unknown[];
+  webFetches: unknown[];
+  otherToolCalls: unknown[];
+  subagents: unknown[];
+};
+
+export const planSteps = pgTable(
+  "plan_step",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    stepOrder: integer("step_order").notNull(),
+    stepType: stepType("step_type").notNull(),
+    instructions: text("instructions").notNull(),
+    status: stepStatus("status").notNull().default("pending"),
+    result: jsonb("result"),
+    resultSummary: text("result_summary"),
+    confidence: doublePrecision("confidence"),
+    stepExecutionReport: jsonb("step_execution_report").$type<StepExecutionReport>(),
+    outputFormattingNotes: text("output_formatting_notes"),
+    failureReason: text("failure_reason"),
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    // Not unique: add/remove/reorder renumber steps inside one transaction, and a
+    // non-deferrable unique index would reject the intermediate states.
+    index("plan_step_plan_order_idx").on(t.planId, t.stepOrder),
+    // get_next_step: the first pending step of a plan, claimed with FOR UPDATE SKIP LOCKED.
+    index("plan_step_pending_idx").on(t.planId, t.stepOrder).where(sql`${t.status} = 'pending'`),
+    // Stall queries: steps in progress, oldest first.
+    index("plan_step_in_progress_idx")
+      .on(t.tenantId, t.startedAt)
+      .where(sql`${t.status} = 'in_progress'`),
+  ],
+);
+
+export const planBranchingConditions = pgTable(
+  "plan_branching_condition",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    afterStepId: uuid("after_step_id")
+      .notNull()
+      .references(() => planSteps.id, { onDelete: "cascade" }),
+    conditionExpression: text("condition_expression").notNull(),
+    ifTrueAction: text("if_true_action").notNull(),
+    actionParams: jsonb("action_params").$type<Record<string, unknown>>().notNull().default({}),
+    /** Set when the condition was evaluated after its step, and whether it fired, for the UI. */
+    evaluatedAt: timestamp("evaluated_at", { withTimezone: true }),
+    fired: boolean("fired"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("plan_branching_condition_step_idx").on(t.afterStepId),
+    index("plan_branching_condition_plan_idx").on(t.planId),
+  ],
+);
+
+export const planAuditLog = pgTable(
+  "plan_audit_log",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id").references(() => researchPlans.id, { onDelete: "cascade" }),
+    stepId: uuid("step_id"),
+    eventType: auditEventType("event_type").notNull(),
+    actorType: actorType("actor_type").notNull(),
+    /** The API key id or user id that acted; null for the system. */
+    actorId: uuid("actor_id"),
+    /** A readable name of the actor kept with the row, so the trail survives key revocation. */
+    actorLabel: text("actor_label").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("plan_audit_log_plan_time_idx").on(t.planId, t.createdAt),
+    index("plan_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt),
+  ],
+);
+
+export const reviewRequests = pgTable(
+  "review_request",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    stepId: uuid("step_id")
+      .notNull()
+      .references(() => planSteps.id, { onDelete: "cascade" }),
+    summary: text("summary").notNull(),
+    questions: jsonb("questions").$type<string[]>().notNull().default([]),
+    status: reviewRequestStatus("status").notNull().default("pending"),
+    requestedByType: actorType("requested_by_type").notNull(),
+    requestedById: uuid("requested_by_id"),
+    requestedByLabel: text("requested_by_label").notNull(),
+    createdAt: createdAt(),
+    decidedAt: timestamp("decided_at", { withTimezone: true }),
+  },
+  (t) => [index("review_request_plan_idx").on(t.planId, t.createdAt)],
+);
+
+export const reviewDecisions = pgTable(
+  "review_decision",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    reviewRequestId: uuid("review_request_id")
+      .notNull()
+      .unique()
+      .references(() => reviewRequests.id, { onDelete: "cascade" }),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    stepId: uuid("step_id")
+      .notNull()
+      .references(() => planSteps.id, { onDelete: "cascade" }),
+    decision: reviewDecision("decision").notNull(),
+    feedback: text("feedback"),
+    decidedByType: actorType("decided_by_type").notNull(),
+    decidedById: uuid("decided_by_id"),
+    decidedByLabel: text("decided_by_label").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("review_decision_plan_idx").on(t.planId, t.createdAt)],
+);
+
+export const mcpToolCallLog = pgTable(
+  "mcp_tool_call_log",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    apiKeyId: uuid("api_key_id").references(() => apiKeys.id, { onDelete: "set null" }),
+    toolName: text("tool_name").notNull(),
+    durationMs: doublePrecision("duration_ms").notNull(),
+    isError: boolean("is_error").notNull(),
+    errorCode: text("error_code"),
+    requestBytes: integer("request_bytes").notNull(),
+    responseBytes: integer("response_bytes").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("mcp_tool_call_log_tenant_time_idx").on(t.tenantId, t.createdAt),
+    index("mcp_tool_call_log_tool_time_idx").on(t.tenantId, t.toolName, t.createdAt),
+  ],
+);
+
+export const researchArtifacts = pgTable(
+  "research_artifact",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id").references(() => researchPlans.id, { onDelete: "set null" }),
+    stepId: uuid("step_id").references(() => planSteps.id, { onDelete: "set null" }),
+    artifactType: text("artifact_type").notNull(),
+    title: text("title").notNull(),
+    content: jsonb("content").notNull(),
+    contentText: text("content_text").notNull(),
+    confidence: doublePrecision("confidence"),
+    sourceUrls: jsonb("source_urls").$type<string[]>().notNull().default([]),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("research_artifact_tenant_time_idx").on(t.tenantId, t.createdAt),
+    index("research_artifact_plan_idx").on(t.planId),
+  ],
+);
+
+export const researchOutputs = pgTable(
+  "research_output",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    executionId: uuid("execution_id").references(() => skillExecutions.id, {
+      onDelete: "set null",
+    }),
+    outputMediaType: text("output_media_type").notNull(),
+    content: text("content").notNull(),
+    formattingNotes: text("formatting_notes"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("research_output_plan_idx").on(t.planId, t.createdAt)],
+);
+
+export const researchFeedback = pgTable(
+  "research_feedback",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    executionId: uuid("execution_id").references(() => skillExecutions.id, {
+      onDelete: "set null",
+    }),
+    feedbackType: feedbackType("feedback_type").notNull(),
+    satisfaction: integer("satisfaction").notNull(),
+    summary: text("summary").notNull(),
+    improvementSuggestions: text("improvement_suggestions"),
+    followUpRequested: boolean("follow_up_requested").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [index("research_feedback_plan_idx").on(t.planId, t.createdAt)],
+);

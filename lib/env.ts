@@ -1,0 +1,60 @@
+/**
+ * Cairn's configuration, parsed once from `process.env` with zod. Every variable
+ * is documented in the README's Configuration table; keep the two in step.
+ */
+import { z } from "zod";
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((value) => (value === "" ? undefined : value))
+  .optional();
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** A PostgreSQL URL. Unset: the embedded database (PGlite) in CAIRN_DATA_DIR. */
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+      .optional(),
+  ),
+  CAIRN_DATA_DIR: z.string().trim().min(1).default(".data/pglite"),
+  AUTH_SECRET: optionalString.pipe(
+    z.string().min(32, "must be at least 32 characters (openssl rand -base64 32)").optional(),
+  ),
+  CAIRN_STALL_THRESHOLD_SECONDS: positiveInt(1800),
+  CAIRN_MAX_BODY_BYTES: positiveInt(1_048_576),
+  /** Comma-separated origins allowed to call /api/mcp from a browser, besides the app's own. */
+  CAIRN_ALLOWED_ORIGINS: optionalString,
+  CAIRN_LLM_BASE_URL: optionalString,
+  CAIRN_LLM_API_KEY: optionalString,
+  CAIRN_LLM_MODEL: optionalString,
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function parseEnv(source: NodeJS.ProcessEnv): Env {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((issue) => `  ${issue.path.join(".")}: ${issue.message}`)
+      .join("\n");
+    throw new ConfigError(`Cairn's configuration is invalid:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+let cached: Env | undefined;
+
+/** The process environment, parsed on first use and then kept. */
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}

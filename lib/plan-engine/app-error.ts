@@ -1,0 +1,39 @@
+/**
+ * The one error type of Cairn's domain. Every expected failure carries a code an
+ * AI platform or a person can act on; each door (MCP tool result, server action,
+ * HTTP response) has one adapter that turns it into its own shape.
+ *
+ * It lives in the pure engine because the engine throws it (INVALID_TRANSITION)
+ * and the engine may import nothing from other `lib/*` folders.
+ */
+export const ERROR_CODES = [
+  "VALIDATION_ERROR",
+  "NOT_FOUND",
+  "INVALID_TRANSITION",
+  "INVALID_STEP_REFERENCE",
+  "INVALID_CONDITION",
+  "PLAN_NOT_MODIFIABLE",
+  "CONFLICT",
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "LLM_NOT_CONFIGURED",
+  "INTERNAL_ERROR",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly metadata: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, metadata: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "AppError";
+    this.code = code;
+    this.metadata = metadata;
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}

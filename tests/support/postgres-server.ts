@@ -1,0 +1,83 @@
+/**
+ * A throwaway PostgreSQL 15 cluster for tests and the benchmark: a temporary
+ * folder, a free port on 127.0.0.1, removed on stop. `initdb` refuses to run as
+ * root, so as root the cluster belongs to the `postgres` system user.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const PG_BIN = process.env.CAIRN_PG_BIN ?? "/usr/lib/postgresql/15/bin";
+
+export type PostgresServer = { url: string; port: number; stop(): void };
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function postgresUid(): { uid: number; gid: number } {
+  const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
+  const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
+  return { uid, gid };
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const initdb = join(PG_BIN, "initdb");
+  if (!existsSync(initdb)) {
+    throw new Error(
+      `PostgreSQL 15 is not installed (${initdb} is missing). Install it with "apt-get install -y postgresql-15" or set CAIRN_PG_BIN to its bin folder.`,
+    );
+  }
+  const asRoot = process.getuid?.() === 0;
+  const run = (command: string, args: string[]) => {
+    const [file, argv] = asRoot
+      ? ["runuser", ["-u", "postgres", "--", command, ...args]]
+      : [command, args];
+    const result = spawnSync(file, argv, { encoding: "utf8" });
+    if (result.status !== 0) {
+      throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
+    }
+  };
+
+  const root = mkdtempSync(join(tmpdir(), "cairn-pg-"));
+  const dataDir = join(root, "data");
+  if (asRoot) {
+    const { uid, gid } = postgresUid();
+    chmodSync(root, 0o755);
+    chownSync(root, uid, gid);
+  }
+  const port = await freePort();
+  run(initdb, ["-D", dataDir, "-U", "cairn", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
+  run(join(PG_BIN, "pg_ctl"), [
+    "-D",
+    dataDir,
+    "-l",
+    join(root, "server.log"),
+    "-o",
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+    "-w",
+    "start",
+  ]);
+  return {
+    url: `postgres://cairn@127.0.0.1:${port}/postgres`,
+    port,
+    stop() {
+      try {
+        run(join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  };
+}
