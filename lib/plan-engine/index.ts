@@ -1,0 +1,12 @@
+/**
+ * The pure plan engine: state machines, review decisions, the branching
+ * evaluator and progress predicates. It decides and never stores; see
+ * CONVENTIONS.md, "The picture".
+ */
+export * from "./app-error";
+export * from "./branch-actions";
+export * from "./conditions";
+export * from "./decisions";
+export * from "./progress";
+export * from "./states";
+export * from "./transitions";

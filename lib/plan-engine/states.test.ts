@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import {
+  AUDIT_EVENT_TYPES,
+  isAuditEventType,
+  isPlanStatus,
+  isReviewDecision,
+  isStepStatus,
+  isStepType,
+  PLAN_STATUSES,
+  REVIEW_DECISIONS,
+  STEP_STATUSES,
+  STEP_TYPES,
+  TERMINAL_PLAN_STATUSES,
+  TERMINAL_STEP_STATUSES,
+} from "./states";
+
+describe("vocabularies", () => {
+  it("lists the states, types, events and decisions of the spec", () => {
+    expect(PLAN_STATUSES).toEqual([
+      "planning",
+      "executing",
+      "awaiting_review",
+      "stalled",
+      "completed",
+      "failed",
+    ]);
+    expect(STEP_STATUSES).toEqual([
+      "pending",
+      "in_progress",
+      "awaiting_input",
+      "completed",
+      "skipped",
+      "failed",
+    ]);
+    expect(STEP_TYPES).toEqual([
+      "search",
+      "extract",
+      "analyze",
+      "critique",
+      "synthesize",
+      "checkpoint",
+      "custom",
+    ]);
+    expect(TERMINAL_STEP_STATUSES).toEqual(["completed", "skipped", "failed"]);
+    expect(TERMINAL_PLAN_STATUSES).toEqual(["completed", "failed"]);
+    expect(AUDIT_EVENT_TYPES).toHaveLength(8);
+    expect(REVIEW_DECISIONS).toEqual(["approve", "reject", "modify", "skip"]);
+  });
+
+  it("guards accept members and refuse everything else, prototype names included", () => {
+    for (const status of PLAN_STATUSES) expect(isPlanStatus(status)).toBe(true);
+    for (const status of STEP_STATUSES) expect(isStepStatus(status)).toBe(true);
+    for (const type of STEP_TYPES) expect(isStepType(type)).toBe(true);
+    for (const decision of REVIEW_DECISIONS) expect(isReviewDecision(decision)).toBe(true);
+    for (const event of AUDIT_EVENT_TYPES) expect(isAuditEventType(event)).toBe(true);
+    for (const value of ["", "toString", "constructor", "PENDING", null, undefined, 1, {}]) {
+      expect(isPlanStatus(value)).toBe(false);
+      expect(isStepStatus(value)).toBe(false);
+      expect(isStepType(value)).toBe(false);
+      expect(isReviewDecision(value)).toBe(false);
+      expect(isAuditEventType(value)).toBe(false);
+    }
+  });
+});

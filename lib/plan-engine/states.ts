@@ -1,0 +1,91 @@
+/**
+ * The vocabularies of the plan engine, as `as const` tuples so that one source
+ * feeds the TypeScript types here, zod enums at the edges and pg enums in the
+ * schema. State meanings are defined in the spec page "state-machines.md";
+ * audit events and review decisions in "execution-loop.md".
+ */
+
+export const PLAN_STATUSES = [
+  "planning",
+  "executing",
+  "awaiting_review",
+  "stalled",
+  "completed",
+  "failed",
+] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+
+export const STEP_STATUSES = [
+  "pending",
+  "in_progress",
+  "awaiting_input",
+  "completed",
+  "skipped",
+  "failed",
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const STEP_TYPES = [
+  "search",
+  "extract",
+  "analyze",
+  "critique",
+  "synthesize",
+  "checkpoint",
+  "custom",
+] as const;
+export type StepType = (typeof STEP_TYPES)[number];
+
+/**
+ * `failed` counts as terminal although it allows a retry (`failed -> pending`):
+ * state-machines.md, "The 'failed steps complete the plan' rule", treats a
+ * failed step like a skipped one when deciding whether the plan is done.
+ */
+export const TERMINAL_STEP_STATUSES = ["completed", "skipped", "failed"] as const;
+export type TerminalStepStatus = (typeof TERMINAL_STEP_STATUSES)[number];
+
+export const TERMINAL_PLAN_STATUSES = ["completed", "failed"] as const;
+export type TerminalPlanStatus = (typeof TERMINAL_PLAN_STATUSES)[number];
+
+/** The eight event types of the audit trail (execution-loop.md, "Audit Trail"). */
+export const AUDIT_EVENT_TYPES = [
+  "step_started",
+  "step_completed",
+  "step_failed",
+  "plan_modified",
+  "user_reviewed",
+  "session_resumed",
+  "skill_started",
+  "skill_completed",
+] as const;
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
+/** What a person may answer at a checkpoint (execution-loop.md, "User decisions"). */
+export const REVIEW_DECISIONS = ["approve", "reject", "modify", "skip"] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+
+// Guards for values read from the database or the wire, where the type system
+// cannot vouch for the string. `includes` on a widened tuple avoids a cast per call.
+function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
+  return typeof value === "string" && (values as readonly string[]).includes(value);
+}
+
+export function isPlanStatus(value: unknown): value is PlanStatus {
+  return isOneOf(PLAN_STATUSES, value);
+}
+
+export function isStepStatus(value: unknown): value is StepStatus {
+  return isOneOf(STEP_STATUSES, value);
+}
+
+export function isStepType(value: unknown): value is StepType {
+  return isOneOf(STEP_TYPES, value);
+}
+
+export function isReviewDecision(value: unknown): value is ReviewDecision {
+  return isOneOf(REVIEW_DECISIONS, value);
+}
+
+export function isAuditEventType(value: unknown): value is AuditEventType {
+  return isOneOf(AUDIT_EVENT_TYPES, value);
+}

@@ -1,0 +1,123 @@
+/**
+ * The plan and step state machines of the spec page "state-machines.md", kept as
+ * data (the two tables) plus pure functions that read them. The services perform
+ * what these functions decide; nothing here touches storage.
+ */
+import { AppError } from "./app-error";
+import {
+  type PlanStatus,
+  type StepStatus,
+  TERMINAL_PLAN_STATUSES,
+  TERMINAL_STEP_STATUSES,
+} from "./states";
+
+/** state-machines.md, "Valid Plan Transitions": `completed` and `failed` have no way out. */
+export const VALID_PLAN_TRANSITIONS: Readonly<Record<PlanStatus, readonly PlanStatus[]>> = {
+  planning: ["executing", "failed"],
+  executing: ["awaiting_review", "stalled", "completed", "failed"],
+  awaiting_review: ["executing", "failed"],
+  stalled: ["executing", "failed"],
+  completed: [],
+  failed: [],
+};
+
+/**
+ * state-machines.md, "Valid Step Transitions". `failed -> pending` is the retry
+ * path; `completed` and `skipped` are fully terminal.
+ */
+export const VALID_STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
+  pending: ["in_progress", "skipped"],
+  in_progress: ["awaiting_input", "completed", "failed"],
+  awaiting_input: ["in_progress", "completed", "skipped", "failed"],
+  completed: [],
+  skipped: [],
+  failed: ["pending"],
+};
+
+// `Object.hasOwn` keeps a status string read from outside (say "toString") from
+// reaching a prototype member of the table instead of a row.
+function allowedTargets<S extends string>(
+  table: Readonly<Record<S, readonly S[]>>,
+  from: S,
+): readonly S[] {
+  return Object.hasOwn(table, from) ? table[from] : [];
+}
+
+export function canTransitionPlan(from: PlanStatus, to: PlanStatus): boolean {
+  return allowedTargets(VALID_PLAN_TRANSITIONS, from).includes(to);
+}
+
+export function canTransitionStep(from: StepStatus, to: StepStatus): boolean {
+  return allowedTargets(VALID_STEP_TRANSITIONS, from).includes(to);
+}
+
+function invalidTransition<S extends string>(
+  entity: "plan" | "step",
+  table: Readonly<Record<S, readonly S[]>>,
+  from: S,
+  to: S,
+): AppError {
+  const allowed = allowedTargets(table, from);
+  // The message is read by an LLM as well as by people, so it names what would
+  // have been allowed, not only what was refused.
+  const hint =
+    allowed.length === 0
+      ? `${from} is terminal`
+      : `from ${from} it may move to ${allowed.join(", ")}`;
+  return new AppError(
+    "INVALID_TRANSITION",
+    `Cannot move a ${entity} from ${from} to ${to} (${hint})`,
+    {
+      entity,
+      from,
+      to,
+    },
+  );
+}
+
+/**
+ * Returns `to` when the move is in the table, else throws INVALID_TRANSITION.
+ * A throw here means the calling code has a bug (state-machines.md, "Transition
+ * Functions"); use `canTransitionPlan` where refusal is a normal path.
+ */
+export function transitionPlan(from: PlanStatus, to: PlanStatus): PlanStatus {
+  if (!canTransitionPlan(from, to)) {
+    throw invalidTransition("plan", VALID_PLAN_TRANSITIONS, from, to);
+  }
+  return to;
+}
+
+export function transitionStep(from: StepStatus, to: StepStatus): StepStatus {
+  if (!canTransitionStep(from, to)) {
+    throw invalidTransition("step", VALID_STEP_TRANSITIONS, from, to);
+  }
+  return to;
+}
+
+export function isTerminalStepStatus(status: StepStatus): boolean {
+  return (TERMINAL_STEP_STATUSES as readonly StepStatus[]).includes(status);
+}
+
+export function isTerminalPlanStatus(status: PlanStatus): boolean {
+  return (TERMINAL_PLAN_STATUSES as readonly PlanStatus[]).includes(status);
+}
+
+/**
+ * The plan status implied by its steps (state-machines.md, "Derived Plan
+ * Status"). The rules run in strict order:
+ *
+ * 1. no steps -> `planning`;
+ * 2. any `awaiting_input` -> `awaiting_review` (wins even over failed steps);
+ * 3. all terminal, failed included -> `completed` (a failed step never fails the
+ *    plan; only a branching `fail` or a user `reject` does);
+ * 4. otherwise -> `executing`.
+ *
+ * It never answers `stalled` or `failed`: those come from stall detection and
+ * explicit failure, not from the step states.
+ */
+export function derivePlanStatus(stepStatuses: readonly StepStatus[]): PlanStatus {
+  if (stepStatuses.length === 0) return "planning";
+  if (stepStatuses.includes("awaiting_input")) return "awaiting_review";
+  if (stepStatuses.every(isTerminalStepStatus)) return "completed";
+  return "executing";
+}

@@ -1,0 +1,168 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DatabaseHandle } from "@/lib/db/client";
+import { planSteps, researchPlans, tenants } from "@/lib/db/schema";
+import { BACKENDS, freshDatabase } from "./support/databases";
+
+async function rows<T>(handle: DatabaseHandle, query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await handle.db.execute(query)) as unknown as { rows?: T[] } | T[];
+  return Array.isArray(result) ? result : (result.rows ?? []);
+}
+
+describe.each(BACKENDS)("the database on %s", (backend) => {
+  let handle: DatabaseHandle;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    handle = await freshDatabase(backend);
+    const [tenant] = await handle.db.insert(tenants).values({ name: "Acme" }).returning();
+    if (!tenant) throw new Error("no tenant");
+    tenantId = tenant.id;
+  });
+  afterAll(async () => {
+    await handle.close();
+  });
+
+  it("applies every migration and creates the spec's tables", async () => {
+    const tables = await rows<{ table_name: string }>(
+      handle,
+      sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
+    );
+    expect(tables.map((t) => t.table_name)).toEqual([
+      "api_key",
+      "app_user",
+      "mcp_tool_call_log",
+      "plan_audit_log",
+      "plan_branching_condition",
+      "plan_step",
+      "research_artifact",
+      "research_feedback",
+      "research_output",
+      "research_plan",
+      "review_decision",
+      "review_request",
+      "skill_execution",
+      "tenant",
+    ]);
+    const applied = await rows<{ n: number }>(
+      handle,
+      sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
+    );
+    expect(applied[0]?.n).toBeGreaterThan(0);
+  });
+
+  it("migrating again is a no-op", async () => {
+    await expect(handle.migrate()).resolves.toBeUndefined();
+  });
+
+  it("has the partial indexes the hot queries use", async () => {
+    const indexes = await rows<{ indexname: string; indexdef: string }>(
+      handle,
+      sql`select indexname, indexdef from pg_indexes where tablename = 'plan_step'`,
+    );
+    const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
+    expect(byName.get("plan_step_pending_idx")).toMatch(/WHERE \(status = 'pending'/);
+    expect(byName.get("plan_step_in_progress_idx")).toMatch(/WHERE \(status = 'in_progress'/);
+  });
+
+  it("stores timestamps with time zone", async () => {
+    const columns = await rows<{ data_type: string }>(
+      handle,
+      sql`select distinct data_type from information_schema.columns where table_schema = 'public' and column_name like '%_at'`,
+    );
+    expect(columns.map((c) => c.data_type)).toEqual(["timestamp with time zone"]);
+  });
+
+  async function seedPlan(steps: number) {
+    const [plan] = await handle.db
+      .insert(researchPlans)
+      .values({ tenantId, name: "p", researchQuestion: "q" })
+      .returning();
+    if (!plan) throw new Error("no plan");
+    if (steps > 0)
+      await handle.db.insert(planSteps).values(
+        Array.from({ length: steps }, (_, i) => ({
+          tenantId,
+          planId: plan.id,
+          stepOrder: i + 1,
+          stepType: "search" as const,
+          instructions: `step ${i + 1}`,
+        })),
+      );
+    return plan.id;
+  }
+
+  it("serialises read-modify-write transactions with SELECT ... FOR UPDATE", async () => {
+    const planId = await seedPlan(0);
+    const increments = 12;
+    await Promise.all(
+      Array.from({ length: increments }, () =>
+        handle.db.transaction(async (tx) => {
+          const [row] = await tx
+            .select({ name: researchPlans.name })
+            .from(researchPlans)
+            .where(eq(researchPlans.id, planId))
+            .for("update");
+          // Yield between the read and the write so an unlocked version would interleave.
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          await tx
+            .update(researchPlans)
+            .set({ name: `${row?.name}+` })
+            .where(eq(researchPlans.id, planId));
+        }),
+      ),
+    );
+    const [plan] = await handle.db
+      .select({ name: researchPlans.name })
+      .from(researchPlans)
+      .where(eq(researchPlans.id, planId));
+    expect(plan?.name).toBe(`p${"+".repeat(increments)}`);
+  });
+
+  it("hands each pending row to exactly one claimer with FOR UPDATE SKIP LOCKED", async () => {
+    const planId = await seedPlan(20);
+    const claims = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        handle.db.transaction(async (tx) => {
+          const [step] = await tx
+            .select({ id: planSteps.id })
+            .from(planSteps)
+            .where(and(eq(planSteps.planId, planId), eq(planSteps.status, "pending")))
+            .orderBy(asc(planSteps.stepOrder))
+            .limit(1)
+            .for("update", { skipLocked: true });
+          if (!step) return undefined;
+          await tx
+            .update(planSteps)
+            .set({ status: "in_progress", startedAt: new Date() })
+            .where(eq(planSteps.id, step.id));
+          return step.id;
+        }),
+      ),
+    );
+    const claimed = claims.filter((id): id is string => id !== undefined);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.length).toBe(20);
+  });
+
+  it("rolls a failed transaction back entirely", async () => {
+    const planId = await seedPlan(1);
+    await expect(
+      handle.db.transaction(async (tx) => {
+        await tx.update(researchPlans).set({ name: "changed" }).where(eq(researchPlans.id, planId));
+        await tx.insert(planSteps).values({
+          tenantId,
+          planId: "00000000-0000-0000-0000-000000000000",
+          stepOrder: 1,
+          stepType: "search",
+          instructions: "orphan",
+        });
+      }),
+    ).rejects.toThrow();
+    const [plan] = await handle.db
+      .select({ name: researchPlans.name })
+      .from(researchPlans)
+      .where(eq(researchPlans.id, planId));
+    expect(plan?.name).toBe("p");
+  });
+});

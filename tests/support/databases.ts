@@ -1,0 +1,34 @@
+/**
+ * Fresh, migrated databases for integration tests, on both backends Cairn runs
+ * on: PGlite (Postgres 18 inside, the embedded default) and a real PostgreSQL 15
+ * server (production). Each call gets its own empty database.
+ */
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { inject } from "vitest";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+
+export const BACKENDS = ["pglite", "postgres"] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+/** Creates an empty database in the test cluster and returns its URL. */
+export async function createPostgresDatabase(): Promise<string> {
+  const adminUrl = inject("postgresUrl");
+  const name = `cairn_test_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return adminUrl.replace(/\/[^/]*$/, `/${name}`);
+}
+
+export async function freshDatabase(backend: Backend): Promise<DatabaseHandle> {
+  const handle =
+    backend === "pglite"
+      ? await openDatabase({ kind: "pglite" })
+      : await openDatabase({ kind: "postgres", url: await createPostgresDatabase() });
+  await handle.migrate();
+  return handle;
+}
