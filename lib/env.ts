@@ -40,7 +40,7 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export function parseEnv(source: NodeJS.ProcessEnv): Env {
+export function parseEnv(source: Readonly<Record<string, string | undefined>>): Env {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
     const problems = parsed.error.issues
