@@ -7,6 +7,7 @@ import {
   derivePlanStatus,
   isTerminalPlanStatus,
   isTerminalStepStatus,
+  planTransitionPath,
   transitionPlan,
   transitionStep,
   VALID_PLAN_TRANSITIONS,
@@ -203,5 +204,28 @@ describe("derivePlanStatus", () => {
       for (const b of STEP_STATUSES) seen.add(derivePlanStatus([a, b]));
     }
     expect([...seen].sort()).toEqual(["awaiting_review", "completed", "executing"]);
+  });
+});
+
+describe("planTransitionPath", () => {
+  it("is empty when the status does not change", () => {
+    expect(planTransitionPath("executing", "executing")).toEqual([]);
+  });
+  it("is the direct move when the table allows it", () => {
+    expect(planTransitionPath("executing", "completed")).toEqual(["completed"]);
+    expect(planTransitionPath("awaiting_review", "failed")).toEqual(["failed"]);
+  });
+  it("resumes through executing where the table requires it", () => {
+    expect(planTransitionPath("planning", "completed")).toEqual(["executing", "completed"]);
+    expect(planTransitionPath("stalled", "completed")).toEqual(["executing", "completed"]);
+    expect(planTransitionPath("awaiting_review", "completed")).toEqual(["executing", "completed"]);
+    expect(planTransitionPath("stalled", "awaiting_review")).toEqual([
+      "executing",
+      "awaiting_review",
+    ]);
+  });
+  it("refuses moves out of terminal states", () => {
+    expect(() => planTransitionPath("completed", "executing")).toThrow(AppError);
+    expect(() => planTransitionPath("failed", "completed")).toThrow(/failed is terminal/);
   });
 });

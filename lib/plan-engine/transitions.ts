@@ -121,3 +121,20 @@ export function derivePlanStatus(stepStatuses: readonly StepStatus[]): PlanStatu
   if (stepStatuses.every(isTerminalStepStatus)) return "completed";
   return "executing";
 }
+
+/**
+ * The valid moves that take a plan from `from` to `to`: `[to]` when the move is
+ * direct, `["executing", to]` when the plan must first resume. A plan that is
+ * `planning`, `stalled` or `awaiting_review` resumes to `executing` before it can
+ * complete (state-machines.md has no direct move from those to `completed`), so a
+ * service that derives `completed` from the steps walks both moves, each one
+ * checked against the table. Throws INVALID_TRANSITION when no such path exists.
+ */
+export function planTransitionPath(from: PlanStatus, to: PlanStatus): PlanStatus[] {
+  if (from === to) return [];
+  if (canTransitionPlan(from, to)) return [to];
+  if (canTransitionPlan(from, "executing") && canTransitionPlan("executing", to)) {
+    return ["executing", to];
+  }
+  return [transitionPlan(from, to)];
+}

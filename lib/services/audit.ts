@@ -1,0 +1,102 @@
+/**
+ * The audit trail (execution-loop.md, "Audit Trail"): every plan and step
+ * mutation writes its rows through `writeAuditLog` inside the same transaction,
+ * before commit, so no change exists without its record. Payloads are typed per
+ * event type.
+ */
+import type { Transaction } from "../db/client";
+import { planAuditLog } from "../db/schema";
+import type { ReviewDecision } from "../plan-engine/states";
+import type { ServiceContext } from "./context";
+
+type PlanModifiedAction =
+  | "created"
+  | "add_steps"
+  | "remove_step"
+  | "reorder_steps"
+  | "update_step_instructions"
+  | "fail_step"
+  | "retry_step"
+  | "branch_skipped_steps"
+  | "branch_failed_plan"
+  | "stall_detected";
+
+export type AuditEntry =
+  | {
+      eventType: "step_started";
+      planId: string;
+      stepId: string;
+      payload: { stepOrder: number; planStatusBefore: string };
+    }
+  | {
+      eventType: "step_completed";
+      planId: string;
+      stepId: string;
+      payload: {
+        stepOrder: number;
+        confidence: number | null;
+        resultSummary: string | null;
+        /** The step was still pending: the timing edge case of execution-loop.md. */
+        autoStarted: boolean;
+      };
+    }
+  | {
+      eventType: "step_failed";
+      planId: string;
+      stepId: string;
+      payload: { stepOrder: number; reason: string; source: "fail_step" | "review_reject" };
+    }
+  | {
+      eventType: "plan_modified";
+      planId: string;
+      stepId?: string;
+      payload: { action: PlanModifiedAction; modificationRationale?: string } & Record<
+        string,
+        unknown
+      >;
+    }
+  | {
+      eventType: "user_reviewed";
+      planId: string;
+      stepId: string;
+      payload:
+        | {
+            action: "review_requested";
+            reviewRequestId: string;
+            summary: string;
+            questions: string[];
+          }
+        | {
+            action: "decision";
+            reviewRequestId: string;
+            decision: ReviewDecision;
+            feedback: string | null;
+          };
+    }
+  | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }
+  | {
+      eventType: "skill_started" | "skill_completed";
+      planId: string | null;
+      payload: { executionId: string; skillName: string; status: string } & Record<string, unknown>;
+    };
+
+export async function writeAuditLog(
+  tx: Transaction,
+  ctx: ServiceContext,
+  entries: AuditEntry | AuditEntry[],
+): Promise<void> {
+  const list = Array.isArray(entries) ? entries : [entries];
+  if (list.length === 0) return;
+  await tx.insert(planAuditLog).values(
+    list.map((entry) => ({
+      tenantId: ctx.tenantId,
+      planId: entry.planId,
+      stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
+      eventType: entry.eventType,
+      actorType: ctx.actor.type,
+      actorId: ctx.actor.id,
+      actorLabel: ctx.actor.label,
+      payload: entry.payload,
+    })),
+  );
+}

@@ -1,0 +1,224 @@
+/**
+ * get_next_step (execution-loop.md, "Getting the next step"). Hands out the
+ * first pending step of a plan to exactly one caller, however many pull at once:
+ * the step is claimed with `FOR UPDATE SKIP LOCKED` on the partial index of
+ * pending steps, while the plan row is held in `share` mode so concurrent pulls
+ * do not queue behind each other but do wait for a status change in progress.
+ */
+import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../db/client";
+import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
+import type { StepType } from "../plan-engine/states";
+import { transitionPlan, transitionStep } from "../plan-engine/transitions";
+import { writeAuditLog } from "./audit";
+import type { ServiceContext } from "./context";
+import { planIdField } from "./fields";
+import { getPlan, lockPlan, type PlanRow, setPlanStatus } from "./plan-access";
+import { parseInput } from "./validation";
+
+export const getNextStepInput = z.object({ planId: planIdField });
+
+export type NextStep =
+  | {
+      status: "ready";
+      planId: string;
+      planStatus: "executing";
+      step: { stepId: string; stepOrder: number; stepType: StepType; instructions: string };
+      totalSteps: number;
+      hint: string;
+    }
+  | {
+      status: "plan_complete";
+      planId: string;
+      outputMediaType: string | null;
+      outputFormattingInstructions: string | null;
+      planFormattingNotes: string | null;
+      stepFormattingNotes: { stepId: string; stepOrder: number; notes: string }[];
+      hint: string;
+    }
+  | { status: "plan_failed"; planId: string; hint: string }
+  | {
+      status: "awaiting_review";
+      planId: string;
+      review: { reviewRequestId: string; stepId: string; summary: string } | null;
+      hint: string;
+    }
+  | {
+      status: "no_pending_steps";
+      planId: string;
+      planStatus: string;
+      inProgressCount: number;
+      failedCount: number;
+      hint: string;
+    };
+
+export async function getNextStep(
+  ctx: ServiceContext,
+  raw: z.input<typeof getNextStepInput>,
+): Promise<NextStep> {
+  const { planId } = parseInput(getNextStepInput, raw);
+  const peek = await getPlan(ctx.db, ctx, planId);
+  // A plan that must change status (planning/stalled -> executing) is locked
+  // exclusively; an executing plan only in share mode, so pulls run side by side.
+  const mode = peek.status === "planning" || peek.status === "stalled" ? "update" : "share";
+  const outcome = await ctx.db.transaction(async (tx) => {
+    const plan = await lockPlan(tx, ctx, planId, mode);
+    const settled = await settledPlanAnswer(tx, ctx, plan);
+    if (settled) return settled;
+    if (mode === "share" && plan.status !== "executing") return "retry" as const;
+    return claimStep(tx, ctx, plan);
+  });
+  if (outcome !== "retry") return outcome;
+  // The plan stalled between the peek and the lock: claim again, exclusively.
+  return ctx.db.transaction(async (tx) => {
+    const plan = await lockPlan(tx, ctx, planId, "update");
+    return (await settledPlanAnswer(tx, ctx, plan)) ?? claimStep(tx, ctx, plan);
+  });
+}
+
+/** The answer for a plan that hands out no step: completed, failed or awaiting review. */
+async function settledPlanAnswer(
+  tx: Transaction,
+  ctx: ServiceContext,
+  plan: PlanRow,
+): Promise<NextStep | undefined> {
+  if (plan.status === "completed") return planComplete(tx, ctx, plan);
+  if (plan.status === "failed") {
+    return {
+      status: "plan_failed",
+      planId: plan.id,
+      hint: "The plan failed (a branching condition or a user's reject). Call get_research_context to see why and present what was gathered.",
+    };
+  }
+  if (plan.status === "awaiting_review") {
+    const [review] = await tx
+      .select()
+      .from(reviewRequests)
+      .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending")))
+      .orderBy(desc(reviewRequests.createdAt))
+      .limit(1);
+    return {
+      status: "awaiting_review",
+      planId: plan.id,
+      review: review
+        ? { reviewRequestId: review.id, stepId: review.stepId, summary: review.summary }
+        : null,
+      hint: "A person must answer the checkpoint in Cairn first. Stop here and resume later with get_research_context and get_next_step.",
+    };
+  }
+  return undefined;
+}
+
+async function planComplete(
+  tx: Transaction,
+  ctx: ServiceContext,
+  plan: PlanRow,
+): Promise<NextStep> {
+  const [execution] = await tx
+    .select({ metadata: skillExecutions.metadata })
+    .from(skillExecutions)
+    .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+    .orderBy(desc(skillExecutions.createdAt))
+    .limit(1);
+  const notes = await tx
+    .select({
+      stepId: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      notes: planSteps.outputFormattingNotes,
+    })
+    .from(planSteps)
+    .where(
+      and(
+        eq(planSteps.planId, plan.id),
+        eq(planSteps.status, "completed"),
+        isNotNull(planSteps.outputFormattingNotes),
+      ),
+    )
+    .orderBy(asc(planSteps.stepOrder));
+  const text = (value: unknown) => (typeof value === "string" ? value : null);
+  return {
+    status: "plan_complete",
+    planId: plan.id,
+    outputMediaType: text(execution?.metadata.outputMediaType),
+    outputFormattingInstructions: text(execution?.metadata.outputFormattingInstructions),
+    planFormattingNotes: plan.outputFormattingNotes,
+    stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
+    hint: "Every step is done. Call get_research_context for all results, write the deliverable in the requested format, and store it.",
+  };
+}
+
+async function claimStep(tx: Transaction, ctx: ServiceContext, plan: PlanRow): Promise<NextStep> {
+  const now = new Date();
+  const next = tx
+    .select({ id: planSteps.id })
+    .from(planSteps)
+    .where(
+      and(
+        eq(planSteps.planId, plan.id),
+        eq(planSteps.tenantId, ctx.tenantId),
+        eq(planSteps.status, "pending"),
+      ),
+    )
+    .orderBy(asc(planSteps.stepOrder))
+    .limit(1)
+    .for("update", { skipLocked: true });
+  const [step] = await tx
+    .update(planSteps)
+    .set({
+      status: transitionStep("pending", "in_progress"),
+      startedAt: now,
+      updatedAt: now,
+    })
+    .where(inArray(planSteps.id, next))
+    .returning();
+
+  if (!step) {
+    const [counts] = await tx
+      .select({
+        inProgress: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress')::int`,
+        failed: sql<number>`count(*) filter (where ${planSteps.status} = 'failed')::int`,
+        total: sql<number>`count(*)::int`,
+      })
+      .from(planSteps)
+      .where(eq(planSteps.planId, plan.id));
+    return {
+      status: "no_pending_steps",
+      planId: plan.id,
+      planStatus: plan.status,
+      inProgressCount: counts?.inProgress ?? 0,
+      failedCount: counts?.failed ?? 0,
+      hint: "No step is waiting. Finish the steps in progress with submit_step_result; a failed step can be retried with modify_plan (action retry_step).",
+    };
+  }
+
+  if (plan.status !== "executing") {
+    await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
+  }
+  await writeAuditLog(tx, ctx, {
+    eventType: "step_started",
+    planId: plan.id,
+    stepId: step.id,
+    payload: { stepOrder: step.stepOrder, planStatusBefore: plan.status },
+  });
+  const [total] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(planSteps)
+    .where(eq(planSteps.planId, plan.id));
+  return {
+    status: "ready",
+    planId: plan.id,
+    planStatus: "executing",
+    step: {
+      stepId: step.id,
+      stepOrder: step.stepOrder,
+      stepType: step.stepType,
+      instructions: step.instructions,
+    },
+    totalSteps: total?.n ?? 0,
+    hint:
+      step.stepOrder > 1
+        ? "Call get_step_context for earlier results if you need them, do the work, then call submit_step_result with this stepId."
+        : "Do the work, then call submit_step_result with this stepId.",
+  };
+}

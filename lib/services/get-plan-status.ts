@@ -1,0 +1,81 @@
+/**
+ * get_plan_status: progress, stall warnings and the plan's status. The stall
+ * threshold is CAIRN_STALL_THRESHOLD_SECONDS (default 1800 s); a step in progress
+ * longer than that is a warning, and an `executing` plan with such a step moves
+ * to `stalled` here (with its audit row), which get_next_step later resumes.
+ */
+import { z } from "zod";
+import {
+  computeProgress,
+  type PlanProgress,
+  type StallWarning,
+  stallWarnings,
+} from "../plan-engine/progress";
+import type { PlanStatus } from "../plan-engine/states";
+import { writeAuditLog } from "./audit";
+import type { ServiceContext } from "./context";
+import { planIdField } from "./fields";
+import { getPlan, loadSteps, lockPlan, setPlanStatus } from "./plan-access";
+import { parseInput } from "./validation";
+
+export const getPlanStatusInput = z.object({ planId: planIdField });
+
+export type PlanStatusReport = {
+  planId: string;
+  name: string;
+  status: PlanStatus;
+  progress: PlanProgress;
+  stallWarnings: StallWarning[];
+  stallThresholdSeconds: number;
+  steps: { stepId: string; stepOrder: number; stepType: string; status: string }[];
+  updatedAt: string;
+};
+
+export async function getPlanStatus(
+  ctx: ServiceContext,
+  raw: z.input<typeof getPlanStatusInput>,
+): Promise<PlanStatusReport> {
+  const { planId } = parseInput(getPlanStatusInput, raw);
+  const now = new Date();
+  let plan = await getPlan(ctx.db, ctx, planId);
+  let steps = await loadSteps(ctx.db, ctx, planId);
+  let warnings = stallWarnings(steps, now, ctx.stallThresholdSeconds);
+
+  if (plan.status === "executing" && warnings.length > 0) {
+    // Re-check under the plan lock: another call may have moved the plan meanwhile.
+    [plan, steps] = await ctx.db.transaction(async (tx) => {
+      const locked = await lockPlan(tx, ctx, planId);
+      const current = await loadSteps(tx, ctx, planId);
+      const stalled = stallWarnings(current, now, ctx.stallThresholdSeconds);
+      if (locked.status !== "executing" || stalled.length === 0) return [locked, current] as const;
+      const status = await setPlanStatus(tx, locked, "stalled", now);
+      await writeAuditLog(tx, ctx, {
+        eventType: "plan_modified",
+        planId,
+        payload: {
+          action: "stall_detected",
+          stallThresholdSeconds: ctx.stallThresholdSeconds,
+          stalledSteps: stalled,
+        },
+      });
+      return [{ ...locked, status, updatedAt: now }, current] as const;
+    });
+    warnings = stallWarnings(steps, now, ctx.stallThresholdSeconds);
+  }
+
+  return {
+    planId: plan.id,
+    name: plan.name,
+    status: plan.status,
+    progress: computeProgress(steps.map((s) => s.status)),
+    stallWarnings: warnings,
+    stallThresholdSeconds: ctx.stallThresholdSeconds,
+    steps: steps.map((s) => ({
+      stepId: s.id,
+      stepOrder: s.stepOrder,
+      stepType: s.stepType,
+      status: s.status,
+    })),
+    updatedAt: plan.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Tenant-scoped loading and locking. Every lookup carries the tenant in its
+ * `where`, so another tenant's id answers NOT_FOUND and reveals nothing. Locks are
+ * always taken plan first, then step (the order that keeps concurrent calls free
+ * of deadlocks).
+ */
+import { and, asc, eq } from "drizzle-orm";
+import type { Executor, Transaction } from "../db/client";
+import { planSteps, researchPlans } from "../db/schema";
+import { AppError } from "../plan-engine/app-error";
+import type { PlanStatus } from "../plan-engine/states";
+import { planTransitionPath } from "../plan-engine/transitions";
+import type { ServiceContext } from "./context";
+
+export type PlanRow = typeof researchPlans.$inferSelect;
+export type StepRow = typeof planSteps.$inferSelect;
+
+export function planNotFound(planId: string): AppError {
+  return new AppError(
+    "NOT_FOUND",
+    `No plan ${planId} exists for this account. Call list_active_plans to see the plans you can use.`,
+    { planId },
+  );
+}
+
+export function stepNotFound(planId: string, stepId: string): AppError {
+  return new AppError(
+    "NOT_FOUND",
+    `Plan ${planId} has no step ${stepId}. Call get_research_context to see the plan's steps and their ids.`,
+    { planId, stepId },
+  );
+}
+
+const planWhere = (ctx: ServiceContext, planId: string) =>
+  and(eq(researchPlans.id, planId), eq(researchPlans.tenantId, ctx.tenantId));
+
+export async function getPlan(db: Executor, ctx: ServiceContext, planId: string) {
+  const [plan] = await db.select().from(researchPlans).where(planWhere(ctx, planId));
+  if (!plan) throw planNotFound(planId);
+  return plan;
+}
+
+/**
+ * Locks the plan row. `update` for any call that changes the plan's status;
+ * `share` for get_next_step, so many agents can claim steps of one plan at once
+ * while a status change (submit, decision, modify) waits for them and they for it.
+ */
+export async function lockPlan(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  mode: "update" | "share" = "update",
+) {
+  const [plan] = await tx.select().from(researchPlans).where(planWhere(ctx, planId)).for(mode);
+  if (!plan) throw planNotFound(planId);
+  return plan;
+}
+
+const stepWhere = (ctx: ServiceContext, planId: string, stepId: string) =>
+  and(eq(planSteps.id, stepId), eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId));
+
+export async function getStep(db: Executor, ctx: ServiceContext, planId: string, stepId: string) {
+  const [step] = await db
+    .select()
+    .from(planSteps)
+    .where(stepWhere(ctx, planId, stepId));
+  if (!step) throw stepNotFound(planId, stepId);
+  return step;
+}
+
+export async function lockStep(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  stepId: string,
+) {
+  const [step] = await tx
+    .select()
+    .from(planSteps)
+    .where(stepWhere(ctx, planId, stepId))
+    .for("update");
+  if (!step) throw stepNotFound(planId, stepId);
+  return step;
+}
+
+export async function loadSteps(db: Executor, ctx: ServiceContext, planId: string) {
+  return db
+    .select()
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder));
+}
+
+/**
+ * Moves a locked plan to `to` through valid transitions only (see
+ * `planTransitionPath`), stamping `completedAt` when it completes.
+ */
+export async function setPlanStatus(
+  tx: Transaction,
+  plan: { id: string; status: PlanStatus },
+  to: PlanStatus,
+  now: Date,
+): Promise<PlanStatus> {
+  const path = planTransitionPath(plan.status, to);
+  await tx
+    .update(researchPlans)
+    .set({
+      status: to,
+      updatedAt: now,
+      ...(to === "completed" || to === "failed" ? { completedAt: now } : {}),
+    })
+    .where(eq(researchPlans.id, plan.id));
+  return path.at(-1) ?? plan.status;
+}
+
+export function touchPlan(tx: Transaction, planId: string, now: Date) {
+  return tx.update(researchPlans).set({ updatedAt: now }).where(eq(researchPlans.id, planId));
+}

@@ -1,0 +1,224 @@
+/**
+ * What an agent reads to resume or continue: get_research_context (the whole
+ * plan, written down as a `session_resumed` audit event) and get_step_context
+ * (the results before one step, plus the plan's artifacts).
+ */
+import { and, asc, desc, eq, lt } from "drizzle-orm";
+import { z } from "zod";
+import type { Executor } from "../db/client";
+import {
+  planBranchingConditions,
+  planSteps,
+  researchArtifacts,
+  researchFeedback,
+  researchOutputs,
+  reviewDecisions,
+  reviewRequests,
+  skillExecutions,
+} from "../db/schema";
+import { computeProgress } from "../plan-engine/progress";
+import { writeAuditLog } from "./audit";
+import type { ServiceContext } from "./context";
+import { planIdField, sessionIdField, stepIdField } from "./fields";
+import { getPlan, getStep, loadSteps, type StepRow } from "./plan-access";
+import { parseInput } from "./validation";
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+function stepView(step: StepRow) {
+  return {
+    stepId: step.id,
+    stepOrder: step.stepOrder,
+    stepType: step.stepType,
+    status: step.status,
+    instructions: step.instructions,
+    result: step.result ?? null,
+    resultSummary: step.resultSummary,
+    confidence: step.confidence,
+    stepExecutionReport: step.stepExecutionReport ?? null,
+    outputFormattingNotes: step.outputFormattingNotes,
+    failureReason: step.failureReason,
+    startedAt: iso(step.startedAt),
+    completedAt: iso(step.completedAt),
+  };
+}
+
+async function artifactsOf(db: Executor, ctx: ServiceContext, planId: string) {
+  const rows = await db
+    .select()
+    .from(researchArtifacts)
+    .where(and(eq(researchArtifacts.planId, planId), eq(researchArtifacts.tenantId, ctx.tenantId)))
+    .orderBy(asc(researchArtifacts.createdAt));
+  return rows.map((a) => ({
+    artifactId: a.id,
+    stepId: a.stepId,
+    artifactType: a.artifactType,
+    title: a.title,
+    content: a.content,
+    contentText: a.contentText,
+    confidence: a.confidence,
+    sourceUrls: a.sourceUrls,
+    createdAt: a.createdAt.toISOString(),
+  }));
+}
+
+export const getResearchContextInput = z.object({
+  planId: planIdField,
+  sessionId: sessionIdField
+    .optional()
+    .describe("Your current session id; recorded as the session that resumed the plan."),
+});
+
+export async function getResearchContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof getResearchContextInput>,
+) {
+  const input = parseInput(getResearchContextInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, input.planId);
+    const steps = await loadSteps(tx, ctx, plan.id);
+    const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
+    const conditions = await tx
+      .select()
+      .from(planBranchingConditions)
+      .where(eq(planBranchingConditions.planId, plan.id))
+      .orderBy(asc(planBranchingConditions.createdAt), asc(planBranchingConditions.id));
+    const reviews = await tx
+      .select()
+      .from(reviewRequests)
+      .where(eq(reviewRequests.planId, plan.id))
+      .orderBy(asc(reviewRequests.createdAt));
+    const decisions = await tx
+      .select()
+      .from(reviewDecisions)
+      .where(eq(reviewDecisions.planId, plan.id));
+    const [execution] = await tx
+      .select()
+      .from(skillExecutions)
+      .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+      .orderBy(desc(skillExecutions.createdAt))
+      .limit(1);
+    const outputs = await tx
+      .select()
+      .from(researchOutputs)
+      .where(eq(researchOutputs.planId, plan.id))
+      .orderBy(desc(researchOutputs.createdAt));
+    const feedback = await tx
+      .select()
+      .from(researchFeedback)
+      .where(eq(researchFeedback.planId, plan.id))
+      .orderBy(asc(researchFeedback.createdAt));
+    const artifacts = await artifactsOf(tx, ctx, plan.id);
+
+    await writeAuditLog(tx, ctx, {
+      eventType: "session_resumed",
+      planId: plan.id,
+      payload: { sessionId: input.sessionId ?? null },
+    });
+
+    const latestOutput = outputs[0];
+    return {
+      plan: {
+        planId: plan.id,
+        name: plan.name,
+        researchQuestion: plan.researchQuestion,
+        status: plan.status,
+        planDesignRationale: plan.planDesignRationale,
+        outputFormattingNotes: plan.outputFormattingNotes,
+        sessionId: plan.sessionId,
+        createdAt: plan.createdAt.toISOString(),
+        updatedAt: plan.updatedAt.toISOString(),
+        completedAt: iso(plan.completedAt),
+      },
+      progress: computeProgress(steps.map((s) => s.status)),
+      steps: steps.map(stepView),
+      branchingConditions: conditions.map((c) => ({
+        conditionId: c.id,
+        afterStepId: c.afterStepId,
+        afterStepOrder: orderOf.get(c.afterStepId) ?? null,
+        conditionExpression: c.conditionExpression,
+        ifTrueAction: c.ifTrueAction,
+        actionParams: c.actionParams,
+        evaluatedAt: iso(c.evaluatedAt),
+        fired: c.fired,
+      })),
+      reviews: reviews.map((r) => {
+        const decision = decisions.find((d) => d.reviewRequestId === r.id);
+        return {
+          reviewRequestId: r.id,
+          stepId: r.stepId,
+          stepOrder: orderOf.get(r.stepId) ?? null,
+          status: r.status,
+          summary: r.summary,
+          questions: r.questions,
+          requestedBy: r.requestedByLabel,
+          requestedAt: r.createdAt.toISOString(),
+          decision: decision
+            ? {
+                decision: decision.decision,
+                feedback: decision.feedback,
+                decidedBy: decision.decidedByLabel,
+                decidedAt: decision.createdAt.toISOString(),
+              }
+            : null,
+        };
+      }),
+      skillExecution: execution
+        ? {
+            executionId: execution.id,
+            skillName: execution.skillName,
+            status: execution.status,
+            metadata: execution.metadata,
+          }
+        : null,
+      artifacts,
+      deliverable: latestOutput
+        ? {
+            outputId: latestOutput.id,
+            outputMediaType: latestOutput.outputMediaType,
+            content: latestOutput.content,
+            formattingNotes: latestOutput.formattingNotes,
+            createdAt: latestOutput.createdAt.toISOString(),
+          }
+        : null,
+      feedback: feedback.map((f) => ({
+        feedbackId: f.id,
+        feedbackType: f.feedbackType,
+        satisfaction: f.satisfaction,
+        summary: f.summary,
+        improvementSuggestions: f.improvementSuggestions,
+        followUpRequested: f.followUpRequested,
+        createdAt: f.createdAt.toISOString(),
+      })),
+    };
+  });
+}
+
+export type ResearchContext = Awaited<ReturnType<typeof getResearchContext>>;
+
+export const getStepContextInput = z.object({ planId: planIdField, stepId: stepIdField });
+
+export async function getStepContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof getStepContextInput>,
+) {
+  const input = parseInput(getStepContextInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, input.planId);
+    const step = await getStep(tx, ctx, plan.id, input.stepId);
+    const prior = await tx
+      .select()
+      .from(planSteps)
+      .where(and(eq(planSteps.planId, plan.id), lt(planSteps.stepOrder, step.stepOrder)))
+      .orderBy(asc(planSteps.stepOrder));
+    return {
+      planId: plan.id,
+      researchQuestion: plan.researchQuestion,
+      step: stepView(step),
+      priorSteps: prior.map(stepView),
+      artifacts: await artifactsOf(tx, ctx, plan.id),
+    };
+  });
+}
+
+export type StepContext = Awaited<ReturnType<typeof getStepContext>>;
