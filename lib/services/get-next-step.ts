@@ -9,7 +9,7 @@ import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";
 import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
-import type { StepType } from "../plan-engine/states";
+import type { PlanStatus, StepType } from "../plan-engine/states";
 import { transitionPlan, transitionStep } from "../plan-engine/transitions";
 import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
@@ -47,7 +47,7 @@ export type NextStep =
   | {
       status: "no_pending_steps";
       planId: string;
-      planStatus: string;
+      planStatus: PlanStatus;
       inProgressCount: number;
       failedCount: number;
       hint: string;

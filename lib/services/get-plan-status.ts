@@ -11,7 +11,7 @@ import {
   type StallWarning,
   stallWarnings,
 } from "../plan-engine/progress";
-import type { PlanStatus } from "../plan-engine/states";
+import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
 import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
@@ -27,7 +27,7 @@ export type PlanStatusReport = {
   progress: PlanProgress;
   stallWarnings: StallWarning[];
   stallThresholdSeconds: number;
-  steps: { stepId: string; stepOrder: number; stepType: string; status: string }[];
+  steps: { stepId: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
   updatedAt: string;
 };
 

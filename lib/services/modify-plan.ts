@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { Transaction } from "../db/client";
 import { planSteps } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
-import type { PlanStatus, StepStatus } from "../plan-engine/states";
+import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
 import { derivePlanStatus, transitionStep } from "../plan-engine/transitions";
 import { type AuditEntry, writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
@@ -80,7 +80,7 @@ export type PlanModified = {
   planId: string;
   action: ModifyAction;
   planStatus: PlanStatus;
-  steps: { stepId: string; stepOrder: number; stepType: string; status: StepStatus }[];
+  steps: { stepId: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
 };
 
 function missing(action: string, field: string, what: string): AppError {

@@ -48,9 +48,9 @@ export const submitStepResultInput = z.object({
   planId: planIdField,
   stepId: stepIdField,
   result: z
-    .json()
+    .record(z.string(), z.unknown())
     .describe(
-      "The step's structured result, usually an object; branching conditions read its fields as result.<field>.",
+      "The step's structured result as a JSON object; branching conditions read its fields as result.<field>.",
     ),
   resultSummary: z
     .string()

@@ -1,0 +1,25 @@
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import type { ServiceContext } from "../services/context";
+
+/**
+ * One MCP tool: what tools/list shows and the use case tools/call runs. The
+ * input schema is the service's own, so both doors validate the same way.
+ */
+export type ToolDefinition<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> = {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: In;
+  outputSchema: Out;
+  annotations: ToolAnnotations;
+  /** Calls without a tool-call log row (the transport's own health check). */
+  skipCallLog?: boolean;
+  run(ctx: ServiceContext, input: z.input<In>): Promise<z.output<Out>>;
+};
+
+export function defineTool<In extends z.ZodType, Out extends z.ZodType>(
+  tool: ToolDefinition<In, Out>,
+): ToolDefinition<In, Out> {
+  return tool;
+}

@@ -1,0 +1,113 @@
+/**
+ * Checks at /api/mcp before anything else runs, because mcp-handler makes none
+ * of them: a browser page from a foreign origin is refused (DNS rebinding), a
+ * body over the limit gets 413 without being read to the end, and malformed
+ * JSON gets a JSON-RPC parse error at once instead of a hanging request.
+ */
+
+export type FrontDoorOptions = {
+  maxBodyBytes: number;
+  /** Extra origins (scheme://host[:port]) allowed besides loopback ones. */
+  allowedOrigins: readonly string[];
+};
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+function jsonRpcError(status: number, code: number, message: string, headers: HeadersInit = {}) {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
+    status,
+    headers: { "Content-Type": "application/json", ...headers },
+  });
+}
+
+function hostnameOf(hostHeader: string): string {
+  // "[::1]:3000" -> "[::1]", "localhost:3000" -> "localhost"
+  return hostHeader.startsWith("[")
+    ? hostHeader.slice(0, hostHeader.indexOf("]") + 1)
+    : (hostHeader.split(":")[0] ?? "");
+}
+
+function isAllowedOrigin(origin: string, options: FrontDoorOptions): boolean {
+  if (options.allowedOrigins.includes(origin)) return true;
+  try {
+    const url = new URL(origin);
+    return (
+      (url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_HOSTS.has(url.hostname)
+    );
+  } catch {
+    return false;
+  }
+}
+
+function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
+  const name = hostnameOf(host.toLowerCase());
+  if (LOOPBACK_HOSTS.has(name)) return true;
+  return options.allowedOrigins.some((origin) => {
+    try {
+      return new URL(origin).host.toLowerCase() === host.toLowerCase();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Reads at most `limit` bytes; undefined when the body is larger. */
+async function readBody(request: Request, limit: number): Promise<string | undefined> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Wraps the MCP handler. Requests that pass reach it with the body already read
+ * and known to be JSON.
+ */
+export function withFrontDoor(
+  handler: (request: Request) => Promise<Response>,
+  options: FrontDoorOptions,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const origin = request.headers.get("origin");
+    if (origin !== null && !isAllowedOrigin(origin, options)) {
+      return jsonRpcError(403, -32000, `Forbidden: origin ${origin} may not call this server.`);
+    }
+    const host = request.headers.get("host");
+    if (host !== null && !isAllowedHost(host, options)) {
+      return jsonRpcError(
+        403,
+        -32000,
+        `Forbidden: host ${host} is not an allowed address of this server (set CAIRN_ALLOWED_ORIGINS).`,
+      );
+    }
+    if (request.method !== "POST") return handler(request);
+
+    const tooLarge = () =>
+      jsonRpcError(
+        413,
+        -32600,
+        `Request body is larger than the limit of ${options.maxBodyBytes} bytes.`,
+      );
+    const declared = Number(request.headers.get("content-length") ?? "0");
+    if (declared > options.maxBodyBytes) return tooLarge();
+    const body = await readBody(request, options.maxBodyBytes);
+    if (body === undefined) return tooLarge();
+    try {
+      JSON.parse(body);
+    } catch {
+      return jsonRpcError(400, -32700, "Parse error: the request body is not valid JSON.");
+    }
+    return handler(new Request(request.url, { method: "POST", headers: request.headers, body }));
+  };
+}

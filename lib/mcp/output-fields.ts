@@ -1,0 +1,56 @@
+/** Zod pieces shared by the tools' output schemas. */
+import { z } from "zod";
+import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../plan-engine/states";
+
+export const planStatus = z.enum(PLAN_STATUSES);
+export const stepStatus = z.enum(STEP_STATUSES);
+export const stepType = z.enum(STEP_TYPES);
+
+export const progress = z.object({
+  percent: z
+    .number()
+    .describe("Terminal steps (completed, skipped, failed) as a share of all steps, 0-100."),
+  total: z.number(),
+  pending: z.number(),
+  inProgress: z.number(),
+  awaitingInput: z.number(),
+  completed: z.number(),
+  skipped: z.number(),
+  failed: z.number(),
+});
+
+export const stallWarning = z.object({
+  stepId: z.string(),
+  stepOrder: z.number(),
+  inProgressSeconds: z.number(),
+});
+
+export const stepRef = z.object({ stepId: z.string(), stepOrder: z.number(), stepType });
+
+export const stepDetail = z.object({
+  stepId: z.string(),
+  stepOrder: z.number(),
+  stepType,
+  status: stepStatus,
+  instructions: z.string(),
+  result: z.unknown().nullable(),
+  resultSummary: z.string().nullable(),
+  confidence: z.number().nullable(),
+  stepExecutionReport: z.unknown().nullable(),
+  outputFormattingNotes: z.string().nullable(),
+  failureReason: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+});
+
+export const artifact = z.object({
+  artifactId: z.string(),
+  stepId: z.string().nullable(),
+  artifactType: z.string(),
+  title: z.string(),
+  content: z.unknown(),
+  contentText: z.string(),
+  confidence: z.number().nullable(),
+  sourceUrls: z.array(z.string()),
+  createdAt: z.string(),
+});

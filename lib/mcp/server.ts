@@ -1,0 +1,111 @@
+/**
+ * Cairn's MCP server: tools/list and tools/call on the SDK's low-level handlers.
+ * The tool list, with every zod schema converted to JSON Schema, is built once
+ * per process rather than on each request: the route creates a fresh McpServer
+ * per request (the transport is stateless) and only attaches these handlers.
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { Database } from "../db/client";
+import { AppError } from "../plan-engine/app-error";
+import type { ApiKeyPrincipal } from "../services/api-key-auth";
+import type { ServiceContext } from "../services/context";
+import { recordToolCallLater } from "../services/tool-call-log";
+import type { ToolDefinition } from "./define-tool";
+import { toolError, toolSuccess } from "./tool-result";
+import { TOOLS } from "./tools";
+
+export const SERVER_INFO = { name: "cairn", title: "Cairn research plans", version: "0.1.0" };
+
+export const SERVER_INSTRUCTIONS =
+  "Cairn keeps research plans durable across sessions. Create a plan with create_research_plan, then loop: get_next_step -> do the work -> submit_step_result, until get_next_step answers plan_complete. Pause for a person with request_user_review. To resume in a new session: list_active_plans, get_research_context, get_next_step. Every error text starts with a code (VALIDATION_ERROR, NOT_FOUND, INVALID_TRANSITION, CONFLICT, ...) followed by how to recover.";
+
+export const SERVER_CAPABILITIES = { tools: { listChanged: false }, logging: {} };
+
+function jsonSchema(schema: z.ZodType, io: "input" | "output") {
+  return z.toJSONSchema(schema, {
+    target: "draft-7",
+    io,
+    unrepresentable: "any",
+  }) as Tool["inputSchema"];
+}
+
+const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: jsonSchema(tool.inputSchema, "input"),
+  outputSchema: jsonSchema(tool.outputSchema, "output"),
+  annotations: { title: tool.title, ...tool.annotations },
+}));
+
+const TOOLS_BY_NAME = new Map<string, ToolDefinition>(
+  TOOLS.map((tool) => [tool.name, tool as ToolDefinition]),
+);
+
+export type CairnServerDeps = {
+  getDb(): Promise<Database>;
+  stallThresholdSeconds: number;
+};
+
+/** The principal that the route's auth wrapper put on the request. */
+export function principalOf(authInfo: { extra?: Record<string, unknown> } | undefined) {
+  return authInfo?.extra?.principal as ApiKeyPrincipal | undefined;
+}
+
+export function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = TOOLS_BY_NAME.get(request.params.name);
+    if (!tool) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool "${request.params.name}". Call tools/list for the tools Cairn offers.`,
+      );
+    }
+    const principal = principalOf(extra.authInfo);
+    if (!principal) {
+      return toolError(new AppError("UNAUTHORIZED", "This call carries no valid API key."));
+    }
+    const db = await deps.getDb();
+    const ctx: ServiceContext = {
+      db,
+      tenantId: principal.tenantId,
+      actor: { type: "api_key", id: principal.apiKeyId, label: principal.label },
+      stallThresholdSeconds: deps.stallThresholdSeconds,
+    };
+    const started = performance.now();
+    const args = request.params.arguments ?? {};
+    let result: CallToolResult;
+    let errorCode: string | null = null;
+    try {
+      result = toolSuccess((await tool.run(ctx, args)) as object);
+    } catch (error) {
+      const failure = toolError(error);
+      errorCode = failure.errorCode;
+      result = { content: failure.content, isError: true };
+    }
+    if (!tool.skipCallLog) {
+      const text = result.content[0]?.type === "text" ? result.content[0].text : "";
+      recordToolCallLater(db, {
+        tenantId: principal.tenantId,
+        apiKeyId: principal.apiKeyId,
+        toolName: tool.name,
+        durationMs: performance.now() - started,
+        isError: result.isError === true,
+        errorCode,
+        requestBytes: Buffer.byteLength(JSON.stringify(args)),
+        responseBytes: Buffer.byteLength(text),
+      });
+    }
+    return result;
+  });
+}

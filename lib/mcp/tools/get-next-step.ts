@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { getNextStep, getNextStepInput } from "../../services/get-next-step";
+import { defineTool } from "../define-tool";
+import { planStatus, stepType } from "../output-fields";
+
+export const getNextStepTool = defineTool({
+  name: "get_next_step",
+  title: "Get the next step",
+  description:
+    'Pull the next step of a plan to work on; this is the loop\'s heart. Each call starts one pending step (several agents may pull from one plan at once: each gets a different step). The answer\'s status tells you what to do: "ready" (do step.instructions, then submit_step_result), "plan_complete" (write the deliverable using the formatting notes returned), "plan_failed", "awaiting_review" (a person must decide first: stop and resume later) or "no_pending_steps" (steps are still in progress or failed). A stalled plan resumes here.',
+  inputSchema: getNextStepInput,
+  outputSchema: z.object({
+    status: z.enum([
+      "ready",
+      "plan_complete",
+      "plan_failed",
+      "awaiting_review",
+      "no_pending_steps",
+    ]),
+    planId: z.string(),
+    hint: z.string(),
+    planStatus: planStatus.optional(),
+    step: z
+      .object({ stepId: z.string(), stepOrder: z.number(), stepType, instructions: z.string() })
+      .optional(),
+    totalSteps: z.number().optional(),
+    outputMediaType: z.string().nullable().optional(),
+    outputFormattingInstructions: z.string().nullable().optional(),
+    planFormattingNotes: z.string().nullable().optional(),
+    stepFormattingNotes: z
+      .array(z.object({ stepId: z.string(), stepOrder: z.number(), notes: z.string() }))
+      .optional(),
+    review: z
+      .object({ reviewRequestId: z.string(), stepId: z.string(), summary: z.string() })
+      .nullable()
+      .optional(),
+    inProgressCount: z.number().optional(),
+    failedCount: z.number().optional(),
+  }),
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  run: getNextStep,
+});

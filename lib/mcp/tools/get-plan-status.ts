@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { getPlanStatus, getPlanStatusInput } from "../../services/get-plan-status";
+import { defineTool } from "../define-tool";
+import { planStatus, progress, stallWarning, stepStatus, stepType } from "../output-fields";
+
+export const getPlanStatusTool = defineTool({
+  name: "get_plan_status",
+  title: "Get a plan's status",
+  description:
+    "Check a plan's health: its status, progress (percent of steps done and a count per step status) and stall warnings (steps in progress longer than the stall threshold). A plan with a stalled step is marked stalled; resume it with get_next_step, or resolve the stuck step with modify_plan (fail_step / retry_step). Use it to diagnose a failure before deciding how to recover.",
+  inputSchema: getPlanStatusInput,
+  outputSchema: z.object({
+    planId: z.string(),
+    name: z.string(),
+    status: planStatus,
+    progress,
+    stallWarnings: z.array(stallWarning),
+    stallThresholdSeconds: z.number(),
+    steps: z.array(
+      z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
+    ),
+    updatedAt: z.string(),
+  }),
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  run: getPlanStatus,
+});

@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { getStepContext, getStepContextInput } from "../../services/research-context";
+import { defineTool } from "../define-tool";
+import { artifact, stepDetail } from "../output-fields";
+
+export const getStepContextTool = defineTool({
+  name: "get_step_context",
+  title: "Get a step's context",
+  description:
+    "Before working on a step after the first, load what came before it: the results, summaries and reports of every earlier step, and the research artifacts stored for this plan. Read-only.",
+  inputSchema: getStepContextInput,
+  outputSchema: z.object({
+    planId: z.string(),
+    researchQuestion: z.string(),
+    step: stepDetail,
+    priorSteps: z.array(stepDetail),
+    artifacts: z.array(artifact),
+  }),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: getStepContext,
+});

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { requestUserReview, requestUserReviewInput } from "../../services/request-user-review";
+import { defineTool } from "../define-tool";
+
+export const requestUserReviewTool = defineTool({
+  name: "request_user_review",
+  title: "Ask a person to review",
+  description:
+    "Pause the plan at a checkpoint so a person can review the step in progress: give a plain-language summary of what you found and any questions. The step waits (awaiting_input) and the plan pauses (awaiting_review) until someone approves, rejects, modifies (with feedback) or skips it in Cairn; get_next_step answers awaiting_review meanwhile. Use it for checkpoint steps or whenever you need a human judgement.",
+  inputSchema: requestUserReviewInput,
+  outputSchema: z.object({
+    planId: z.string(),
+    stepId: z.string(),
+    reviewRequestId: z.string(),
+    stepStatus: z.literal("awaiting_input"),
+    planStatus: z.literal("awaiting_review"),
+    hint: z.string(),
+  }),
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  run: requestUserReview,
+});

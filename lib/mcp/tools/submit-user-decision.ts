@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { submitUserDecision, submitUserDecisionInput } from "../../services/submit-user-decision";
+import { defineTool } from "../define-tool";
+import { planStatus, stepStatus } from "../output-fields";
+
+export const submitUserDecisionTool = defineTool({
+  name: "submit_user_decision",
+  title: "Record a person's decision",
+  description:
+    "Record the user's answer to a pending review when they gave it to you in the conversation (people can also answer in Cairn's web UI). approve completes the step; reject fails the step and the plan; modify sends the step back to you with the feedback appended to its instructions (feedback required); skip skips the step. If the review was already answered, you get CONFLICT and nothing changes. Then call get_next_step.",
+  inputSchema: submitUserDecisionInput,
+  outputSchema: z.object({
+    planId: z.string(),
+    stepId: z.string(),
+    reviewRequestId: z.string(),
+    decision: z.enum(["approve", "reject", "modify", "skip"]),
+    stepStatus,
+    planStatus,
+    instructions: z.string(),
+  }),
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  run: submitUserDecision,
+});
