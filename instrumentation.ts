@@ -3,6 +3,6 @@ export async function register() {
   // must not open (and lock) the embedded folder.
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   if (process.env.NEXT_PHASE === "phase-production-build") return;
-  const { startCairn } = await import("./lib/startup");
-  await startCairn();
+  const { startCairnOrExit } = await import("./lib/startup");
+  await startCairnOrExit();
 }

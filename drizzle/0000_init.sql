@@ -52,6 +52,7 @@ CREATE TABLE "plan_branching_condition" (
 	"tenant_id" uuid NOT NULL,
 	"plan_id" uuid NOT NULL,
 	"after_step_id" uuid NOT NULL,
+	"position" integer NOT NULL,
 	"condition_expression" text NOT NULL,
 	"if_true_action" text NOT NULL,
 	"action_params" jsonb DEFAULT '{}'::jsonb NOT NULL,

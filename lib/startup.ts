@@ -13,3 +13,17 @@ export async function startCairn(): Promise<void> {
   process.env.AUTH_SECRET = resolveAuthSecret(config);
   await getDatabaseHandle();
 }
+
+/**
+ * For the server: a process that cannot reach its database or lacks its
+ * configuration must not stay up answering every request with an error, so it
+ * stops with the reason.
+ */
+export async function startCairnOrExit(): Promise<void> {
+  try {
+    await startCairn();
+  } catch (error) {
+    console.error(`Cairn cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}

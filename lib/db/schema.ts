@@ -198,6 +198,8 @@ export const planBranchingConditions = pgTable(
     afterStepId: uuid("after_step_id")
       .notNull()
       .references(() => planSteps.id, { onDelete: "cascade" }),
+    /** The condition's place in the plan's list: conditions of one step run in this order. */
+    position: integer("position").notNull(),
     conditionExpression: text("condition_expression").notNull(),
     ifTrueAction: text("if_true_action").notNull(),
     actionParams: jsonb("action_params").$type<Record<string, unknown>>().notNull().default({}),

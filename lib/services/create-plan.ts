@@ -208,9 +208,10 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         : await tx
             .insert(planBranchingConditions)
             .values(
-              conditions.map((condition) => ({
+              conditions.map((condition, position) => ({
                 tenantId: ctx.tenantId,
                 planId: plan.id,
+                position,
                 afterStepId: idByOrder.get(condition.afterStepOrder) as string,
                 conditionExpression: condition.conditionExpression,
                 ifTrueAction: condition.ifTrueAction,

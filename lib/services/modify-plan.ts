@@ -104,7 +104,7 @@ async function renumber(tx: Transaction, orderedIds: string[], now: Date) {
   if (orderedIds.length === 0) return;
   // One statement: each id gets its 1-based position in the list.
   await tx.execute(sql`
-    update plan_step set step_order = ordered.position, updated_at = ${now}
+    update plan_step set step_order = ordered.position, updated_at = ${now.toISOString()}
     from unnest(${sql.raw(`ARRAY[${orderedIds.map((id) => `'${id}'::uuid`).join(",")}]`)})
       with ordinality as ordered(id, position)
     where plan_step.id = ordered.id`);

@@ -82,7 +82,7 @@ export async function getResearchContext(
       .select()
       .from(planBranchingConditions)
       .where(eq(planBranchingConditions.planId, plan.id))
-      .orderBy(asc(planBranchingConditions.createdAt), asc(planBranchingConditions.id));
+      .orderBy(asc(planBranchingConditions.position));
     const reviews = await tx
       .select()
       .from(reviewRequests)

@@ -152,7 +152,7 @@ export async function submitStepResult(
       .select()
       .from(planBranchingConditions)
       .where(eq(planBranchingConditions.afterStepId, step.id))
-      .orderBy(asc(planBranchingConditions.createdAt), asc(planBranchingConditions.id));
+      .orderBy(asc(planBranchingConditions.position));
     const outcome = evaluateBranching(
       conditions,
       buildConditionContext({ confidence: input.confidence, result: input.result }),

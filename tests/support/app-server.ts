@@ -1,0 +1,171 @@
+/**
+ * Starts Cairn's production build (`next start`, built by `npm run build`) on a
+ * free port over a fresh database of either backend, seeded with two tenants,
+ * and stops it afterwards. Seeding happens before the server starts because the
+ * embedded database can be open in only one process at a time.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { apiKeys } from "@/lib/db/schema";
+import { createApiKey, createUser } from "@/lib/services/accounts";
+import { type Backend, createPostgresDatabase } from "./databases";
+import { freePort } from "./postgres-server";
+
+export type Tenant = {
+  tenantId: string;
+  userId: string;
+  email: string;
+  key: string;
+  apiKeyId: string;
+};
+
+export type AppServer = {
+  backend: Backend;
+  url: string;
+  mcpUrl: string;
+  port: number;
+  tenantA: Tenant;
+  tenantB: Tenant;
+  revokedKey: string;
+  /** Opens the server's database; on the embedded backend only after `stopServer()`. */
+  openDatabase(): Promise<DatabaseHandle>;
+  /** Stops the server and keeps its database. */
+  stopServer(): Promise<void>;
+  /** Stops the server and removes its database. */
+  stop(): Promise<void>;
+};
+
+export type AppServerOptions = { stallThresholdSeconds?: number; env?: Record<string, string> };
+
+async function seedTenant(handle: DatabaseHandle, name: string): Promise<Tenant> {
+  const email = `${name.toLowerCase()}@example.com`;
+  const user = await createUser(handle.db, {
+    email,
+    password: "a long enough password",
+    role: "admin",
+    tenant: name,
+  });
+  const key = await createApiKey(handle.db, { email, name: `${name} agent` });
+  return {
+    tenantId: user.tenantId,
+    userId: user.userId,
+    email,
+    key: key.key,
+    apiKeyId: key.apiKeyId,
+  };
+}
+
+async function waitUntilReady(url: string, child: ChildProcess, output: () => string) {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`next start exited early:\n${output()}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`next start did not become ready:\n${output()}`);
+}
+
+export async function startAppServer(
+  backend: Backend,
+  options: AppServerOptions = {},
+): Promise<AppServer> {
+  if (!existsSync(".next/BUILD_ID")) {
+    throw new Error("No production build: run `npm run build` before the integration tests.");
+  }
+  const folder = mkdtempSync(join(tmpdir(), "cairn-app-"));
+  const dataDir = join(folder, "pglite");
+  const databaseUrl = backend === "postgres" ? await createPostgresDatabase() : "";
+  const open = () =>
+    backend === "postgres"
+      ? openDatabase({ kind: "postgres", url: databaseUrl, maxConnections: 4 })
+      : openDatabase({ kind: "pglite", dataDir });
+
+  const seed = await open();
+  let tenantA: Tenant;
+  let tenantB: Tenant;
+  let revokedKey: string;
+  try {
+    await seed.migrate();
+    tenantA = await seedTenant(seed, "Alpha");
+    tenantB = await seedTenant(seed, "Beta");
+    const revoked = await createApiKey(seed.db, { email: tenantA.email, name: "revoked" });
+    await seed.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(eq(apiKeys.id, revoked.apiKeyId));
+    revokedKey = revoked.key;
+  } finally {
+    await seed.close();
+  }
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    process.execPath,
+    ["node_modules/next/dist/bin/next", "start", "-H", "127.0.0.1", "-p", String(port)],
+    {
+      env: {
+        ...process.env,
+        NODE_ENV: "production",
+        DATABASE_URL: databaseUrl,
+        CAIRN_DATA_DIR: dataDir,
+        CAIRN_STALL_THRESHOLD_SECONDS: String(options.stallThresholdSeconds ?? 1800),
+        NEXT_TELEMETRY_DISABLED: "1",
+        AUTH_SECRET: "test-secret-test-secret-test-secret-1234",
+        ...options.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  let log = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  await waitUntilReady(url, child, () => log);
+
+  let stopped = false;
+  const stopServer = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.pid) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+    }
+  };
+
+  return {
+    backend,
+    url,
+    mcpUrl: `${url}/api/mcp`,
+    port,
+    tenantA,
+    tenantB,
+    revokedKey,
+    async openDatabase() {
+      if (backend === "pglite" && !stopped) {
+        throw new Error("Stop the server before opening its embedded database.");
+      }
+      return open();
+    },
+    stopServer,
+    async stop() {
+      await stopServer();
+      rmSync(folder, { recursive: true, force: true, maxRetries: 3 });
+    },
+  };
+}
