@@ -91,7 +91,12 @@ export function withFrontDoor(
         `Forbidden: host ${host} is not an allowed address of this server (set CAIRN_ALLOWED_ORIGINS).`,
       );
     }
-    if (request.method !== "POST") return handler(request);
+    if (request.method !== "POST") {
+      // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
+      return jsonRpcError(405, -32000, "Method not allowed: send JSON-RPC messages with POST.", {
+        Allow: "POST",
+      });
+    }
 
     const tooLarge = () =>
       jsonRpcError(

@@ -5,7 +5,7 @@
  * the two recovery actions, fail_step and retry_step, also work on a `stalled`
  * plan, because failing or retrying the stuck step is how a stall is resolved.
  */
-import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, eq, gt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";
 import { planSteps } from "../db/schema";

@@ -9,7 +9,7 @@ export function parseInput<T extends z.ZodType>(schema: T, raw: unknown): z.outp
     const path = issue.path.length > 0 ? issue.path.join(".") : "input";
     return `${path}: ${issue.message}`;
   });
-  throw new AppError("VALIDATION_ERROR", `Invalid input. ${problems.join("; ")}.`, {
+  throw new AppError("VALIDATION_ERROR", `${problems.join("; ")}.`, {
     issues: parsed.error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
   });
 }

@@ -1,0 +1,364 @@
+/**
+ * The MCP route's front door and its answers to bad input: authentication,
+ * DNS-rebinding protection, body limits, malformed JSON, and a clear error for
+ * every tool given wrong arguments, never an HTTP 500, a hang or a partial write.
+ * Ends with the official MCP conformance suite's generic scenarios.
+ */
+import { spawnSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AppServer, startAppServer } from "./support/app-server";
+import { BACKENDS } from "./support/databases";
+import { type Agent, connectAgent, report } from "./support/mcp-client";
+
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "raw-http", version: "1" },
+  },
+};
+
+function post(
+  app: AppServer,
+  body: BodyInit,
+  headers: Record<string, string> = {},
+  path = "/api/mcp",
+) {
+  return fetch(`${app.url}${path}`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body,
+    signal: AbortSignal.timeout(15_000),
+    // Needed for a streamed body.
+    ...({ duplex: "half" } as object),
+  });
+}
+
+describe("the front door of /api/mcp", () => {
+  let app: AppServer;
+  let auth: Record<string, string>;
+
+  beforeAll(async () => {
+    app = await startAppServer("pglite");
+    auth = { Authorization: `Bearer ${app.tenantA.key}` };
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it("answers a valid key and refuses a missing, wrong or revoked one with 401", async () => {
+    expect((await post(app, JSON.stringify(INIT), auth)).status).toBe(200);
+    for (const headers of [
+      {} as Record<string, string>,
+      { Authorization: "Bearer cairn_not-a-real-key" },
+      { Authorization: `Bearer ${app.revokedKey}` },
+      { Authorization: `Basic ${app.tenantA.key}` },
+    ]) {
+      const response = await post(app, JSON.stringify(INIT), headers);
+      expect(response.status).toBe(401);
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
+    }
+  });
+
+  it("never accepts a key in the query string", async () => {
+    for (const query of ["api_key", "key", "token", "access_token"]) {
+      const response = await post(
+        app,
+        JSON.stringify(INIT),
+        {},
+        `/api/mcp?${query}=${app.tenantA.key}`,
+      );
+      expect(response.status, query).toBe(401);
+    }
+  });
+
+  it("refuses a foreign Origin or Host with 403 (DNS rebinding) and accepts loopback ones", async () => {
+    expect(
+      (await post(app, JSON.stringify(INIT), { ...auth, Origin: "http://evil.example" })).status,
+    ).toBe(403);
+    expect((await post(app, JSON.stringify(INIT), { ...auth, Origin: "null" })).status).toBe(403);
+    expect(
+      (await post(app, JSON.stringify(INIT), { ...auth, Origin: `http://localhost:${app.port}` }))
+        .status,
+    ).toBe(200);
+    const raw = spawnSync("curl", [
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "-X",
+      "POST",
+      "-H",
+      "Host: evil.example",
+      "-H",
+      "Content-Type: application/json",
+      "-H",
+      `Authorization: Bearer ${app.tenantA.key}`,
+      "--data",
+      JSON.stringify(INIT),
+      `${app.url}/api/mcp`,
+    ]);
+    expect(raw.stdout.toString()).toBe("403");
+  });
+
+  it("answers malformed JSON at once with a JSON-RPC parse error", async () => {
+    for (const body of ["{bad", "", '{"jsonrpc": "2.0",']) {
+      const response = await post(app, body, auth);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700 },
+      });
+    }
+  });
+
+  it("answers JSON that is not JSON-RPC at once, never with a 500", async () => {
+    for (const body of ["{}", '"text"', '{"jsonrpc":"2.0","method":42}']) {
+      const response = await post(app, body, auth);
+      expect(response.status, body).toBeGreaterThanOrEqual(400);
+      expect(response.status, body).toBeLessThan(500);
+    }
+    // An empty batch holds no request, so the transport acknowledges it (202).
+    expect((await post(app, "[]", auth)).status).toBe(202);
+  });
+
+  it("keeps the legacy SSE endpoint off and GET on the MCP endpoint refused", async () => {
+    const sse = await fetch(`${app.url}/api/sse`, { headers: auth });
+    expect(sse.status).toBe(404);
+    await sse.body?.cancel();
+    const get = await fetch(`${app.url}/api/mcp`, {
+      headers: { ...auth, Accept: "text/event-stream" },
+    });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+  });
+
+  // Last of the raw-HTTP checks: an upload cut short leaves the client's pooled
+  // connection unusable, which would fail the next request of this test file.
+  it("refuses a body over the 1 MB limit with 413, declared or streamed", async () => {
+    const big = JSON.stringify({ ...INIT, padding: "x".repeat(1_100_000) });
+    expect((await post(app, big, auth)).status).toBe(413);
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ > 40) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    expect((await post(app, stream, auth)).status).toBe(413);
+  });
+
+  it("passes the generic scenarios of the official MCP conformance suite", () => {
+    const scenarios = [
+      "server-initialize",
+      "ping",
+      "tools-list",
+      "logging-set-level",
+      "dns-rebinding-protection",
+    ];
+    for (const scenario of scenarios) {
+      const run = spawnSync(
+        "npx",
+        [
+          "-y",
+          "-p",
+          "node@22",
+          "-p",
+          "@modelcontextprotocol/conformance@0.1.16",
+          "--",
+          "conformance",
+          "server",
+          "--url",
+          `http://127.0.0.1:${app.port}/api/mcp`,
+          "--scenario",
+          scenario,
+        ],
+        {
+          encoding: "utf8",
+          timeout: 300_000,
+          env: {
+            ...process.env,
+            CAIRN_CONFORMANCE_KEY: app.tenantA.key,
+            CAIRN_CONFORMANCE_PORT: String(app.port),
+            NODE_OPTIONS: `--import ${process.cwd()}/tests/support/conformance-auth.mjs`,
+          },
+        },
+      );
+      const output = `${run.stdout}\n${run.stderr}`;
+      expect(output, scenario).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+      expect(run.status, `${scenario}\n${output}`).toBe(0);
+    }
+  }, 600_000);
+});
+
+describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
+  let app: AppServer;
+  let agent: Agent;
+  let planId: string;
+  let stepId: string;
+  const missingId = "6f1c0d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f";
+
+  beforeAll(async () => {
+    app = await startAppServer(backend);
+    agent = await connectAgent(app.mcpUrl, app.tenantA.key);
+    const created = await agent.ok("create_research_plan", {
+      name: "Target",
+      researchQuestion: "q",
+      steps: [{ stepType: "search", instructions: "s" }],
+    });
+    planId = created.planId;
+    stepId = created.steps[0].stepId;
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await app?.stop();
+  });
+
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["create_research_plan", {}, /^VALIDATION_ERROR: .*name/],
+    [
+      "create_research_plan",
+      { name: "n", researchQuestion: "q", steps: [] },
+      /^VALIDATION_ERROR: .*at least one step/,
+    ],
+    [
+      "create_research_plan",
+      { name: "n", researchQuestion: "q", steps: [{ stepType: "dance", instructions: "x" }] },
+      /^VALIDATION_ERROR: steps\.0\.stepType/,
+    ],
+    [
+      "create_research_plan",
+      {
+        name: "n",
+        researchQuestion: "q",
+        steps: Array.from({ length: 201 }, () => ({ stepType: "search", instructions: "x" })),
+      },
+      /^VALIDATION_ERROR: .*at most 200 steps/,
+    ],
+    [
+      "create_research_plan",
+      {
+        name: "n",
+        researchQuestion: "q",
+        steps: [{ stepType: "search", instructions: "x" }],
+        branchingConditions: [
+          { afterStepOrder: 1, conditionExpression: "a > 1", ifTrueAction: "explode" },
+        ],
+      },
+      /^VALIDATION_ERROR: branchingConditions\.0\.ifTrueAction/,
+    ],
+    ["get_next_step", {}, /^VALIDATION_ERROR: planId/],
+    ["get_next_step", { planId: "42" }, /^VALIDATION_ERROR: planId: must be a plan id/],
+    ["get_next_step", { planId: "6f1c0d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f" }, /^NOT_FOUND: No plan/],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP" },
+      /^VALIDATION_ERROR: .*result.*stepExecutionReport/,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: "text", stepExecutionReport: report },
+      /^VALIDATION_ERROR: result/,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: {}, confidence: 7, stepExecutionReport: report },
+      /^VALIDATION_ERROR: confidence/,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: {}, stepExecutionReport: { thinking: "t" } },
+      /^VALIDATION_ERROR: stepExecutionReport\.webSearches/,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "MISSING", result: {}, stepExecutionReport: report },
+      /^NOT_FOUND: Plan .* has no step/,
+    ],
+    ["get_step_context", { planId: "PLAN" }, /^VALIDATION_ERROR: stepId/],
+    ["request_user_review", { planId: "PLAN", stepId: "STEP" }, /^VALIDATION_ERROR: summary/],
+    [
+      "request_user_review",
+      { planId: "PLAN", stepId: "STEP", summary: "s" },
+      /^INVALID_TRANSITION: Plan .* is planning/,
+    ],
+    ["submit_user_decision", { planId: "PLAN", decision: "maybe" }, /^VALIDATION_ERROR: decision/],
+    [
+      "submit_user_decision",
+      { planId: "PLAN", decision: "approve" },
+      /^CONFLICT: The plan is no longer waiting/,
+    ],
+    [
+      "modify_plan",
+      { planId: "PLAN", action: "add_steps" },
+      /^VALIDATION_ERROR: modificationRationale/,
+    ],
+    [
+      "modify_plan",
+      { planId: "PLAN", action: "explode", modificationRationale: "r" },
+      /^VALIDATION_ERROR: action/,
+    ],
+    [
+      "modify_plan",
+      { planId: "PLAN", action: "add_steps", modificationRationale: "r" },
+      /^VALIDATION_ERROR: add_steps needs steps/,
+    ],
+    [
+      "modify_plan",
+      {
+        planId: "PLAN",
+        action: "add_steps",
+        insertAfterOrder: 5,
+        steps: [{ stepType: "search", instructions: "x" }],
+        modificationRationale: "r",
+      },
+      /^INVALID_STEP_REFERENCE: insertAfterOrder is 5/,
+    ],
+    [
+      "modify_plan",
+      { planId: "PLAN", action: "remove_step", stepId: "MISSING", modificationRationale: "r" },
+      /^INVALID_STEP_REFERENCE: /,
+    ],
+    ["get_plan_status", { planId: ["x"] }, /^VALIDATION_ERROR: planId/],
+    ["list_active_plans", { limit: 1000 }, /^VALIDATION_ERROR: limit/],
+    ["get_research_context", { planId: "PLAN", sessionId: "" }, /^VALIDATION_ERROR: sessionId/],
+  ];
+
+  it("answers every case with an error result whose text starts with its code", async () => {
+    for (const [tool, args, expected] of cases) {
+      const resolved = JSON.parse(
+        JSON.stringify(args)
+          .replaceAll('"PLAN"', `"${planId}"`)
+          .replaceAll('"STEP"', `"${stepId}"`)
+          .replaceAll('"MISSING"', `"${missingId}"`),
+      );
+      const answer = await agent.call(tool, resolved);
+      expect(answer.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+      expect(answer.text, `${tool} ${JSON.stringify(args)}`).toMatch(expected);
+    }
+  });
+
+  it("left the plan untouched by all of it", async () => {
+    const context = await agent.ok("get_research_context", { planId });
+    expect(context.plan.status).toBe("planning");
+    expect(context.steps).toHaveLength(1);
+    expect(context.steps[0].status).toBe("pending");
+    expect((await agent.ok("list_active_plans")).plans).toHaveLength(1);
+  });
+
+  it("answers an unknown tool with a protocol error naming it", async () => {
+    await expect(agent.client.callTool({ name: "drop_tables", arguments: {} })).rejects.toThrow(
+      /Unknown tool "drop_tables"/,
+    );
+  });
+});
