@@ -7,7 +7,7 @@ import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
 
-const STALL_SECONDS = 2;
+const STALL_SECONDS = 4;
 
 describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
   let app: AppServer;
