@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import type { ReactNode } from "react";
 import "./globals.css";
 
@@ -12,16 +11,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <header className="site-header">
-          <Link href="/" className="brand">
-            Cairn
-          </Link>
-          <nav aria-label="Main">
-            <Link href="/connect">Connect an AI platform</Link>
-            <Link href="/sign-in">Sign in</Link>
-          </nav>
-        </header>
-        <main id="main">{children}</main>
+        <a className="skip-link" href="#main">
+          Skip to content
+        </a>
+        {children}
       </body>
     </html>
   );

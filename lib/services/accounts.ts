@@ -2,10 +2,10 @@
  * Tenants, users and API keys: the use cases behind the admin CLI (and, later,
  * the admin pages). Each runs in one transaction.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { generateApiKey } from "../auth/api-key";
-import { hashPassword } from "../auth/password";
+import { hashPassword, verifyPassword } from "../auth/password";
 import type { Database } from "../db/client";
 import { apiKeys, tenants, USER_ROLES, users } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
@@ -72,12 +72,15 @@ export type CreatedApiKey = { apiKeyId: string; key: string; keyPrefix: string; 
 export async function createApiKey(
   db: Database,
   raw: z.input<typeof createApiKeyInput>,
+  /** From the admin page: only users of this tenant. The CLI may name any user. */
+  scope?: { tenantId: string },
 ): Promise<CreatedApiKey> {
   const input = parseInput(createApiKeyInput, raw);
+  const byEmail = sql`lower(${users.email}) = ${input.email}`;
   const [user] = await db
     .select({ id: users.id, tenantId: users.tenantId })
     .from(users)
-    .where(sql`lower(${users.email}) = ${input.email}`);
+    .where(scope ? and(byEmail, eq(users.tenantId, scope.tenantId)) : byEmail);
   if (!user) {
     throw new AppError(
       "NOT_FOUND",
@@ -98,4 +101,153 @@ export async function createApiKey(
     .returning({ id: apiKeys.id });
   if (!row) throw new AppError("INTERNAL_ERROR", "The API key was not created.");
   return { apiKeyId: row.id, key: generated.key, keyPrefix: generated.keyPrefix, name };
+}
+
+export type SignedInUser = {
+  userId: string;
+  tenantId: string;
+  email: string;
+  name: string | null;
+  role: (typeof USER_ROLES)[number];
+};
+
+/** The user these credentials belong to, or undefined; the same answer for an unknown e-mail and a wrong password. */
+export async function verifyCredentials(
+  db: Database,
+  email: string,
+  password: string,
+): Promise<SignedInUser | undefined> {
+  const [user] = await db
+    .select()
+    .from(users)
+    .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`);
+  if (!user) {
+    // Spend the same time as a real check, so timing does not reveal which e-mails exist.
+    await verifyPassword(password, DUMMY_HASH);
+    return undefined;
+  }
+  if (!(await verifyPassword(password, user.passwordHash))) return undefined;
+  return {
+    userId: user.id,
+    tenantId: user.tenantId,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+  };
+}
+
+const DUMMY_HASH =
+  "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+
+/** Whether anyone has an account yet: the first-run page exists only while nobody does. */
+export async function hasAnyUser(db: Database): Promise<boolean> {
+  const [row] = await db.select({ id: users.id }).from(users).limit(1);
+  return row !== undefined;
+}
+
+/**
+ * The first-run set-up: creates the first tenant and its admin, but only while no
+ * user exists, checked inside the transaction under a table lock, so two
+ * browsers racing through set-up cannot both become admin.
+ */
+export async function createFirstAdmin(
+  db: Database,
+  raw: Omit<z.input<typeof createUserInput>, "role">,
+): Promise<CreatedUser> {
+  const input = parseInput(createUserInput, { ...raw, role: "admin" });
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`lock table ${users} in share row exclusive mode`);
+    const [existing] = await tx.select({ id: users.id }).from(users).limit(1);
+    if (existing) {
+      throw new AppError(
+        "CONFLICT",
+        "Cairn is already set up: sign in, or ask an admin for an account.",
+      );
+    }
+    const [tenant] = await tx.insert(tenants).values({ name: input.tenant }).returning();
+    if (!tenant) throw new AppError("INTERNAL_ERROR", "The tenant was not created.");
+    const [user] = await tx
+      .insert(users)
+      .values({
+        tenantId: tenant.id,
+        email: input.email,
+        name: input.name,
+        passwordHash,
+        role: "admin",
+      })
+      .returning({ id: users.id });
+    if (!user) throw new AppError("INTERNAL_ERROR", "The user was not created.");
+    return { userId: user.id, tenantId: tenant.id, tenantCreated: true };
+  });
+}
+
+export const createTenantUserInput = createUserInput.omit({ tenant: true });
+
+/** An admin adds a user to their own tenant (the admin page). */
+export async function createTenantUser(
+  db: Database,
+  tenantId: string,
+  raw: z.input<typeof createTenantUserInput>,
+): Promise<{ userId: string }> {
+  const input = parseInput(createTenantUserInput, raw);
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    const taken = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${input.email}`);
+    if (taken.length > 0) {
+      throw new AppError("CONFLICT", `A user with the e-mail ${input.email} already exists.`);
+    }
+    const [user] = await tx
+      .insert(users)
+      .values({ tenantId, email: input.email, name: input.name, passwordHash, role: input.role })
+      .returning({ id: users.id });
+    if (!user) throw new AppError("INTERNAL_ERROR", "The user was not created.");
+    return { userId: user.id };
+  });
+}
+
+export async function listTenantUsers(db: Database, tenantId: string) {
+  return db
+    .select({
+      userId: users.id,
+      email: users.email,
+      name: users.name,
+      role: users.role,
+      createdAt: users.createdAt,
+    })
+    .from(users)
+    .where(eq(users.tenantId, tenantId))
+    .orderBy(users.email);
+}
+
+export async function listTenantApiKeys(db: Database, tenantId: string) {
+  return db
+    .select({
+      apiKeyId: apiKeys.id,
+      name: apiKeys.name,
+      keyPrefix: apiKeys.keyPrefix,
+      email: users.email,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(eq(apiKeys.tenantId, tenantId))
+    .orderBy(desc(apiKeys.createdAt));
+}
+
+/** Revokes a key of the tenant; the MCP route looks keys up on every request, so it stops at once. */
+export async function revokeApiKey(db: Database, tenantId: string, apiKeyId: string) {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, apiKeyId), eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (!row) {
+    throw new AppError("NOT_FOUND", "No active key with that id exists in this account.");
+  }
 }

@@ -12,6 +12,9 @@ import type { PlanStatus } from "../plan-engine/states";
 import { planTransitionPath } from "../plan-engine/transitions";
 import type { ServiceContext } from "./context";
 
+/** Lookups need only the tenant. */
+type Tenant = Pick<ServiceContext, "tenantId">;
+
 export type PlanRow = typeof researchPlans.$inferSelect;
 export type StepRow = typeof planSteps.$inferSelect;
 
@@ -31,10 +34,10 @@ export function stepNotFound(planId: string, stepId: string): AppError {
   );
 }
 
-const planWhere = (ctx: ServiceContext, planId: string) =>
+const planWhere = (ctx: Tenant, planId: string) =>
   and(eq(researchPlans.id, planId), eq(researchPlans.tenantId, ctx.tenantId));
 
-export async function getPlan(db: Executor, ctx: ServiceContext, planId: string) {
+export async function getPlan(db: Executor, ctx: Tenant, planId: string) {
   const [plan] = await db.select().from(researchPlans).where(planWhere(ctx, planId));
   if (!plan) throw planNotFound(planId);
   return plan;
@@ -47,7 +50,7 @@ export async function getPlan(db: Executor, ctx: ServiceContext, planId: string)
  */
 export async function lockPlan(
   tx: Transaction,
-  ctx: ServiceContext,
+  ctx: Tenant,
   planId: string,
   mode: "update" | "share" = "update",
 ) {
@@ -56,10 +59,10 @@ export async function lockPlan(
   return plan;
 }
 
-const stepWhere = (ctx: ServiceContext, planId: string, stepId: string) =>
+const stepWhere = (ctx: Tenant, planId: string, stepId: string) =>
   and(eq(planSteps.id, stepId), eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId));
 
-export async function getStep(db: Executor, ctx: ServiceContext, planId: string, stepId: string) {
+export async function getStep(db: Executor, ctx: Tenant, planId: string, stepId: string) {
   const [step] = await db
     .select()
     .from(planSteps)
@@ -68,12 +71,7 @@ export async function getStep(db: Executor, ctx: ServiceContext, planId: string,
   return step;
 }
 
-export async function lockStep(
-  tx: Transaction,
-  ctx: ServiceContext,
-  planId: string,
-  stepId: string,
-) {
+export async function lockStep(tx: Transaction, ctx: Tenant, planId: string, stepId: string) {
   const [step] = await tx
     .select()
     .from(planSteps)
@@ -83,7 +81,7 @@ export async function lockStep(
   return step;
 }
 
-export async function loadSteps(db: Executor, ctx: ServiceContext, planId: string) {
+export async function loadSteps(db: Executor, ctx: Tenant, planId: string) {
   return db
     .select()
     .from(planSteps)

@@ -43,7 +43,7 @@ function stepView(step: StepRow) {
   };
 }
 
-async function artifactsOf(db: Executor, ctx: ServiceContext, planId: string) {
+async function artifactsOf(db: Executor, ctx: Pick<ServiceContext, "tenantId">, planId: string) {
   const rows = await db
     .select()
     .from(researchArtifacts)
@@ -69,132 +69,145 @@ export const getResearchContextInput = z.object({
     .describe("Your current session id; recorded as the session that resumed the plan."),
 });
 
+/**
+ * Everything recorded about a plan, read inside the caller's transaction. The web
+ * UI's plan page shows it; get_research_context returns it to an agent.
+ */
+export async function loadPlanContext(
+  tx: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+) {
+  const plan = await getPlan(tx, ctx, planId);
+  const steps = await loadSteps(tx, ctx, plan.id);
+  const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
+  const conditions = await tx
+    .select()
+    .from(planBranchingConditions)
+    .where(eq(planBranchingConditions.planId, plan.id))
+    .orderBy(asc(planBranchingConditions.position));
+  const reviews = await tx
+    .select()
+    .from(reviewRequests)
+    .where(eq(reviewRequests.planId, plan.id))
+    .orderBy(asc(reviewRequests.createdAt));
+  const decisions = await tx
+    .select()
+    .from(reviewDecisions)
+    .where(eq(reviewDecisions.planId, plan.id));
+  const [execution] = await tx
+    .select()
+    .from(skillExecutions)
+    .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+    .orderBy(desc(skillExecutions.createdAt))
+    .limit(1);
+  const outputs = await tx
+    .select()
+    .from(researchOutputs)
+    .where(eq(researchOutputs.planId, plan.id))
+    .orderBy(desc(researchOutputs.createdAt));
+  const feedback = await tx
+    .select()
+    .from(researchFeedback)
+    .where(eq(researchFeedback.planId, plan.id))
+    .orderBy(asc(researchFeedback.createdAt));
+  const artifacts = await artifactsOf(tx, ctx, plan.id);
+
+  const latestOutput = outputs[0];
+  return {
+    plan: {
+      planId: plan.id,
+      name: plan.name,
+      researchQuestion: plan.researchQuestion,
+      status: plan.status,
+      planDesignRationale: plan.planDesignRationale,
+      outputFormattingNotes: plan.outputFormattingNotes,
+      sessionId: plan.sessionId,
+      createdAt: plan.createdAt.toISOString(),
+      updatedAt: plan.updatedAt.toISOString(),
+      completedAt: iso(plan.completedAt),
+    },
+    progress: computeProgress(steps.map((s) => s.status)),
+    steps: steps.map(stepView),
+    branchingConditions: conditions.map((c) => ({
+      conditionId: c.id,
+      afterStepId: c.afterStepId,
+      afterStepOrder: orderOf.get(c.afterStepId) ?? null,
+      conditionExpression: c.conditionExpression,
+      ifTrueAction: c.ifTrueAction,
+      actionParams: c.actionParams,
+      evaluatedAt: iso(c.evaluatedAt),
+      fired: c.fired,
+    })),
+    reviews: reviews.map((r) => {
+      const decision = decisions.find((d) => d.reviewRequestId === r.id);
+      return {
+        reviewRequestId: r.id,
+        stepId: r.stepId,
+        stepOrder: orderOf.get(r.stepId) ?? null,
+        status: r.status,
+        summary: r.summary,
+        questions: r.questions,
+        requestedBy: r.requestedByLabel,
+        requestedAt: r.createdAt.toISOString(),
+        decision: decision
+          ? {
+              decision: decision.decision,
+              feedback: decision.feedback,
+              decidedBy: decision.decidedByLabel,
+              decidedAt: decision.createdAt.toISOString(),
+            }
+          : null,
+      };
+    }),
+    skillExecution: execution
+      ? {
+          executionId: execution.id,
+          skillName: execution.skillName,
+          status: execution.status,
+          metadata: execution.metadata,
+        }
+      : null,
+    artifacts,
+    deliverable: latestOutput
+      ? {
+          outputId: latestOutput.id,
+          outputMediaType: latestOutput.outputMediaType,
+          content: latestOutput.content,
+          formattingNotes: latestOutput.formattingNotes,
+          createdAt: latestOutput.createdAt.toISOString(),
+        }
+      : null,
+    feedback: feedback.map((f) => ({
+      feedbackId: f.id,
+      feedbackType: f.feedbackType,
+      satisfaction: f.satisfaction,
+      summary: f.summary,
+      improvementSuggestions: f.improvementSuggestions,
+      followUpRequested: f.followUpRequested,
+      createdAt: f.createdAt.toISOString(),
+    })),
+  };
+}
+
+export type PlanContext = Awaited<ReturnType<typeof loadPlanContext>>;
+
+/** get_research_context: the plan's whole context, recording that a session resumed it. */
 export async function getResearchContext(
   ctx: ServiceContext,
   raw: z.input<typeof getResearchContextInput>,
-) {
+): Promise<PlanContext> {
   const input = parseInput(getResearchContextInput, raw);
   return ctx.db.transaction(async (tx) => {
-    const plan = await getPlan(tx, ctx, input.planId);
-    const steps = await loadSteps(tx, ctx, plan.id);
-    const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
-    const conditions = await tx
-      .select()
-      .from(planBranchingConditions)
-      .where(eq(planBranchingConditions.planId, plan.id))
-      .orderBy(asc(planBranchingConditions.position));
-    const reviews = await tx
-      .select()
-      .from(reviewRequests)
-      .where(eq(reviewRequests.planId, plan.id))
-      .orderBy(asc(reviewRequests.createdAt));
-    const decisions = await tx
-      .select()
-      .from(reviewDecisions)
-      .where(eq(reviewDecisions.planId, plan.id));
-    const [execution] = await tx
-      .select()
-      .from(skillExecutions)
-      .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
-      .orderBy(desc(skillExecutions.createdAt))
-      .limit(1);
-    const outputs = await tx
-      .select()
-      .from(researchOutputs)
-      .where(eq(researchOutputs.planId, plan.id))
-      .orderBy(desc(researchOutputs.createdAt));
-    const feedback = await tx
-      .select()
-      .from(researchFeedback)
-      .where(eq(researchFeedback.planId, plan.id))
-      .orderBy(asc(researchFeedback.createdAt));
-    const artifacts = await artifactsOf(tx, ctx, plan.id);
-
+    const context = await loadPlanContext(tx, ctx, input.planId);
     await writeAuditLog(tx, ctx, {
       eventType: "session_resumed",
-      planId: plan.id,
+      planId: context.plan.planId,
       payload: { sessionId: input.sessionId ?? null },
     });
-
-    const latestOutput = outputs[0];
-    return {
-      plan: {
-        planId: plan.id,
-        name: plan.name,
-        researchQuestion: plan.researchQuestion,
-        status: plan.status,
-        planDesignRationale: plan.planDesignRationale,
-        outputFormattingNotes: plan.outputFormattingNotes,
-        sessionId: plan.sessionId,
-        createdAt: plan.createdAt.toISOString(),
-        updatedAt: plan.updatedAt.toISOString(),
-        completedAt: iso(plan.completedAt),
-      },
-      progress: computeProgress(steps.map((s) => s.status)),
-      steps: steps.map(stepView),
-      branchingConditions: conditions.map((c) => ({
-        conditionId: c.id,
-        afterStepId: c.afterStepId,
-        afterStepOrder: orderOf.get(c.afterStepId) ?? null,
-        conditionExpression: c.conditionExpression,
-        ifTrueAction: c.ifTrueAction,
-        actionParams: c.actionParams,
-        evaluatedAt: iso(c.evaluatedAt),
-        fired: c.fired,
-      })),
-      reviews: reviews.map((r) => {
-        const decision = decisions.find((d) => d.reviewRequestId === r.id);
-        return {
-          reviewRequestId: r.id,
-          stepId: r.stepId,
-          stepOrder: orderOf.get(r.stepId) ?? null,
-          status: r.status,
-          summary: r.summary,
-          questions: r.questions,
-          requestedBy: r.requestedByLabel,
-          requestedAt: r.createdAt.toISOString(),
-          decision: decision
-            ? {
-                decision: decision.decision,
-                feedback: decision.feedback,
-                decidedBy: decision.decidedByLabel,
-                decidedAt: decision.createdAt.toISOString(),
-              }
-            : null,
-        };
-      }),
-      skillExecution: execution
-        ? {
-            executionId: execution.id,
-            skillName: execution.skillName,
-            status: execution.status,
-            metadata: execution.metadata,
-          }
-        : null,
-      artifacts,
-      deliverable: latestOutput
-        ? {
-            outputId: latestOutput.id,
-            outputMediaType: latestOutput.outputMediaType,
-            content: latestOutput.content,
-            formattingNotes: latestOutput.formattingNotes,
-            createdAt: latestOutput.createdAt.toISOString(),
-          }
-        : null,
-      feedback: feedback.map((f) => ({
-        feedbackId: f.id,
-        feedbackType: f.feedbackType,
-        satisfaction: f.satisfaction,
-        summary: f.summary,
-        improvementSuggestions: f.improvementSuggestions,
-        followUpRequested: f.followUpRequested,
-        createdAt: f.createdAt.toISOString(),
-      })),
-    };
+    return context;
   });
 }
-
-export type ResearchContext = Awaited<ReturnType<typeof getResearchContext>>;
 
 export const getStepContextInput = z.object({ planId: planIdField, stepId: stepIdField });
 

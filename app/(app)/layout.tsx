@@ -1,0 +1,45 @@
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { signOutAction } from "@/app/(public)/sign-in/actions";
+import { requireUser } from "@/lib/auth/session";
+import { views } from "@/lib/web/views";
+
+export const dynamic = "force-dynamic";
+
+export default async function AppLayout({ children }: { children: ReactNode }) {
+  const user = await requireUser();
+  const inbox = await views.inboxCount(user);
+  return (
+    <>
+      <header className="site-header">
+        <Link href="/plans" className="brand">
+          Cairn
+        </Link>
+        <nav aria-label="Main">
+          <Link href="/plans">Plans</Link>
+          <Link href="/plans?filter=awaiting_review" data-testid="inbox">
+            Inbox <span className={inbox > 0 ? "count count-active" : "count"}>{inbox}</span>
+            <span className="sr-only"> plans awaiting review</span>
+          </Link>
+          {user.role === "admin" ? (
+            <>
+              <Link href="/admin/stalled">Stalled</Link>
+              <Link href="/admin/tool-calls">Tool calls</Link>
+              <Link href="/admin/users">Users &amp; keys</Link>
+            </>
+          ) : null}
+          <Link href="/connect">Connect</Link>
+        </nav>
+        <form action={signOutAction} className="signed-in">
+          <span className="muted" data-testid="signed-in-as">
+            {user.email} · {user.role}
+          </span>
+          <button type="submit" className="link-button">
+            Sign out
+          </button>
+        </form>
+      </header>
+      <main id="main">{children}</main>
+    </>
+  );
+}

@@ -1,0 +1,295 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { AutoRefresh } from "@/app/_components/auto-refresh";
+import { Pagination } from "@/app/_components/pagination";
+import { ProgressBar } from "@/app/_components/progress-bar";
+import { StatusBadge } from "@/app/_components/status-badge";
+import { formatDuration, Time } from "@/app/_components/time";
+import { requireUser } from "@/lib/auth/session";
+import type { PlanPage } from "@/lib/services/plan-views";
+import { views } from "@/lib/web/views";
+import { PlanFlow, StepTimeline } from "./plan-picture";
+import { ReviewArea } from "./review-area";
+
+export const metadata: Metadata = { title: "Plan" };
+
+const FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
+
+type Params = { planId: string };
+type Search = { audit?: string };
+
+export default async function PlanPageView({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
+  const user = await requireUser();
+  const { planId } = await params;
+  const { audit } = await searchParams;
+  const page = await views.planPage(user, planId, Number(audit ?? 1) || 1);
+  if (!page) notFound();
+
+  const active = page.plan.status !== "completed" && page.plan.status !== "failed";
+  const pending = page.reviews.find((r) => r.status === "pending") ?? null;
+  const metadata = page.skillExecution?.metadata ?? {};
+  const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : null);
+
+  return (
+    <article className="plan">
+      {active ? <AutoRefresh /> : null}
+      <p>
+        <Link href="/plans">← All plans</Link>
+      </p>
+      <header className="plan-header">
+        <h1>{page.plan.name}</h1>
+        <p className="lead">{page.plan.researchQuestion}</p>
+        <div className="plan-meta">
+          <StatusBadge status={page.plan.status} />
+          <ProgressBar progress={page.progress} />
+          <span className="muted">
+            Created <Time iso={page.plan.createdAt} /> · updated <Time iso={page.plan.updatedAt} />
+          </span>
+        </div>
+        {page.skillExecution ? (
+          <dl className="facts" data-testid="skill-execution">
+            <dt>Research type</dt>
+            <dd>{text(metadata.researchType) ?? "—"}</dd>
+            <dt>Routing</dt>
+            <dd>{text(metadata.delegatedTo) ?? "—"}</dd>
+            <dt>Why</dt>
+            <dd className="pre-wrap">{text(metadata.routingRationale) ?? "—"}</dd>
+          </dl>
+        ) : null}
+        {page.plan.planDesignRationale ? (
+          <details>
+            <summary>Plan design rationale</summary>
+            <p className="pre-wrap">{page.plan.planDesignRationale}</p>
+          </details>
+        ) : null}
+      </header>
+
+      {page.stallWarnings.length > 0 ? (
+        <p className="notice notice-warning" role="status" data-testid="plan-stall-warning">
+          ⚠ Stalled: step {page.stallWarnings.map((w) => w.stepOrder).join(", ")} has been in
+          progress longer than the {formatDuration(page.stallThresholdSeconds)} threshold.
+        </p>
+      ) : null}
+
+      <ReviewArea
+        planId={page.plan.planId}
+        planStatus={page.plan.status}
+        review={
+          pending
+            ? {
+                reviewRequestId: pending.reviewRequestId,
+                stepOrder: pending.stepOrder,
+                summary: pending.summary,
+                questions: pending.questions,
+                requestedBy: pending.requestedBy,
+                requestedAt: pending.requestedAt,
+              }
+            : null
+        }
+      />
+
+      <section aria-labelledby="steps-heading">
+        <h2 id="steps-heading">Steps</h2>
+        <ol className="steps">
+          {page.steps.map((step) => (
+            <StepItem key={step.stepId} step={step} page={page} />
+          ))}
+        </ol>
+      </section>
+
+      <section aria-labelledby="picture-heading" className="two-col">
+        <div>
+          <h2 id="picture-heading">Flow</h2>
+          <PlanFlow steps={page.steps} conditions={page.branchingConditions} />
+        </div>
+        <div>
+          <h2>Timeline</h2>
+          <StepTimeline steps={page.steps} now={page.now} />
+        </div>
+      </section>
+
+      <section aria-labelledby="audit-heading">
+        <h2 id="audit-heading">Audit trail</h2>
+        <div className="table-wrap">
+          <table className="table" data-testid="audit-trail">
+            <caption className="sr-only">Every event of this plan, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Event</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.audit.entries.map((entry) => (
+                <tr key={entry.id}>
+                  <td>
+                    <Time iso={entry.createdAt} />
+                  </td>
+                  <td>
+                    <code>{entry.eventType}</code>
+                    {typeof entry.payload.action === "string" ? ` · ${entry.payload.action}` : ""}
+                  </td>
+                  <td>
+                    <span className="muted">
+                      {entry.actorType === "api_key"
+                        ? "API "
+                        : entry.actorType === "user"
+                          ? "User "
+                          : ""}
+                    </span>
+                    {entry.actorLabel}
+                  </td>
+                  <td>
+                    <details>
+                      <summary>Payload</summary>
+                      <pre>{JSON.stringify(entry.payload, null, 2)}</pre>
+                    </details>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <Pagination
+          page={page.audit.page}
+          pageSize={page.audit.pageSize}
+          total={page.audit.total}
+          basePath={`/plans/${page.plan.planId}`}
+          params={{}}
+          pageParam="audit"
+          label="Audit trail pages"
+        />
+      </section>
+    </article>
+  );
+}
+
+function StepItem({ step, page }: { step: PlanPage["steps"][number]; page: PlanPage }) {
+  const [instructions, ...feedback] = step.instructions.split(FEEDBACK_MARK);
+  const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
+  const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
+  const report = (step.stepExecutionReport ?? null) as Record<string, unknown> | null;
+  const duration =
+    step.startedAt && step.completedAt
+      ? (Date.parse(step.completedAt) - Date.parse(step.startedAt)) / 1000
+      : null;
+  return (
+    <li className={`card step step-${step.status}`} data-testid={`step-${step.stepOrder}`}>
+      <header className="step-header">
+        <h3>
+          {step.stepOrder}. <span className="step-type">{step.stepType}</span>
+        </h3>
+        <StatusBadge status={step.status} />
+      </header>
+      {stall ? (
+        <p className="notice notice-warning" data-testid="step-stall">
+          In progress for {formatDuration(stall.inProgressSeconds)} (stall threshold{" "}
+          {formatDuration(page.stallThresholdSeconds)}).
+        </p>
+      ) : null}
+      <p className="pre-wrap">{instructions}</p>
+      {feedback.map((text) => (
+        <blockquote key={text} className="feedback" data-testid="user-feedback">
+          <strong>User feedback:</strong> <span className="pre-wrap">{text}</span>
+        </blockquote>
+      ))}
+      <dl className="facts">
+        <dt>Started</dt>
+        <dd>
+          <Time iso={step.startedAt} />
+        </dd>
+        <dt>Finished</dt>
+        <dd>
+          <Time iso={step.completedAt} />
+          {duration !== null ? ` (${formatDuration(duration)})` : ""}
+        </dd>
+        <dt>Confidence</dt>
+        <dd>{step.confidence === null ? "—" : step.confidence.toFixed(2)}</dd>
+        {step.failureReason ? (
+          <>
+            <dt>Failure</dt>
+            <dd>{step.failureReason}</dd>
+          </>
+        ) : null}
+      </dl>
+      {step.resultSummary ? <p className="summary">{step.resultSummary}</p> : null}
+      {step.result !== null ? (
+        <details>
+          <summary>Result</summary>
+          <pre>{JSON.stringify(step.result, null, 2)}</pre>
+        </details>
+      ) : null}
+      {report ? (
+        <details>
+          <summary>Execution report</summary>
+          {(["thinking", "webSearches", "webFetches", "otherToolCalls", "subagents"] as const).map(
+            (key) => {
+              const value = report[key];
+              const empty =
+                value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+              return (
+                <details key={key} className="nested">
+                  <summary>
+                    {REPORT_LABELS[key]}
+                    {Array.isArray(value) ? ` (${value.length})` : ""}
+                  </summary>
+                  {empty ? (
+                    <p className="muted">None.</p>
+                  ) : typeof value === "string" ? (
+                    <p className="pre-wrap">{value}</p>
+                  ) : (
+                    <pre>{JSON.stringify(value, null, 2)}</pre>
+                  )}
+                </details>
+              );
+            },
+          )}
+        </details>
+      ) : null}
+      {conditions.length > 0 ? (
+        <div className="conditions">
+          <h4>Branching after this step</h4>
+          <ul>
+            {conditions.map((condition) => {
+              const target =
+                typeof condition.actionParams.stepId === "string"
+                  ? page.steps.find((s) => s.stepId === condition.actionParams.stepId)?.stepOrder
+                  : undefined;
+              return (
+                <li key={condition.conditionId} data-testid="condition">
+                  If <code>{condition.conditionExpression}</code> then{" "}
+                  <strong>{condition.ifTrueAction}</strong>
+                  {target ? ` step ${target}` : ""} —{" "}
+                  {condition.fired === null ? (
+                    <span className="muted">not evaluated yet</span>
+                  ) : condition.fired ? (
+                    <span className="strong">fired</span>
+                  ) : (
+                    <span>did not fire</span>
+                  )}
+                </li>
+              );
+            })}
+          </ul>
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
+const REPORT_LABELS = {
+  thinking: "Thinking",
+  webSearches: "Web searches",
+  webFetches: "Web fetches",
+  otherToolCalls: "Other tool calls",
+  subagents: "Subagents",
+};

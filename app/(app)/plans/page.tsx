@@ -1,0 +1,153 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { Suspense } from "react";
+import { Pagination } from "@/app/_components/pagination";
+import { ProgressBar } from "@/app/_components/progress-bar";
+import { StatusBadge } from "@/app/_components/status-badge";
+import { formatDuration, Time } from "@/app/_components/time";
+import { requireUser } from "@/lib/auth/session";
+import type { SignedInUser } from "@/lib/services/accounts";
+import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/plan-views";
+import { views } from "@/lib/web/views";
+
+export const metadata: Metadata = { title: "Plans" };
+
+const FILTER_LABELS: Record<PlanFilter, string> = {
+  active: "Active",
+  awaiting_review: "Awaiting review",
+  stalled: "Stalled",
+  completed: "Completed",
+  failed: "Failed",
+};
+
+type Search = { filter?: string; q?: string; page?: string };
+
+export default async function PlansPage({ searchParams }: { searchParams: Promise<Search> }) {
+  const user = await requireUser();
+  const search = await searchParams;
+  const filter = PLAN_FILTERS.find((f) => f === search.filter);
+  return (
+    <section>
+      <h1>Plans</h1>
+      <search aria-label="Filter plans">
+        <form className="filters">
+          <label>
+            Status
+            <select name="filter" defaultValue={filter ?? ""}>
+              <option value="">All</option>
+              {PLAN_FILTERS.map((f) => (
+                <option key={f} value={f}>
+                  {FILTER_LABELS[f]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Search
+            <input
+              name="q"
+              type="search"
+              defaultValue={search.q ?? ""}
+              placeholder="Name or question"
+            />
+          </label>
+          <button type="submit" className="button">
+            Apply
+          </button>
+        </form>
+      </search>
+      <Suspense
+        key={JSON.stringify(search)}
+        fallback={
+          <p className="muted" role="status">
+            Loading plans…
+          </p>
+        }
+      >
+        <PlanTable user={user} filter={filter} q={search.q} page={Number(search.page ?? 1) || 1} />
+      </Suspense>
+    </section>
+  );
+}
+
+async function PlanTable({
+  user,
+  filter,
+  q,
+  page,
+}: {
+  user: SignedInUser;
+  filter?: PlanFilter;
+  q?: string;
+  page: number;
+}) {
+  const list = await views.plans(user, { filter, q: q || undefined, page });
+  if (list.plans.length === 0) {
+    return (
+      <div className="empty card">
+        <p>
+          {filter || q
+            ? "No plan matches these filters."
+            : "No plans yet. When an AI platform connected with one of your team's API keys creates a research plan, it appears here."}
+        </p>
+        {filter || q ? (
+          <Link href="/plans">Show all plans</Link>
+        ) : (
+          <Link href="/connect">How to connect an AI platform</Link>
+        )}
+      </div>
+    );
+  }
+  return (
+    <>
+      <div className="table-wrap">
+        <table className="table" data-testid="plans-table">
+          <caption className="sr-only">Research plans, most recently active first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Plan</th>
+              <th scope="col">Status</th>
+              <th scope="col">Progress</th>
+              <th scope="col">Last activity</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.plans.map((plan) => (
+              <tr key={plan.planId}>
+                <td>
+                  <Link href={`/plans/${plan.planId}`} className="strong">
+                    {plan.name}
+                  </Link>
+                  <div className="muted clamp">{plan.researchQuestion}</div>
+                </td>
+                <td>
+                  <StatusBadge status={plan.status} />
+                  {plan.stallWarnings.length > 0 ? (
+                    <div className="warning-text" data-testid="stall-warning">
+                      ⚠ Step {plan.stallWarnings[0]?.stepOrder} in progress for{" "}
+                      {formatDuration(plan.stallWarnings[0]?.inProgressSeconds ?? 0)}
+                    </div>
+                  ) : null}
+                </td>
+                <td>
+                  <ProgressBar progress={plan.progress} />
+                </td>
+                <td>
+                  <Time iso={plan.lastActivityAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pagination
+        page={list.page}
+        pageSize={list.pageSize}
+        total={list.total}
+        basePath="/plans"
+        params={{ filter, q }}
+        label="Plans pages"
+      />
+    </>
+  );
+}

@@ -1,0 +1,20 @@
+const LABELS: Record<string, string> = {
+  planning: "Planning",
+  executing: "Executing",
+  awaiting_review: "Awaiting review",
+  stalled: "Stalled",
+  completed: "Completed",
+  failed: "Failed",
+  pending: "Pending",
+  in_progress: "In progress",
+  awaiting_input: "Awaiting input",
+  skipped: "Skipped",
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return (
+    <span className={`badge badge-${status}`} data-testid="status">
+      {LABELS[status] ?? status}
+    </span>
+  );
+}

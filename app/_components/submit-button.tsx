@@ -1,0 +1,33 @@
+"use client";
+
+import type { ReactNode } from "react";
+import { useFormStatus } from "react-dom";
+
+export function SubmitButton({
+  children,
+  className,
+  name,
+  value,
+  onClick,
+}: {
+  children: ReactNode;
+  className?: string;
+  name?: string;
+  value?: string;
+  onClick?: (event: React.MouseEvent<HTMLButtonElement>) => void;
+}) {
+  const { pending } = useFormStatus();
+  return (
+    <button
+      type="submit"
+      className={className ?? "button"}
+      name={name}
+      value={value}
+      disabled={pending}
+      aria-disabled={pending}
+      onClick={onClick}
+    >
+      {children}
+    </button>
+  );
+}

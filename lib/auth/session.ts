@@ -1,0 +1,43 @@
+/**
+ * The web door's identity: every page and server action starts here. A visitor
+ * without a session is sent to sign in; a non-admin asking for an admin page
+ * gets a 404, so the admin area does not announce itself.
+ */
+import { notFound, redirect } from "next/navigation";
+import { auth } from "@/auth";
+import { getDb } from "../db/client";
+import { env } from "../env";
+import type { SignedInUser } from "../services/accounts";
+import type { ServiceContext } from "../services/context";
+
+export async function currentUser(): Promise<SignedInUser | null> {
+  const session = await auth();
+  const user = session?.user;
+  return user?.userId && user.tenantId ? user : null;
+}
+
+export async function requireUser(): Promise<SignedInUser> {
+  const user = await currentUser();
+  if (!user) redirect("/sign-in");
+  return user;
+}
+
+export async function requireAdmin(): Promise<SignedInUser> {
+  const user = await requireUser();
+  if (user.role !== "admin") notFound();
+  return user;
+}
+
+/** The use cases' context for a person: their tenant, and them as the audit actor. */
+export async function userContext(user: SignedInUser): Promise<ServiceContext> {
+  return {
+    db: await getDb(),
+    tenantId: user.tenantId,
+    actor: {
+      type: "user",
+      id: user.userId,
+      label: user.name ? `${user.name} <${user.email}>` : user.email,
+    },
+    stallThresholdSeconds: env().CAIRN_STALL_THRESHOLD_SECONDS,
+  };
+}

@@ -1,0 +1,324 @@
+/**
+ * Read models for the web UI: the plans list with filters and paging, the
+ * reviewer's inbox count, a plan's page with its audit trail, and the admin's
+ * views of stalled work and the tool-call log. Reads only; every query is
+ * scoped to the tenant.
+ */
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gte,
+  ilike,
+  inArray,
+  lte,
+  notInArray,
+  or,
+  sql,
+} from "drizzle-orm";
+import { z } from "zod";
+import { apiKeys, mcpToolCallLog, planAuditLog, planSteps, researchPlans } from "../db/schema";
+import { computeProgress, stallWarnings } from "../plan-engine/progress";
+import { TERMINAL_PLAN_STATUSES } from "../plan-engine/states";
+import type { ServiceContext } from "./context";
+import { loadPlanContext } from "./research-context";
+import { parseInput } from "./validation";
+
+export const PLAN_FILTERS = [
+  "active",
+  "awaiting_review",
+  "stalled",
+  "completed",
+  "failed",
+] as const;
+export type PlanFilter = (typeof PLAN_FILTERS)[number];
+
+export const listPlansInput = z.object({
+  filter: z.enum(PLAN_FILTERS).optional(),
+  q: z.string().trim().max(200).optional(),
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+type ViewContext = Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds">;
+
+function stalledBefore(ctx: ViewContext, now: Date) {
+  return new Date(now.getTime() - ctx.stallThresholdSeconds * 1000);
+}
+
+export async function listPlans(ctx: ViewContext, raw: z.input<typeof listPlansInput>) {
+  const input = parseInput(listPlansInput, raw);
+  const now = new Date();
+  const hasStalledStep = sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${stalledBefore(ctx, now).toISOString()})`;
+  const conditions = [eq(researchPlans.tenantId, ctx.tenantId)];
+  if (input.filter === "active") {
+    conditions.push(notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]));
+  } else if (input.filter === "stalled") {
+    // Stalled as the UI shows it: marked so, or executing with a step past the threshold.
+    conditions.push(
+      or(
+        eq(researchPlans.status, "stalled"),
+        and(eq(researchPlans.status, "executing"), hasStalledStep),
+      ) ?? sql`false`,
+    );
+  } else if (input.filter) {
+    conditions.push(eq(researchPlans.status, input.filter));
+  }
+  if (input.q) {
+    const pattern = `%${input.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(
+      or(ilike(researchPlans.name, pattern), ilike(researchPlans.researchQuestion, pattern)) ??
+        sql`false`,
+    );
+  }
+  const where = and(...conditions);
+  const [total] = await ctx.db.select({ n: count() }).from(researchPlans).where(where);
+  const plans = await ctx.db
+    .select()
+    .from(researchPlans)
+    .where(where)
+    .orderBy(desc(researchPlans.updatedAt), desc(researchPlans.id))
+    .limit(input.pageSize)
+    .offset((input.page - 1) * input.pageSize);
+  const ids = plans.map((p) => p.id);
+  const steps =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({
+            id: planSteps.id,
+            planId: planSteps.planId,
+            stepOrder: planSteps.stepOrder,
+            status: planSteps.status,
+            startedAt: planSteps.startedAt,
+          })
+          .from(planSteps)
+          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
+  const activity =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({
+            planId: planAuditLog.planId,
+            last: sql<string>`max(${planAuditLog.createdAt})`,
+          })
+          .from(planAuditLog)
+          .where(and(eq(planAuditLog.tenantId, ctx.tenantId), inArray(planAuditLog.planId, ids)))
+          .groupBy(planAuditLog.planId);
+  return {
+    ...input,
+    total: total?.n ?? 0,
+    plans: plans.map((plan) => {
+      const own = steps.filter((s) => s.planId === plan.id);
+      const last = activity.find((a) => a.planId === plan.id)?.last;
+      const lastActivity = last ? new Date(last) : plan.updatedAt;
+      return {
+        planId: plan.id,
+        name: plan.name,
+        researchQuestion: plan.researchQuestion,
+        status: plan.status,
+        progress: computeProgress(own.map((s) => s.status)),
+        stallWarnings: stallWarnings(own, now, ctx.stallThresholdSeconds),
+        lastActivityAt: (lastActivity > plan.updatedAt
+          ? lastActivity
+          : plan.updatedAt
+        ).toISOString(),
+      };
+    }),
+  };
+}
+
+export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number];
+
+/** The reviewer's inbox: plans of the tenant waiting for a person's decision. */
+export async function countAwaitingReview(ctx: ViewContext): Promise<number> {
+  const [row] = await ctx.db
+    .select({ n: count() })
+    .from(researchPlans)
+    .where(
+      and(eq(researchPlans.tenantId, ctx.tenantId), eq(researchPlans.status, "awaiting_review")),
+    );
+  return row?.n ?? 0;
+}
+
+export const AUDIT_PAGE_SIZE = 25;
+
+/** The plan page: the plan's whole context, stall information and one page of its audit trail, newest first. */
+export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 1) {
+  if (!z.uuid().safeParse(planId).success) return undefined;
+  const page = Math.max(1, Math.floor(auditPage));
+  return ctx.db.transaction(async (tx) => {
+    const context = await loadPlanContext(tx, ctx, planId).catch(() => undefined);
+    if (!context) return undefined;
+    const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
+    const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
+    const audit = await tx
+      .select()
+      .from(planAuditLog)
+      .where(where)
+      .orderBy(desc(planAuditLog.createdAt), desc(planAuditLog.id))
+      .limit(AUDIT_PAGE_SIZE)
+      .offset((page - 1) * AUDIT_PAGE_SIZE);
+    const now = new Date();
+    const warnings = stallWarnings(
+      context.steps.map((s) => ({
+        id: s.stepId,
+        stepOrder: s.stepOrder,
+        status: s.status,
+        startedAt: s.startedAt ? new Date(s.startedAt) : null,
+      })),
+      now,
+      ctx.stallThresholdSeconds,
+    );
+    return {
+      ...context,
+      stallWarnings: warnings,
+      stallThresholdSeconds: ctx.stallThresholdSeconds,
+      now: now.toISOString(),
+      audit: {
+        page,
+        pageSize: AUDIT_PAGE_SIZE,
+        total: total?.n ?? 0,
+        entries: audit.map((entry) => ({
+          id: entry.id,
+          eventType: entry.eventType,
+          actorType: entry.actorType,
+          actorLabel: entry.actorLabel,
+          stepId: entry.stepId,
+          payload: entry.payload,
+          createdAt: entry.createdAt.toISOString(),
+        })),
+      },
+    };
+  });
+}
+
+export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
+
+/** Admin: plans with a step in progress past the threshold or marked stalled, oldest stall first, with their failed steps. */
+export async function listStalledPlans(ctx: ViewContext) {
+  const now = new Date();
+  const cutoff = stalledBefore(ctx, now).toISOString();
+  const candidates = await ctx.db
+    .select()
+    .from(researchPlans)
+    .where(
+      and(
+        eq(researchPlans.tenantId, ctx.tenantId),
+        or(
+          eq(researchPlans.status, "stalled"),
+          and(
+            eq(researchPlans.status, "executing"),
+            sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${cutoff})`,
+          ),
+        ),
+      ),
+    )
+    .orderBy(asc(researchPlans.updatedAt))
+    .limit(200);
+  const ids = candidates.map((p) => p.id);
+  const steps =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select()
+          .from(planSteps)
+          .where(
+            and(
+              eq(planSteps.tenantId, ctx.tenantId),
+              inArray(planSteps.planId, ids),
+              inArray(planSteps.status, ["in_progress", "failed"]),
+            ),
+          )
+          .orderBy(asc(planSteps.stepOrder));
+  return candidates.map((plan) => {
+    const own = steps.filter((s) => s.planId === plan.id);
+    return {
+      planId: plan.id,
+      name: plan.name,
+      status: plan.status,
+      lastActivityAt: plan.updatedAt.toISOString(),
+      stalledSteps: stallWarnings(own, now, ctx.stallThresholdSeconds),
+      failedSteps: own
+        .filter((s) => s.status === "failed")
+        .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
+    };
+  });
+}
+
+export const toolCallFilterInput = z.object({
+  tool: z.string().trim().max(100).optional(),
+  apiKeyId: z.uuid().optional(),
+  errors: z.enum(["only", "none"]).optional(),
+  since: z.coerce.date().optional(),
+  until: z.coerce.date().optional(),
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+});
+
+const TOOL_CALL_PAGE_SIZE = 50;
+
+/** Admin: the tool-call log with filters, and per tool the error rate and latency percentiles. */
+export async function getToolCallLog(ctx: ViewContext, raw: z.input<typeof toolCallFilterInput>) {
+  const input = parseInput(toolCallFilterInput, raw);
+  const conditions = [eq(mcpToolCallLog.tenantId, ctx.tenantId)];
+  if (input.tool) conditions.push(eq(mcpToolCallLog.toolName, input.tool));
+  if (input.apiKeyId) conditions.push(eq(mcpToolCallLog.apiKeyId, input.apiKeyId));
+  if (input.errors === "only") conditions.push(eq(mcpToolCallLog.isError, true));
+  if (input.errors === "none") conditions.push(eq(mcpToolCallLog.isError, false));
+  if (input.since) conditions.push(gte(mcpToolCallLog.createdAt, input.since));
+  if (input.until) conditions.push(lte(mcpToolCallLog.createdAt, input.until));
+  const where = and(...conditions);
+  const [total] = await ctx.db.select({ n: count() }).from(mcpToolCallLog).where(where);
+  const calls = await ctx.db
+    .select({
+      id: mcpToolCallLog.id,
+      toolName: mcpToolCallLog.toolName,
+      keyName: apiKeys.name,
+      durationMs: mcpToolCallLog.durationMs,
+      isError: mcpToolCallLog.isError,
+      errorCode: mcpToolCallLog.errorCode,
+      requestBytes: mcpToolCallLog.requestBytes,
+      responseBytes: mcpToolCallLog.responseBytes,
+      createdAt: mcpToolCallLog.createdAt,
+    })
+    .from(mcpToolCallLog)
+    .leftJoin(apiKeys, eq(apiKeys.id, mcpToolCallLog.apiKeyId))
+    .where(where)
+    .orderBy(desc(mcpToolCallLog.createdAt), desc(mcpToolCallLog.id))
+    .limit(TOOL_CALL_PAGE_SIZE)
+    .offset((input.page - 1) * TOOL_CALL_PAGE_SIZE);
+  const stats = await ctx.db
+    .select({
+      toolName: mcpToolCallLog.toolName,
+      calls: sql<number>`count(*)::int`,
+      errors: sql<number>`count(*) filter (where ${mcpToolCallLog.isError})::int`,
+      p50: sql<number>`percentile_cont(0.5) within group (order by ${mcpToolCallLog.durationMs})`,
+      p95: sql<number>`percentile_cont(0.95) within group (order by ${mcpToolCallLog.durationMs})`,
+      p99: sql<number>`percentile_cont(0.99) within group (order by ${mcpToolCallLog.durationMs})`,
+    })
+    .from(mcpToolCallLog)
+    .where(where)
+    .groupBy(mcpToolCallLog.toolName)
+    .orderBy(mcpToolCallLog.toolName);
+  const tools = await ctx.db
+    .selectDistinct({ toolName: mcpToolCallLog.toolName })
+    .from(mcpToolCallLog)
+    .where(eq(mcpToolCallLog.tenantId, ctx.tenantId))
+    .orderBy(mcpToolCallLog.toolName);
+  return {
+    filters: input,
+    total: total?.n ?? 0,
+    pageSize: TOOL_CALL_PAGE_SIZE,
+    calls: calls.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
+    stats: stats.map((s) => ({
+      ...s,
+      errorRate: s.calls === 0 ? 0 : s.errors / s.calls,
+      p50: Number(s.p50),
+      p95: Number(s.p95),
+      p99: Number(s.p99),
+    })),
+    toolNames: tools.map((t) => t.toolName),
+  };
+}

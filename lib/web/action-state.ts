@@ -1,0 +1,34 @@
+/**
+ * The web door's error adapter: server actions answer with a state the form
+ * shows, never a thrown error. A CONFLICT (someone acted first) is its own
+ * status so the review panel can say so plainly.
+ */
+import { isAppError } from "../plan-engine/app-error";
+
+export type ActionState =
+  | { status: "idle" }
+  | { status: "success"; message: string; data?: Record<string, string> }
+  | { status: "conflict"; message: string }
+  | { status: "error"; message: string };
+
+export const IDLE: ActionState = { status: "idle" };
+
+export function actionError(error: unknown): ActionState {
+  if (isAppError(error)) {
+    if (error.code === "CONFLICT") return { status: "conflict", message: error.message };
+    if (error.code === "NOT_FOUND") {
+      return { status: "error", message: "Not found: it does not exist in your account." };
+    }
+    return { status: "error", message: error.message };
+  }
+  console.error("Unexpected error in a server action:", error);
+  return {
+    status: "error",
+    message: "Something went wrong and nothing was changed. Reload the page and try again.",
+  };
+}
+
+export function field(form: FormData, name: string): string | undefined {
+  const value = form.get(name);
+  return typeof value === "string" ? value : undefined;
+}

@@ -1,0 +1,46 @@
+/**
+ * The web door's reads, each for the signed-in user's tenant. Pages call these
+ * rather than the database, so tenancy is decided in one place.
+ */
+import { getDb } from "../db/client";
+import { env } from "../env";
+import { listTenantApiKeys, listTenantUsers, type SignedInUser } from "../services/accounts";
+import {
+  countAwaitingReview,
+  getPlanPage,
+  getToolCallLog,
+  listPlans,
+  listStalledPlans,
+} from "../services/plan-views";
+
+async function viewContext(user: SignedInUser) {
+  return {
+    db: await getDb(),
+    tenantId: user.tenantId,
+    stallThresholdSeconds: env().CAIRN_STALL_THRESHOLD_SECONDS,
+  };
+}
+
+export const views = {
+  async plans(user: SignedInUser, input: Parameters<typeof listPlans>[1]) {
+    return listPlans(await viewContext(user), input);
+  },
+  async inboxCount(user: SignedInUser) {
+    return countAwaitingReview(await viewContext(user));
+  },
+  async planPage(user: SignedInUser, planId: string, auditPage: number) {
+    return getPlanPage(await viewContext(user), planId, auditPage);
+  },
+  async stalledPlans(user: SignedInUser) {
+    return listStalledPlans(await viewContext(user));
+  },
+  async toolCalls(user: SignedInUser, input: Parameters<typeof getToolCallLog>[1]) {
+    return getToolCallLog(await viewContext(user), input);
+  },
+  async users(user: SignedInUser) {
+    return listTenantUsers(await getDb(), user.tenantId);
+  },
+  async apiKeys(user: SignedInUser) {
+    return listTenantApiKeys(await getDb(), user.tenantId);
+  },
+};
