@@ -1,22 +1,23 @@
 import { defineConfig } from "@playwright/test";
 
-const port = Number(process.env.CAIRN_E2E_PORT ?? 3107);
-
 /**
- * Browser tests run against the production build (`next build` runs first in
- * `npm run test:e2e`) in Debian's Chromium, on a fresh embedded database.
+ * Browser tests against the production build (`npm run build` runs before them in
+ * `npm test`) in Debian's Chromium. Each worker starts its own server over a fresh
+ * database (see e2e/fixtures.ts); the global setup starts PostgreSQL 15.
  */
 export default defineConfig({
   testDir: "e2e",
-  outputDir: "test-results",
+  outputDir: "test-results/playwright",
   fullyParallel: false,
   workers: 1,
   forbidOnly: Boolean(process.env.CI),
   retries: 0,
+  timeout: 90_000,
+  expect: { timeout: 15_000 },
   reporter: [["list"]],
   use: {
-    baseURL: `http://127.0.0.1:${port}`,
     screenshot: "only-on-failure",
+    trace: "retain-on-failure",
     launchOptions: {
       executablePath: process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium",
       args: [
@@ -30,11 +31,4 @@ export default defineConfig({
     },
   },
   globalSetup: "./e2e/global-setup.ts",
-  webServer: {
-    command: `rm -rf .data/e2e && npx next start -H 127.0.0.1 -p ${port}`,
-    url: `http://127.0.0.1:${port}/`,
-    reuseExistingServer: false,
-    timeout: 120_000,
-    env: { CAIRN_DATA_DIR: ".data/e2e", DATABASE_URL: "" },
-  },
 });

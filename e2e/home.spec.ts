@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 
 test("the home page says what Cairn is and links to sign-in and connection instructions", async ({
   page,
@@ -18,4 +18,20 @@ test("the home page says what Cairn is and links to sign-in and connection instr
   await expect(page).toHaveURL(/\/connect$/);
   await expect(page.getByRole("heading", { name: "Connect an AI platform" })).toBeVisible();
   await expect(page.getByText("Authorization: Bearer").first()).toBeVisible();
+
+  await page.getByRole("link", { name: "Sign in" }).first().click();
+  await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
+});
+
+test("a wrong password gets a clear error and no session", async ({ page, app }) => {
+  await page.goto("/sign-in");
+  await page.getByLabel("E-mail").fill(app.tenantA.email);
+  await page.getByLabel("Password").fill("not the password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(
+    "That e-mail and password do not match an account.",
+  );
+  const response = await page.goto("/plans");
+  expect(page.url()).toContain("/sign-in");
+  expect(response?.ok()).toBe(true);
 });

@@ -1,15 +1,11 @@
-import type { TestProject } from "vitest/node";
 import { startPostgres } from "./support/postgres-server";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    postgresUrl: string;
-  }
-}
-
-/** One PostgreSQL 15 cluster for the whole integration run; each test file makes its own database in it. */
-export default async function setup(project: TestProject) {
+/**
+ * One PostgreSQL 15 cluster for the whole integration run; each test file makes
+ * its own database in it. Workers inherit the URL through the environment.
+ */
+export default async function setup() {
   const server = await startPostgres();
-  project.provide("postgresUrl", server.url);
+  process.env.CAIRN_TEST_POSTGRES_URL = server.url;
   return () => server.stop();
 }

@@ -197,7 +197,11 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
 
 export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
-/** Admin: plans with a step in progress past the threshold or marked stalled, oldest stall first, with their failed steps. */
+/**
+ * Admin: work that needs a person. Plans marked stalled, executing plans with a
+ * step in progress past the threshold, and active plans holding a failed step
+ * (which retry_step can send back to pending), least recently active first.
+ */
 export async function listStalledPlans(ctx: ViewContext) {
   const now = new Date();
   const cutoff = stalledBefore(ctx, now).toISOString();
@@ -212,6 +216,10 @@ export async function listStalledPlans(ctx: ViewContext) {
           and(
             eq(researchPlans.status, "executing"),
             sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${cutoff})`,
+          ),
+          and(
+            inArray(researchPlans.status, ["planning", "executing"]),
+            sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'failed')`,
           ),
         ),
       ),

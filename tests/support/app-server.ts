@@ -18,19 +18,22 @@ import { freePort } from "./postgres-server";
 export type Tenant = {
   tenantId: string;
   userId: string;
+  /** The tenant's admin. */
   email: string;
+  /** A researcher of the same tenant. */
+  researcherEmail: string;
   key: string;
   apiKeyId: string;
 };
 
-export type AppServer = {
+/** Every seeded user's password. */
+export const SEED_PASSWORD = "a long enough password";
+
+export type RunningApp = {
   backend: Backend;
   url: string;
   mcpUrl: string;
   port: number;
-  tenantA: Tenant;
-  tenantB: Tenant;
-  revokedKey: string;
   /** Opens the server's database; on the embedded backend only after `stopServer()`. */
   openDatabase(): Promise<DatabaseHandle>;
   /** Stops the server and keeps its database. */
@@ -39,21 +42,37 @@ export type AppServer = {
   stop(): Promise<void>;
 };
 
-export type AppServerOptions = { stallThresholdSeconds?: number; env?: Record<string, string> };
+export type Seed = { tenantA: Tenant; tenantB: Tenant; revokedKey: string };
+export type AppServer = RunningApp & Seed;
+
+export type AppServerOptions = {
+  stallThresholdSeconds?: number;
+  env?: Record<string, string>;
+};
 
 async function seedTenant(handle: DatabaseHandle, name: string): Promise<Tenant> {
   const email = `${name.toLowerCase()}@example.com`;
+  const researcherEmail = `${name.toLowerCase()}-researcher@example.com`;
   const user = await createUser(handle.db, {
     email,
-    password: "a long enough password",
+    password: SEED_PASSWORD,
     role: "admin",
     tenant: name,
+    name: `${name} Admin`,
+  });
+  await createUser(handle.db, {
+    email: researcherEmail,
+    password: SEED_PASSWORD,
+    role: "researcher",
+    tenant: name,
+    name: `${name} Researcher`,
   });
   const key = await createApiKey(handle.db, { email, name: `${name} agent` });
   return {
     tenantId: user.tenantId,
     userId: user.userId,
     email,
+    researcherEmail,
     key: key.key,
     apiKeyId: key.apiKeyId,
   };
@@ -74,10 +93,36 @@ async function waitUntilReady(url: string, child: ChildProcess, output: () => st
   throw new Error(`next start did not become ready:\n${output()}`);
 }
 
+/** The production build on a database seeded with two tenants (an admin, a researcher and an API key each). */
 export async function startAppServer(
   backend: Backend,
   options: AppServerOptions = {},
 ): Promise<AppServer> {
+  let seed: Seed | undefined;
+  const app = await launch(backend, options, async (handle) => {
+    const tenantA = await seedTenant(handle, "Alpha");
+    const tenantB = await seedTenant(handle, "Beta");
+    const revoked = await createApiKey(handle.db, { email: tenantA.email, name: "revoked" });
+    await handle.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(eq(apiKeys.id, revoked.apiKeyId));
+    seed = { tenantA, tenantB, revokedKey: revoked.key };
+  });
+  if (!seed) throw new Error("seeding did not run");
+  return { ...app, ...seed };
+}
+
+/** The production build on an empty, migrated database: a fresh install. */
+export function startFreshAppServer(backend: Backend, options: AppServerOptions = {}) {
+  return launch(backend, options, async () => {});
+}
+
+async function launch(
+  backend: Backend,
+  options: AppServerOptions,
+  seedWith: (handle: DatabaseHandle) => Promise<void>,
+): Promise<RunningApp> {
   if (!existsSync(".next/BUILD_ID")) {
     throw new Error("No production build: run `npm run build` before the integration tests.");
   }
@@ -90,19 +135,9 @@ export async function startAppServer(
       : openDatabase({ kind: "pglite", dataDir });
 
   const seed = await open();
-  let tenantA: Tenant;
-  let tenantB: Tenant;
-  let revokedKey: string;
   try {
     await seed.migrate();
-    tenantA = await seedTenant(seed, "Alpha");
-    tenantB = await seedTenant(seed, "Beta");
-    const revoked = await createApiKey(seed.db, { email: tenantA.email, name: "revoked" });
-    await seed.db
-      .update(apiKeys)
-      .set({ revokedAt: new Date() })
-      .where(eq(apiKeys.id, revoked.apiKeyId));
-    revokedKey = revoked.key;
+    await seedWith(seed);
   } finally {
     await seed.close();
   }
@@ -153,9 +188,6 @@ export async function startAppServer(
     url,
     mcpUrl: `${url}/api/mcp`,
     port,
-    tenantA,
-    tenantB,
-    revokedKey,
     async openDatabase() {
       if (backend === "pglite" && !stopped) {
         throw new Error("Stop the server before opening its embedded database.");

@@ -5,15 +5,22 @@
  */
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { inject } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 
 export const BACKENDS = ["pglite", "postgres"] as const;
 export type Backend = (typeof BACKENDS)[number];
 
+/** The throwaway cluster's URL, set by the test runner's global setup (vitest and Playwright alike). */
+export function testPostgresUrl(): string {
+  const url = process.env.CAIRN_TEST_POSTGRES_URL;
+  if (!url)
+    throw new Error("CAIRN_TEST_POSTGRES_URL is not set: the global setup starts PostgreSQL 15.");
+  return url;
+}
+
 /** Creates an empty database in the test cluster and returns its URL. */
 export async function createPostgresDatabase(): Promise<string> {
-  const adminUrl = inject("postgresUrl");
+  const adminUrl = testPostgresUrl();
   const name = `cairn_test_${randomBytes(6).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {

@@ -1,0 +1,122 @@
+"use client";
+
+import { useActionState, useState } from "react";
+import { ActionMessage } from "@/app/_components/action-message";
+import { SubmitButton } from "@/app/_components/submit-button";
+import { IDLE } from "@/lib/web/action-state";
+import { connectionSnippets } from "@/lib/web/connection-snippets";
+import { createKeyAction, createUserAction, revokeKeyAction } from "./actions";
+
+export function CreateUserForm() {
+  const [state, action] = useActionState(createUserAction, IDLE);
+  return (
+    <form action={action} className="form card" aria-labelledby="create-user-heading">
+      <h3 id="create-user-heading">Add a user</h3>
+      <label>
+        E-mail
+        <input name="email" type="email" required />
+      </label>
+      <label>
+        Name
+        <input name="name" maxLength={200} />
+      </label>
+      <label>
+        Password <span className="muted">(at least 8 characters)</span>
+        <input name="password" type="password" minLength={8} required autoComplete="new-password" />
+      </label>
+      <label>
+        Role
+        <select name="role" defaultValue="researcher">
+          <option value="researcher">Researcher</option>
+          <option value="admin">Admin</option>
+        </select>
+      </label>
+      <ActionMessage state={state} />
+      <SubmitButton>Add user</SubmitButton>
+    </form>
+  );
+}
+
+function CopyBlock({ label, text, testId }: { label: string; text: string; testId: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="copy-block">
+      <div className="copy-head">
+        <strong>{label}</strong>
+        <button
+          type="button"
+          className="link-button"
+          onClick={async () => {
+            await navigator.clipboard.writeText(text);
+            setCopied(true);
+          }}
+        >
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </div>
+      <pre data-testid={testId}>
+        <code>{text}</code>
+      </pre>
+    </div>
+  );
+}
+
+export function CreateKeyForm({
+  users,
+  endpoint,
+}: {
+  users: { email: string }[];
+  endpoint: string;
+}) {
+  const [state, action] = useActionState(createKeyAction, IDLE);
+  const key = state.status === "success" ? state.data?.key : undefined;
+  const snippets = key ? connectionSnippets(endpoint, key) : null;
+  return (
+    <form action={action} className="form card" aria-labelledby="create-key-heading">
+      <h3 id="create-key-heading">Create an API key</h3>
+      <label>
+        For user
+        <select name="email" required>
+          {users.map((user) => (
+            <option key={user.email}>{user.email}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Label
+        <input name="name" placeholder="e.g. Claude Code on my laptop" maxLength={200} />
+      </label>
+      <ActionMessage state={state} />
+      {key && snippets ? (
+        <div className="new-key" data-testid="new-key">
+          <CopyBlock label="API key" text={key} testId="new-key-value" />
+          <CopyBlock label="Claude Code" text={snippets.claudeCode} testId="snippet-claude" />
+          <CopyBlock
+            label="MCP client JSON configuration"
+            text={snippets.jsonConfig}
+            testId="snippet-json"
+          />
+          <CopyBlock
+            label="MCP Inspector (CLI)"
+            text={snippets.inspector}
+            testId="snippet-inspector"
+          />
+        </div>
+      ) : null}
+      <SubmitButton>Create key</SubmitButton>
+    </form>
+  );
+}
+
+export function RevokeKeyForm({ apiKeyId, name }: { apiKeyId: string; name: string }) {
+  const [state, action] = useActionState(revokeKeyAction, IDLE);
+  return (
+    <form action={action} className="inline-form">
+      <input type="hidden" name="apiKeyId" value={apiKeyId} />
+      <SubmitButton className="button button-danger-outline">
+        Revoke<span className="sr-only"> key {name}</span>
+      </SubmitButton>
+      <ActionMessage state={state} />
+    </form>
+  );
+}

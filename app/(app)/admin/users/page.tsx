@@ -1,0 +1,99 @@
+import type { Metadata } from "next";
+import { headers } from "next/headers";
+import { Time } from "@/app/_components/time";
+import { requireAdmin } from "@/lib/auth/session";
+import { views } from "@/lib/web/views";
+import { CreateKeyForm, CreateUserForm, RevokeKeyForm } from "./forms";
+
+export const metadata: Metadata = { title: "Users and API keys" };
+
+async function mcpEndpoint(): Promise<string> {
+  const list = await headers();
+  const host = list.get("x-forwarded-host") ?? list.get("host") ?? "localhost:3000";
+  const proto = list.get("x-forwarded-proto") ?? "http";
+  return `${proto}://${host}/api/mcp`;
+}
+
+export default async function UsersPage() {
+  const admin = await requireAdmin();
+  const [users, keys, endpoint] = await Promise.all([
+    views.users(admin),
+    views.apiKeys(admin),
+    mcpEndpoint(),
+  ]);
+  return (
+    <section>
+      <h1>Users and API keys</h1>
+      <div className="two-col">
+        <CreateUserForm />
+        <CreateKeyForm users={users} endpoint={endpoint} />
+      </div>
+      <h2>Users</h2>
+      <div className="table-wrap">
+        <table className="table" data-testid="users">
+          <thead>
+            <tr>
+              <th scope="col">E-mail</th>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Since</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((user) => (
+              <tr key={user.userId}>
+                <td>{user.email}</td>
+                <td>{user.name ?? "—"}</td>
+                <td>{user.role}</td>
+                <td>
+                  <Time iso={user.createdAt.toISOString()} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <h2>API keys</h2>
+      {keys.length === 0 ? (
+        <p className="empty card">No keys yet. Create one above to connect an AI platform.</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="table" data-testid="api-keys">
+            <thead>
+              <tr>
+                <th scope="col">Label</th>
+                <th scope="col">Key</th>
+                <th scope="col">User</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((key) => (
+                <tr key={key.apiKeyId}>
+                  <td>{key.name}</td>
+                  <td>
+                    <code>{key.keyPrefix}…</code>
+                  </td>
+                  <td>{key.email}</td>
+                  <td>
+                    <Time iso={key.lastUsedAt?.toISOString() ?? null} />
+                  </td>
+                  <td>
+                    {key.revokedAt ? (
+                      <span className="muted">
+                        Revoked <Time iso={key.revokedAt.toISOString()} />
+                      </span>
+                    ) : (
+                      <RevokeKeyForm apiKeyId={key.apiKeyId} name={key.name} />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,97 @@
+import { test as base, expect } from "@playwright/test";
+import { type RunningApp, startFreshAppServer } from "../tests/support/app-server";
+import { connectAgent, report } from "../tests/support/mcp-client";
+import { keepScreenshot } from "./fixtures";
+
+const test = base.extend<{ fresh: RunningApp }>({
+  // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
+  fresh: async ({}, use) => {
+    const app = await startFreshAppServer("pglite");
+    await use(app);
+    await app.stop();
+  },
+});
+
+test("on the embedded default: first admin in the browser, a key, a plan run from MCP and steered to completion", async ({
+  page,
+  fresh,
+}) => {
+  await page.goto(`${fresh.url}/sign-in`);
+  await expect(page).toHaveURL(/\/setup$/);
+  await page.getByLabel("Team name").fill("Lab");
+  await page.getByLabel("Your name").fill("Ada");
+  await page.getByLabel("E-mail").fill("ada@example.com");
+  await page.getByLabel(/Password/).fill("correct horse battery");
+  await page.getByRole("button", { name: "Create the admin account" }).click();
+  await expect(page).toHaveURL(/\/admin\/users$/);
+  await expect(page.getByTestId("signed-in-as")).toContainText("ada@example.com · admin");
+
+  // The first-run page closes once an admin exists.
+  await page.goto(`${fresh.url}/setup`);
+  await expect(page).toHaveURL(/\/sign-in$|\/plans$/);
+
+  await page.goto(`${fresh.url}/admin/users`);
+  await page.getByLabel("Label").fill("Claude Code");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const key = (await page.getByTestId("new-key-value").innerText()).trim();
+
+  const agent = await connectAgent(fresh.mcpUrl, key);
+  try {
+    const created = await agent.ok("create_research_plan", {
+      name: "[Scan] Solar in Norway",
+      researchQuestion: "Does rooftop solar pay off in Oslo?",
+      steps: [
+        { stepType: "search", instructions: "Find production data." },
+        { stepType: "checkpoint", instructions: "Ask whether to include subsidies." },
+        { stepType: "synthesize", instructions: "Answer." },
+      ],
+    });
+    const planId = created.planId;
+    const step1 = await agent.ok("get_next_step", { planId });
+    await agent.ok("submit_step_result", {
+      planId,
+      stepId: step1.step.stepId,
+      result: { kWhPerYear: 850 },
+      resultSummary: "About 850 kWh per kWp per year.",
+      confidence: 0.7,
+      stepExecutionReport: report,
+    });
+    const step2 = await agent.ok("get_next_step", { planId });
+    await agent.ok("request_user_review", {
+      planId,
+      stepId: step2.step.stepId,
+      summary: "Include subsidies?",
+    });
+
+    await page.goto(`${fresh.url}/plans`);
+    await expect(page.getByTestId("inbox")).toContainText("1");
+    await keepScreenshot(page, "plans-list");
+    await page.getByRole("link", { name: "[Scan] Solar in Norway" }).click();
+    await page.getByTestId("review-panel").getByRole("button", { name: "Approve" }).click();
+    await expect(page.getByTestId("action-message")).toHaveText(/Approved/);
+
+    const step3 = await agent.ok("get_next_step", { planId });
+    await agent.ok("submit_step_result", {
+      planId,
+      stepId: step3.step.stepId,
+      result: { answer: "Yes, in about 12 years." },
+      stepExecutionReport: report,
+    });
+    expect((await agent.ok("get_next_step", { planId })).status).toBe("plan_complete");
+    await page.reload();
+    await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Completed");
+    await keepScreenshot(page, "plan-page-1280");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await expect(page.getByRole("heading", { name: "[Scan] Solar in Norway" })).toBeVisible();
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - window.innerWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(1);
+    await keepScreenshot(page, "plan-page-390");
+    await page.goto(`${fresh.url}/plans`);
+    await keepScreenshot(page, "plans-list-390");
+  } finally {
+    await agent.close();
+  }
+});

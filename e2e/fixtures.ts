@@ -1,0 +1,75 @@
+/**
+ * Playwright fixtures: a Cairn server per worker over a fresh, seeded PostgreSQL
+ * database (two tenants, each with an admin, a researcher and an API key), an
+ * agent (the official MCP SDK client with tenant Alpha's key), and page helpers.
+ */
+import { mkdirSync } from "node:fs";
+import { test as base, expect, type Page } from "@playwright/test";
+import { type AppServer, SEED_PASSWORD, startAppServer } from "../tests/support/app-server";
+import { type Agent, connectAgent, report } from "../tests/support/mcp-client";
+
+export const STALL_SECONDS = 3;
+
+type WorkerFixtures = { app: AppServer };
+type TestFixtures = { agent: Agent };
+
+export const test = base.extend<TestFixtures, WorkerFixtures>({
+  app: [
+    // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
+    async ({}, use) => {
+      const app = await startAppServer("postgres", { stallThresholdSeconds: STALL_SECONDS });
+      await use(app);
+      await app.stop();
+    },
+    { scope: "worker", timeout: 120_000 },
+  ],
+  baseURL: async ({ app }, use) => {
+    await use(app.url);
+  },
+  agent: async ({ app }, use) => {
+    const agent = await connectAgent(app.mcpUrl, app.tenantA.key);
+    await use(agent);
+    await agent.close();
+  },
+});
+
+export { expect, report };
+
+export async function signIn(page: Page, email: string, password = SEED_PASSWORD) {
+  await page.goto("/sign-in");
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toContainText(email);
+}
+
+/** Keeps a full-page screenshot of a main page as a test artifact. */
+export async function keepScreenshot(page: Page, name: string) {
+  mkdirSync("test-results/screenshots", { recursive: true });
+  await page.screenshot({ path: `test-results/screenshots/${name}.png`, fullPage: true });
+}
+
+/** An agent's plan paused at a checkpoint on its first step. */
+export async function planAwaitingReview(agent: Agent, name: string) {
+  const created = await agent.ok("create_research_plan", {
+    name,
+    researchQuestion: `What should we know about ${name}?`,
+    steps: [
+      { stepType: "checkpoint", instructions: "Present the sources found so far for review." },
+      { stepType: "synthesize", instructions: "Write the answer." },
+    ],
+  });
+  const next = await agent.ok("get_next_step", { planId: created.planId });
+  const review = await agent.ok("request_user_review", {
+    planId: created.planId,
+    stepId: next.step.stepId,
+    summary: `Found 4 sources on ${name}. Should I go deeper on costs?`,
+    questions: ["Include 2024 prices?"],
+  });
+  return {
+    planId: created.planId as string,
+    stepId: next.step.stepId as string,
+    reviewRequestId: review.reviewRequestId as string,
+    secondStepId: created.steps[1].stepId as string,
+  };
+}

@@ -1,0 +1,63 @@
+import { connectAgent } from "../tests/support/mcp-client";
+import { expect, keepScreenshot, signIn, test } from "./fixtures";
+
+test("a key created in the UI works with the MCP route and stops at once when revoked", async ({
+  page,
+  app,
+}) => {
+  await signIn(page, app.tenantA.email);
+  await page.getByRole("link", { name: "Users & keys" }).click();
+
+  const userForm = page.locator("form", { has: page.getByRole("heading", { name: "Add a user" }) });
+  await userForm.getByLabel("E-mail").fill("new-researcher@example.com");
+  await userForm.getByLabel(/Password/).fill("another long password");
+  await userForm.getByRole("button", { name: "Add user" }).click();
+  await expect(userForm.getByTestId("action-message")).toHaveText(
+    "Created researcher new-researcher@example.com.",
+  );
+  await expect(page.getByTestId("users")).toContainText("new-researcher@example.com");
+
+  const keyForm = page.locator("form", {
+    has: page.getByRole("heading", { name: "Create an API key" }),
+  });
+  await keyForm.getByLabel("For user").selectOption("new-researcher@example.com");
+  await keyForm.getByLabel("Label").fill("Browser-made key");
+  await keyForm.getByRole("button", { name: "Create key" }).click();
+  const key = (await page.getByTestId("new-key-value").innerText()).trim();
+  expect(key).toMatch(/^cairn_[A-Za-z0-9_-]{43}$/);
+  await expect(page.getByTestId("snippet-claude")).toContainText(
+    `claude mcp add --transport http cairn ${app.url}/api/mcp`,
+  );
+  await expect(page.getByTestId("snippet-json")).toContainText(`"Authorization": "Bearer ${key}"`);
+  await expect(page.getByTestId("snippet-inspector")).toContainText("--method tools/list");
+  await keepScreenshot(page, "admin-users-keys");
+
+  const agent = await connectAgent(app.mcpUrl, key);
+  expect(await agent.ok("ping")).toMatchObject({ ok: true });
+  const created = await agent.ok("create_research_plan", {
+    name: "Made with a browser key",
+    researchQuestion: "q",
+    steps: [{ stepType: "search", instructions: "s" }],
+  });
+  await agent.close();
+
+  const row = page.getByTestId("api-keys").locator("tr", { hasText: "Browser-made key" });
+  await row.getByRole("button", { name: /Revoke/ }).click();
+  await expect(row).toContainText("Revoked");
+
+  const refused = await fetch(app.mcpUrl, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${key}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "get_plan_status", arguments: { planId: created.planId } },
+    }),
+  });
+  expect(refused.status).toBe(401);
+});

@@ -1,0 +1,171 @@
+import { expect, keepScreenshot, planAwaitingReview, report, signIn, test } from "./fixtures";
+
+test("modify with feedback, then approve: the agent sees the feedback and the plan completes", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const plan = await planAwaitingReview(agent, "Heat pumps");
+  await signIn(page, app.tenantA.researcherEmail);
+
+  await expect(page.getByTestId("inbox")).toContainText(/[1-9]/);
+  await page.getByTestId("inbox").click();
+  await page.getByRole("link", { name: "Heat pumps" }).click();
+  const panel = page.getByTestId("review-panel");
+  await expect(panel).toBeVisible();
+  await expect(page.getByTestId("review-summary")).toHaveText(
+    "Found 4 sources on Heat pumps. Should I go deeper on costs?",
+  );
+  await keepScreenshot(page, "plan-review-panel");
+
+  // Modify without feedback is refused in the page; with feedback it goes through.
+  await panel.getByRole("button", { name: "Modify with feedback" }).click();
+  await expect(panel.getByRole("alert")).toContainText("Write the feedback");
+  await panel.getByLabel(/Feedback/).fill("Include 2024 prices from two sources.");
+  await panel.getByRole("button", { name: "Modify with feedback" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(/Sent back with your feedback/);
+
+  const context = await agent.ok("get_research_context", {
+    planId: plan.planId,
+    sessionId: "agent-2",
+  });
+  const step = context.steps.find((s: { stepId: string }) => s.stepId === plan.stepId);
+  expect(step.status).toBe("in_progress");
+  expect(step.instructions).toContain(
+    "\n\n---\n\nUser feedback: Include 2024 prices from two sources.",
+  );
+
+  await agent.ok("request_user_review", {
+    planId: plan.planId,
+    stepId: plan.stepId,
+    summary: "Added 2024 prices.",
+  });
+  await page.reload();
+  await expect(page.getByTestId("user-feedback")).toContainText(
+    "Include 2024 prices from two sources.",
+  );
+  await expect(page.getByTestId("review-summary")).toHaveText("Added 2024 prices.");
+  await page.getByTestId("review-panel").getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(/Approved/);
+
+  const next = await agent.ok("get_next_step", { planId: plan.planId });
+  expect(next.step.stepId).toBe(plan.secondStepId);
+  await agent.ok("submit_step_result", {
+    planId: plan.planId,
+    stepId: plan.secondStepId,
+    result: { answer: "Yes, with caveats." },
+    resultSummary: "Worth it above -10 °C.",
+    confidence: 0.8,
+    stepExecutionReport: report,
+  });
+  expect((await agent.ok("get_next_step", { planId: plan.planId })).status).toBe("plan_complete");
+
+  await page.reload();
+  await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Completed");
+  const audit = page.getByTestId("audit-trail");
+  const rows = audit.locator("tbody tr");
+  const texts = await rows.allInnerTexts();
+  const joined = texts.join("\n");
+  expect(joined).toContain("user_reviewed · decision");
+  expect(joined).toContain("Alpha Researcher <alpha-researcher@example.com>");
+  expect(joined).toContain('key "Alpha agent" of alpha@example.com');
+  expect(joined).toContain("session_resumed");
+  expect(joined).toContain("step_completed");
+  // Newest first: the plan's creation is the last row.
+  expect(texts.at(-1)).toContain("plan_modified · created");
+  await keepScreenshot(page, "plan-completed");
+});
+
+test("reject asks to confirm and fails the plan; skip skips the step", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const rejected = await planAwaitingReview(agent, "Rejected topic");
+  const skipped = await planAwaitingReview(agent, "Skipped topic");
+  await signIn(page, app.tenantA.researcherEmail);
+
+  await page.goto(`/plans/${rejected.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await panel.getByRole("button", { name: "Reject…" }).click();
+  await panel.getByRole("button", { name: "Cancel" }).click();
+  await expect(panel.getByRole("button", { name: /Confirm reject/ })).toHaveCount(0);
+  await panel.getByRole("button", { name: "Reject…" }).click();
+  await panel.getByRole("button", { name: /Confirm reject/ }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(/Rejected/);
+  await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Failed");
+  expect((await agent.ok("get_next_step", { planId: rejected.planId })).status).toBe("plan_failed");
+
+  await page.goto(`/plans/${skipped.planId}`);
+  await page.getByTestId("review-panel").getByRole("button", { name: "Skip step" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(/Skipped/);
+  await expect(page.getByTestId("step-1").getByTestId("status")).toHaveText("Skipped");
+  const next = await agent.ok("get_next_step", { planId: skipped.planId });
+  expect(next.step.stepId).toBe(skipped.secondStepId);
+});
+
+test("a decision on a review the agent already answered says so plainly and changes nothing", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const plan = await planAwaitingReview(agent, "Race");
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${plan.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await expect(panel).toBeVisible();
+  await panel.getByLabel(/Feedback/).fill("I was typing this…");
+
+  // The user answered in the chat and the agent recorded it first.
+  await agent.ok("submit_user_decision", { planId: plan.planId, decision: "approve" });
+
+  await panel.getByRole("button", { name: "Skip step" }).click();
+  const message = page.getByTestId("action-message");
+  await expect(message).toContainText(
+    "The plan is no longer waiting for a decision: it is executing",
+  );
+  await expect(message).toContainText("nothing was changed");
+  await expect(page.getByTestId("current-state")).toContainText("executing");
+  const context = await agent.ok("get_research_context", { planId: plan.planId });
+  expect(context.steps[0].status).toBe("completed");
+  expect(context.reviews[0].decision.decision).toBe("approve");
+});
+
+test("the page refreshes itself without losing what the reviewer types", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const created = await agent.ok("create_research_plan", {
+    name: "Live plan",
+    researchQuestion: "Does the page follow along?",
+    steps: [
+      { stepType: "search", instructions: "Search." },
+      { stepType: "checkpoint", instructions: "Review." },
+    ],
+  });
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${created.planId}`);
+  await expect(page.getByTestId("step-1").getByTestId("status")).toHaveText("Pending");
+
+  const first = await agent.ok("get_next_step", { planId: created.planId });
+  await expect(page.getByTestId("step-1").getByTestId("status")).toHaveText("In progress");
+  await agent.ok("submit_step_result", {
+    planId: created.planId,
+    stepId: first.step.stepId,
+    result: { found: 3 },
+    stepExecutionReport: report,
+  });
+  const second = await agent.ok("get_next_step", { planId: created.planId });
+  await agent.ok("request_user_review", {
+    planId: created.planId,
+    stepId: second.step.stepId,
+    summary: "Look.",
+  });
+  const panel = page.getByTestId("review-panel");
+  await expect(panel).toBeVisible();
+  await panel.getByLabel(/Feedback/).fill("Half-written thought");
+  // Wait through at least one refresh; the text must survive it.
+  await page.waitForTimeout(5_000);
+  await expect(panel.getByLabel(/Feedback/)).toHaveValue("Half-written thought");
+});

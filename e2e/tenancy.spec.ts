@@ -1,0 +1,43 @@
+import { connectAgent } from "../tests/support/mcp-client";
+import { expect, planAwaitingReview, signIn, test } from "./fixtures";
+
+test("a researcher of another tenant gets 404 for the plan and its server actions", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const alphaPlan = await planAwaitingReview(agent, "Alpha secret");
+  const beta = await connectAgent(app.mcpUrl, app.tenantB.key);
+  try {
+    const betaPlan = await planAwaitingReview(beta, "Beta own");
+    await signIn(page, app.tenantB.researcherEmail);
+
+    const response = await page.goto(`/plans/${alphaPlan.planId}`);
+    expect(response?.status()).toBe(404);
+    await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+    await page.goto("/plans");
+    await expect(page.getByRole("link", { name: "Alpha secret" })).toHaveCount(0);
+
+    // Replay the review action from Beta's own page with Alpha's ids.
+    await page.goto(`/plans/${betaPlan.planId}`);
+    const panel = page.getByTestId("review-panel");
+    await panel.locator('input[name="planId"]').evaluate((input, id) => {
+      (input as HTMLInputElement).value = id;
+    }, alphaPlan.planId);
+    await panel.locator('input[name="reviewRequestId"]').evaluate((input, id) => {
+      (input as HTMLInputElement).value = id;
+    }, alphaPlan.reviewRequestId);
+    await panel.getByRole("button", { name: "Approve" }).click();
+    await expect(page.getByTestId("action-message")).toHaveText(
+      "Not found: it does not exist in your account.",
+    );
+    expect((await agent.ok("get_plan_status", { planId: alphaPlan.planId })).status).toBe(
+      "awaiting_review",
+    );
+    expect((await beta.ok("get_plan_status", { planId: betaPlan.planId })).status).toBe(
+      "awaiting_review",
+    );
+  } finally {
+    await beta.close();
+  }
+});
