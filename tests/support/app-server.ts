@@ -31,6 +31,8 @@ export const SEED_PASSWORD = "a long enough password";
 
 export type RunningApp = {
   backend: Backend;
+  /** The embedded database's folder (unused on the postgres backend). */
+  dataDir: string;
   url: string;
   mcpUrl: string;
   port: number;
@@ -185,6 +187,7 @@ async function launch(
 
   return {
     backend,
+    dataDir,
     url,
     mcpUrl: `${url}/api/mcp`,
     port,
