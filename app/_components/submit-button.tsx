@@ -8,13 +8,11 @@ export function SubmitButton({
   className,
   name,
   value,
-  onClick,
 }: {
   children: ReactNode;
   className?: string;
   name?: string;
   value?: string;
-  onClick?: (event: React.MouseEvent<HTMLButtonElement>) => void;
 }) {
   const { pending } = useFormStatus();
   return (
@@ -25,7 +23,6 @@ export function SubmitButton({
       value={value}
       disabled={pending}
       aria-disabled={pending}
-      onClick={onClick}
     >
       {children}
     </button>

@@ -20,6 +20,7 @@ import {
 } from "drizzle-orm";
 import { z } from "zod";
 import { apiKeys, mcpToolCallLog, planAuditLog, planSteps, researchPlans } from "../db/schema";
+import { isAppError } from "../plan-engine/app-error";
 import { computeProgress, stallWarnings } from "../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
@@ -150,7 +151,11 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
   if (!z.uuid().safeParse(planId).success) return undefined;
   const page = Math.max(1, Math.floor(auditPage));
   return ctx.db.transaction(async (tx) => {
-    const context = await loadPlanContext(tx, ctx, planId).catch(() => undefined);
+    // Another tenant's plan, or none: the page answers 404 either way.
+    const context = await loadPlanContext(tx, ctx, planId).catch((error: unknown) => {
+      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    });
     if (!context) return undefined;
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
