@@ -6,7 +6,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { generateApiKey } from "../auth/api-key";
 import { hashPassword, verifyPassword } from "../auth/password";
-import type { Database } from "../db/client";
+import type { Database, Transaction } from "../db/client";
 import { apiKeys, tenants, USER_ROLES, users } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
 import { parseInput } from "./validation";
@@ -21,6 +21,33 @@ export const createUserInput = z.object({
 
 export type CreatedUser = { userId: string; tenantId: string; tenantCreated: boolean };
 
+/**
+ * Adds a user to a tenant inside the caller's transaction. The e-mail is the
+ * sign-in name, so it must be free in every tenant (the unique index on
+ * lower(email) backs this check against races).
+ */
+async function insertUser(
+  tx: Transaction,
+  tenantId: string,
+  input: { email: string; name?: string; role: (typeof USER_ROLES)[number] },
+  passwordHash: string,
+): Promise<string> {
+  const taken = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(sql`lower(${users.email}) = ${input.email}`);
+  if (taken.length > 0) {
+    throw new AppError("CONFLICT", `A user with the e-mail ${input.email} already exists.`);
+  }
+  const [user] = await tx
+    .insert(users)
+    .values({ tenantId, email: input.email, name: input.name, passwordHash, role: input.role })
+    .returning({ id: users.id });
+  if (!user) throw new AppError("INTERNAL_ERROR", "The user was not created.");
+  return user.id;
+}
+
+/** The CLI's create-user: the tenant is named, and created when new. */
 export async function createUser(
   db: Database,
   raw: z.input<typeof createUserInput>,
@@ -28,13 +55,6 @@ export async function createUser(
   const input = parseInput(createUserInput, raw);
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
-    const taken = await tx
-      .select({ id: users.id })
-      .from(users)
-      .where(sql`lower(${users.email}) = ${input.email}`);
-    if (taken.length > 0) {
-      throw new AppError("CONFLICT", `A user with the e-mail ${input.email} already exists.`);
-    }
     const inserted = await tx
       .insert(tenants)
       .values({ name: input.tenant })
@@ -46,18 +66,8 @@ export async function createUser(
       (await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, input.tenant)))[0]
         ?.id;
     if (!tenantId) throw new AppError("INTERNAL_ERROR", `Tenant ${input.tenant} vanished.`);
-    const [user] = await tx
-      .insert(users)
-      .values({
-        tenantId,
-        email: input.email,
-        name: input.name,
-        passwordHash,
-        role: input.role,
-      })
-      .returning({ id: users.id });
-    if (!user) throw new AppError("INTERNAL_ERROR", "The user was not created.");
-    return { userId: user.id, tenantId, tenantCreated };
+    const userId = await insertUser(tx, tenantId, input, passwordHash);
+    return { userId, tenantId, tenantCreated };
   });
 }
 
@@ -167,18 +177,8 @@ export async function createFirstAdmin(
     }
     const [tenant] = await tx.insert(tenants).values({ name: input.tenant }).returning();
     if (!tenant) throw new AppError("INTERNAL_ERROR", "The tenant was not created.");
-    const [user] = await tx
-      .insert(users)
-      .values({
-        tenantId: tenant.id,
-        email: input.email,
-        name: input.name,
-        passwordHash,
-        role: "admin",
-      })
-      .returning({ id: users.id });
-    if (!user) throw new AppError("INTERNAL_ERROR", "The user was not created.");
-    return { userId: user.id, tenantId: tenant.id, tenantCreated: true };
+    const userId = await insertUser(tx, tenant.id, input, passwordHash);
+    return { userId, tenantId: tenant.id, tenantCreated: true };
   });
 }
 
@@ -192,21 +192,7 @@ export async function createTenantUser(
 ): Promise<{ userId: string }> {
   const input = parseInput(createTenantUserInput, raw);
   const passwordHash = await hashPassword(input.password);
-  return db.transaction(async (tx) => {
-    const taken = await tx
-      .select({ id: users.id })
-      .from(users)
-      .where(sql`lower(${users.email}) = ${input.email}`);
-    if (taken.length > 0) {
-      throw new AppError("CONFLICT", `A user with the e-mail ${input.email} already exists.`);
-    }
-    const [user] = await tx
-      .insert(users)
-      .values({ tenantId, email: input.email, name: input.name, passwordHash, role: input.role })
-      .returning({ id: users.id });
-    if (!user) throw new AppError("INTERNAL_ERROR", "The user was not created.");
-    return { userId: user.id };
-  });
+  return { userId: await db.transaction((tx) => insertUser(tx, tenantId, input, passwordHash)) };
 }
 
 export async function listTenantUsers(db: Database, tenantId: string) {
