@@ -9,6 +9,7 @@ import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
 import type { PlanPage } from "@/lib/services/plan-views";
 import { views } from "@/lib/web/views";
+import { DeliverableView } from "./deliverable-view";
 import { PlanFlow, StepTimeline } from "./plan-picture";
 import { ReviewArea } from "./review-area";
 
@@ -94,6 +95,8 @@ export default async function PlanPageView({
             : null
         }
       />
+
+      <DeliverableView page={page} />
 
       <section aria-labelledby="steps-heading">
         <h2 id="steps-heading">Steps</h2>

@@ -1,0 +1,23 @@
+import { currentUser } from "@/lib/auth/session";
+import { downloadFormat } from "@/lib/web/deliverable";
+import { views } from "@/lib/web/views";
+
+/** The plan's latest deliverable as a file, for the signed-in user's own tenant only. */
+export async function GET(_request: Request, { params }: { params: Promise<{ planId: string }> }) {
+  const user = await currentUser();
+  if (!user) return new Response("Sign in to download deliverables.", { status: 401 });
+  const { planId } = await params;
+  const page = await views.planPage(user, planId, 1);
+  const deliverable = page?.deliverable;
+  if (!page || !deliverable) return new Response("Not found.", { status: 404 });
+  const { contentType, extension } = downloadFormat(deliverable.outputMediaType);
+  const filename = `${page.plan.name.replace(/[^\w.-]+/g, "-").slice(0, 80) || "deliverable"}.${extension}`;
+  return new Response(deliverable.content, {
+    headers: {
+      "Content-Type": contentType,
+      "Content-Disposition": `attachment; filename="${filename}"`,
+      "X-Content-Type-Options": "nosniff",
+      "Cache-Control": "private, no-store",
+    },
+  });
+}
