@@ -20,7 +20,7 @@ import { computeProgress } from "../plan-engine/progress";
 import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, sessionIdField, stepIdField } from "./fields";
-import { getPlan, getStep, loadSteps, type StepRow } from "./plan-access";
+import { getPlan, getStep, loadSteps, type PlanRow, type StepRow } from "./plan-access";
 import { parseInput } from "./validation";
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
@@ -76,122 +76,154 @@ export async function getResearchContext(
   const input = parseInput(getResearchContextInput, raw);
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
-    const steps = await loadSteps(tx, ctx, plan.id);
-    const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
-    const conditions = await tx
-      .select()
-      .from(planBranchingConditions)
-      .where(eq(planBranchingConditions.planId, plan.id))
-      .orderBy(asc(planBranchingConditions.position));
-    const reviews = await tx
-      .select()
-      .from(reviewRequests)
-      .where(eq(reviewRequests.planId, plan.id))
-      .orderBy(asc(reviewRequests.createdAt));
-    const decisions = await tx
-      .select()
-      .from(reviewDecisions)
-      .where(eq(reviewDecisions.planId, plan.id));
-    const [execution] = await tx
-      .select()
-      .from(skillExecutions)
-      .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
-      .orderBy(desc(skillExecutions.createdAt))
-      .limit(1);
-    const outputs = await tx
-      .select()
-      .from(researchOutputs)
-      .where(eq(researchOutputs.planId, plan.id))
-      .orderBy(desc(researchOutputs.createdAt));
-    const feedback = await tx
-      .select()
-      .from(researchFeedback)
-      .where(eq(researchFeedback.planId, plan.id))
-      .orderBy(asc(researchFeedback.createdAt));
-    const artifacts = await artifactsOf(tx, ctx, plan.id);
-
+    const context = await loadResearchContext(tx, ctx, plan);
     await writeAuditLog(tx, ctx, {
       eventType: "session_resumed",
       planId: plan.id,
       payload: { sessionId: input.sessionId ?? null },
     });
-
-    const latestOutput = outputs[0];
-    return {
-      plan: {
-        planId: plan.id,
-        name: plan.name,
-        researchQuestion: plan.researchQuestion,
-        status: plan.status,
-        planDesignRationale: plan.planDesignRationale,
-        outputFormattingNotes: plan.outputFormattingNotes,
-        sessionId: plan.sessionId,
-        createdAt: plan.createdAt.toISOString(),
-        updatedAt: plan.updatedAt.toISOString(),
-        completedAt: iso(plan.completedAt),
-      },
-      progress: computeProgress(steps.map((s) => s.status)),
-      steps: steps.map(stepView),
-      branchingConditions: conditions.map((c) => ({
-        conditionId: c.id,
-        afterStepId: c.afterStepId,
-        afterStepOrder: orderOf.get(c.afterStepId) ?? null,
-        conditionExpression: c.conditionExpression,
-        ifTrueAction: c.ifTrueAction,
-        actionParams: c.actionParams,
-        evaluatedAt: iso(c.evaluatedAt),
-        fired: c.fired,
-      })),
-      reviews: reviews.map((r) => {
-        const decision = decisions.find((d) => d.reviewRequestId === r.id);
-        return {
-          reviewRequestId: r.id,
-          stepId: r.stepId,
-          stepOrder: orderOf.get(r.stepId) ?? null,
-          status: r.status,
-          summary: r.summary,
-          questions: r.questions,
-          requestedBy: r.requestedByLabel,
-          requestedAt: r.createdAt.toISOString(),
-          decision: decision
-            ? {
-                decision: decision.decision,
-                feedback: decision.feedback,
-                decidedBy: decision.decidedByLabel,
-                decidedAt: decision.createdAt.toISOString(),
-              }
-            : null,
-        };
-      }),
-      skillExecution: execution
-        ? {
-            executionId: execution.id,
-            skillName: execution.skillName,
-            status: execution.status,
-            metadata: execution.metadata,
-          }
-        : null,
-      artifacts,
-      deliverable: latestOutput
-        ? {
-            outputId: latestOutput.id,
-            outputMediaType: latestOutput.outputMediaType,
-            content: latestOutput.content,
-            formattingNotes: latestOutput.formattingNotes,
-            createdAt: latestOutput.createdAt.toISOString(),
-          }
-        : null,
-      feedback: feedback.map((f) => ({
-        feedbackId: f.id,
-        feedbackType: f.feedbackType,
-        satisfaction: f.satisfaction,
-        summary: f.summary,
-        improvementSuggestions: f.improvementSuggestions,
-        followUpRequested: f.followUpRequested,
-        createdAt: f.createdAt.toISOString(),
-      })),
-    };
+    return context;
   });
+}
+
+export const readPlanContextInput = z.object({ planId: planIdField });
+
+/**
+ * The same context without the `session_resumed` record: what a client that
+ * browses MCP resources reads (`cairn://plans/{planId}`). Browsing is not
+ * resuming; get_research_context is, and records it.
+ */
+export async function readPlanContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof readPlanContextInput>,
+) {
+  const input = parseInput(readPlanContextInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, input.planId);
+    return loadResearchContext(tx, ctx, plan);
+  });
+}
+
+async function loadResearchContext(db: Executor, ctx: ServiceContext, plan: PlanRow) {
+  const steps = await loadSteps(db, ctx, plan.id);
+  const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
+  const conditions = await db
+    .select()
+    .from(planBranchingConditions)
+    .where(
+      and(
+        eq(planBranchingConditions.planId, plan.id),
+        eq(planBranchingConditions.tenantId, ctx.tenantId),
+      ),
+    )
+    .orderBy(asc(planBranchingConditions.position));
+  const reviews = await db
+    .select()
+    .from(reviewRequests)
+    .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.tenantId, ctx.tenantId)))
+    .orderBy(asc(reviewRequests.createdAt));
+  const decisions = await db
+    .select()
+    .from(reviewDecisions)
+    .where(and(eq(reviewDecisions.planId, plan.id), eq(reviewDecisions.tenantId, ctx.tenantId)));
+  const [execution] = await db
+    .select()
+    .from(skillExecutions)
+    .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+    .orderBy(desc(skillExecutions.createdAt))
+    .limit(1);
+  const outputs = await db
+    .select()
+    .from(researchOutputs)
+    .where(and(eq(researchOutputs.planId, plan.id), eq(researchOutputs.tenantId, ctx.tenantId)))
+    .orderBy(desc(researchOutputs.createdAt));
+  const feedback = await db
+    .select()
+    .from(researchFeedback)
+    .where(and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)))
+    .orderBy(asc(researchFeedback.createdAt));
+  const artifacts = await artifactsOf(db, ctx, plan.id);
+
+  const latestOutput = outputs[0];
+  return {
+    plan: {
+      planId: plan.id,
+      name: plan.name,
+      researchQuestion: plan.researchQuestion,
+      status: plan.status,
+      planDesignRationale: plan.planDesignRationale,
+      outputFormattingNotes: plan.outputFormattingNotes,
+      sessionId: plan.sessionId,
+      createdAt: plan.createdAt.toISOString(),
+      updatedAt: plan.updatedAt.toISOString(),
+      completedAt: iso(plan.completedAt),
+    },
+    progress: computeProgress(steps.map((s) => s.status)),
+    steps: steps.map(stepView),
+    branchingConditions: conditions.map((c) => ({
+      conditionId: c.id,
+      afterStepId: c.afterStepId,
+      afterStepOrder: orderOf.get(c.afterStepId) ?? null,
+      conditionExpression: c.conditionExpression,
+      ifTrueAction: c.ifTrueAction,
+      actionParams: c.actionParams,
+      evaluatedAt: iso(c.evaluatedAt),
+      fired: c.fired,
+    })),
+    reviews: reviews.map((r) => {
+      const decision = decisions.find((d) => d.reviewRequestId === r.id);
+      return {
+        reviewRequestId: r.id,
+        stepId: r.stepId,
+        stepOrder: orderOf.get(r.stepId) ?? null,
+        status: r.status,
+        summary: r.summary,
+        questions: r.questions,
+        requestedBy: r.requestedByLabel,
+        requestedAt: r.createdAt.toISOString(),
+        decision: decision
+          ? {
+              decision: decision.decision,
+              feedback: decision.feedback,
+              decidedBy: decision.decidedByLabel,
+              decidedAt: decision.createdAt.toISOString(),
+            }
+          : null,
+      };
+    }),
+    skillExecution: execution
+      ? {
+          executionId: execution.id,
+          skillName: execution.skillName,
+          status: execution.status,
+          sessionId: execution.sessionId,
+          metadata: execution.metadata,
+          closedReason: execution.closedReason,
+          errorMessage: execution.errorMessage,
+          createdAt: execution.createdAt.toISOString(),
+          completedAt: iso(execution.completedAt),
+        }
+      : null,
+    artifacts,
+    deliverable: latestOutput
+      ? {
+          outputId: latestOutput.id,
+          outputMediaType: latestOutput.outputMediaType,
+          content: latestOutput.content,
+          formattingNotes: latestOutput.formattingNotes,
+          createdAt: latestOutput.createdAt.toISOString(),
+        }
+      : null,
+    feedback: feedback.map((f) => ({
+      feedbackId: f.id,
+      feedbackType: f.feedbackType,
+      satisfaction: f.satisfaction,
+      summary: f.summary,
+      improvementSuggestions: f.improvementSuggestions,
+      followUpRequested: f.followUpRequested,
+      createdAt: f.createdAt.toISOString(),
+    })),
+  };
 }
 
 export type ResearchContext = Awaited<ReturnType<typeof getResearchContext>>;
@@ -209,7 +241,13 @@ export async function getStepContext(
     const prior = await tx
       .select()
       .from(planSteps)
-      .where(and(eq(planSteps.planId, plan.id), lt(planSteps.stepOrder, step.stepOrder)))
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.tenantId, ctx.tenantId),
+          lt(planSteps.stepOrder, step.stepOrder),
+        ),
+      )
       .orderBy(asc(planSteps.stepOrder));
     return {
       planId: plan.id,
