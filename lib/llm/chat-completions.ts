@@ -60,6 +60,8 @@ export async function chatCompletion(
     } catch {
       // not JSON: keep the raw excerpt
     }
+    // Some providers echo the key they were sent; it must not reach the agent.
+    if (endpoint.apiKey) reason = reason.replaceAll(endpoint.apiKey, "[redacted]");
     throw upstream(
       `The language model answered HTTP ${response.status}${reason ? `: ${reason}` : ""}. ${
         response.status === 401 || response.status === 403

@@ -138,6 +138,8 @@ export async function searchSources(
   const input = parseInput(searchSourcesInput, raw);
   const limit = input.limit ?? 10;
   const words = queryWords(input.query);
+  // A query must ask for something: exclusions alone would match most of the library.
+  if (words.wanted.length === 0) return { results: [] };
   const titleQuery = words.wanted.join(" ");
 
   // The same filters inside each candidate list, so every list fills its
@@ -196,7 +198,8 @@ export async function searchSources(
         from (
           select a.id, word_similarity(${titleQuery}::text, a.title) as similarity
           from research_artifact a, q
-          where ${titleQuery}::text <% a.title and ${where}
+          -- Stop words alone ("the of") would match titles by their letters, not their meaning.
+          where numnode(q.any_term) > 0 and ${titleQuery}::text <% a.title and ${where}
             and not (numnode(q.excluded) > 0 and a.search_vector @@ q.excluded)
           limit ${titlePool}
         ) title_pool

@@ -72,10 +72,13 @@ function parse(name: SkillName, file: string): Skill {
     );
   }
   const fields = new Map(
-    match[1].split("\n").map((line) => {
-      const at = line.indexOf(":");
-      return [line.slice(0, at).trim(), line.slice(at + 1).trim()] as const;
-    }),
+    match[1]
+      .split("\n")
+      .filter((line) => line.includes(":"))
+      .map((line) => {
+        const at = line.indexOf(":");
+        return [line.slice(0, at).trim(), line.slice(at + 1).trim()] as const;
+      }),
   );
   const body = match[2].trimStart();
   const title = /^# (.+)$/m.exec(body)?.[1];
