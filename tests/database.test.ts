@@ -80,6 +80,11 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
     expect(byName.get("research_artifact_title_trgm_idx")).toMatch(
       /USING gin \(title gin_trgm_ops\)/,
     );
+    const statistics = await rows<{ n: number | null }>(
+      handle,
+      sql`select attstattarget::int as n from pg_attribute where attrelid = 'research_artifact'::regclass and attname = 'title'`,
+    );
+    expect(statistics[0]?.n).toBe(0);
     const [artifact] = await handle.db
       .insert(researchArtifacts)
       .values({
