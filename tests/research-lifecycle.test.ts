@@ -600,7 +600,9 @@ describe.each(BACKENDS)("the research lifecycle over MCP on %s", (backend) => {
         .select({ metadata: skillExecutions.metadata })
         .from(skillExecutions)
         .where(eq(skillExecutions.sessionId, "session-long"));
-      expect((long?.metadata as { originalQuery: string }).originalQuery).toHaveLength(5_000);
+      expect(
+        (long?.metadata as { originalQuery?: string } | undefined)?.originalQuery,
+      ).toHaveLength(5_000);
     } finally {
       await db.close();
     }

@@ -266,9 +266,9 @@ export async function logSkillExecution(
         planId,
         metadata: sql`${skillExecutions.metadata} || ${JSON.stringify(metadata)}::jsonb`,
         updatedAt: now,
-        ...(input.errorMessage !== undefined ? { errorMessage: input.errorMessage } : {}),
-        ...(input.closedReason !== undefined ? { closedReason: input.closedReason } : {}),
-        ...(closing ? { completedAt: now } : {}),
+        // The closing fields belong to the move that closes the record.
+        ...(input.status === "failed" ? { errorMessage: input.errorMessage ?? null } : {}),
+        ...(closing ? { closedReason: input.closedReason ?? null, completedAt: now } : {}),
       })
       .where(eq(skillExecutions.id, current.id))
       .returning({ id: skillExecutions.id, status: skillExecutions.status });
