@@ -33,16 +33,20 @@ const CANDIDATES = 100;
  * vector, so a query of common words ("cost") would otherwise touch a large
  * share of the library; with the pool the work stays bounded whatever the
  * query, while a specific query (fewer matches than the pool) is ranked exactly.
- * An unordered LIMIT lets PostgreSQL stop its scan early under any plan.
+ * An unordered LIMIT lets PostgreSQL stop its scan early under any plan. The
+ * price: a query matching more than the pool is ranked over the first matches
+ * the index yields, not all of them.
  */
-const RANKING_POOL = 1_000;
+const RANKING_POOL = 500;
 /**
  * The same bound for the trigram side, smaller because every candidate title is
- * rechecked by computing its word similarity. A typo query matches few titles
- * and is ranked exactly; a common word fills the pool, and then the full-text
- * side, which that word matches exactly, carries the ranking.
+ * read from the table and rechecked by computing its word similarity. A typo
+ * query matches few titles and is ranked exactly; a common word fills the pool,
+ * and then the full-text side, which matches that word exactly, carries the
+ * ranking. Measured on 100,000 artifacts in the embedded database, pools of
+ * 500 and 200 instead of 1,000 and 500 cut the median search from 31 to 21 ms.
  */
-const TITLE_POOL = 500;
+const TITLE_POOL = 200;
 /**
  * Least word similarity for a trigram match. pg_trgm's default (0.6) misses a
  * single typo in a two-word query ("lithium recyling" scores 0.47); 0.4 keeps
