@@ -105,10 +105,13 @@ export type SearchHit = {
 export function queryWords(query: string): { wanted: string[]; excluded: string[] } {
   const wanted: string[] = [];
   const excluded: string[] = [];
-  for (const token of query.split(/\s+/)) {
-    const words = token.match(/[\p{L}\p{N}]+/gu) ?? [];
-    if (token.startsWith("-")) excluded.push(...words);
-    else wanted.push(...words.filter((word) => word.toLowerCase() !== "or"));
+  // A quoted phrase or a bare token, each with an optional leading minus.
+  for (const match of query.matchAll(/(-?)"([^"]*)"?|(-?)([^\s"]+)/g)) {
+    const quoted = match[2] !== undefined;
+    const negated = (quoted ? match[1] : match[3]) === "-";
+    const words = (quoted ? match[2] : match[4])?.match(/[\p{L}\p{N}]+/gu) ?? [];
+    if (negated) excluded.push(...words);
+    else wanted.push(...words.filter((word) => quoted || word.toLowerCase() !== "or"));
   }
   return { wanted: wanted.slice(0, MAX_TERMS), excluded: excluded.slice(0, MAX_TERMS) };
 }
