@@ -6,7 +6,7 @@
  * lib/plan-engine/skill-executions.ts). Writes `skill_started` on create and
  * `skill_completed` when the record closes, in the same transaction.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { skillExecutions } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
@@ -173,69 +173,85 @@ function normalised(metadata: Metadata): Metadata {
   return { ...metadata, originalQuery: metadata.originalQuery.slice(0, ORIGINAL_QUERY_MAX) };
 }
 
+type Input = z.output<typeof logSkillExecutionInput>;
+
 export async function logSkillExecution(
   ctx: ServiceContext,
   raw: z.input<typeof logSkillExecutionInput>,
 ): Promise<LoggedSkillExecution> {
   const input = parseInput(logSkillExecutionInput, raw);
   const metadata = normalised(input.metadata);
+  return input.executionId
+    ? updateExecution(ctx, input, input.executionId, metadata)
+    : createExecution(ctx, input, metadata);
+}
+
+async function createExecution(
+  ctx: ServiceContext,
+  input: Input,
+  metadata: Metadata,
+): Promise<LoggedSkillExecution> {
   const now = new Date();
-
-  if (!input.executionId) {
-    if (input.status !== "started") {
-      throw new AppError(
-        "VALIDATION_ERROR",
-        `status: a new tracking record starts as "started" (you sent "${input.status}"); to update a record, pass its executionId.`,
-      );
-    }
-    const missing = missingCreateFields(metadata);
-    if (missing.length > 0) {
-      throw new AppError(
-        "VALIDATION_ERROR",
-        `${missing.join(", ")}: required when creating a tracking record (execution-flow.md, "Tracking Initialization").`,
-        { missing },
-      );
-    }
-    return ctx.db.transaction(async (tx) => {
-      if (input.planId) await getPlan(tx, ctx, input.planId);
-      const [row] = await tx
-        .insert(skillExecutions)
-        .values({
-          tenantId: ctx.tenantId,
-          planId: input.planId ?? null,
-          skillName: input.skillName,
-          status: "started",
-          sessionId: input.sessionId ?? null,
-          metadata,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning({ id: skillExecutions.id });
-      if (!row) throw new AppError("INTERNAL_ERROR", "The skill execution was not created.");
-      await writeAuditLog(tx, ctx, {
-        eventType: "skill_started",
-        planId: input.planId ?? null,
-        payload: {
-          executionId: row.id,
-          skillName: input.skillName,
-          status: "started",
-          sessionId: input.sessionId ?? null,
-          researchType: metadata.researchType ?? null,
-          delegatedTo: metadata.delegatedTo ?? null,
-        },
-      });
-      return {
-        executionId: row.id,
-        status: "started" as const,
-        planId: input.planId ?? null,
-        hint: input.sessionId
-          ? "Keep this executionId. Pass the same sessionId to create_research_plan and the plan links to this record."
-          : "Keep this executionId for the later updates. Without a sessionId, create_research_plan cannot link the plan to this record.",
-      };
-    });
+  if (input.status !== "started") {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `status: a new tracking record starts as "started" (you sent "${input.status}"); to update a record, pass its executionId.`,
+    );
   }
+  const missing = missingCreateFields(metadata);
+  if (missing.length > 0) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `${missing.join(", ")}: required when creating a tracking record (execution-flow.md, "Tracking Initialization").`,
+      { missing },
+    );
+  }
+  return ctx.db.transaction(async (tx) => {
+    if (input.planId) await getPlan(tx, ctx, input.planId);
+    const [row] = await tx
+      .insert(skillExecutions)
+      .values({
+        tenantId: ctx.tenantId,
+        planId: input.planId ?? null,
+        skillName: input.skillName,
+        status: "started",
+        sessionId: input.sessionId ?? null,
+        metadata,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: skillExecutions.id });
+    if (!row) throw new AppError("INTERNAL_ERROR", "The skill execution was not created.");
+    await writeAuditLog(tx, ctx, {
+      eventType: "skill_started",
+      planId: input.planId ?? null,
+      payload: {
+        executionId: row.id,
+        skillName: input.skillName,
+        status: "started",
+        sessionId: input.sessionId ?? null,
+        researchType: metadata.researchType ?? null,
+        delegatedTo: metadata.delegatedTo ?? null,
+      },
+    });
+    return {
+      executionId: row.id,
+      status: "started" as const,
+      planId: input.planId ?? null,
+      hint: input.sessionId
+        ? "Keep this executionId. Pass the same sessionId to create_research_plan and the plan links to this record."
+        : "Keep this executionId for the later updates. Without a sessionId, create_research_plan cannot link the plan to this record.",
+    };
+  });
+}
 
-  const executionId = input.executionId;
+async function updateExecution(
+  ctx: ServiceContext,
+  input: Input,
+  executionId: string,
+  metadata: Metadata,
+): Promise<LoggedSkillExecution> {
+  const now = new Date();
   return ctx.db.transaction(async (tx) => {
     const current = await lockSkillExecution(tx, ctx, executionId);
     const { statusChanges } = decideSkillExecutionUpdate({
@@ -256,8 +272,8 @@ export async function logSkillExecution(
     }
     const planId = current.planId ?? input.planId ?? null;
     const closing = input.status === "completed" || input.status === "failed";
-    // The expected current status is part of the `where`, so of two racing
-    // updates only the first changes the row (the row lock already orders them).
+    // The expected current status is part of the `where` as well as the row
+    // lock: the write itself is guarded, as CONVENTIONS.md asks.
     const [updated] = await tx
       .update(skillExecutions)
       .set({
@@ -270,7 +286,7 @@ export async function logSkillExecution(
         ...(input.status === "failed" ? { errorMessage: input.errorMessage ?? null } : {}),
         ...(closing ? { closedReason: input.closedReason ?? null, completedAt: now } : {}),
       })
-      .where(eq(skillExecutions.id, current.id))
+      .where(and(eq(skillExecutions.id, current.id), eq(skillExecutions.status, current.status)))
       .returning({ id: skillExecutions.id, status: skillExecutions.status });
     if (!updated) throw new AppError("CONFLICT", "The skill execution changed meanwhile; retry.");
     if (statusChanges && closing) {
