@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { planSteps, researchPlans, tenants } from "@/lib/db/schema";
+import { planSteps, researchArtifacts, researchPlans, tenants } from "@/lib/db/schema";
 import { BACKENDS, freshDatabase } from "./support/databases";
 
 async function rows<T>(handle: DatabaseHandle, query: ReturnType<typeof sql>): Promise<T[]> {
@@ -63,6 +63,41 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
     const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
     expect(byName.get("plan_step_pending_idx")).toMatch(/WHERE \(status = 'pending'/);
     expect(byName.get("plan_step_in_progress_idx")).toMatch(/WHERE \(status = 'in_progress'/);
+  });
+
+  it("keeps the artifacts' search vector itself and indexes it for both search sides", async () => {
+    const extensions = await rows<{ extname: string }>(
+      handle,
+      sql`select extname from pg_extension where extname = 'pg_trgm'`,
+    );
+    expect(extensions).toHaveLength(1);
+    const indexes = await rows<{ indexname: string; indexdef: string }>(
+      handle,
+      sql`select indexname, indexdef from pg_indexes where tablename = 'research_artifact'`,
+    );
+    const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
+    expect(byName.get("research_artifact_search_idx")).toMatch(/USING gin \(search_vector\)/);
+    expect(byName.get("research_artifact_title_trgm_idx")).toMatch(
+      /USING gin \(title gin_trgm_ops\)/,
+    );
+    const statistics = await rows<{ n: number | null }>(
+      handle,
+      sql`select attstattarget::int as n from pg_attribute where attrelid = 'research_artifact'::regclass and attname = 'title'`,
+    );
+    expect(statistics[0]?.n).toBe(0);
+    const [artifact] = await handle.db
+      .insert(researchArtifacts)
+      .values({
+        tenantId,
+        artifactType: "finding",
+        title: "Recycling batteries",
+        content: {},
+        contentText: "Europe recycled most lithium cells.",
+      })
+      .returning({ searchVector: researchArtifacts.searchVector });
+    // Stemmed, weighted: the title's words carry A, the body's B.
+    expect(artifact?.searchVector).toContain("'batteri':2A");
+    expect(artifact?.searchVector).toContain("'recycl':1A,4B");
   });
 
   it("stores timestamps with time zone", async () => {

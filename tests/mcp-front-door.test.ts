@@ -163,6 +163,8 @@ describe("the front door of /api/mcp", () => {
       "server-initialize",
       "ping",
       "tools-list",
+      "prompts-list",
+      "resources-list",
       "logging-set-level",
       "dns-rebinding-protection",
     ];
@@ -332,6 +334,149 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
     ["get_plan_status", { planId: ["x"] }, /^VALIDATION_ERROR: planId/],
     ["list_active_plans", { limit: 1000 }, /^VALIDATION_ERROR: limit/],
     ["get_research_context", { planId: "PLAN", sessionId: "" }, /^VALIDATION_ERROR: sessionId/],
+    ["log_skill_execution", {}, /^VALIDATION_ERROR: skillName: .*; status: /],
+    [
+      "log_skill_execution",
+      { skillName: "research", status: "done" },
+      /^VALIDATION_ERROR: status: /,
+    ],
+    [
+      "log_skill_execution",
+      { skillName: "research", status: "completed" },
+      /^VALIDATION_ERROR: status: a new tracking record starts as "started"/,
+    ],
+    [
+      "log_skill_execution",
+      { skillName: "research", status: "started", metadata: {} },
+      /^VALIDATION_ERROR: metadata\.topic, metadata\.researchType, .*: required when creating/,
+    ],
+    [
+      "log_skill_execution",
+      {
+        skillName: "research",
+        status: "started",
+        metadata: {
+          researchType: "gossip",
+          clarifyingQuestions: [1, 2, 3].map((n) => ({ question: `q${n}`, answer: "a" })),
+        },
+      },
+      /^VALIDATION_ERROR: metadata\.researchType: .*; metadata\.clarifyingQuestions: never more than two/,
+    ],
+    [
+      "log_skill_execution",
+      { executionId: "MISSING", skillName: "research", status: "executing" },
+      /^NOT_FOUND: No skill execution/,
+    ],
+    [
+      "log_skill_execution",
+      { executionId: "42", skillName: "research", status: "executing" },
+      /^VALIDATION_ERROR: executionId: must be an execution id/,
+    ],
+    ["store_research", {}, /^VALIDATION_ERROR: artifactType: .*title: .*contentText: .*confidence/],
+    [
+      "store_research",
+      {
+        artifactType: "Big Finding!",
+        title: "t",
+        content: {},
+        contentText: "x",
+        confidence: 2,
+        sourceUrls: ["ftp://example.org/x"],
+      },
+      /^VALIDATION_ERROR: artifactType: must be a short snake_case name.*; confidence: .*; sourceUrls\.0: /,
+    ],
+    [
+      "store_research",
+      { artifactType: "finding", title: "t", content: "text", contentText: "x", confidence: 0.5 },
+      /^VALIDATION_ERROR: content: /,
+    ],
+    [
+      "store_research",
+      {
+        artifactType: "finding",
+        title: "t",
+        content: {},
+        contentText: "x",
+        confidence: 0.5,
+        stepId: "STEP",
+      },
+      /^VALIDATION_ERROR: planId: required with stepId/,
+    ],
+    [
+      "store_research",
+      {
+        artifactType: "finding",
+        title: "t",
+        content: {},
+        contentText: "x",
+        confidence: 0.5,
+        planId: "PLAN",
+        stepId: "MISSING",
+      },
+      /^NOT_FOUND: Plan .* has no step/,
+    ],
+    ["search_sources", {}, /^VALIDATION_ERROR: query/],
+    ["search_sources", { query: "   " }, /^VALIDATION_ERROR: query: must not be empty/],
+    ["search_sources", { query: "x", limit: 500 }, /^VALIDATION_ERROR: limit/],
+    ["search_sources", { query: "x", since: "yesterday" }, /^VALIDATION_ERROR: since/],
+    ["search_sources", { query: "x", planId: "nope" }, /^VALIDATION_ERROR: planId/],
+    ["extract_data", {}, /^VALIDATION_ERROR: schema/],
+    [
+      "extract_data",
+      { schema: { type: "object" } },
+      /^VALIDATION_ERROR: text or artifactIds: give the source text/,
+    ],
+    [
+      "extract_data",
+      { schema: { type: "array" }, text: "t" },
+      /^VALIDATION_ERROR: schema: the top level must be/,
+    ],
+    [
+      "extract_data",
+      { schema: { type: "object", properties: { a: { type: "nonsense" } } }, text: "t" },
+      /^VALIDATION_ERROR: schema: not a usable JSON Schema/,
+    ],
+    [
+      "extract_data",
+      { schema: { type: "object" }, text: "x".repeat(100_001) },
+      /^VALIDATION_ERROR: text/,
+    ],
+    [
+      "extract_data",
+      { schema: { type: "object" }, text: "The price is 12 euros." },
+      /^LLM_NOT_CONFIGURED: .*CAIRN_LLM_BASE_URL and CAIRN_LLM_MODEL are not set/,
+    ],
+    [
+      "store_research_output",
+      { planId: "PLAN" },
+      /^VALIDATION_ERROR: outputMediaType: .*; content: /,
+    ],
+    [
+      "store_research_output",
+      { planId: "MISSING", outputMediaType: "chat_answer", content: "c" },
+      /^NOT_FOUND: No plan/,
+    ],
+    [
+      "store_research_output",
+      { planId: "PLAN", executionId: "MISSING", outputMediaType: "chat_answer", content: "c" },
+      /^NOT_FOUND: No skill execution/,
+    ],
+    [
+      "submit_research_feedback",
+      { planId: "PLAN", feedbackType: "initial", satisfaction: 6, summary: "s" },
+      /^VALIDATION_ERROR: satisfaction: .*; followUpRequested: /,
+    ],
+    [
+      "submit_research_feedback",
+      {
+        planId: "PLAN",
+        feedbackType: "midway",
+        satisfaction: 3.5,
+        summary: "s",
+        followUpRequested: false,
+      },
+      /^VALIDATION_ERROR: feedbackType: .*; satisfaction: must be a whole number/,
+    ],
   ];
 
   it("answers every case with an error result whose text starts with its code", async () => {

@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
@@ -53,7 +54,9 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
 
   const release = options.dataDir ? acquireEmbeddedLock(options.dataDir) : () => {};
   try {
-    const client = await PGlite.create(options.dataDir);
+    // pg_trgm ships with PGlite but must be loaded at start for the migration's
+    // CREATE EXTENSION (search_sources' trigram matching) to find it.
+    const client = await PGlite.create(options.dataDir, { extensions: { pg_trgm } });
     const db = drizzlePglite({ client, schema });
     return {
       db: db as unknown as Database,

@@ -8,6 +8,7 @@
 import { sql } from "drizzle-orm";
 import {
   boolean,
+  customType,
   doublePrecision,
   index,
   integer,
@@ -19,6 +20,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import {
   AUDIT_EVENT_TYPES,
   PLAN_STATUSES,
@@ -29,7 +31,9 @@ import {
 
 export const USER_ROLES = ["researcher", "admin"] as const;
 export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
-export const SKILL_EXECUTION_STATUSES = ["started", "executing", "completed", "failed"] as const;
+// The engine owns the tracking record's states (and their transitions); the
+// schema only stores them.
+export { SKILL_EXECUTION_STATUSES };
 export const REVIEW_REQUEST_STATUSES = ["pending", "decided", "withdrawn"] as const;
 export const FEEDBACK_TYPES = ["initial", "closing"] as const;
 
@@ -304,6 +308,9 @@ export const mcpToolCallLog = pgTable(
   ],
 );
 
+/** PostgreSQL's `tsvector`, which drizzle has no column builder for. */
+const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
+
 export const researchArtifacts = pgTable(
   "research_artifact",
   {
@@ -318,10 +325,25 @@ export const researchArtifacts = pgTable(
     confidence: doublePrecision("confidence"),
     sourceUrls: jsonb("source_urls").$type<string[]>().notNull().default([]),
     createdAt: createdAt(),
+    /**
+     * search_sources' full-text side, kept by PostgreSQL itself so no write path
+     * can forget it: the title weighs more (A) than the body (B). The `english`
+     * configuration is spelled out because the generated column must be immutable.
+     */
+    searchVector: tsvector("search_vector")
+      .notNull()
+      .generatedAlwaysAs(
+        sql`setweight(to_tsvector('english'::regconfig, "title"), 'A') || setweight(to_tsvector('english'::regconfig, "content_text"), 'B')`,
+      ),
   },
   (t) => [
     index("research_artifact_tenant_time_idx").on(t.tenantId, t.createdAt),
     index("research_artifact_plan_idx").on(t.planId),
+    index("research_artifact_search_idx").using("gin", t.searchVector),
+    // search_sources' typo-tolerant side matches the query against titles by
+    // trigram word similarity; a title is short, so the index stays small and
+    // the similarity recheck cheap even with 100,000 artifacts.
+    index("research_artifact_title_trgm_idx").using("gin", t.title.op("gin_trgm_ops")),
   ],
 );
 

@@ -1,8 +1,10 @@
 /**
- * Cairn's MCP server: tools/list and tools/call on the SDK's low-level handlers.
- * The tool list, with every zod schema converted to JSON Schema, is built once
- * per process rather than on each request: the route creates a fresh McpServer
- * per request (the transport is stateless) and only attaches these handlers.
+ * Cairn's MCP server: tools (tools/list, tools/call), the research skills as
+ * prompts (lib/mcp/prompts.ts) and plans as resources (lib/mcp/resources.ts),
+ * all on the SDK's low-level handlers. The tool list, with every zod schema
+ * converted to JSON Schema, and the prompt list are built once per process
+ * rather than on each request: the route creates a fresh McpServer per request
+ * (the transport is stateless) and only attaches these handlers.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
@@ -14,21 +16,26 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Database } from "../db/client";
 import { AppError } from "../plan-engine/app-error";
-import type { ApiKeyPrincipal } from "../services/api-key-auth";
-import type { ServiceContext } from "../services/context";
 import { recordToolCallLater } from "../services/tool-call-log";
 import type { ToolDefinition } from "./define-tool";
+import { registerCairnPrompts } from "./prompts";
+import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
+import { registerCairnResources } from "./resources";
 import { toolError, toolSuccess } from "./tool-result";
 import { TOOLS } from "./tools";
 
 export const SERVER_INFO = { name: "cairn", title: "Cairn research plans", version: "0.1.0" };
 
 export const SERVER_INSTRUCTIONS =
-  "Cairn keeps research plans durable across sessions. Create a plan with create_research_plan, then loop: get_next_step -> do the work -> submit_step_result, until get_next_step answers plan_complete. Pause for a person with request_user_review. To resume in a new session: list_active_plans, get_research_context, get_next_step. Every error text starts with a code (VALIDATION_ERROR, NOT_FOUND, INVALID_TRANSITION, CONFLICT, ...) followed by how to recover.";
+  "Cairn keeps research plans durable across sessions. For a research request, follow the `research` prompt (interview, routing, log_skill_execution, search_sources for prior research, plan, execute, deliver). Create a plan with create_research_plan, then loop: get_next_step -> do the work (store findings with store_research) -> submit_step_result, until get_next_step answers plan_complete; then store_research_output and submit_research_feedback. Pause for a person with request_user_review. To resume in a new session: list_active_plans (or the cairn://plans/active resource), get_research_context, get_next_step. Every error text starts with a code (VALIDATION_ERROR, NOT_FOUND, INVALID_TRANSITION, CONFLICT, ...) followed by how to recover.";
 
-export const SERVER_CAPABILITIES = { tools: { listChanged: false }, logging: {} };
+export const SERVER_CAPABILITIES = {
+  tools: { listChanged: false },
+  prompts: { listChanged: false },
+  resources: { subscribe: false, listChanged: false },
+  logging: {},
+};
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
   return z.toJSONSchema(schema, {
@@ -51,17 +58,17 @@ const TOOLS_BY_NAME = new Map<string, ToolDefinition>(
   TOOLS.map((tool) => [tool.name, tool as ToolDefinition]),
 );
 
-export type CairnServerDeps = {
-  getDb(): Promise<Database>;
-  stallThresholdSeconds: number;
-};
+export type { CairnServerDeps };
+export { principalOf };
 
-/** The principal that the route's auth wrapper put on the request. */
-export function principalOf(authInfo: { extra?: Record<string, unknown> } | undefined) {
-  return authInfo?.extra?.principal as ApiKeyPrincipal | undefined;
+/** Attaches every handler Cairn serves to a fresh McpServer. */
+export function registerCairnServer(server: McpServer, deps: CairnServerDeps): void {
+  registerCairnTools(server, deps);
+  registerCairnPrompts(server);
+  registerCairnResources(server, deps);
 }
 
-export function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
+function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
@@ -76,12 +83,7 @@ export function registerCairnTools(server: McpServer, deps: CairnServerDeps): vo
       return toolError(new AppError("UNAUTHORIZED", "This call carries no valid API key."));
     }
     const db = await deps.getDb();
-    const ctx: ServiceContext = {
-      db,
-      tenantId: principal.tenantId,
-      actor: { type: "api_key", id: principal.apiKeyId, label: principal.label },
-      stallThresholdSeconds: deps.stallThresholdSeconds,
-    };
+    const ctx = serviceContextFor(deps, db, principal);
     const started = performance.now();
     const args = request.params.arguments ?? {};
     let result: CallToolResult;

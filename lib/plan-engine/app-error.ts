@@ -17,6 +17,10 @@ export const ERROR_CODES = [
   "UNAUTHORIZED",
   "FORBIDDEN",
   "LLM_NOT_CONFIGURED",
+  /** The language-model endpoint failed: unreachable, timed out, or answered with an error. */
+  "LLM_UPSTREAM_ERROR",
+  /** The model's answer did not match the caller's JSON Schema, even after one retry. */
+  "EXTRACTION_FAILED",
   "INTERNAL_ERROR",
 ] as const;
 

@@ -8,5 +8,6 @@ export * from "./branch-actions";
 export * from "./conditions";
 export * from "./decisions";
 export * from "./progress";
+export * from "./skill-executions";
 export * from "./states";
 export * from "./transitions";

@@ -20,4 +20,16 @@ export type ServiceContext = {
   actor: Actor;
   /** Seconds a step may stay in progress before the plan counts as stalled. */
   stallThresholdSeconds: number;
+  /**
+   * The language-model endpoint, from CAIRN_LLM_* (lib/env.ts). Only extract_data
+   * reads it, and it reports LLM_NOT_CONFIGURED when a part is missing, so a door
+   * that never extracts (the web UI) may leave it out.
+   */
+  llm?: LlmConfig;
+};
+
+export type LlmConfig = {
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  model?: string | undefined;
 };

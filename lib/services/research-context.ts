@@ -70,48 +70,54 @@ export const getResearchContextInput = z.object({
 });
 
 /**
- * Everything recorded about a plan, read inside the caller's transaction. The web
- * UI's plan page shows it; get_research_context returns it to an agent.
+ * Everything recorded about a plan, read inside the caller's transaction: what
+ * get_research_context returns to an agent, the plan resource shows, and the web
+ * UI's plan page renders.
  */
 export async function loadPlanContext(
-  tx: Executor,
+  db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
 ) {
-  const plan = await getPlan(tx, ctx, planId);
-  const steps = await loadSteps(tx, ctx, plan.id);
+  const plan = await getPlan(db, ctx, planId);
+  const steps = await loadSteps(db, ctx, plan.id);
   const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
-  const conditions = await tx
+  const conditions = await db
     .select()
     .from(planBranchingConditions)
-    .where(eq(planBranchingConditions.planId, plan.id))
+    .where(
+      and(
+        eq(planBranchingConditions.planId, plan.id),
+        eq(planBranchingConditions.tenantId, ctx.tenantId),
+      ),
+    )
     .orderBy(asc(planBranchingConditions.position));
-  const reviews = await tx
+  const reviews = await db
     .select()
     .from(reviewRequests)
-    .where(eq(reviewRequests.planId, plan.id))
+    .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.tenantId, ctx.tenantId)))
     .orderBy(asc(reviewRequests.createdAt));
-  const decisions = await tx
+  const decisions = await db
     .select()
     .from(reviewDecisions)
-    .where(eq(reviewDecisions.planId, plan.id));
-  const [execution] = await tx
+    .where(and(eq(reviewDecisions.planId, plan.id), eq(reviewDecisions.tenantId, ctx.tenantId)));
+  const [execution] = await db
     .select()
     .from(skillExecutions)
     .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
     .orderBy(desc(skillExecutions.createdAt))
     .limit(1);
-  const outputs = await tx
+  const outputs = await db
     .select()
     .from(researchOutputs)
-    .where(eq(researchOutputs.planId, plan.id))
+    .where(and(eq(researchOutputs.planId, plan.id), eq(researchOutputs.tenantId, ctx.tenantId)))
     .orderBy(desc(researchOutputs.createdAt));
-  const feedback = await tx
+  const feedback = await db
     .select()
     .from(researchFeedback)
-    .where(eq(researchFeedback.planId, plan.id))
+    .where(and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)))
     .orderBy(asc(researchFeedback.createdAt));
-  const artifacts = await artifactsOf(tx, ctx, plan.id);
+  const artifacts = await artifactsOf(db, ctx, plan.id);
 
   const latestOutput = outputs[0];
   return {
@@ -165,7 +171,12 @@ export async function loadPlanContext(
           executionId: execution.id,
           skillName: execution.skillName,
           status: execution.status,
+          sessionId: execution.sessionId,
           metadata: execution.metadata,
+          closedReason: execution.closedReason,
+          errorMessage: execution.errorMessage,
+          createdAt: execution.createdAt.toISOString(),
+          completedAt: iso(execution.completedAt),
         }
       : null,
     artifacts,
@@ -209,6 +220,21 @@ export async function getResearchContext(
   });
 }
 
+export const readPlanContextInput = z.object({ planId: planIdField });
+
+/**
+ * The same context without the `session_resumed` record: what a client that
+ * browses MCP resources reads (`cairn://plans/{planId}`). Browsing is not
+ * resuming; get_research_context is, and records it.
+ */
+export async function readPlanContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof readPlanContextInput>,
+): Promise<PlanContext> {
+  const input = parseInput(readPlanContextInput, raw);
+  return ctx.db.transaction((tx) => loadPlanContext(tx, ctx, input.planId));
+}
+
 export const getStepContextInput = z.object({ planId: planIdField, stepId: stepIdField });
 
 export async function getStepContext(
@@ -222,7 +248,13 @@ export async function getStepContext(
     const prior = await tx
       .select()
       .from(planSteps)
-      .where(and(eq(planSteps.planId, plan.id), lt(planSteps.stepOrder, step.stepOrder)))
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.tenantId, ctx.tenantId),
+          lt(planSteps.stepOrder, step.stepOrder),
+        ),
+      )
       .orderBy(asc(planSteps.stepOrder));
     return {
       planId: plan.id,

@@ -3,7 +3,7 @@ import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { withFrontDoor } from "@/lib/mcp/front-door";
 import {
-  registerCairnTools,
+  registerCairnServer,
   SERVER_CAPABILITIES,
   SERVER_INFO,
   SERVER_INSTRUCTIONS,
@@ -17,9 +17,14 @@ const config = env();
 
 const mcpHandler = createMcpHandler(
   (server) =>
-    registerCairnTools(server, {
+    registerCairnServer(server, {
       getDb,
       stallThresholdSeconds: config.CAIRN_STALL_THRESHOLD_SECONDS,
+      llm: {
+        baseUrl: config.CAIRN_LLM_BASE_URL,
+        apiKey: config.CAIRN_LLM_API_KEY,
+        model: config.CAIRN_LLM_MODEL,
+      },
     }),
   { serverInfo: SERVER_INFO, capabilities: SERVER_CAPABILITIES, instructions: SERVER_INSTRUCTIONS },
   // basePath is the folder above `mcp`: this route is /api/mcp. SSE is a legacy transport.

@@ -60,8 +60,13 @@ export const getResearchContextTool = defineTool({
       .object({
         executionId: z.string(),
         skillName: z.string(),
-        status: z.string(),
+        status: z.enum(["started", "executing", "completed", "failed"]),
+        sessionId: z.string().nullable(),
         metadata: z.record(z.string(), z.unknown()),
+        closedReason: z.string().nullable(),
+        errorMessage: z.string().nullable(),
+        createdAt: z.string(),
+        completedAt: z.string().nullable(),
       })
       .nullable(),
     artifacts: z.array(artifact),

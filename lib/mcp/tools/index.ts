@@ -1,26 +1,38 @@
 import { createResearchPlanTool } from "./create-research-plan";
+import { extractDataTool } from "./extract-data";
 import { getNextStepTool } from "./get-next-step";
 import { getPlanStatusTool } from "./get-plan-status";
 import { getResearchContextTool } from "./get-research-context";
 import { getStepContextTool } from "./get-step-context";
 import { listActivePlansTool } from "./list-active-plans";
+import { logSkillExecutionTool } from "./log-skill-execution";
 import { modifyPlanTool } from "./modify-plan";
 import { pingTool } from "./ping";
 import { requestUserReviewTool } from "./request-user-review";
+import { searchSourcesTool } from "./search-sources";
+import { storeResearchTool } from "./store-research";
+import { storeResearchOutputTool } from "./store-research-output";
+import { submitResearchFeedbackTool } from "./submit-research-feedback";
 import { submitStepResultTool } from "./submit-step-result";
 import { submitUserDecisionTool } from "./submit-user-decision";
 
 /** Every tool Cairn serves, in the order tools/list shows them. */
 export const TOOLS = [
+  logSkillExecutionTool,
+  searchSourcesTool,
   createResearchPlanTool,
   getNextStepTool,
   submitStepResultTool,
   getStepContextTool,
+  storeResearchTool,
+  extractDataTool,
   requestUserReviewTool,
   submitUserDecisionTool,
   modifyPlanTool,
   getPlanStatusTool,
   listActivePlansTool,
   getResearchContextTool,
+  storeResearchOutputTool,
+  submitResearchFeedbackTool,
   pingTool,
 ];

@@ -42,11 +42,12 @@ export function DeliverableView({ page }: { page: PlanPage }) {
             {page.feedback.map((item) => (
               <li key={item.feedbackId}>
                 <strong>{item.feedbackType === "initial" ? "Initial" : "Closing"}</strong> ·{" "}
-                <span aria-label={`Satisfaction ${item.satisfaction} of 5`}>
+                <span aria-hidden="true">
                   {"★".repeat(item.satisfaction)}
                   {"☆".repeat(5 - item.satisfaction)}
-                </span>{" "}
-                · <Time iso={item.createdAt} />
+                </span>
+                <span className="sr-only">Satisfaction {item.satisfaction} of 5</span> ·{" "}
+                <Time iso={item.createdAt} />
                 <p className="pre-wrap">{item.summary}</p>
                 {item.improvementSuggestions ? (
                   <p className="muted pre-wrap">Suggestions: {item.improvementSuggestions}</p>

@@ -1,0 +1,118 @@
+/**
+ * Plans as MCP resources, for clients that browse resources to resume work:
+ * `cairn://plans/active` lists the tenant's active plans, and
+ * `cairn://plans/{planId}` is one plan's full context (the same as
+ * get_research_context, read without recording a resumed session). Everything
+ * is scoped to the API key's tenant: another tenant's plan is "not found".
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+} from "@modelcontextprotocol/sdk/types.js";
+import { isAppError } from "../plan-engine/app-error";
+import type { ServiceContext } from "../services/context";
+import { listActivePlans } from "../services/list-active-plans";
+import { readPlanContext } from "../services/research-context";
+import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
+
+export const ACTIVE_PLANS_URI = "cairn://plans/active";
+const PLAN_URI_PREFIX = "cairn://plans/";
+const PLAN_URI =
+  /^cairn:\/\/plans\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+/** The MCP specification's code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
+const JSON_TYPE = "application/json";
+
+export const planUri = (planId: string) => `${PLAN_URI_PREFIX}${planId}`;
+
+const ACTIVE_PLANS_RESOURCE: Resource = {
+  uri: ACTIVE_PLANS_URI,
+  name: "active-plans",
+  title: "Active research plans",
+  description:
+    "This account's plans that are not finished, most recently active first, with status and progress. Read a plan's own resource to resume it.",
+  mimeType: JSON_TYPE,
+};
+
+const TEMPLATES: ResourceTemplate[] = [
+  {
+    uriTemplate: `${PLAN_URI_PREFIX}{planId}`,
+    name: "plan",
+    title: "A research plan's full context",
+    description:
+      "Everything about one plan: steps with results and reports, branching conditions, reviews, the skill execution, artifacts, the deliverable and feedback.",
+    mimeType: JSON_TYPE,
+  },
+];
+
+function notFound(uri: string): McpError {
+  return new McpError(
+    RESOURCE_NOT_FOUND,
+    `Resource not found: ${uri}. Read ${ACTIVE_PLANS_URI} for the plans of this account.`,
+    { uri },
+  );
+}
+
+async function contextOf(
+  deps: CairnServerDeps,
+  authInfo: { extra?: Record<string, unknown> } | undefined,
+): Promise<ServiceContext> {
+  const principal = principalOf(authInfo);
+  if (!principal)
+    throw new McpError(ErrorCode.InvalidRequest, "This request carries no valid API key.");
+  return serviceContextFor(deps, await deps.getDb(), principal);
+}
+
+export function registerCairnResources(server: McpServer, deps: CairnServerDeps): void {
+  server.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: TEMPLATES,
+  }));
+
+  server.server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
+    const ctx = await contextOf(deps, extra.authInfo);
+    const { plans } = await listActivePlans(ctx, { limit: 100 });
+    return {
+      resources: [
+        ACTIVE_PLANS_RESOURCE,
+        ...plans.map(
+          (plan): Resource => ({
+            uri: planUri(plan.planId),
+            name: plan.name,
+            title: plan.name,
+            description: `${plan.researchQuestion} (${plan.status}, ${plan.progress.percent}% done)`,
+            mimeType: JSON_TYPE,
+          }),
+        ),
+      ],
+    };
+  });
+
+  server.server.setRequestHandler(
+    ReadResourceRequestSchema,
+    async (request, extra): Promise<ReadResourceResult> => {
+      const { uri } = request.params;
+      const ctx = await contextOf(deps, extra.authInfo);
+      if (uri === ACTIVE_PLANS_URI) {
+        const active = await listActivePlans(ctx, { limit: 100 });
+        return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(active, null, 2) }] };
+      }
+      const planId = PLAN_URI.exec(uri)?.[1];
+      if (!planId) throw notFound(uri);
+      try {
+        const context = await readPlanContext(ctx, { planId: planId.toLowerCase() });
+        return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(context, null, 2) }] };
+      } catch (error) {
+        // Another tenant's plan answers exactly like a missing one.
+        if (isAppError(error) && error.code === "NOT_FOUND") throw notFound(uri);
+        throw error;
+      }
+    },
+  );
+}

@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { searchSources, searchSourcesInput } from "../../services/search-sources";
+import { defineTool } from "../define-tool";
+
+export const searchSourcesTool = defineTool({
+  name: "search_sources",
+  title: "Search the research library",
+  description:
+    'Search this account\'s stored research artifacts before researching anew (the prior-research check: search_sources({ query: "<key terms>", limit: 5 })) and during search steps. Hybrid ranking: full-text matching with English stemming ("recycled" finds "recycling") fused with typo-tolerant title matching ("recyling" finds "recycling"). Filter by planId, artifactType or since (ISO date). Returns { results: [...] }, best first, each with artifactId, title, a snippet with the matched terms in **bold**, the original researchQuestion, createdAt, score, planId and stepId; [] when nothing matches. Read-only.',
+  inputSchema: searchSourcesInput,
+  outputSchema: z.object({
+    results: z.array(
+      z.object({
+        artifactId: z.string(),
+        title: z.string(),
+        artifactType: z.string(),
+        snippet: z.string(),
+        score: z.number(),
+        researchQuestion: z.string().nullable(),
+        createdAt: z.string(),
+        planId: z.string().nullable(),
+        stepId: z.string().nullable(),
+        confidence: z.number().nullable(),
+        sourceUrls: z.array(z.string()),
+      }),
+    ),
+  }),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: searchSources,
+});

@@ -1,0 +1,50 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { getSkill, renderSkillPrompt, SKILL_NAMES, SKILLS, skillFile } from "./index";
+
+describe("the research skills", () => {
+  it("loads every skill with its front matter, title and request marker", () => {
+    expect(SKILLS.map((s) => s.name)).toEqual([...SKILL_NAMES]);
+    for (const skill of SKILLS) {
+      expect(skill.file.startsWith(`---\nname: ${skill.name}\ndescription: `), skill.name).toBe(
+        true,
+      );
+      expect(skill.description.length, skill.name).toBeGreaterThan(80);
+      expect(skill.title, skill.name).toMatch(/^Research/);
+      expect(skill.body.startsWith("# "), skill.name).toBe(true);
+      expect(skill.file).toBe(readFileSync(`skills/${skill.name}.md`, "utf8"));
+    }
+  });
+
+  it("finds skills by name only", () => {
+    expect(getSkill("research-deep")?.name).toBe("research-deep");
+    for (const name of ["", "Research", "../package", "toString", "constructor"]) {
+      expect(getSkill(name), name).toBeUndefined();
+    }
+  });
+
+  it("fences the user's message in the prompt and appends the skills handed over to", () => {
+    const scan = getSkill("research-scan");
+    if (!scan) throw new Error("no scan skill");
+    const text = renderSkillPrompt(scan, "  Quick: is rust faster than go?  ");
+    expect(text).toContain("<user_request>\nQuick: is rust faster than go?\n</user_request>");
+    expect(text).not.toContain("{{request}}");
+    expect(text.indexOf("# Research scan")).toBeLessThan(text.indexOf("# Research output"));
+    expect(text).not.toContain("# Research deep");
+  });
+
+  it("asks for the request when a prompt came without one", () => {
+    const output = getSkill("research-output");
+    if (!output) throw new Error("no output skill");
+    expect(renderSkillPrompt(output, undefined)).toContain("ask the user");
+    expect(renderSkillPrompt(output, "   ")).toContain("ask the user");
+  });
+
+  it("writes the download file without a placeholder", () => {
+    for (const skill of SKILLS) {
+      const file = skillFile(skill);
+      expect(file).not.toContain("{{request}}");
+      expect(file).toContain("The user's message that invoked this skill");
+    }
+  });
+});
