@@ -21,10 +21,12 @@ export default async function AppLayout({ children }: { children: ReactNode }) {
             Inbox <span className={inbox > 0 ? "count count-active" : "count"}>{inbox}</span>
             <span className="sr-only"> plans awaiting review</span>
           </Link>
+          <Link href="/library">Library</Link>
           {user.role === "admin" ? (
             <>
               <Link href="/admin/stalled">Stalled</Link>
               <Link href="/admin/tool-calls">Tool calls</Link>
+              <Link href="/admin/skills">Skill runs</Link>
               <Link href="/admin/users">Users &amp; keys</Link>
             </>
           ) : null}

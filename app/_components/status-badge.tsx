@@ -9,6 +9,7 @@ const LABELS: Record<string, string> = {
   in_progress: "In progress",
   awaiting_input: "Awaiting input",
   skipped: "Skipped",
+  started: "Started",
 };
 
 export function StatusBadge({ status }: { status: string }) {

@@ -2,9 +2,16 @@
  * The web door's reads, each for the signed-in user's tenant. Pages call these
  * rather than the database, so tenancy is decided in one place.
  */
+import { userContext } from "../auth/session";
 import { getDb } from "../db/client";
 import { env } from "../env";
 import { listTenantApiKeys, listTenantUsers, type SignedInUser } from "../services/accounts";
+import {
+  getArtifact,
+  listArtifacts,
+  listArtifactTypes,
+  skillExecutionOverview,
+} from "../services/library-views";
 import {
   countAwaitingReview,
   getPlanPage,
@@ -12,6 +19,7 @@ import {
   listPlans,
   listStalledPlans,
 } from "../services/plan-views";
+import { searchSources } from "../services/search-sources";
 
 async function viewContext(user: SignedInUser) {
   return {
@@ -36,6 +44,21 @@ export const views = {
   },
   async toolCalls(user: SignedInUser, input: Parameters<typeof getToolCallLog>[1]) {
     return getToolCallLog(await viewContext(user), input);
+  },
+  async search(user: SignedInUser, input: Parameters<typeof searchSources>[1]) {
+    return searchSources(await userContext(user), input);
+  },
+  async artifacts(user: SignedInUser, input: Parameters<typeof listArtifacts>[1]) {
+    return listArtifacts(await viewContext(user), input);
+  },
+  async artifactTypes(user: SignedInUser) {
+    return listArtifactTypes(await viewContext(user));
+  },
+  async artifact(user: SignedInUser, artifactId: string) {
+    return getArtifact(await viewContext(user), artifactId);
+  },
+  async skillRuns(user: SignedInUser) {
+    return skillExecutionOverview(await viewContext(user));
   },
   async users(user: SignedInUser) {
     return listTenantUsers(await getDb(), user.tenantId);

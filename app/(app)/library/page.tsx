@@ -1,0 +1,162 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { Pagination } from "@/app/_components/pagination";
+import { Snippet } from "@/app/_components/snippet";
+import { Time } from "@/app/_components/time";
+import { requireUser } from "@/lib/auth/session";
+import { isAppError } from "@/lib/plan-engine/app-error";
+import { views } from "@/lib/web/views";
+
+export const metadata: Metadata = { title: "Research library" };
+
+type Search = { q?: string; type?: string; since?: string; page?: string };
+
+export default async function LibraryPage({ searchParams }: { searchParams: Promise<Search> }) {
+  const user = await requireUser();
+  const search = await searchParams;
+  const q = search.q?.trim() ?? "";
+  const artifactType = search.type || undefined;
+  const artifactTypes = await views.artifactTypes(user);
+  return (
+    <section>
+      <h1>Research library</h1>
+      <p className="muted">
+        Everything the AI platforms stored with <code>store_research</code>, searched the way{" "}
+        <code>search_sources</code> searches it: full text with stemming and typo-tolerant titles.
+      </p>
+      <search aria-label="Search the library">
+        <form className="filters">
+          <label>
+            Search
+            <input
+              name="q"
+              type="search"
+              defaultValue={q}
+              placeholder="e.g. heat pump efficiency"
+            />
+          </label>
+          <label>
+            Type
+            <select name="type" defaultValue={artifactType ?? ""}>
+              <option value="">All types</option>
+              {artifactTypes.map((type) => (
+                <option key={type}>{type}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Since
+            <input name="since" type="date" defaultValue={search.since ?? ""} />
+          </label>
+          <button type="submit" className="button">
+            Search
+          </button>
+        </form>
+      </search>
+      {q ? (
+        <SearchResults
+          user={user}
+          q={q}
+          artifactType={artifactType}
+          since={search.since || undefined}
+        />
+      ) : (
+        <Recent user={user} artifactType={artifactType} page={Number(search.page ?? 1) || 1} />
+      )}
+    </section>
+  );
+}
+
+type User = Awaited<ReturnType<typeof requireUser>>;
+
+async function SearchResults({
+  user,
+  q,
+  artifactType,
+  since,
+}: {
+  user: User;
+  q: string;
+  artifactType?: string;
+  since?: string;
+}) {
+  const found = await views
+    .search(user, { query: q, artifactType, since, limit: 25 })
+    .catch((error: unknown) => (isAppError(error) ? error : Promise.reject(error)));
+  if (isAppError(found)) {
+    return (
+      <p role="alert" className="notice notice-error">
+        This search cannot run: {found.message}
+      </p>
+    );
+  }
+  if (found.results.length === 0) {
+    return (
+      <p className="empty card">Nothing in the library matches “{q}”. Try fewer or other words.</p>
+    );
+  }
+  return (
+    <ol className="cards" data-testid="search-results">
+      {found.results.map((hit) => (
+        <li key={hit.artifactId} className="card">
+          <h2 className="hit-title">
+            <Link href={`/library/${hit.artifactId}`}>{hit.title}</Link>
+          </h2>
+          <p className="muted">
+            {hit.artifactType} · <Time iso={hit.createdAt} /> · score {hit.score.toFixed(3)}
+            {hit.researchQuestion ? <> · for “{hit.researchQuestion}”</> : null}
+          </p>
+          <p>
+            <Snippet text={hit.snippet} />
+          </p>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+async function Recent({
+  user,
+  artifactType,
+  page,
+}: {
+  user: User;
+  artifactType?: string;
+  page: number;
+}) {
+  const list = await views.artifacts(user, { artifactType, page });
+  if (list.artifacts.length === 0) {
+    return (
+      <p className="empty card">
+        The library is empty. Agents add to it with <code>store_research</code> while they work.
+      </p>
+    );
+  }
+  return (
+    <>
+      <h2>Newest</h2>
+      <ol className="cards" data-testid="recent-artifacts">
+        {list.artifacts.map((artifact) => (
+          <li key={artifact.artifactId} className="card">
+            <h3 className="hit-title">
+              <Link href={`/library/${artifact.artifactId}`}>{artifact.title}</Link>
+            </h3>
+            <p className="muted">
+              {artifact.artifactType} · <Time iso={artifact.createdAt} />
+              {artifact.researchQuestion ? <> · for “{artifact.researchQuestion}”</> : null}
+            </p>
+            <p className="clamp">{artifact.excerpt}</p>
+          </li>
+        ))}
+      </ol>
+      <Pagination
+        page={list.page}
+        pageSize={list.pageSize}
+        total={list.total}
+        basePath="/library"
+        params={{ type: artifactType }}
+        label="Library pages"
+      />
+    </>
+  );
+}
