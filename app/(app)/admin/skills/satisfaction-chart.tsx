@@ -25,6 +25,7 @@ export function SatisfactionChart({ points }: { points: Point[] }) {
       <svg
         viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
         width="100%"
+        style={{ maxWidth: WIDTH }}
         role="img"
         aria-label={`Average satisfaction over ${points.length} day(s), latest ${points.at(-1)?.average.toFixed(1)} of 5`}
         data-testid="satisfaction-chart"
