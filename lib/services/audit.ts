@@ -4,9 +4,10 @@
  * before commit, so no change exists without its record. Payloads are typed per
  * event type.
  */
+import { type SQL, sql } from "drizzle-orm";
 import type { Transaction } from "../db/client";
 import { planAuditLog } from "../db/schema";
-import type { ReviewDecision } from "../plan-engine/states";
+import type { PlanStatus, ReviewDecision } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
 
 type PlanModifiedAction =
@@ -99,4 +100,26 @@ export async function writeAuditLog(
       payload: entry.payload,
     })),
   );
+}
+
+/**
+ * The `step_started` row (payload as in `AuditEntry` above) for a step claimed
+ * inside a single statement, as an `INSERT ... SELECT` from that statement's
+ * `claimed` relation (columns `id`, `step_order`): get_next_step's one-round-trip
+ * path, where the step's id is not known before the statement runs.
+ */
+export function stepStartedAuditInsert(
+  ctx: ServiceContext,
+  planId: string,
+  planStatusBefore: PlanStatus,
+  claimed: SQL,
+): SQL {
+  const eventType: AuditEntry["eventType"] = "step_started";
+  return sql`
+    insert into plan_audit_log
+      (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+    select ${ctx.tenantId}::uuid, ${planId}::uuid, claimed.id, ${eventType}::audit_event_type,
+      ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
+      jsonb_build_object('stepOrder', claimed.step_order, 'planStatusBefore', ${planStatusBefore}::text)
+    from ${claimed} as claimed`;
 }

@@ -4,17 +4,22 @@
  * the step is claimed with `FOR UPDATE SKIP LOCKED` on the partial index of
  * pending steps, while the plan row is held in `share` mode so concurrent pulls
  * do not queue behind each other but do wait for a status change in progress.
+ *
+ * The common case, an executing plan with a pending step, is one statement and
+ * so one round trip (see `claimFromExecutingPlan`); every other case (a plan to
+ * start or resume, a settled plan, no pending step) takes the transaction below.
  */
 import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";
+import { queryRows } from "../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
 import type { PlanStatus, StepType } from "../plan-engine/states";
 import { transitionPlan, transitionStep } from "../plan-engine/transitions";
-import { writeAuditLog } from "./audit";
+import { stepStartedAuditInsert, writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
-import { getPlan, lockPlan, type PlanRow, setPlanStatus } from "./plan-access";
+import { lockPlan, type PlanRow, planNotFound, setPlanStatus } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const getNextStepInput = z.object({ planId: planIdField });
@@ -58,10 +63,11 @@ export async function getNextStep(
   raw: z.input<typeof getNextStepInput>,
 ): Promise<NextStep> {
   const { planId } = parseInput(getNextStepInput, raw);
-  const peek = await getPlan(ctx.db, ctx, planId);
+  const fast = await claimFromExecutingPlan(ctx, planId);
+  if (fast.status === "ready") return fast;
   // A plan that must change status (planning/stalled -> executing) is locked
   // exclusively; an executing plan only in share mode, so pulls run side by side.
-  const mode = peek.status === "planning" || peek.status === "stalled" ? "update" : "share";
+  const mode = fast.planStatus === "planning" || fast.planStatus === "stalled" ? "update" : "share";
   const outcome = await ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, planId, mode);
     const settled = await settledPlanAnswer(tx, ctx, plan);
@@ -75,6 +81,74 @@ export async function getNextStep(
     const plan = await lockPlan(tx, ctx, planId, "update");
     return (await settledPlanAnswer(tx, ctx, plan)) ?? claimStep(tx, ctx, plan);
   });
+}
+
+type ReadyStep = Extract<NextStep, { status: "ready" }>;
+
+type ClaimRow = {
+  planStatus: PlanStatus;
+  stepId: string | null;
+  stepOrder: number | null;
+  stepType: StepType | null;
+  instructions: string | null;
+  totalSteps: number;
+};
+
+/**
+ * The loop's hot path in one statement, so one round trip and no BEGIN/COMMIT:
+ * lock the plan row in share mode (the plan first, as everywhere), claim its
+ * first pending step if the plan is `executing`, write the step_started audit
+ * row, and count the plan's steps. The statement is atomic on its own, so the
+ * claim and its audit row commit together. A plan in any other status claims
+ * nothing here and only reports its status, for the transaction to handle.
+ */
+async function claimFromExecutingPlan(
+  ctx: ServiceContext,
+  planId: string,
+): Promise<ReadyStep | { status: "not_claimed"; planStatus: PlanStatus }> {
+  const now = new Date().toISOString();
+  const [row] = await queryRows<ClaimRow>(
+    ctx.db,
+    sql`
+    with plan as materialized (
+      select id, status from research_plan
+      where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for share
+    ), next as (
+      select id from plan_step
+      where plan_id = (select id from plan where status = 'executing')
+        and tenant_id = ${ctx.tenantId}::uuid and status = 'pending'
+      order by step_order
+      limit 1
+      for update skip locked
+    ), claimed as (
+      update plan_step
+      set status = ${transitionStep("pending", "in_progress")}::step_status,
+        started_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      where id = (select id from next)
+      returning id, step_order, step_type, instructions
+    ), audit as (
+      ${stepStartedAuditInsert(ctx, planId, "executing", sql`claimed`)}
+    )
+    select plan.status as "planStatus", claimed.id as "stepId", claimed.step_order as "stepOrder",
+      claimed.step_type as "stepType", claimed.instructions,
+      (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps"
+    from plan left join claimed on true`,
+  );
+  if (!row) throw planNotFound(planId);
+  if (row.stepId === null || row.stepOrder === null || row.stepType === null) {
+    return { status: "not_claimed", planStatus: row.planStatus };
+  }
+  return readyAnswer(
+    planId,
+    {
+      id: row.stepId,
+      stepOrder: row.stepOrder,
+      stepType: row.stepType,
+      instructions: row.instructions ?? "",
+    },
+    row.totalSteps,
+  );
 }
 
 /** The answer for a plan that hands out no step: completed, failed or awaiting review. */
@@ -205,9 +279,17 @@ async function claimStep(tx: Transaction, ctx: ServiceContext, plan: PlanRow): P
     .select({ n: sql<number>`count(*)::int` })
     .from(planSteps)
     .where(eq(planSteps.planId, plan.id));
+  return readyAnswer(plan.id, step, total?.n ?? 0);
+}
+
+function readyAnswer(
+  planId: string,
+  step: { id: string; stepOrder: number; stepType: StepType; instructions: string },
+  totalSteps: number,
+): ReadyStep {
   return {
     status: "ready",
-    planId: plan.id,
+    planId,
     planStatus: "executing",
     step: {
       stepId: step.id,
@@ -215,7 +297,7 @@ async function claimStep(tx: Transaction, ctx: ServiceContext, plan: PlanRow): P
       stepType: step.stepType,
       instructions: step.instructions,
     },
-    totalSteps: total?.n ?? 0,
+    totalSteps,
     hint:
       step.stepOrder > 1
         ? "Call get_step_context for earlier results if you need them, do the work, then call submit_step_result with this stepId."

@@ -56,6 +56,15 @@ export async function lockPlan(
   return plan;
 }
 
+/**
+ * The plan row locked for update, as a list of zero or one rows and without
+ * throwing, for callers that pipeline it with other statements and check the
+ * answers in order afterwards.
+ */
+export function selectPlanForUpdate(tx: Transaction, ctx: ServiceContext, planId: string) {
+  return tx.select().from(researchPlans).where(planWhere(ctx, planId)).for("update").then();
+}
+
 const stepWhere = (ctx: ServiceContext, planId: string, stepId: string) =>
   and(eq(planSteps.id, stepId), eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId));
 
@@ -74,13 +83,24 @@ export async function lockStep(
   planId: string,
   stepId: string,
 ) {
-  const [step] = await tx
+  const [step] = await selectStepForUpdate(tx, ctx, planId, stepId);
+  if (!step) throw stepNotFound(planId, stepId);
+  return step;
+}
+
+/** The step row locked for update, as zero or one rows (see `selectPlanForUpdate`). */
+export function selectStepForUpdate(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  stepId: string,
+) {
+  return tx
     .select()
     .from(planSteps)
     .where(stepWhere(ctx, planId, stepId))
-    .for("update");
-  if (!step) throw stepNotFound(planId, stepId);
-  return step;
+    .for("update")
+    .then();
 }
 
 export async function loadSteps(db: Executor, ctx: ServiceContext, planId: string) {
@@ -89,6 +109,16 @@ export async function loadSteps(db: Executor, ctx: ServiceContext, planId: strin
     .from(planSteps)
     .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
     .orderBy(asc(planSteps.stepOrder));
+}
+
+/** A plan's steps in order without their results: what status derivation and skips need. */
+export function loadStepStatuses(db: Executor, ctx: ServiceContext, planId: string) {
+  return db
+    .select({ id: planSteps.id, stepOrder: planSteps.stepOrder, status: planSteps.status })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder))
+    .then();
 }
 
 /**
@@ -101,7 +131,7 @@ export async function setPlanStatus(
   to: PlanStatus,
   now: Date,
 ): Promise<PlanStatus> {
-  const path = planTransitionPath(plan.status, to);
+  const status = planStatusAfter(plan, to);
   await tx
     .update(researchPlans)
     .set({
@@ -110,7 +140,15 @@ export async function setPlanStatus(
       ...(to === "completed" || to === "failed" ? { completedAt: now } : {}),
     })
     .where(eq(researchPlans.id, plan.id));
-  return path.at(-1) ?? plan.status;
+  return status;
+}
+
+/**
+ * The status `setPlanStatus(plan, to)` leaves the plan in, known before the
+ * write is sent; throws INVALID_TRANSITION when no valid path leads there.
+ */
+export function planStatusAfter(plan: { status: PlanStatus }, to: PlanStatus): PlanStatus {
+  return planTransitionPath(plan.status, to).at(-1) ?? plan.status;
 }
 
 export function touchPlan(tx: Transaction, planId: string, now: Date) {

@@ -16,7 +16,15 @@ import { derivePlanStatus, isTerminalPlanStatus, transitionStep } from "../plan-
 import { type AuditEntry, writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
-import { loadSteps, lockPlan, lockStep, setPlanStatus } from "./plan-access";
+import {
+  loadStepStatuses,
+  planNotFound,
+  planStatusAfter,
+  selectPlanForUpdate,
+  selectStepForUpdate,
+  setPlanStatus,
+  stepNotFound,
+} from "./plan-access";
 import { parseInput } from "./validation";
 
 export const stepExecutionReportInput = z
@@ -96,7 +104,21 @@ export async function submitStepResult(
 ): Promise<SubmittedStep> {
   const input = parseInput(submitStepResultInput, raw);
   return ctx.db.transaction(async (tx) => {
-    const plan = await lockPlan(tx, ctx, input.planId);
+    // Every read in one round trip: the statements are pipelined and PostgreSQL
+    // runs them in the order sent, so the plan row is locked before the step.
+    // The other steps are read as statuses only; their results are not needed.
+    const [plans, lockedSteps, conditions, statuses] = await Promise.all([
+      selectPlanForUpdate(tx, ctx, input.planId),
+      selectStepForUpdate(tx, ctx, input.planId, input.stepId),
+      tx
+        .select()
+        .from(planBranchingConditions)
+        .where(eq(planBranchingConditions.afterStepId, input.stepId))
+        .orderBy(asc(planBranchingConditions.position)),
+      loadStepStatuses(tx, ctx, input.planId),
+    ]);
+    const plan = plans[0];
+    if (!plan) throw planNotFound(input.planId);
     if (isTerminalPlanStatus(plan.status)) {
       throw new AppError(
         "INVALID_TRANSITION",
@@ -104,7 +126,8 @@ export async function submitStepResult(
         { planStatus: plan.status },
       );
     }
-    const step = await lockStep(tx, ctx, plan.id, input.stepId);
+    const step = lockedSteps[0];
+    if (!step) throw stepNotFound(plan.id, input.stepId);
     if (step.status !== "in_progress" && step.status !== "pending") {
       throw new AppError(
         "INVALID_TRANSITION",
@@ -120,20 +143,28 @@ export async function submitStepResult(
     const started: StepStatus = autoStarted
       ? transitionStep("pending", "in_progress")
       : step.status;
-    await tx
-      .update(planSteps)
-      .set({
-        status: transitionStep(started, "completed"),
-        result: input.result,
-        resultSummary: input.resultSummary ?? null,
-        confidence: input.confidence ?? null,
-        stepExecutionReport: input.stepExecutionReport,
-        outputFormattingNotes: input.outputFormattingNotes ?? null,
-        startedAt: step.startedAt ?? now,
-        completedAt: now,
-        updatedAt: now,
-      })
-      .where(eq(planSteps.id, step.id));
+    const completed = transitionStep(started, "completed");
+    // Decide everything first, then send every write in one round trip. With the
+    // plan row locked no other call changes this plan's steps meanwhile, so the
+    // statuses read above, updated here as the writes will, are the stored ones.
+    const writes: Promise<unknown>[] = [
+      tx
+        .update(planSteps)
+        .set({
+          status: completed,
+          result: input.result,
+          resultSummary: input.resultSummary ?? null,
+          confidence: input.confidence ?? null,
+          stepExecutionReport: input.stepExecutionReport,
+          outputFormattingNotes: input.outputFormattingNotes ?? null,
+          startedAt: step.startedAt ?? now,
+          completedAt: now,
+          updatedAt: now,
+        })
+        .where(eq(planSteps.id, step.id))
+        .then(),
+    ];
+    const steps = statuses.map((s) => (s.id === step.id ? { ...s, status: completed } : s));
     const audit: AuditEntry[] = [
       {
         eventType: "step_completed",
@@ -148,11 +179,6 @@ export async function submitStepResult(
       },
     ];
 
-    const conditions = await tx
-      .select()
-      .from(planBranchingConditions)
-      .where(eq(planBranchingConditions.afterStepId, step.id))
-      .orderBy(asc(planBranchingConditions.position));
     const outcome = evaluateBranching(
       conditions,
       buildConditionContext({ confidence: input.confidence, result: input.result }),
@@ -166,15 +192,17 @@ export async function submitStepResult(
     for (const verdict of [true, false]) {
       const ids = evaluatedIds.filter((id) => firedIds.has(id) === verdict);
       if (ids.length === 0) continue;
-      await tx
-        .update(planBranchingConditions)
-        .set({ evaluatedAt: now, fired: verdict })
-        .where(inArray(planBranchingConditions.id, ids));
+      writes.push(
+        tx
+          .update(planBranchingConditions)
+          .set({ evaluatedAt: now, fired: verdict })
+          .where(inArray(planBranchingConditions.id, ids))
+          .then(),
+      );
     }
 
     const fired: FiredCondition[] = [];
     let planStatus: PlanStatus = plan.status;
-    let steps = await loadSteps(tx, ctx, plan.id);
     for (const { conditionId, action } of outcome.fired) {
       const condition = conditions.find((c) => c.id === conditionId);
       const entry: FiredCondition = {
@@ -185,10 +213,19 @@ export async function submitStepResult(
       if (action.type === "skip_to") {
         const skip = stepsToSkip(steps, step.id, action.targetStepId);
         if (skip.length > 0) {
-          await tx
-            .update(planSteps)
-            .set({ status: transitionStep("pending", "skipped"), updatedAt: now })
-            .where(and(inArray(planSteps.id, skip), eq(planSteps.status, "pending")));
+          const skipped = transitionStep("pending", "skipped");
+          writes.push(
+            tx
+              .update(planSteps)
+              .set({ status: skipped, updatedAt: now })
+              .where(and(inArray(planSteps.id, skip), eq(planSteps.status, "pending")))
+              .then(),
+          );
+          const skipSet = new Set(skip);
+          for (const [index, s] of steps.entries()) {
+            if (skipSet.has(s.id) && s.status === "pending")
+              steps[index] = { ...s, status: skipped };
+          }
           audit.push({
             eventType: "plan_modified",
             planId: plan.id,
@@ -200,13 +237,13 @@ export async function submitStepResult(
               skippedStepIds: skip,
             },
           });
-          steps = await loadSteps(tx, ctx, plan.id);
         }
         entry.skippedStepIds = skip;
       } else if (action.type === "add_steps") {
         entry.addStepsParams = { ...action.params };
       } else if (action.type === "fail") {
-        planStatus = await setPlanStatus(tx, plan, "failed", now);
+        planStatus = planStatusAfter(plan, "failed");
+        writes.push(setPlanStatus(tx, plan, "failed", now));
         audit.push({
           eventType: "plan_modified",
           planId: plan.id,
@@ -225,9 +262,11 @@ export async function submitStepResult(
       const derived = derivePlanStatus(steps.map((s) => s.status));
       // A stalled plan whose slow step just finished resumes; "planning" only
       // when the step was submitted before get_next_step (the edge case).
-      planStatus = await setPlanStatus(tx, plan, derived, now);
+      planStatus = planStatusAfter(plan, derived);
+      writes.push(setPlanStatus(tx, plan, derived, now));
     }
-    await writeAuditLog(tx, ctx, audit);
+    writes.push(writeAuditLog(tx, ctx, audit));
+    await Promise.all(writes);
 
     const addSteps = fired.find((f) => f.action === "add_steps");
     return {
