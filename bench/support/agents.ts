@@ -130,6 +130,8 @@ export async function runOwnPlans(
   return recorder.result(agents.length, stepsPerPlan, performance.now() - started);
 }
 
+const STUCK_AFTER_MS = 10_000;
+
 /**
  * All agents pull from one plan of `stepsPerPlan` steps until it is complete,
  * then from a fresh one, until `durationMs` has passed. An agent told
@@ -147,11 +149,18 @@ export async function runSharedPlan(
   if (!first) throw new Error("No agents.");
   while (performance.now() < deadline) {
     const planId = await recorder.create(first, "Bench shared plan", stepsPerPlan);
+    let lastProgress = performance.now();
     await Promise.all(
       agents.map(async (calls) => {
         for (;;) {
           const status = await recorder.turn(calls, planId);
           if (status === "plan_complete") return;
+          if (status === "ready") lastProgress = performance.now();
+          // A plan whose steps are all done but which never completes would
+          // otherwise keep the agents asking forever.
+          if (performance.now() - lastProgress > STUCK_AFTER_MS) {
+            throw new Error(`Shared plan ${planId} hands out nothing and never completes.`);
+          }
           if (status === "no_pending_steps") await sleep(1);
         }
       }),

@@ -81,6 +81,19 @@ export type AuditEntry =
       payload: { executionId: string; skillName: string; status: string } & Record<string, unknown>;
     };
 
+function auditRow(ctx: ServiceContext, entry: AuditEntry) {
+  return {
+    tenantId: ctx.tenantId,
+    planId: entry.planId,
+    stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
+    eventType: entry.eventType,
+    actorType: ctx.actor.type,
+    actorId: ctx.actor.id,
+    actorLabel: ctx.actor.label,
+    payload: entry.payload,
+  };
+}
+
 export async function writeAuditLog(
   tx: Transaction,
   ctx: ServiceContext,
@@ -88,18 +101,24 @@ export async function writeAuditLog(
 ): Promise<void> {
   const list = Array.isArray(entries) ? entries : [entries];
   if (list.length === 0) return;
-  await tx.insert(planAuditLog).values(
-    list.map((entry) => ({
-      tenantId: ctx.tenantId,
-      planId: entry.planId,
-      stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
-      eventType: entry.eventType,
-      actorType: ctx.actor.type,
-      actorId: ctx.actor.id,
-      actorLabel: ctx.actor.label,
-      payload: entry.payload,
-    })),
-  );
+  await tx.insert(planAuditLog).values(list.map((entry) => auditRow(ctx, entry)));
+}
+
+/**
+ * The same rows as `writeAuditLog`, as an `INSERT` to end a statement that
+ * makes the changes they record (the rows travel as one JSON parameter), so a
+ * use case can write its changes and their audit rows in one round trip.
+ */
+export function auditInsert(ctx: ServiceContext, entries: AuditEntry[]): SQL {
+  const rows = JSON.stringify(entries.map((entry) => auditRow(ctx, entry)));
+  return sql`
+    insert into plan_audit_log
+      (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+    select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
+      r."actorLabel", r.payload
+    from jsonb_to_recordset(${rows}::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
+      "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
+      payload jsonb)`;
 }
 
 /**

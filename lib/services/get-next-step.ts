@@ -101,6 +101,12 @@ type ClaimRow = {
  * row, and count the plan's steps. The statement is atomic on its own, so the
  * claim and its audit row commit together. A plan in any other status claims
  * nothing here and only reports its status, for the transaction to handle.
+ *
+ * A statement reads the steps as of its start. If a call that changes the plan
+ * (submit, review, modify: they all lock it exclusively and update its row)
+ * committed while this one waited for the lock, the locked plan row is newer
+ * than the one the statement's snapshot holds; then it claims nothing either
+ * and the transaction, whose statements start after the lock, takes over.
  */
 async function claimFromExecutingPlan(
   ctx: ServiceContext,
@@ -111,12 +117,16 @@ async function claimFromExecutingPlan(
     ctx.db,
     sql`
     with plan as materialized (
-      select id, status from research_plan
+      select id, status, xmin as version from research_plan
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for share
     ), next as (
       select id from plan_step
-      where plan_id = (select id from plan where status = 'executing')
+      where plan_id = (
+          select id from plan
+          where status = 'executing'
+            and version = (select xmin from research_plan where id = ${planId}::uuid)
+        )
         and tenant_id = ${ctx.tenantId}::uuid and status = 'pending'
       order by step_order
       limit 1

@@ -111,6 +111,22 @@ export async function loadSteps(db: Executor, ctx: ServiceContext, planId: strin
     .orderBy(asc(planSteps.stepOrder));
 }
 
+/** A plan's steps in order without their results or reports: what progress and stalls need. */
+export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: string) {
+  return db
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+      startedAt: planSteps.startedAt,
+    })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder))
+    .then();
+}
+
 /** A plan's steps in order without their results: what status derivation and skips need. */
 export function loadStepStatuses(db: Executor, ctx: ServiceContext, planId: string) {
   return db

@@ -4,27 +4,24 @@
  * completes the step (auto-starting a still-pending one, the timing edge case),
  * evaluates the step's branching conditions, performs skip_to / fail, and derives
  * the plan status from all steps, with the audit rows in the same transaction.
+ *
+ * The loop calls this once per step, so it is two statements inside its
+ * transaction: one that locks and reads everything the decision needs, and,
+ * after the engine has decided, one that writes every change and its audit rows.
  */
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
-import { planBranchingConditions, planSteps } from "../db/schema";
+import type { Transaction } from "../db/client";
+import { queryRows } from "../db/rows";
 import { AppError } from "../plan-engine/app-error";
 import { type BranchAction, evaluateBranching, stepsToSkip } from "../plan-engine/branch-actions";
 import { buildConditionContext } from "../plan-engine/conditions";
 import type { PlanStatus, StepStatus } from "../plan-engine/states";
 import { derivePlanStatus, isTerminalPlanStatus, transitionStep } from "../plan-engine/transitions";
-import { type AuditEntry, writeAuditLog } from "./audit";
+import { type AuditEntry, auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
-import {
-  loadStepStatuses,
-  planNotFound,
-  planStatusAfter,
-  selectPlanForUpdate,
-  selectStepForUpdate,
-  setPlanStatus,
-  stepNotFound,
-} from "./plan-access";
+import { planNotFound, planStatusAfter, stepNotFound } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const stepExecutionReportInput = z
@@ -98,27 +95,144 @@ export type SubmittedStep = {
   hint: string;
 };
 
+type LockedForSubmit = {
+  planId: string;
+  planStatus: PlanStatus;
+  stepId: string | null;
+  stepOrder: number | null;
+  stepStatus: StepStatus | null;
+  startedAt: Date | string | null;
+};
+
+type ReadForSubmit = {
+  conditions: {
+    id: string;
+    conditionExpression: string;
+    ifTrueAction: string;
+    actionParams: Record<string, unknown>;
+  }[];
+  steps: { id: string; stepOrder: number; status: StepStatus }[];
+};
+
+/**
+ * Locks the plan row, then the step row (the step's lookup needs the locked
+ * plan's id, so PostgreSQL takes them in that order), then reads the step's
+ * conditions in their stored order and every step's status, not its result.
+ * The reads are a statement of their own, sent with the locking one: a
+ * statement sees the data as of its start, so only a statement that starts
+ * once the lock is held sees what the previous holder committed.
+ */
+async function lockAndRead(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  stepId: string,
+): Promise<(LockedForSubmit & ReadForSubmit) | undefined> {
+  const [[locked], [read]] = await Promise.all([
+    queryRows<LockedForSubmit>(
+      tx,
+      sql`
+      with plan as materialized (
+        select id, status from research_plan
+        where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+        for update
+      ), step as materialized (
+        select id, step_order, status, started_at from plan_step
+        where id = ${stepId}::uuid and plan_id = (select id from plan)
+          and tenant_id = ${ctx.tenantId}::uuid
+        for update
+      )
+      select plan.id as "planId", plan.status as "planStatus", step.id as "stepId",
+        step.step_order as "stepOrder", step.status as "stepStatus", step.started_at as "startedAt"
+      from plan left join step on true`,
+    ),
+    queryRows<ReadForSubmit>(
+      tx,
+      sql`
+      select
+        (select coalesce(jsonb_agg(jsonb_build_object(
+            'id', c.id, 'conditionExpression', c.condition_expression,
+            'ifTrueAction', c.if_true_action, 'actionParams', c.action_params
+          ) order by c.position), '[]'::jsonb)
+          from plan_branching_condition c
+          where c.after_step_id = ${stepId}::uuid and c.tenant_id = ${ctx.tenantId}::uuid) as conditions,
+        (select coalesce(jsonb_agg(jsonb_build_object(
+            'id', s.id, 'stepOrder', s.step_order, 'status', s.status
+          ) order by s.step_order), '[]'::jsonb)
+          from plan_step s
+          where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid) as steps`,
+    ),
+  ]);
+  return locked && read ? { ...locked, ...read } : undefined;
+}
+
+type Changes = {
+  planId: string;
+  step: {
+    id: string;
+    status: StepStatus;
+    result: Record<string, unknown>;
+    resultSummary: string | null;
+    confidence: number | null;
+    stepExecutionReport: unknown;
+    outputFormattingNotes: string | null;
+    startedAt: string;
+  };
+  verdicts: { id: string; fired: boolean }[];
+  skipped: { ids: string[]; status: StepStatus }[];
+  planStatus: PlanStatus;
+  audit: AuditEntry[];
+  now: string;
+};
+
+/** Every change the engine decided, and its audit rows, as one statement. */
+function writeChanges(tx: Transaction, ctx: ServiceContext, changes: Changes): Promise<unknown> {
+  const { step, now } = changes;
+  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+  const parts: SQL[] = [
+    sql`step_update as (
+      update plan_step set status = ${step.status}::step_status, result = ${json(step.result)},
+        result_summary = ${step.resultSummary}::text, confidence = ${step.confidence}::float8,
+        step_execution_report = ${json(step.stepExecutionReport)},
+        output_formatting_notes = ${step.outputFormattingNotes}::text,
+        started_at = ${step.startedAt}::timestamptz, completed_at = ${now}::timestamptz,
+        updated_at = ${now}::timestamptz
+      where id = ${step.id}::uuid
+    )`,
+    sql`verdicts as (
+      update plan_branching_condition c set evaluated_at = ${now}::timestamptz, fired = v.fired
+      from jsonb_to_recordset(${json(changes.verdicts)}) as v(id uuid, fired boolean)
+      where c.id = v.id
+    )`,
+    // The skip sets never include the submitted step (only steps after it), so
+    // no row is changed twice by this statement.
+    ...changes.skipped.map(
+      ({ ids, status }, i) => sql`${sql.raw(`skip_${i}`)} as (
+      update plan_step set status = ${status}::step_status, updated_at = ${now}::timestamptz
+      where id in (select value::uuid from jsonb_array_elements_text(${json(ids)}))
+        and status = 'pending'
+    )`,
+    ),
+    sql`plan_update as (
+      update research_plan set status = ${changes.planStatus}::plan_status,
+        updated_at = ${now}::timestamptz,
+        completed_at = case when ${isTerminalPlanStatus(changes.planStatus)}::boolean
+          then ${now}::timestamptz else completed_at end
+      where id = ${changes.planId}::uuid
+    )`,
+  ];
+  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, changes.audit)}`);
+}
+
 export async function submitStepResult(
   ctx: ServiceContext,
   raw: z.input<typeof submitStepResultInput>,
 ): Promise<SubmittedStep> {
   const input = parseInput(submitStepResultInput, raw);
   return ctx.db.transaction(async (tx) => {
-    // Every read in one round trip: the statements are pipelined and PostgreSQL
-    // runs them in the order sent, so the plan row is locked before the step.
-    // The other steps are read as statuses only; their results are not needed.
-    const [plans, lockedSteps, conditions, statuses] = await Promise.all([
-      selectPlanForUpdate(tx, ctx, input.planId),
-      selectStepForUpdate(tx, ctx, input.planId, input.stepId),
-      tx
-        .select()
-        .from(planBranchingConditions)
-        .where(eq(planBranchingConditions.afterStepId, input.stepId))
-        .orderBy(asc(planBranchingConditions.position)),
-      loadStepStatuses(tx, ctx, input.planId),
-    ]);
-    const plan = plans[0];
-    if (!plan) throw planNotFound(input.planId);
+    const locked = await lockAndRead(tx, ctx, input.planId, input.stepId);
+    if (!locked) throw planNotFound(input.planId);
+    const plan = { id: locked.planId, status: locked.planStatus };
     if (isTerminalPlanStatus(plan.status)) {
       throw new AppError(
         "INVALID_TRANSITION",
@@ -126,8 +240,10 @@ export async function submitStepResult(
         { planStatus: plan.status },
       );
     }
-    const step = lockedSteps[0];
-    if (!step) throw stepNotFound(plan.id, input.stepId);
+    if (locked.stepId === null || locked.stepOrder === null || locked.stepStatus === null) {
+      throw stepNotFound(plan.id, input.stepId);
+    }
+    const step = { id: locked.stepId, stepOrder: locked.stepOrder, status: locked.stepStatus };
     if (step.status !== "in_progress" && step.status !== "pending") {
       throw new AppError(
         "INVALID_TRANSITION",
@@ -138,33 +254,16 @@ export async function submitStepResult(
         { entity: "step", from: step.status, to: "completed" },
       );
     }
-    const now = new Date();
+    const now = new Date().toISOString();
     const autoStarted = step.status === "pending";
     const started: StepStatus = autoStarted
       ? transitionStep("pending", "in_progress")
       : step.status;
     const completed = transitionStep(started, "completed");
-    // Decide everything first, then send every write in one round trip. With the
-    // plan row locked no other call changes this plan's steps meanwhile, so the
-    // statuses read above, updated here as the writes will, are the stored ones.
-    const writes: Promise<unknown>[] = [
-      tx
-        .update(planSteps)
-        .set({
-          status: completed,
-          result: input.result,
-          resultSummary: input.resultSummary ?? null,
-          confidence: input.confidence ?? null,
-          stepExecutionReport: input.stepExecutionReport,
-          outputFormattingNotes: input.outputFormattingNotes ?? null,
-          startedAt: step.startedAt ?? now,
-          completedAt: now,
-          updatedAt: now,
-        })
-        .where(eq(planSteps.id, step.id))
-        .then(),
-    ];
-    const steps = statuses.map((s) => (s.id === step.id ? { ...s, status: completed } : s));
+    const { conditions } = locked;
+    // With the plan row locked no other call changes this plan's steps until
+    // commit, so these statuses, updated as the write will, are the stored ones.
+    const steps = locked.steps.map((s) => (s.id === step.id ? { ...s, status: completed } : s));
     const audit: AuditEntry[] = [
       {
         eventType: "step_completed",
@@ -188,20 +287,12 @@ export async function submitStepResult(
     const failedAt = outcome.planFailed
       ? conditions.findIndex((c) => c.id === outcome.fired.at(-1)?.conditionId)
       : conditions.length - 1;
-    const evaluatedIds = conditions.slice(0, failedAt + 1).map((c) => c.id);
-    for (const verdict of [true, false]) {
-      const ids = evaluatedIds.filter((id) => firedIds.has(id) === verdict);
-      if (ids.length === 0) continue;
-      writes.push(
-        tx
-          .update(planBranchingConditions)
-          .set({ evaluatedAt: now, fired: verdict })
-          .where(inArray(planBranchingConditions.id, ids))
-          .then(),
-      );
-    }
+    const verdicts = conditions
+      .slice(0, failedAt + 1)
+      .map((c) => ({ id: c.id, fired: firedIds.has(c.id) }));
 
     const fired: FiredCondition[] = [];
+    const skipped: Changes["skipped"] = [];
     let planStatus: PlanStatus = plan.status;
     for (const { conditionId, action } of outcome.fired) {
       const condition = conditions.find((c) => c.id === conditionId);
@@ -213,18 +304,11 @@ export async function submitStepResult(
       if (action.type === "skip_to") {
         const skip = stepsToSkip(steps, step.id, action.targetStepId);
         if (skip.length > 0) {
-          const skipped = transitionStep("pending", "skipped");
-          writes.push(
-            tx
-              .update(planSteps)
-              .set({ status: skipped, updatedAt: now })
-              .where(and(inArray(planSteps.id, skip), eq(planSteps.status, "pending")))
-              .then(),
-          );
+          const status = transitionStep("pending", "skipped");
+          skipped.push({ ids: skip, status });
           const skipSet = new Set(skip);
           for (const [index, s] of steps.entries()) {
-            if (skipSet.has(s.id) && s.status === "pending")
-              steps[index] = { ...s, status: skipped };
+            if (skipSet.has(s.id) && s.status === "pending") steps[index] = { ...s, status };
           }
           audit.push({
             eventType: "plan_modified",
@@ -243,7 +327,6 @@ export async function submitStepResult(
         entry.addStepsParams = { ...action.params };
       } else if (action.type === "fail") {
         planStatus = planStatusAfter(plan, "failed");
-        writes.push(setPlanStatus(tx, plan, "failed", now));
         audit.push({
           eventType: "plan_modified",
           planId: plan.id,
@@ -257,16 +340,30 @@ export async function submitStepResult(
       }
       fired.push(entry);
     }
-
     if (!outcome.planFailed) {
-      const derived = derivePlanStatus(steps.map((s) => s.status));
       // A stalled plan whose slow step just finished resumes; "planning" only
       // when the step was submitted before get_next_step (the edge case).
-      planStatus = planStatusAfter(plan, derived);
-      writes.push(setPlanStatus(tx, plan, derived, now));
+      planStatus = planStatusAfter(plan, derivePlanStatus(steps.map((s) => s.status)));
     }
-    writes.push(writeAuditLog(tx, ctx, audit));
-    await Promise.all(writes);
+
+    await writeChanges(tx, ctx, {
+      planId: plan.id,
+      step: {
+        id: step.id,
+        status: completed,
+        result: input.result,
+        resultSummary: input.resultSummary ?? null,
+        confidence: input.confidence ?? null,
+        stepExecutionReport: input.stepExecutionReport,
+        outputFormattingNotes: input.outputFormattingNotes ?? null,
+        startedAt: locked.startedAt ? new Date(locked.startedAt).toISOString() : now,
+      },
+      verdicts,
+      skipped,
+      planStatus,
+      audit,
+      now,
+    });
 
     const addSteps = fired.find((f) => f.action === "add_steps");
     return {
