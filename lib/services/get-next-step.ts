@@ -11,11 +11,11 @@
  */
 import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Transaction } from "../db/client";
+import type { Executor, Transaction } from "../db/client";
 import { queryRows } from "../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
 import type { PlanStatus, StepType } from "../plan-engine/states";
-import { transitionPlan, transitionStep } from "../plan-engine/transitions";
+import { isTerminalPlanStatus, transitionPlan, transitionStep } from "../plan-engine/transitions";
 import { stepStartedAuditInsert, writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
@@ -65,9 +65,14 @@ export async function getNextStep(
   const { planId } = parseInput(getNextStepInput, raw);
   const fast = await claimFromExecutingPlan(ctx, planId);
   if (fast.status === "ready") return fast;
+  // A completed or failed plan never changes again, so its answer needs no lock.
+  if (isTerminalPlanStatus(fast.plan.status)) {
+    return terminalPlanAnswer(ctx.db, ctx, fast.plan);
+  }
   // A plan that must change status (planning/stalled -> executing) is locked
   // exclusively; an executing plan only in share mode, so pulls run side by side.
-  const mode = fast.planStatus === "planning" || fast.planStatus === "stalled" ? "update" : "share";
+  const mode =
+    fast.plan.status === "planning" || fast.plan.status === "stalled" ? "update" : "share";
   const outcome = await ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, planId, mode);
     const settled = await settledPlanAnswer(tx, ctx, plan);
@@ -87,6 +92,7 @@ type ReadyStep = Extract<NextStep, { status: "ready" }>;
 
 type ClaimRow = {
   planStatus: PlanStatus;
+  planFormattingNotes: string | null;
   stepId: string | null;
   stepOrder: number | null;
   stepType: StepType | null;
@@ -111,13 +117,13 @@ type ClaimRow = {
 async function claimFromExecutingPlan(
   ctx: ServiceContext,
   planId: string,
-): Promise<ReadyStep | { status: "not_claimed"; planStatus: PlanStatus }> {
+): Promise<ReadyStep | { status: "not_claimed"; plan: SettlingPlan }> {
   const now = new Date().toISOString();
   const [row] = await queryRows<ClaimRow>(
     ctx.db,
     sql`
     with plan as materialized (
-      select id, status, xmin as version from research_plan
+      select id, status, output_formatting_notes, xmin as version from research_plan
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for share
     ), next as (
@@ -140,14 +146,18 @@ async function claimFromExecutingPlan(
     ), audit as (
       ${stepStartedAuditInsert(ctx, planId, "executing", sql`claimed`)}
     )
-    select plan.status as "planStatus", claimed.id as "stepId", claimed.step_order as "stepOrder",
+    select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
+      claimed.id as "stepId", claimed.step_order as "stepOrder",
       claimed.step_type as "stepType", claimed.instructions,
       (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps"
     from plan left join claimed on true`,
   );
   if (!row) throw planNotFound(planId);
   if (row.stepId === null || row.stepOrder === null || row.stepType === null) {
-    return { status: "not_claimed", planStatus: row.planStatus };
+    return {
+      status: "not_claimed",
+      plan: { id: planId, status: row.planStatus, outputFormattingNotes: row.planFormattingNotes },
+    };
   }
   return readyAnswer(
     planId,
@@ -161,20 +171,29 @@ async function claimFromExecutingPlan(
   );
 }
 
+type SettlingPlan = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
+
+/** The answer for a completed or failed plan. */
+async function terminalPlanAnswer(
+  db: Executor,
+  ctx: ServiceContext,
+  plan: SettlingPlan,
+): Promise<NextStep> {
+  if (plan.status === "completed") return planComplete(db, ctx, plan);
+  return {
+    status: "plan_failed",
+    planId: plan.id,
+    hint: "The plan failed (a branching condition or a user's reject). Call get_research_context to see why and present what was gathered.",
+  };
+}
+
 /** The answer for a plan that hands out no step: completed, failed or awaiting review. */
 async function settledPlanAnswer(
   tx: Transaction,
   ctx: ServiceContext,
-  plan: PlanRow,
+  plan: SettlingPlan,
 ): Promise<NextStep | undefined> {
-  if (plan.status === "completed") return planComplete(tx, ctx, plan);
-  if (plan.status === "failed") {
-    return {
-      status: "plan_failed",
-      planId: plan.id,
-      hint: "The plan failed (a branching condition or a user's reject). Call get_research_context to see why and present what was gathered.",
-    };
-  }
+  if (isTerminalPlanStatus(plan.status)) return terminalPlanAnswer(tx, ctx, plan);
   if (plan.status === "awaiting_review") {
     const [review] = await tx
       .select()
@@ -195,31 +214,35 @@ async function settledPlanAnswer(
 }
 
 async function planComplete(
-  tx: Transaction,
+  tx: Executor,
   ctx: ServiceContext,
-  plan: PlanRow,
+  plan: SettlingPlan,
 ): Promise<NextStep> {
-  const [execution] = await tx
-    .select({ metadata: skillExecutions.metadata })
-    .from(skillExecutions)
-    .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
-    .orderBy(desc(skillExecutions.createdAt))
-    .limit(1);
-  const notes = await tx
-    .select({
-      stepId: planSteps.id,
-      stepOrder: planSteps.stepOrder,
-      notes: planSteps.outputFormattingNotes,
-    })
-    .from(planSteps)
-    .where(
-      and(
-        eq(planSteps.planId, plan.id),
-        eq(planSteps.status, "completed"),
-        isNotNull(planSteps.outputFormattingNotes),
-      ),
-    )
-    .orderBy(asc(planSteps.stepOrder));
+  const [[execution], notes] = await Promise.all([
+    tx
+      .select({ metadata: skillExecutions.metadata })
+      .from(skillExecutions)
+      .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+      .orderBy(desc(skillExecutions.createdAt))
+      .limit(1)
+      .then(),
+    tx
+      .select({
+        stepId: planSteps.id,
+        stepOrder: planSteps.stepOrder,
+        notes: planSteps.outputFormattingNotes,
+      })
+      .from(planSteps)
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.status, "completed"),
+          isNotNull(planSteps.outputFormattingNotes),
+        ),
+      )
+      .orderBy(asc(planSteps.stepOrder))
+      .then(),
+  ]);
   const text = (value: unknown) => (typeof value === "string" ? value : null);
   return {
     status: "plan_complete",
