@@ -114,56 +114,91 @@ type ReadForSubmit = {
   steps: { id: string; stepOrder: number; status: StepStatus }[];
 };
 
+const conditionsOf = (ctx: ServiceContext, stepId: string) => sql`
+  (select coalesce(jsonb_agg(jsonb_build_object(
+      'id', c.id, 'conditionExpression', c.condition_expression,
+      'ifTrueAction', c.if_true_action, 'actionParams', c.action_params
+    ) order by c.position), '[]'::jsonb)
+  from plan_branching_condition c
+  where c.after_step_id = ${stepId}::uuid and c.tenant_id = ${ctx.tenantId}::uuid)`;
+
+const statusesOf = (ctx: ServiceContext, planId: string) => sql`
+  (select coalesce(jsonb_agg(jsonb_build_object(
+      'id', s.id, 'stepOrder', s.step_order, 'status', s.status
+    ) order by s.step_order), '[]'::jsonb)
+  from plan_step s
+  where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid)`;
+
+function readStatuses(tx: Transaction, ctx: ServiceContext, planId: string) {
+  return queryRows<Pick<ReadForSubmit, "steps">>(
+    tx,
+    sql`select ${statusesOf(ctx, planId)} as steps`,
+  ).then(([row]) => row?.steps ?? []);
+}
+
 /**
  * Locks the plan row, then the step row (the step's lookup needs the locked
- * plan's id, so PostgreSQL takes them in that order), then reads the step's
+ * plan's id, so PostgreSQL takes them in that order), and reads the step's
  * conditions in their stored order and every step's status, not its result.
- * The reads are a statement of their own, sent with the locking one: a
- * statement sees the data as of its start, so only a statement that starts
- * once the lock is held sees what the previous holder committed.
+ *
+ * A statement sees the data as of its start, which may be before it got the
+ * lock. Every call that changes a plan's steps under an exclusive lock also
+ * updates the plan row, so when the locked plan row is still the one the
+ * statement's snapshot holds, the reads are current, and one statement does it
+ * all. Otherwise the reads run again in a statement that starts after the lock.
+ * The one change that can slip past (get_next_step starting a pending step
+ * under a share lock) leaves the status derivation as it is and matters only
+ * to skip_to, which reads the statuses again: `statusesMayLagClaims`.
  */
 async function lockAndRead(
   tx: Transaction,
   ctx: ServiceContext,
   planId: string,
   stepId: string,
-): Promise<(LockedForSubmit & ReadForSubmit) | undefined> {
-  const [[locked], [read]] = await Promise.all([
-    queryRows<LockedForSubmit>(
-      tx,
-      sql`
-      with plan as materialized (
-        select id, status from research_plan
-        where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
-        for update
-      ), step as materialized (
-        select id, step_order, status, started_at from plan_step
-        where id = ${stepId}::uuid and plan_id = (select id from plan)
-          and tenant_id = ${ctx.tenantId}::uuid
-        for update
-      )
-      select plan.id as "planId", plan.status as "planStatus", step.id as "stepId",
-        step.step_order as "stepOrder", step.status as "stepStatus", step.started_at as "startedAt"
-      from plan left join step on true`,
-    ),
-    queryRows<ReadForSubmit>(
-      tx,
-      sql`
-      select
-        (select coalesce(jsonb_agg(jsonb_build_object(
-            'id', c.id, 'conditionExpression', c.condition_expression,
-            'ifTrueAction', c.if_true_action, 'actionParams', c.action_params
-          ) order by c.position), '[]'::jsonb)
-          from plan_branching_condition c
-          where c.after_step_id = ${stepId}::uuid and c.tenant_id = ${ctx.tenantId}::uuid) as conditions,
-        (select coalesce(jsonb_agg(jsonb_build_object(
-            'id', s.id, 'stepOrder', s.step_order, 'status', s.status
-          ) order by s.step_order), '[]'::jsonb)
-          from plan_step s
-          where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid) as steps`,
-    ),
-  ]);
-  return locked && read ? { ...locked, ...read } : undefined;
+): Promise<(LockedForSubmit & ReadForSubmit & { statusesMayLagClaims: boolean }) | undefined> {
+  const [locked] = await queryRows<
+    LockedForSubmit & {
+      fresh: boolean;
+      conditions: ReadForSubmit["conditions"] | null;
+      steps: ReadForSubmit["steps"] | null;
+    }
+  >(
+    tx,
+    sql`
+    with plan as materialized (
+      select id, status, xmin as version from research_plan
+      where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), step as materialized (
+      select id, step_order, status, started_at from plan_step
+      where id = ${stepId}::uuid and plan_id = (select id from plan)
+        and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), fresh as materialized (
+      select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as ok
+      from plan
+    )
+    select plan.id as "planId", plan.status as "planStatus", step.id as "stepId",
+      step.step_order as "stepOrder", step.status as "stepStatus", step.started_at as "startedAt",
+      fresh.ok as fresh,
+      case when fresh.ok then ${conditionsOf(ctx, stepId)} end as conditions,
+      case when fresh.ok then ${statusesOf(ctx, planId)} end as steps
+    from plan cross join fresh left join step on true`,
+  );
+  if (!locked) return undefined;
+  if (locked.fresh && locked.conditions && locked.steps) {
+    return {
+      ...locked,
+      conditions: locked.conditions,
+      steps: locked.steps,
+      statusesMayLagClaims: true,
+    };
+  }
+  const [read] = await queryRows<ReadForSubmit>(
+    tx,
+    sql`select ${conditionsOf(ctx, stepId)} as conditions, ${statusesOf(ctx, planId)} as steps`,
+  );
+  return read && { ...locked, ...read, statusesMayLagClaims: false };
 }
 
 type Changes = {
@@ -261,9 +296,6 @@ export async function submitStepResult(
       : step.status;
     const completed = transitionStep(started, "completed");
     const { conditions } = locked;
-    // With the plan row locked no other call changes this plan's steps until
-    // commit, so these statuses, updated as the write will, are the stored ones.
-    const steps = locked.steps.map((s) => (s.id === step.id ? { ...s, status: completed } : s));
     const audit: AuditEntry[] = [
       {
         eventType: "step_completed",
@@ -282,6 +314,12 @@ export async function submitStepResult(
       conditions,
       buildConditionContext({ confidence: input.confidence, result: input.result }),
     );
+    const skips = outcome.fired.some((f) => f.action.type === "skip_to");
+    const statuses =
+      skips && locked.statusesMayLagClaims ? await readStatuses(tx, ctx, plan.id) : locked.steps;
+    // With the plan row locked no other call changes this plan's steps until
+    // commit, so these statuses, updated as the write will, are the stored ones.
+    const steps = statuses.map((s) => (s.id === step.id ? { ...s, status: completed } : s));
     const firedIds = new Set(outcome.fired.map((fired) => fired.conditionId));
     // Conditions after a `fail` are not evaluated (spec step 4): they keep a null verdict.
     const failedAt = outcome.planFailed
