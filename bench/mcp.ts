@@ -113,18 +113,29 @@ export async function runMcp(
       latency: summarise(pings.samples),
     };
 
+    // The tool-call log is written in batches after the responses: give the
+    // last batch time to land before counting.
+    const loggedCalls = async () => {
+      await sleep(500);
+      const [row] = await verifySql<
+        { n: number }[]
+      >`select count(*)::int as n from mcp_tool_call_log`;
+      return row?.n ?? 0;
+    };
     const loops: McpLoopRun[] = [];
     for (const count of levels) {
       const team = agents.slice(0, count).map((agent) => agent.calls);
+      const loggedBefore = await loggedCalls();
       const { value: run, peak } = await withPeakMemory(server, () =>
         runOwnPlans(team, OWN_PLAN_STEPS, durationMs),
       );
+      const logged = (await loggedCalls()) - loggedBefore;
+      const verification = await verifyRun(verifySql, run);
+      if (logged !== run.calls) {
+        verification.violations.push(`${logged} tool-call log rows for ${run.calls} tool calls`);
+      }
       const { planIds: _, ...figures } = run;
-      loops.push({
-        ...figures,
-        verification: await verifyRun(verifySql, run),
-        peakServerRssMb: round(peak, 1),
-      });
+      loops.push({ ...figures, verification, peakServerRssMb: round(peak, 1) });
     }
     return { ping, loops, serverRssAtStartMb, toolNames: tools.map((tool) => tool.name) };
   } finally {

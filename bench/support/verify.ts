@@ -1,7 +1,8 @@
 /**
  * The correctness checks of a loop run, read back from the database after the
  * run: every step handed out and completed exactly once, every plan completed,
- * and one audit row per transition. A violation fails the benchmark.
+ * and one audit row per transition (over MCP also one tool-call log row per
+ * call, checked in mcp.ts). A violation fails the benchmark.
  */
 import type { Sql } from "postgres";
 import type { LoopRun } from "./agents";
