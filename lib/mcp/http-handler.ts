@@ -4,8 +4,10 @@
  * Request with a Response directly, so no Node request/response adapter, no
  * second body parse and no re-serialisation sit in between (what mcp-handler
  * did on every call). The SDK allows a stateless transport to serve one
- * request and a server to hold one transport, so those two are made per
- * request; the tool list and its JSON Schemas are built once (lib/mcp/server.ts).
+ * request, so a transport is made per request; a server holds one transport at
+ * a time, so servers with Cairn's handlers attached are kept in a pool and
+ * reused once their request is answered, instead of being built per request.
+ * The tool list and its JSON Schemas are built once (lib/mcp/server.ts).
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -48,8 +50,26 @@ function unauthorized(request: Request, description: string): Response {
   });
 }
 
+/** Idle servers kept for reuse: about the requests served at once, no more. */
+const MAX_IDLE_SERVERS = 64;
+
 /** Answers one JSON-RPC POST whose body the front door has read and parsed. */
 export function createMcpHttpHandler(deps: McpHttpDeps) {
+  // A pooled server carries nothing from one request to the next that Cairn
+  // reads: the handlers take the caller from each request's auth info, and
+  // Cairn sends no server-initiated messages.
+  const idle: McpServer[] = [];
+  const takeServer = () => {
+    const pooled = idle.pop();
+    if (pooled) return pooled;
+    const server = new McpServer(SERVER_INFO, {
+      capabilities: SERVER_CAPABILITIES,
+      instructions: SERVER_INSTRUCTIONS,
+    });
+    registerCairnTools(server, deps);
+    return server;
+  };
+
   return async (request: Request, body: unknown): Promise<Response> => {
     let principal: ApiKeyPrincipal | undefined;
     try {
@@ -60,11 +80,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps) {
     }
     if (!principal) return unauthorized(request, "No authorization provided");
 
-    const server = new McpServer(SERVER_INFO, {
-      capabilities: SERVER_CAPABILITIES,
-      instructions: SERVER_INSTRUCTIONS,
-    });
-    registerCairnTools(server, deps);
+    const server = takeServer();
     // Plain JSON answers rather than a one-event SSE stream: every tool call has
     // exactly one response and Cairn sends no server-initiated messages, so the
     // stream framing was pure cost on both ends. Clients accept either (spec).
@@ -73,9 +89,16 @@ export function createMcpHttpHandler(deps: McpHttpDeps) {
       enableJsonResponse: true,
     });
     await server.connect(transport);
-    return transport.handleRequest(request, {
-      parsedBody: body,
-      authInfo: { token: "", clientId: principal.apiKeyId, scopes: [], extra: { principal } },
-    });
+    try {
+      // In JSON mode the answer is complete when it is returned, so the server
+      // can let go of the transport and serve the next request.
+      return await transport.handleRequest(request, {
+        parsedBody: body,
+        authInfo: { token: "", clientId: principal.apiKeyId, scopes: [], extra: { principal } },
+      });
+    } finally {
+      await server.close();
+      if (idle.length < MAX_IDLE_SERVERS) idle.push(server);
+    }
   };
 }
