@@ -21,43 +21,38 @@ export type CoreRun = Omit<LoopRun, "planIds"> & {
 export const OWN_PLAN_STEPS = 10;
 export const SHARED_PLAN_STEPS = 200;
 
+export type CoreRunKind = { agents: number; kind: CoreRun["kind"] };
+
 export async function runCore(
   url: string,
   tenant: BenchTenant,
-  levels: readonly number[],
-  sharedAgents: number,
+  { agents, kind }: CoreRunKind,
   verifySql: Sql,
   durationMs: number,
-): Promise<CoreRun[]> {
-  const runs: CoreRun[] = [];
-  const measure = async (agents: number, kind: CoreRun["kind"]) => {
-    const handle = await openDatabase({ kind: "postgres", url, maxConnections: agents });
-    try {
-      const ctx: ServiceContext = {
-        db: handle.db,
-        tenantId: tenant.tenantId,
-        actor: { type: "api_key", id: tenant.apiKeyId, label: "benchmark agent" },
-        stallThresholdSeconds: 1800,
-      };
-      const calls: CairnCalls = {
-        createPlan: (input) => createPlan(ctx, input),
-        getNextStep: (planId) => getNextStep(ctx, { planId }),
-        submitStepResult: (input) => submitStepResult(ctx, input),
-      };
-      const team = Array.from({ length: agents }, () => calls);
-      // A short unmeasured pass first, so JIT and the connection pool are warm.
-      await runOwnPlans(team, OWN_PLAN_STEPS, 500);
-      const run =
-        kind === "own"
-          ? await runOwnPlans(team, OWN_PLAN_STEPS, durationMs)
-          : await runSharedPlan(team, SHARED_PLAN_STEPS, durationMs);
-      const { planIds: _, ...figures } = run;
-      runs.push({ kind, ...figures, verification: await verifyRun(verifySql, run) });
-    } finally {
-      await handle.close();
-    }
-  };
-  for (const agents of levels) await measure(agents, "own");
-  await measure(sharedAgents, "shared");
-  return runs;
+): Promise<CoreRun> {
+  const handle = await openDatabase({ kind: "postgres", url, maxConnections: agents });
+  try {
+    const ctx: ServiceContext = {
+      db: handle.db,
+      tenantId: tenant.tenantId,
+      actor: { type: "api_key", id: tenant.apiKeyId, label: "benchmark agent" },
+      stallThresholdSeconds: 1800,
+    };
+    const calls: CairnCalls = {
+      createPlan: (input) => createPlan(ctx, input),
+      getNextStep: (planId) => getNextStep(ctx, { planId }),
+      submitStepResult: (input) => submitStepResult(ctx, input),
+    };
+    const team = Array.from({ length: agents }, () => calls);
+    // A short unmeasured pass first, so JIT and the connection pool are warm.
+    await runOwnPlans(team, OWN_PLAN_STEPS, 500);
+    const run =
+      kind === "own"
+        ? await runOwnPlans(team, OWN_PLAN_STEPS, durationMs)
+        : await runSharedPlan(team, SHARED_PLAN_STEPS, durationMs);
+    const { planIds: _, ...figures } = run;
+    return { kind, ...figures, verification: await verifyRun(verifySql, run) };
+  } finally {
+    await handle.close();
+  }
 }

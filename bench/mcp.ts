@@ -30,7 +30,6 @@ export type McpSection = {
   ping: PingRun;
   loops: McpLoopRun[];
   serverRssAtStartMb: number;
-  /** The tools the server lists, to tell which features this build has. */
   toolNames: string[];
 };
 
@@ -80,39 +79,34 @@ async function withPeakMemory<T>(server: NextServer, fn: () => Promise<T>) {
   }
 }
 
-export async function runMcp(
+export type McpSession = {
+  /** The tools the server lists, to tell which features this build has. */
+  toolNames: string[];
+  serverRssAtStartMb: number;
+  ping(agents: number, durationMs: number): Promise<PingRun>;
+  loop(agents: number, durationMs: number): Promise<McpLoopRun>;
+  close(): Promise<void>;
+};
+
+/** Connects `maxAgents` clients to the server and warms the route up. */
+export async function openMcpSession(
   server: NextServer,
   key: string,
-  levels: readonly number[],
-  pingAgents: number,
+  maxAgents: number,
   verifySql: Sql,
-  durationMs: number,
-): Promise<McpSection> {
+): Promise<McpSession> {
   const serverRssAtStartMb = round(server.rssMb(), 1);
   const agents: Agent[] = [];
+  const close = () => Promise.all(agents.map((agent) => agent.client.close())).then(() => {});
   try {
-    for (let i = 0; i < Math.max(pingAgents, ...levels); i += 1) {
-      agents.push(await connect(server.mcpUrl, key));
-    }
-    const first = agents[0] as Agent;
-    const { tools } = await first.client.listTools();
-
-    // Warm-up: the first requests compile the route's modules and fill the pool.
+    for (let i = 0; i < maxAgents; i += 1) agents.push(await connect(server.mcpUrl, key));
+    const { tools } = await (agents[0] as Agent).client.listTools();
+    // The first requests load the route's modules and fill the connection pool.
     await runOwnPlans(
-      agents.slice(0, pingAgents).map((agent) => agent.calls),
+      agents.slice(0, 8).map((agent) => agent.calls),
       OWN_PLAN_STEPS,
       1_000,
     );
-
-    const pings = await closedLoop(pingAgents, durationMs, async (i) => {
-      await (agents[i] as Agent).client.callTool({ name: "ping", arguments: {} });
-    });
-    const ping: PingRun = {
-      agents: pingAgents,
-      callsPerSecond: round((pings.samples.length / pings.elapsedMs) * 1000, 1),
-      latency: summarise(pings.samples),
-    };
-
     // The tool-call log is written in batches after the responses: give the
     // last batch time to land before counting.
     const loggedCalls = async () => {
@@ -122,23 +116,37 @@ export async function runMcp(
       >`select count(*)::int as n from mcp_tool_call_log`;
       return row?.n ?? 0;
     };
-    const loops: McpLoopRun[] = [];
-    for (const count of levels) {
-      const team = agents.slice(0, count).map((agent) => agent.calls);
-      const loggedBefore = await loggedCalls();
-      const { value: run, peak } = await withPeakMemory(server, () =>
-        runOwnPlans(team, OWN_PLAN_STEPS, durationMs),
-      );
-      const logged = (await loggedCalls()) - loggedBefore;
-      const verification = await verifyRun(verifySql, run);
-      if (logged !== run.calls) {
-        verification.violations.push(`${logged} tool-call log rows for ${run.calls} tool calls`);
-      }
-      const { planIds: _, ...figures } = run;
-      loops.push({ ...figures, verification, peakServerRssMb: round(peak, 1) });
-    }
-    return { ping, loops, serverRssAtStartMb, toolNames: tools.map((tool) => tool.name) };
-  } finally {
-    await Promise.all(agents.map((agent) => agent.client.close()));
+    return {
+      toolNames: tools.map((tool) => tool.name),
+      serverRssAtStartMb,
+      async ping(count, durationMs) {
+        const pings = await closedLoop(count, durationMs, async (i) => {
+          await (agents[i] as Agent).client.callTool({ name: "ping", arguments: {} });
+        });
+        return {
+          agents: count,
+          callsPerSecond: round((pings.samples.length / pings.elapsedMs) * 1000, 1),
+          latency: summarise(pings.samples),
+        };
+      },
+      async loop(count, durationMs) {
+        const team = agents.slice(0, count).map((agent) => agent.calls);
+        const loggedBefore = await loggedCalls();
+        const { value: run, peak } = await withPeakMemory(server, () =>
+          runOwnPlans(team, OWN_PLAN_STEPS, durationMs),
+        );
+        const logged = (await loggedCalls()) - loggedBefore;
+        const verification = await verifyRun(verifySql, run);
+        if (logged !== run.calls) {
+          verification.violations.push(`${logged} tool-call log rows for ${run.calls} tool calls`);
+        }
+        const { planIds: _, ...figures } = run;
+        return { ...figures, verification, peakServerRssMb: round(peak, 1) };
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: builds the production app, starts one throwaway PostgreSQL 15
- * cluster (fsync on, the default), measures sections 1-5 of the benchmark issue
- * on it, stops everything, and writes bench/results/<date>.json, <date>.md and
- * latest.md. Exits non-zero when a correctness check failed.
+ * cluster (fsync on, the default) and the production server on it, measures
+ * sections 1-4 of the benchmark issue level by level (1, 8, 32 clients) and then
+ * section 5, stops everything, and writes bench/results/<date>.json, <date>.md
+ * and latest.md. Exits non-zero when a correctness check failed.
  *
  * Budget on 2 cores (4-5 minutes measured, well under the 15 allowed): build
  * ~30 s; floor 6 figures × 4.5 s; pg-boss 3 × 2,000 jobs; core 4 runs × 10.5 s;
@@ -20,7 +21,7 @@ import { openDatabase } from "@/lib/db/client";
 import { type PostgresServer, startPostgres } from "@/tests/support/postgres-server";
 import { runCore } from "./core";
 import { runFloor } from "./floor";
-import { type McpSection, runMcp } from "./mcp";
+import { type McpSection, type McpSession, openMcpSession } from "./mcp";
 import { runPeer } from "./peer";
 import {
   markdown,
@@ -115,27 +116,54 @@ async function main() {
   const base = pg.url;
   const urlOf = (name: (typeof databases)[number]) => base.replace(/\/[^/]*$/, `/${name}`);
 
-  log("1. floor");
-  const floor = await runFloor(urlOf("bench_floor"), LEVELS, settings.floorMs);
-  log("2. pg-boss");
-  const peer = await runPeer(urlOf("bench_peer"), LEVELS, settings.jobs);
-
   const cairnUrl = urlOf("bench_cairn");
   const tenant = await cairnDatabase(cairnUrl, "Bench");
   const verifySql = postgres(cairnUrl, { max: 2, onnotice: () => {} });
-  let mcp: McpSection;
-  let core: Results["core"];
+  const floor: Results["floor"] = [];
+  const peer: Results["peer"] = [];
+  const core: Results["core"] = [];
+  const loops: McpSection["loops"] = [];
+  let ping: McpSection["ping"] | undefined;
+  let session: McpSession | undefined;
   try {
-    log("3. core in process");
-    core = await runCore(cairnUrl, tenant, LEVELS, SHARED_AGENTS, verifySql, settings.loopMs);
-    log("4. MCP over HTTP");
     server = await startNextServer(cairnUrl);
-    mcp = await runMcp(server, tenant.key, LEVELS, PING_AGENTS, verifySql, settings.loopMs);
-    await server.stop();
-    server = undefined;
+    session = await openMcpSession(server, tenant.key, Math.max(...LEVELS), verifySql);
+    // Sections 1-4 one concurrency level at a time, so that the figures each
+    // ratio divides were taken minutes apart at most, not a whole run apart:
+    // on a shared machine the background load drifts.
+    for (const level of LEVELS) {
+      log(`1. floor, ${level} client(s)`);
+      floor.push(...(await runFloor(urlOf("bench_floor"), [level], settings.floorMs)));
+      log(`2. pg-boss, ${level} worker(s)`);
+      peer.push(...(await runPeer(urlOf("bench_peer"), [level], settings.jobs)));
+      log(`3. core in process, ${level} agent(s)`);
+      const run = { agents: level, kind: "own" } as const;
+      core.push(await runCore(cairnUrl, tenant, run, verifySql, settings.loopMs));
+      if (level === SHARED_AGENTS) {
+        log(`3. core in process, ${level} agents on one shared plan`);
+        const shared = { agents: level, kind: "shared" } as const;
+        core.push(await runCore(cairnUrl, tenant, shared, verifySql, settings.loopMs));
+      }
+      if (level === PING_AGENTS) {
+        log(`4. MCP ping, ${level} agents`);
+        ping = await session.ping(level, settings.loopMs);
+      }
+      log(`4. MCP, ${level} agent(s)`);
+      loops.push(await session.loop(level, settings.loopMs));
+    }
   } finally {
+    await session?.close();
+    await server?.stop();
+    server = undefined;
     await verifySql.end();
   }
+  if (!ping) throw new Error("No ping figures.");
+  const mcp: McpSection = {
+    ping,
+    loops,
+    serverRssAtStartMb: session.serverRssAtStartMb,
+    toolNames: session.toolNames,
+  };
 
   log("5. scale");
   const scaleUrl = urlOf("bench_scale");
