@@ -63,7 +63,13 @@ export async function getNextStep(
   raw: z.input<typeof getNextStepInput>,
 ): Promise<NextStep> {
   const { planId } = parseInput(getNextStepInput, raw);
-  const fast = await claimFromExecutingPlan(ctx, planId);
+  let fast = await claimFromExecutingPlan(ctx, planId);
+  // Stale only because a status change committed while the claim waited for
+  // the lock: a new statement sees it. Where such changes keep coming (many
+  // agents submitting to one plan) the transaction below takes over.
+  for (let retry = 0; retry < STALE_RETRIES && fast.status === "stale"; retry += 1) {
+    fast = await claimFromExecutingPlan(ctx, planId);
+  }
   if (fast.status === "ready") return fast;
   // A completed or failed plan never changes again, so its answer needs no lock.
   if (isTerminalPlanStatus(fast.plan.status)) {
@@ -90,6 +96,8 @@ export async function getNextStep(
 
 type ReadyStep = Extract<NextStep, { status: "ready" }>;
 
+const STALE_RETRIES = 3;
+
 type ClaimRow = {
   planStatus: PlanStatus;
   planFormattingNotes: string | null;
@@ -98,6 +106,7 @@ type ClaimRow = {
   stepType: StepType | null;
   instructions: string | null;
   totalSteps: number;
+  current: boolean;
 };
 
 /**
@@ -112,12 +121,12 @@ type ClaimRow = {
  * (submit, review, modify: they all lock it exclusively and update its row)
  * committed while this one waited for the lock, the locked plan row is newer
  * than the one the statement's snapshot holds; then it claims nothing either
- * and the transaction, whose statements start after the lock, takes over.
+ * and answers `stale` (with the plan as locked, which is current).
  */
 async function claimFromExecutingPlan(
   ctx: ServiceContext,
   planId: string,
-): Promise<ReadyStep | { status: "not_claimed"; plan: SettlingPlan }> {
+): Promise<ReadyStep | { status: "stale" | "not_claimed"; plan: SettlingPlan }> {
   const now = new Date().toISOString();
   const [row] = await queryRows<ClaimRow>(
     ctx.db,
@@ -126,12 +135,13 @@ async function claimFromExecutingPlan(
       select id, status, output_formatting_notes, xmin as version from research_plan
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for share
+    ), fresh as materialized (
+      select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as current
+      from plan
     ), next as (
       select id from plan_step
       where plan_id = (
-          select id from plan
-          where status = 'executing'
-            and version = (select xmin from research_plan where id = ${planId}::uuid)
+          select id from plan where status = 'executing' and (select current from fresh)
         )
         and tenant_id = ${ctx.tenantId}::uuid and status = 'pending'
       order by step_order
@@ -149,15 +159,20 @@ async function claimFromExecutingPlan(
     select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
       claimed.id as "stepId", claimed.step_order as "stepOrder",
       claimed.step_type as "stepType", claimed.instructions,
-      (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps"
-    from plan left join claimed on true`,
+      (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps",
+      fresh.current
+    from plan cross join fresh left join claimed on true`,
   );
   if (!row) throw planNotFound(planId);
+  // The locked plan row is the newest one, stale snapshot or not.
+  const plan = {
+    id: planId,
+    status: row.planStatus,
+    outputFormattingNotes: row.planFormattingNotes,
+  };
+  if (!row.current) return { status: "stale", plan };
   if (row.stepId === null || row.stepOrder === null || row.stepType === null) {
-    return {
-      status: "not_claimed",
-      plan: { id: planId, status: row.planStatus, outputFormattingNotes: row.planFormattingNotes },
-    };
+    return { status: "not_claimed", plan };
   }
   return readyAnswer(
     planId,
