@@ -198,16 +198,19 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
   return { ratios, verdicts };
 }
 
-const verdictWord = (pass: boolean | null) =>
-  pass === null ? "not measured" : pass ? "PASS" : "**MISS**";
-
 const cell = (value: number | null) => (value === null ? "–" : String(value));
+
+/** A figure not measured has its reason as the note, which then says it all. */
+function verdictCell(v: Verdict): string {
+  if (v.pass === null) return v.note ?? "not measured";
+  const word = v.pass ? "PASS" : "**MISS**";
+  return v.note ? `${word} (${v.note})` : word;
+}
 
 /** The table the README shows. */
 export function summaryTable(verdicts: readonly Verdict[]): string {
   const rows = verdicts.map(
-    (v) =>
-      `| ${v.figure} | ${cell(v.value)} | ${v.target} | ${verdictWord(v.pass)}${v.note ? ` (${v.note})` : ""} |`,
+    (v) => `| ${v.figure} | ${cell(v.value)} | ${v.target} | ${verdictCell(v)} |`,
   );
   return ["| figure | measured | target | verdict |", "| --- | --- | --- | --- |", ...rows].join(
     "\n",
