@@ -6,8 +6,9 @@
  * do not queue behind each other but do wait for a status change in progress.
  *
  * The common case, an executing plan with a pending step, is one statement and
- * so one round trip (see `claimFromExecutingPlan`); every other case (a plan to
- * start or resume, a settled plan, no pending step) takes the transaction below.
+ * so one round trip (see `claimFromExecutingPlan`). A completed or failed plan
+ * is answered without a lock; every other case (a plan to start or resume, one
+ * awaiting review, no pending step) takes the transaction below.
  */
 import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
@@ -239,8 +240,7 @@ async function planComplete(
       .from(skillExecutions)
       .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
       .orderBy(desc(skillExecutions.createdAt))
-      .limit(1)
-      .then(),
+      .limit(1),
     tx
       .select({
         stepId: planSteps.id,
@@ -255,8 +255,7 @@ async function planComplete(
           isNotNull(planSteps.outputFormattingNotes),
         ),
       )
-      .orderBy(asc(planSteps.stepOrder))
-      .then(),
+      .orderBy(asc(planSteps.stepOrder)),
   ]);
   const text = (value: unknown) => (typeof value === "string" ? value : null);
   return {

@@ -56,15 +56,6 @@ export async function lockPlan(
   return plan;
 }
 
-/**
- * The plan row locked for update, as a list of zero or one rows and without
- * throwing, for callers that pipeline it with other statements and check the
- * answers in order afterwards.
- */
-export function selectPlanForUpdate(tx: Transaction, ctx: ServiceContext, planId: string) {
-  return tx.select().from(researchPlans).where(planWhere(ctx, planId)).for("update").then();
-}
-
 const stepWhere = (ctx: ServiceContext, planId: string, stepId: string) =>
   and(eq(planSteps.id, stepId), eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId));
 
@@ -83,24 +74,13 @@ export async function lockStep(
   planId: string,
   stepId: string,
 ) {
-  const [step] = await selectStepForUpdate(tx, ctx, planId, stepId);
-  if (!step) throw stepNotFound(planId, stepId);
-  return step;
-}
-
-/** The step row locked for update, as zero or one rows (see `selectPlanForUpdate`). */
-export function selectStepForUpdate(
-  tx: Transaction,
-  ctx: ServiceContext,
-  planId: string,
-  stepId: string,
-) {
-  return tx
+  const [step] = await tx
     .select()
     .from(planSteps)
     .where(stepWhere(ctx, planId, stepId))
-    .for("update")
-    .then();
+    .for("update");
+  if (!step) throw stepNotFound(planId, stepId);
+  return step;
 }
 
 export async function loadSteps(db: Executor, ctx: ServiceContext, planId: string) {
@@ -123,18 +103,7 @@ export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: str
     })
     .from(planSteps)
     .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
-    .orderBy(asc(planSteps.stepOrder))
-    .then();
-}
-
-/** A plan's steps in order without their results: what status derivation and skips need. */
-export function loadStepStatuses(db: Executor, ctx: ServiceContext, planId: string) {
-  return db
-    .select({ id: planSteps.id, stepOrder: planSteps.stepOrder, status: planSteps.status })
-    .from(planSteps)
-    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
-    .orderBy(asc(planSteps.stepOrder))
-    .then();
+    .orderBy(asc(planSteps.stepOrder));
 }
 
 /**
