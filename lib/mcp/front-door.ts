@@ -1,6 +1,6 @@
 /**
- * Checks at /api/mcp before anything else runs, because mcp-handler makes none
- * of them: a browser page from a foreign origin is refused (DNS rebinding), a
+ * Checks at /api/mcp before anything else runs, because the SDK's transport
+ * makes none of them: a browser page from a foreign origin is refused (DNS rebinding), a
  * body over the limit gets 413 without being read to the end, and malformed
  * JSON gets a JSON-RPC parse error at once instead of a hanging request.
  */
@@ -72,10 +72,10 @@ async function readBody(request: Request, limit: number): Promise<string | undef
 
 /**
  * Wraps the MCP handler. Requests that pass reach it with the body already read
- * and known to be JSON.
+ * and parsed, so nothing after the front door reads or parses it again.
  */
 export function withFrontDoor(
-  handler: (request: Request) => Promise<Response>,
+  handler: (request: Request, body: unknown) => Promise<Response>,
   options: FrontDoorOptions,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
@@ -108,11 +108,12 @@ export function withFrontDoor(
     if (declared > options.maxBodyBytes) return tooLarge();
     const body = await readBody(request, options.maxBodyBytes);
     if (body === undefined) return tooLarge();
+    let parsed: unknown;
     try {
-      JSON.parse(body);
+      parsed = JSON.parse(body);
     } catch {
       return jsonRpcError(400, -32700, "Parse error: the request body is not valid JSON.");
     }
-    return handler(new Request(request.url, { method: "POST", headers: request.headers, body }));
+    return handler(request, parsed);
   };
 }

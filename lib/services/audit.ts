@@ -4,9 +4,10 @@
  * before commit, so no change exists without its record. Payloads are typed per
  * event type.
  */
+import { type SQL, sql } from "drizzle-orm";
 import type { Transaction } from "../db/client";
 import { planAuditLog } from "../db/schema";
-import type { ReviewDecision } from "../plan-engine/states";
+import type { PlanStatus, ReviewDecision } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
 
 type PlanModifiedAction =
@@ -80,6 +81,19 @@ export type AuditEntry =
       payload: { executionId: string; skillName: string; status: string } & Record<string, unknown>;
     };
 
+function auditRow(ctx: ServiceContext, entry: AuditEntry) {
+  return {
+    tenantId: ctx.tenantId,
+    planId: entry.planId,
+    stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
+    eventType: entry.eventType,
+    actorType: ctx.actor.type,
+    actorId: ctx.actor.id,
+    actorLabel: ctx.actor.label,
+    payload: entry.payload,
+  };
+}
+
 export async function writeAuditLog(
   tx: Transaction,
   ctx: ServiceContext,
@@ -87,16 +101,44 @@ export async function writeAuditLog(
 ): Promise<void> {
   const list = Array.isArray(entries) ? entries : [entries];
   if (list.length === 0) return;
-  await tx.insert(planAuditLog).values(
-    list.map((entry) => ({
-      tenantId: ctx.tenantId,
-      planId: entry.planId,
-      stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
-      eventType: entry.eventType,
-      actorType: ctx.actor.type,
-      actorId: ctx.actor.id,
-      actorLabel: ctx.actor.label,
-      payload: entry.payload,
-    })),
-  );
+  await tx.insert(planAuditLog).values(list.map((entry) => auditRow(ctx, entry)));
+}
+
+/**
+ * The same rows as `writeAuditLog`, as an `INSERT` to end a statement that
+ * makes the changes they record (the rows travel as one JSON parameter), so a
+ * use case can write its changes and their audit rows in one round trip.
+ */
+export function auditInsert(ctx: ServiceContext, entries: AuditEntry[]): SQL {
+  const rows = JSON.stringify(entries.map((entry) => auditRow(ctx, entry)));
+  return sql`
+    insert into plan_audit_log
+      (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+    select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
+      r."actorLabel", r.payload
+    from jsonb_to_recordset(${rows}::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
+      "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
+      payload jsonb)`;
+}
+
+/**
+ * The `step_started` row (payload as in `AuditEntry` above) for a step claimed
+ * inside a single statement, as an `INSERT ... SELECT` from that statement's
+ * `claimed` relation (columns `id`, `step_order`): get_next_step's one-round-trip
+ * path, where the step's id is not known before the statement runs.
+ */
+export function stepStartedAuditInsert(
+  ctx: ServiceContext,
+  planId: string,
+  planStatusBefore: PlanStatus,
+  claimed: SQL,
+): SQL {
+  const eventType: AuditEntry["eventType"] = "step_started";
+  return sql`
+    insert into plan_audit_log
+      (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+    select ${ctx.tenantId}::uuid, ${planId}::uuid, claimed.id, ${eventType}::audit_event_type,
+      ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
+      jsonb_build_object('stepOrder', claimed.step_order, 'planStatusBefore', ${planStatusBefore}::text)
+    from ${claimed} as claimed`;
 }

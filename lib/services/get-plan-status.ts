@@ -15,7 +15,7 @@ import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
 import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
-import { getPlan, loadSteps, lockPlan, setPlanStatus } from "./plan-access";
+import { getPlan, loadStepSummaries, lockPlan, setPlanStatus } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const getPlanStatusInput = z.object({ planId: planIdField });
@@ -37,15 +37,19 @@ export async function getPlanStatus(
 ): Promise<PlanStatusReport> {
   const { planId } = parseInput(getPlanStatusInput, raw);
   const now = new Date();
-  let plan = await getPlan(ctx.db, ctx, planId);
-  let steps = await loadSteps(ctx.db, ctx, planId);
+  // Both reads at once: they never waited for each other (no transaction), and
+  // the steps are read without their results, which a status report never shows.
+  let [plan, steps] = await Promise.all([
+    getPlan(ctx.db, ctx, planId),
+    loadStepSummaries(ctx.db, ctx, planId),
+  ]);
   let warnings = stallWarnings(steps, now, ctx.stallThresholdSeconds);
 
   if (plan.status === "executing" && warnings.length > 0) {
     // Re-check under the plan lock: another call may have moved the plan meanwhile.
     [plan, steps] = await ctx.db.transaction(async (tx) => {
       const locked = await lockPlan(tx, ctx, planId);
-      const current = await loadSteps(tx, ctx, planId);
+      const current = await loadStepSummaries(tx, ctx, planId);
       const stalled = stallWarnings(current, now, ctx.stallThresholdSeconds);
       if (locked.status !== "executing" || stalled.length === 0) return [locked, current] as const;
       const status = await setPlanStatus(tx, locked, "stalled", now);

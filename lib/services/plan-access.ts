@@ -89,6 +89,21 @@ export async function loadSteps(db: Executor, ctx: Tenant, planId: string) {
     .orderBy(asc(planSteps.stepOrder));
 }
 
+/** A plan's steps in order without their results or reports: what progress and stalls need. */
+export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: string) {
+  return db
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+      startedAt: planSteps.startedAt,
+    })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder));
+}
+
 /**
  * Moves a locked plan to `to` through valid transitions only (see
  * `planTransitionPath`), stamping `completedAt` when it completes.
@@ -99,7 +114,7 @@ export async function setPlanStatus(
   to: PlanStatus,
   now: Date,
 ): Promise<PlanStatus> {
-  const path = planTransitionPath(plan.status, to);
+  const status = planStatusAfter(plan, to);
   await tx
     .update(researchPlans)
     .set({
@@ -108,9 +123,13 @@ export async function setPlanStatus(
       ...(to === "completed" || to === "failed" ? { completedAt: now } : {}),
     })
     .where(eq(researchPlans.id, plan.id));
-  return path.at(-1) ?? plan.status;
+  return status;
 }
 
-export function touchPlan(tx: Transaction, planId: string, now: Date) {
-  return tx.update(researchPlans).set({ updatedAt: now }).where(eq(researchPlans.id, planId));
+/**
+ * The status `setPlanStatus(plan, to)` leaves the plan in, known before the
+ * write is sent; throws INVALID_TRANSITION when no valid path leads there.
+ */
+export function planStatusAfter(plan: { status: PlanStatus }, to: PlanStatus): PlanStatus {
+  return planTransitionPath(plan.status, to).at(-1) ?? plan.status;
 }

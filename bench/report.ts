@@ -1,0 +1,287 @@
+/**
+ * Turns one run's figures into the ratios and verdicts of the benchmark issue,
+ * and writes them as JSON and as a Markdown summary. Every ratio comes from
+ * figures of this one run; a missed target is printed as MISS, never tuned away.
+ */
+import type { CoreRun } from "./core";
+import type { FloorRun } from "./floor";
+import type { McpSection } from "./mcp";
+import type { PeerRun } from "./peer";
+import type { ScalePoint } from "./scale";
+import { round } from "./support/stats";
+
+/** A figure that could not be taken in this build, and why. */
+export type NotMeasured = { measured: false; reason: string };
+
+export type Results = {
+  date: string;
+  startedAt: string;
+  durationSeconds: number;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; postgres: string };
+  floor: FloorRun[];
+  peer: PeerRun[];
+  core: CoreRun[];
+  mcp: McpSection;
+  scale: {
+    points: ScalePoint[];
+    searchSources: NotMeasured;
+    planPageRender: NotMeasured;
+  };
+};
+
+export type Verdict = {
+  figure: string;
+  value: number | null;
+  target: string;
+  /** null: not measured in this build. */
+  pass: boolean | null;
+  note?: string;
+};
+
+export type Ratio = { name: string; value: number; detail: string };
+
+function byLevel<T>(rows: readonly T[], key: (row: T) => number, level: number): T {
+  const row = rows.find((r) => key(r) === level);
+  if (!row) throw new Error(`No figures at ${level}.`);
+  return row;
+}
+
+export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts: Verdict[] } {
+  const ratios: Ratio[] = [];
+  const verdicts: Verdict[] = [];
+  const own = results.core.filter((run) => run.kind === "own");
+  const floor = (clients: number) => byLevel(results.floor, (r) => r.clients, clients);
+  const peer = (workers: number) => byLevel(results.peer, (r) => r.workers, workers);
+  const core = (agents: number) => byLevel(own, (r) => r.agents, agents);
+  const mcp = (agents: number) => byLevel(results.mcp.loops, (r) => r.agents, agents);
+  const atLeast = (value: number, min: number) => value >= min;
+  const atMost = (value: number, max: number) => value <= max;
+
+  for (const run of own) {
+    const vsPeer = round(run.stepsPerSecond / peer(run.agents).stepsPerSecond, 2);
+    ratios.push({
+      name: `core ÷ pg-boss steps/s, ${run.agents} agent(s)`,
+      value: vsPeer,
+      detail: `${run.stepsPerSecond} ÷ ${peer(run.agents).stepsPerSecond}`,
+    });
+    const vsFloor = round((2 * run.stepsPerSecond) / floor(run.agents).updatePerSecond, 2);
+    ratios.push({
+      name: `2 × core steps/s ÷ floor UPDATE tx/s, ${run.agents} client(s)`,
+      value: vsFloor,
+      detail: `2 × ${run.stepsPerSecond} ÷ ${floor(run.agents).updatePerSecond}`,
+    });
+    if (run.agents !== 1) {
+      verdicts.push({
+        figure: `Core, ${run.agents} agents: steps/s ÷ pg-boss`,
+        value: vsPeer,
+        target: "≥ 2",
+        pass: atLeast(vsPeer, 2),
+      });
+    }
+  }
+  const oneStep = round(core(1).latency.step.p50 / floor(1).update.p50, 2);
+  verdicts.push({
+    figure: "Core, 1 agent: step p50 ÷ floor UPDATE p50",
+    value: oneStep,
+    target: "≤ 3",
+    pass: atMost(oneStep, 3),
+    note: `${core(1).latency.step.p50} ms ÷ ${floor(1).update.p50} ms`,
+  });
+
+  const mcp8 = mcp(8);
+  const core8 = core(8);
+  const mcpVsCore = round(mcp8.stepsPerSecond / core8.stepsPerSecond, 2);
+  ratios.push({
+    name: "MCP ÷ core steps/s, 8 agents",
+    value: mcpVsCore,
+    detail: `${mcp8.stepsPerSecond} ÷ ${core8.stepsPerSecond}`,
+  });
+  verdicts.push({
+    figure: "MCP, 8 agents: steps/s ÷ core",
+    value: mcpVsCore,
+    target: "≥ 0.5",
+    pass: atLeast(mcpVsCore, 0.5),
+  });
+  const mcpLatency = round(mcp8.latency.step.p50 / core8.latency.step.p50, 2);
+  verdicts.push({
+    figure: "MCP, 8 agents: step p50 ÷ core",
+    value: mcpLatency,
+    target: "≤ 4",
+    pass: atMost(mcpLatency, 4),
+    note: `${mcp8.latency.step.p50} ms ÷ ${core8.latency.step.p50} ms`,
+  });
+  const vsPing = round(mcp8.callsPerSecond / results.mcp.ping.callsPerSecond, 2);
+  ratios.push({
+    name: "MCP tool calls/s ÷ ping calls/s, 8 agents",
+    value: vsPing,
+    detail: `${mcp8.callsPerSecond} ÷ ${results.mcp.ping.callsPerSecond}`,
+  });
+  verdicts.push({
+    figure: "MCP, 8 agents: tool calls/s ÷ ping calls/s",
+    value: vsPing,
+    target: "≥ 0.8",
+    pass: atLeast(vsPing, 0.8),
+  });
+
+  const shared = results.core.find((run) => run.kind === "shared");
+  if (shared) {
+    const ownSame = core(shared.agents);
+    const sharedRatio = round(shared.stepsPerSecond / ownSame.stepsPerSecond, 2);
+    ratios.push({
+      name: `shared-plan ÷ own-plan steps/s, ${shared.agents} agents`,
+      value: sharedRatio,
+      detail: `${shared.stepsPerSecond} ÷ ${ownSame.stepsPerSecond}`,
+    });
+    verdicts.push({
+      figure: `Shared ${shared.stepsPerPlan}-step plan, ${shared.agents} agents: ÷ own plans`,
+      value: sharedRatio,
+      target: "≥ 0.55",
+      pass: atLeast(sharedRatio, 0.55),
+    });
+    verdicts.push({
+      figure: "Shared plan: duplicate hand-outs",
+      value: shared.duplicateHandOuts,
+      target: "0",
+      pass: shared.duplicateHandOuts === 0,
+    });
+  }
+
+  const [small, large] = [results.scale.points[0], results.scale.points.at(-1)];
+  if (small && large && small !== large) {
+    for (const call of ["getNextStep", "getPlanStatus"] as const) {
+      const ratio = round(large[call].p50 / small[call].p50, 2);
+      const tool = call === "getNextStep" ? "get_next_step" : "get_plan_status";
+      ratios.push({
+        name: `${tool} p50 at ${large.plans} ÷ at ${small.plans} plans`,
+        value: ratio,
+        detail: `${large[call].p50} ms ÷ ${small[call].p50} ms`,
+      });
+      verdicts.push({
+        figure: `Scale: ${tool} p50 at ${large.plans.toLocaleString("en")} ÷ ${small.plans} plans`,
+        value: ratio,
+        target: "≤ 1.5",
+        pass: atMost(ratio, 1.5),
+      });
+    }
+  }
+  verdicts.push({
+    figure: "search_sources p50 at 100,000 artifacts (ms)",
+    value: null,
+    target: "< 50",
+    pass: null,
+    note: results.scale.searchSources.reason,
+  });
+  verdicts.push({
+    figure: "Plan page (200 steps, 10,000 audit rows) server render (ms)",
+    value: null,
+    target: "< 300",
+    pass: null,
+    note: results.scale.planPageRender.reason,
+  });
+  const peak = mcp(32).peakServerRssMb;
+  verdicts.push({
+    figure: "Peak server memory, 32 MCP agents (MB)",
+    value: peak,
+    target: "< 400",
+    pass: peak < 400,
+  });
+
+  const correctness = [...results.core, ...results.mcp.loops];
+  const violations = correctness.flatMap((run) => run.verification.violations);
+  verdicts.push({
+    figure: "Correctness checks (steps once, plans completed, audit = transitions)",
+    value: violations.length,
+    target: "0 violations",
+    pass: violations.length === 0,
+    note: violations.join("; ") || undefined,
+  });
+  return { ratios, verdicts };
+}
+
+const cell = (value: number | null) => (value === null ? "–" : String(value));
+
+/** A figure not measured has its reason as the note, which then says it all. */
+function verdictCell(v: Verdict): string {
+  if (v.pass === null) return v.note ?? "not measured";
+  const word = v.pass ? "PASS" : "**MISS**";
+  return v.note ? `${word} (${v.note})` : word;
+}
+
+/** The table the README shows. */
+export function summaryTable(verdicts: readonly Verdict[]): string {
+  const rows = verdicts.map(
+    (v) => `| ${v.figure} | ${cell(v.value)} | ${v.target} | ${verdictCell(v)} |`,
+  );
+  return ["| figure | measured | target | verdict |", "| --- | --- | --- | --- |", ...rows].join(
+    "\n",
+  );
+}
+
+export function markdown(results: Results, ratios: readonly Ratio[], verdicts: readonly Verdict[]) {
+  const m = results.machine;
+  const lines = [
+    `# Cairn benchmark, ${results.date}`,
+    "",
+    `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, Node ${m.node}, ${m.postgres} (fsync on); ` +
+      `the whole run took ${results.durationSeconds} s. Produced by \`npm run bench\`; ` +
+      "the figures are in the JSON file of the same date.",
+    "",
+    "## Targets",
+    "",
+    summaryTable(verdicts),
+    "",
+    "## Ratios (all from this run)",
+    "",
+    "| ratio | value | from |",
+    "| --- | --- | --- |",
+    ...ratios.map((r) => `| ${r.name} | ${r.value} | ${r.detail} |`),
+    "",
+    "## 1. Floor: postgres.js, one connection per client",
+    "",
+    "| clients | SELECT 1/s | p50 ms | p99 ms | one-row UPDATE tx/s | p50 ms | p99 ms |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...results.floor.map(
+      (r) =>
+        `| ${r.clients} | ${r.selectPerSecond} | ${r.select.p50} | ${r.select.p99} | ${r.updatePerSecond} | ${r.update.p50} | ${r.update.p99} |`,
+    ),
+    "",
+    "## 2. Peer: pg-boss send, then fetch + complete",
+    "",
+    "| workers | jobs | steps/s (send+fetch+complete) | fetch+complete/s | send p50 | fetch p50 | complete p50 | complete p99 |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...results.peer.map(
+      (r) =>
+        `| ${r.workers} | ${r.jobs} | ${r.stepsPerSecond} | ${r.fetchCompletePerSecond} | ${r.send.p50} | ${r.fetch.p50} | ${r.complete.p50} | ${r.complete.p99} |`,
+    ),
+    "",
+    "## 3. Cairn's core in process, and 4. over MCP",
+    "",
+    "Latencies in ms. A step is get_next_step that hands out a step plus its submit_step_result.",
+    "",
+    "| run | agents | plans | steps | steps/s | calls/s | step p50 | step p99 | next p50 | next p99 | submit p50 | submit p99 | create p50 | checks |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...[
+      ...results.core.map((r) => ({ ...r, label: `core, ${r.kind} plans` })),
+      ...results.mcp.loops.map((r) => ({ ...r, label: "MCP, own plans" })),
+    ].map(
+      (r) =>
+        `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${r.verification.violations.length === 0 ? "pass" : `FAIL: ${r.verification.violations.join("; ")}`} |`,
+    ),
+    "",
+    `MCP \`ping\`, ${results.mcp.ping.agents} agents: ${results.mcp.ping.callsPerSecond} calls/s, p50 ${results.mcp.ping.latency.p50} ms, p99 ${results.mcp.ping.latency.p99} ms. ` +
+      `Server memory after start ${results.mcp.serverRssAtStartMb} MB; peak per run: ${results.mcp.loops.map((r) => `${r.agents} agents ${r.peakServerRssMb} MB`).join(", ")}.`,
+    "",
+    "## 5. Scale (in process, one connection)",
+    "",
+    "| plans | steps | audit rows | seeded in s | get_next_step p50 | p99 | get_plan_status p50 | p99 |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...results.scale.points.map(
+      (p) =>
+        `| ${p.plans} | ${p.steps} | ${p.auditRows} | ${p.seedSeconds} | ${p.getNextStep.p50} | ${p.getNextStep.p99} | ${p.getPlanStatus.p50} | ${p.getPlanStatus.p99} |`,
+    ),
+    "",
+    `search_sources: ${results.scale.searchSources.reason}. Plan page render: ${results.scale.planPageRender.reason}.`,
+    "",
+  ];
+  return lines.join("\n");
+}

@@ -1,0 +1,226 @@
+/**
+ * `npm run bench`: builds the production app, starts one throwaway PostgreSQL 15
+ * cluster (fsync on, the default) and the production server on it, measures
+ * sections 1-4 of the benchmark issue level by level (1, 8, 32 clients) and then
+ * section 5, stops everything, and writes bench/results/<date>.json, <date>.md
+ * and latest.md. Exits non-zero when a correctness check failed.
+ *
+ * Budget on 2 cores (4-5 minutes measured, well under the 15 allowed): build
+ * ~30 s; floor 6 figures × 4.5 s; pg-boss 3 × 2,000 jobs; core 4 runs × 10.5 s;
+ * MCP server start, ping and 3 runs × 10 s; scale: seeding 100,000 plans (1M
+ * steps, 1.85M audit rows) 1-1.5 min, then 400 calls at each size.
+ * `--quick` (2 s runs, 10,000 plans) is for trying the harness, and writes
+ * <date>-quick files only.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { openDatabase } from "@/lib/db/client";
+import { type PostgresServer, startPostgres } from "@/tests/support/postgres-server";
+import { runCore } from "./core";
+import { runFloor } from "./floor";
+import { type McpSection, type McpSession, openMcpSession } from "./mcp";
+import { runPeer } from "./peer";
+import {
+  markdown,
+  type NotMeasured,
+  type Results,
+  ratiosAndVerdicts,
+  summaryTable,
+} from "./report";
+import { runScale } from "./scale";
+import { type NextServer, startNextServer } from "./support/next-server";
+import { type BenchTenant, createBenchTenant } from "./support/tenant";
+
+const quick = process.argv.includes("--quick");
+const LEVELS = [1, 8, 32] as const;
+const SHARED_AGENTS = 8;
+const PING_AGENTS = 8;
+const settings = quick
+  ? { floorMs: 1_000, jobs: 300, loopMs: 2_000, scale: [100, 10_000] }
+  : {
+      // Thousands of samples per figure even at one client.
+      floorMs: 4_000,
+      // Three commits per job: a few seconds at one worker, enough for a p99.
+      jobs: 2_000,
+      // Hundreds of plans at one agent; at 32 agents the ramp-up and the last
+      // plans' tail stay small against the run.
+      loopMs: 10_000,
+      scale: [100, 100_000],
+    };
+
+const log = (message: string) =>
+  console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+// Stopped on Ctrl-C as well as at the end, so no cluster or server outlives the run.
+let pg: PostgresServer | undefined;
+let server: NextServer | undefined;
+async function stopAll() {
+  await server?.stop();
+  server = undefined;
+  pg?.stop();
+  pg = undefined;
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+function build() {
+  log("next build");
+  const result = spawnSync(process.execPath, ["node_modules/next/dist/bin/next", "build"], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+  });
+  if (result.status !== 0) throw new Error("next build failed.");
+}
+
+async function cairnDatabase(url: string, name: string): Promise<BenchTenant> {
+  const handle = await openDatabase({ kind: "postgres", url, maxConnections: 2 });
+  try {
+    await handle.migrate();
+    return await createBenchTenant(handle.db, name);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether this build has a route, read from Next's own manifest of app routes. */
+function buildHasRoute(route: string): boolean {
+  const manifest = JSON.parse(readFileSync(".next/app-path-routes-manifest.json", "utf8"));
+  return Object.values(manifest as Record<string, string>).includes(route);
+}
+
+function notMeasured(present: boolean, feature: string): NotMeasured {
+  return {
+    measured: false,
+    reason: present
+      ? `not measured: ${feature} is in this build, but its measurement is not written yet`
+      : `not measured: feature not present in this build (${feature})`,
+  };
+}
+
+async function main() {
+  const started = new Date();
+  build();
+  log("starting PostgreSQL 15");
+  pg = await startPostgres();
+  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  const databases = ["bench_floor", "bench_peer", "bench_cairn", "bench_scale"] as const;
+  for (const name of databases) await admin.unsafe(`create database ${name}`);
+  const [{ version } = { version: "?" }] = await admin<{ version: string }[]>`select version()`;
+  await admin.end();
+  const base = pg.url;
+  const urlOf = (name: (typeof databases)[number]) => base.replace(/\/[^/]*$/, `/${name}`);
+
+  const cairnUrl = urlOf("bench_cairn");
+  const tenant = await cairnDatabase(cairnUrl, "Bench");
+  const verifySql = postgres(cairnUrl, { max: 2, onnotice: () => {} });
+  const floor: Results["floor"] = [];
+  const peer: Results["peer"] = [];
+  const core: Results["core"] = [];
+  const loops: McpSection["loops"] = [];
+  let ping: McpSection["ping"] | undefined;
+  let session: McpSession | undefined;
+  try {
+    server = await startNextServer(cairnUrl);
+    session = await openMcpSession(server, tenant.key, Math.max(...LEVELS), verifySql);
+    // Sections 1-4 one concurrency level at a time, so that the figures each
+    // ratio divides were taken minutes apart at most, not a whole run apart:
+    // on a shared machine the background load drifts.
+    for (const level of LEVELS) {
+      log(`1. floor, ${level} client(s)`);
+      floor.push(...(await runFloor(urlOf("bench_floor"), [level], settings.floorMs)));
+      log(`2. pg-boss, ${level} worker(s)`);
+      peer.push(...(await runPeer(urlOf("bench_peer"), [level], settings.jobs)));
+      log(`3. core in process, ${level} agent(s)`);
+      const run = { agents: level, kind: "own" } as const;
+      core.push(await runCore(cairnUrl, tenant, run, verifySql, settings.loopMs));
+      if (level === SHARED_AGENTS) {
+        log(`3. core in process, ${level} agents on one shared plan`);
+        const shared = { agents: level, kind: "shared" } as const;
+        core.push(await runCore(cairnUrl, tenant, shared, verifySql, settings.loopMs));
+      }
+      if (level === PING_AGENTS) {
+        log(`4. MCP ping, ${level} agents`);
+        ping = await session.ping(level, settings.loopMs);
+      }
+      log(`4. MCP, ${level} agent(s)`);
+      loops.push(await session.loop(level, settings.loopMs));
+    }
+  } finally {
+    await session?.close();
+    await server?.stop();
+    server = undefined;
+    await verifySql.end();
+  }
+  if (!ping) throw new Error("No ping figures.");
+  const mcp: McpSection = {
+    ping,
+    loops,
+    serverRssAtStartMb: session.serverRssAtStartMb,
+    toolNames: session.toolNames,
+  };
+
+  log("5. scale");
+  const scaleUrl = urlOf("bench_scale");
+  const scaleTenant = await cairnDatabase(scaleUrl, "Scale");
+  const scaleSql = postgres(scaleUrl, { max: 1, onnotice: () => {} });
+  let points: Results["scale"]["points"];
+  try {
+    points = await runScale(scaleUrl, scaleSql, scaleTenant, settings.scale);
+  } finally {
+    await scaleSql.end();
+  }
+  await stopAll();
+
+  const results: Results = {
+    date: started.toISOString().slice(0, 10),
+    startedAt: started.toISOString(),
+    durationSeconds: Math.round((Date.now() - started.getTime()) / 1000),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? "?",
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.versions.node,
+      postgres: version.split(" on ")[0] ?? version,
+    },
+    floor,
+    peer,
+    core,
+    mcp,
+    scale: {
+      points,
+      searchSources: notMeasured(
+        mcp.toolNames.includes("search_sources"),
+        "the search_sources MCP tool",
+      ),
+      planPageRender: notMeasured(buildHasRoute("/plans/[planId]"), "the /plans/[planId] page"),
+    },
+  };
+  const { ratios, verdicts } = ratiosAndVerdicts(results);
+  const folder = join("bench", "results");
+  if (!existsSync(folder)) mkdirSync(folder, { recursive: true });
+  const stem = join(folder, `${results.date}${quick ? "-quick" : ""}`);
+  const summary = markdown(results, ratios, verdicts);
+  writeFileSync(`${stem}.json`, `${JSON.stringify({ ...results, ratios, verdicts }, null, 2)}\n`);
+  writeFileSync(`${stem}.md`, summary);
+  if (!quick) writeFileSync(join(folder, "latest.md"), summary);
+  log(`wrote ${stem}.json and ${stem}.md in ${results.durationSeconds} s`);
+  console.log(summaryTable(verdicts));
+
+  const violations = [...core, ...mcp.loops].flatMap((run) => run.verification.violations);
+  if (violations.length > 0) {
+    console.error(`Correctness checks failed:\n  ${violations.join("\n  ")}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error);
+  await stopAll();
+  process.exit(1);
+});
