@@ -8,6 +8,8 @@ import type { FloorRun } from "./floor";
 import type { McpSection } from "./mcp";
 import type { PeerRun } from "./peer";
 import type { ScalePoint } from "./scale";
+import type { SearchPoint } from "./search";
+import type { LatencySummary } from "./support/stats";
 import { round } from "./support/stats";
 
 /** A figure that could not be taken in this build, and why. */
@@ -24,8 +26,8 @@ export type Results = {
   mcp: McpSection;
   scale: {
     points: ScalePoint[];
-    searchSources: NotMeasured;
-    planPageRender: NotMeasured;
+    searchSources: NotMeasured | { measured: true; points: SearchPoint[] };
+    planPageRender: NotMeasured | { measured: true; latency: LatencySummary };
   };
 };
 
@@ -164,19 +166,24 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
       });
     }
   }
+  const search = results.scale.searchSources;
+  const largest = search.measured ? search.points.at(-1) : undefined;
   verdicts.push({
-    figure: "search_sources p50 at 100,000 artifacts (ms)",
-    value: null,
+    figure: `search_sources p50 at ${(largest?.artifacts ?? 100_000).toLocaleString("en")} artifacts (ms)`,
+    value: largest ? largest.latency.p50 : null,
     target: "< 50",
-    pass: null,
-    note: results.scale.searchSources.reason,
+    pass: largest ? largest.latency.p50 < 50 : null,
+    note: search.measured ? `p99 ${largest?.latency.p99} ms` : search.reason,
   });
+  const page = results.scale.planPageRender;
   verdicts.push({
     figure: "Plan page (200 steps, 10,000 audit rows) server render (ms)",
-    value: null,
+    value: page.measured ? page.latency.p50 : null,
     target: "< 300",
-    pass: null,
-    note: results.scale.planPageRender.reason,
+    pass: page.measured ? page.latency.p50 < 300 : null,
+    note: page.measured
+      ? `p50; p99 ${page.latency.p99} ms, whole response on loopback`
+      : page.reason,
   });
   const peak = mcp(32).peakServerRssMb;
   verdicts.push({
@@ -219,6 +226,8 @@ export function summaryTable(verdicts: readonly Verdict[]): string {
 
 export function markdown(results: Results, ratios: readonly Ratio[], verdicts: readonly Verdict[]) {
   const m = results.machine;
+  const search = results.scale.searchSources;
+  const page = results.scale.planPageRender;
   const lines = [
     `# Cairn benchmark, ${results.date}`,
     "",
@@ -280,7 +289,19 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
         `| ${p.plans} | ${p.steps} | ${p.auditRows} | ${p.seedSeconds} | ${p.getNextStep.p50} | ${p.getNextStep.p99} | ${p.getPlanStatus.p50} | ${p.getPlanStatus.p99} |`,
     ),
     "",
-    `search_sources: ${results.scale.searchSources.reason}. Plan page render: ${results.scale.planPageRender.reason}.`,
+    ...(search.measured
+      ? [
+          "| artifacts | seeded in s | search_sources p50 | p99 |",
+          "| --- | --- | --- | --- |",
+          ...search.points.map(
+            (p) => `| ${p.artifacts} | ${p.seedSeconds} | ${p.latency.p50} | ${p.latency.p99} |`,
+          ),
+        ]
+      : [`search_sources: ${search.reason}.`]),
+    "",
+    page.measured
+      ? `Plan page with 200 steps and 10,000 audit rows, signed in, whole response on loopback: p50 ${page.latency.p50} ms, p99 ${page.latency.p99} ms (${page.latency.count} loads).`
+      : `Plan page render: ${page.reason}.`,
     "",
   ];
   return lines.join("\n");

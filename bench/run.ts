@@ -13,7 +13,7 @@
  * <date>-quick files only.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -23,15 +23,12 @@ import { runCore } from "./core";
 import { runFloor } from "./floor";
 import { type McpSection, type McpSession, openMcpSession } from "./mcp";
 import { runPeer } from "./peer";
-import {
-  markdown,
-  type NotMeasured,
-  type Results,
-  ratiosAndVerdicts,
-  summaryTable,
-} from "./report";
+import { runPlanPage } from "./plan-page";
+import { markdown, type Results, ratiosAndVerdicts, summaryTable } from "./report";
 import { runScale } from "./scale";
+import { runSearch, type SearchPoint } from "./search";
 import { type NextServer, startNextServer } from "./support/next-server";
+import type { LatencySummary } from "./support/stats";
 import { type BenchTenant, createBenchTenant } from "./support/tenant";
 
 const quick = process.argv.includes("--quick");
@@ -39,7 +36,7 @@ const LEVELS = [1, 8, 32] as const;
 const SHARED_AGENTS = 8;
 const PING_AGENTS = 8;
 const settings = quick
-  ? { floorMs: 1_000, jobs: 300, loopMs: 2_000, scale: [100, 10_000] }
+  ? { floorMs: 1_000, jobs: 300, loopMs: 2_000, scale: [100, 10_000], search: [1_000, 10_000] }
   : {
       // Thousands of samples per figure even at one client.
       floorMs: 4_000,
@@ -49,6 +46,7 @@ const settings = quick
       // plans' tail stay small against the run.
       loopMs: 10_000,
       scale: [100, 100_000],
+      search: [1_000, 100_000],
     };
 
 const log = (message: string) =>
@@ -88,21 +86,6 @@ async function cairnDatabase(url: string, name: string): Promise<BenchTenant> {
   }
 }
 
-/** Whether this build has a route, read from Next's own manifest of app routes. */
-function buildHasRoute(route: string): boolean {
-  const manifest = JSON.parse(readFileSync(".next/app-path-routes-manifest.json", "utf8"));
-  return Object.values(manifest as Record<string, string>).includes(route);
-}
-
-function notMeasured(present: boolean, feature: string): NotMeasured {
-  return {
-    measured: false,
-    reason: present
-      ? `not measured: ${feature} is in this build, but its measurement is not written yet`
-      : `not measured: feature not present in this build (${feature})`,
-  };
-}
-
 async function main() {
   const started = new Date();
   build();
@@ -125,6 +108,7 @@ async function main() {
   const loops: McpSection["loops"] = [];
   let ping: McpSection["ping"] | undefined;
   let session: McpSession | undefined;
+  let planPage: LatencySummary | undefined;
   try {
     server = await startNextServer(cairnUrl);
     session = await openMcpSession(server, tenant.key, Math.max(...LEVELS), verifySql);
@@ -151,6 +135,8 @@ async function main() {
       log(`4. MCP, ${level} agent(s)`);
       loops.push(await session.loop(level, settings.loopMs));
     }
+    log("5. plan page with 200 steps and 10,000 audit rows");
+    planPage = await runPlanPage(server.url, verifySql, tenant, tenant);
   } finally {
     await session?.close();
     await server?.stop();
@@ -170,8 +156,11 @@ async function main() {
   const scaleTenant = await cairnDatabase(scaleUrl, "Scale");
   const scaleSql = postgres(scaleUrl, { max: 1, onnotice: () => {} });
   let points: Results["scale"]["points"];
+  let search: SearchPoint[];
   try {
     points = await runScale(scaleUrl, scaleSql, scaleTenant, settings.scale);
+    log("5. search_sources");
+    search = await runSearch(scaleUrl, scaleSql, scaleTenant, settings.search);
   } finally {
     await scaleSql.end();
   }
@@ -194,11 +183,10 @@ async function main() {
     mcp,
     scale: {
       points,
-      searchSources: notMeasured(
-        mcp.toolNames.includes("search_sources"),
-        "the search_sources MCP tool",
-      ),
-      planPageRender: notMeasured(buildHasRoute("/plans/[planId]"), "the /plans/[planId] page"),
+      searchSources: { measured: true, points: search },
+      planPageRender: planPage
+        ? { measured: true, latency: planPage }
+        : { measured: false, reason: "not measured: the plan page run did not finish" },
     },
   };
   const { ratios, verdicts } = ratiosAndVerdicts(results);

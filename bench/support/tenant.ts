@@ -2,16 +2,31 @@
 import type { Database } from "@/lib/db/client";
 import { createApiKey, createUser } from "@/lib/services/accounts";
 
-export type BenchTenant = { tenantId: string; apiKeyId: string; key: string };
+export type BenchTenant = {
+  tenantId: string;
+  apiKeyId: string;
+  key: string;
+  /** The tenant's admin, who signs in to read the plan page. */
+  email: string;
+  password: string;
+};
+
+const PASSWORD = "benchmark password";
 
 export async function createBenchTenant(db: Database, name: string): Promise<BenchTenant> {
   const email = `${name.toLowerCase()}@bench.example.com`;
   const user = await createUser(db, {
     email,
-    password: "benchmark password",
+    password: PASSWORD,
     role: "admin",
     tenant: name,
   });
   const key = await createApiKey(db, { email, name: `${name} agents` });
-  return { tenantId: user.tenantId, apiKeyId: key.apiKeyId, key: key.key };
+  return {
+    tenantId: user.tenantId,
+    apiKeyId: key.apiKeyId,
+    key: key.key,
+    email,
+    password: PASSWORD,
+  };
 }
