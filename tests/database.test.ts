@@ -1,13 +1,9 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
+import { selectRows } from "@/lib/db/rows";
 import { planSteps, researchArtifacts, researchPlans, tenants } from "@/lib/db/schema";
 import { BACKENDS, freshDatabase } from "./support/databases";
-
-async function rows<T>(handle: DatabaseHandle, query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await handle.db.execute(query)) as unknown as { rows?: T[] } | T[];
-  return Array.isArray(result) ? result : (result.rows ?? []);
-}
 
 describe.each(BACKENDS)("the database on %s", (backend) => {
   let handle: DatabaseHandle;
@@ -24,8 +20,8 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("applies every migration and creates the spec's tables", async () => {
-    const tables = await rows<{ table_name: string }>(
-      handle,
+    const tables = await selectRows<{ table_name: string }>(
+      handle.db,
       sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
     );
     expect(tables.map((t) => t.table_name)).toEqual([
@@ -44,8 +40,8 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "skill_execution",
       "tenant",
     ]);
-    const applied = await rows<{ n: number }>(
-      handle,
+    const applied = await selectRows<{ n: number }>(
+      handle.db,
       sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
     );
     expect(applied[0]?.n).toBeGreaterThan(0);
@@ -56,8 +52,8 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("has the partial indexes the hot queries use", async () => {
-    const indexes = await rows<{ indexname: string; indexdef: string }>(
-      handle,
+    const indexes = await selectRows<{ indexname: string; indexdef: string }>(
+      handle.db,
       sql`select indexname, indexdef from pg_indexes where tablename = 'plan_step'`,
     );
     const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
@@ -66,13 +62,13 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("keeps the artifacts' search vector itself and indexes it for both search sides", async () => {
-    const extensions = await rows<{ extname: string }>(
-      handle,
+    const extensions = await selectRows<{ extname: string }>(
+      handle.db,
       sql`select extname from pg_extension where extname = 'pg_trgm'`,
     );
     expect(extensions).toHaveLength(1);
-    const indexes = await rows<{ indexname: string; indexdef: string }>(
-      handle,
+    const indexes = await selectRows<{ indexname: string; indexdef: string }>(
+      handle.db,
       sql`select indexname, indexdef from pg_indexes where tablename = 'research_artifact'`,
     );
     const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
@@ -80,8 +76,8 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
     expect(byName.get("research_artifact_title_trgm_idx")).toMatch(
       /USING gin \(title gin_trgm_ops\)/,
     );
-    const statistics = await rows<{ n: number | null }>(
-      handle,
+    const statistics = await selectRows<{ n: number | null }>(
+      handle.db,
       sql`select attstattarget::int as n from pg_attribute where attrelid = 'research_artifact'::regclass and attname = 'title'`,
     );
     expect(statistics[0]?.n).toBe(0);
@@ -101,8 +97,8 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("stores timestamps with time zone", async () => {
-    const columns = await rows<{ data_type: string }>(
-      handle,
+    const columns = await selectRows<{ data_type: string }>(
+      handle.db,
       sql`select distinct data_type from information_schema.columns where table_schema = 'public' and column_name like '%_at'`,
     );
     expect(columns.map((c) => c.data_type)).toEqual(["timestamp with time zone"]);

@@ -3,8 +3,8 @@
  * prompts (lib/mcp/prompts.ts) and plans as resources (lib/mcp/resources.ts),
  * all on the SDK's low-level handlers. The tool list, with every zod schema
  * converted to JSON Schema, and the prompt list are built once per process
- * rather than on each request: the route creates a fresh McpServer per request
- * (the transport is stateless) and only attaches these handlers.
+ * rather than on each request; the route (lib/mcp/http-handler.ts) attaches
+ * these handlers once to each pooled server.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
