@@ -4,7 +4,6 @@
  * and stops it afterwards. Seeding happens before the server starts because the
  * embedded database can be open in only one process at a time.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +12,7 @@ import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { apiKeys } from "@/lib/db/schema";
 import { createApiKey, createUser } from "@/lib/services/accounts";
 import { type Backend, createPostgresDatabase } from "./databases";
-import { freePort } from "./postgres-server";
+import { startNextProcess } from "./next-process";
 
 export type Tenant = {
   tenantId: string;
@@ -80,21 +79,6 @@ async function seedTenant(handle: DatabaseHandle, name: string): Promise<Tenant>
   };
 }
 
-async function waitUntilReady(url: string, child: ChildProcess, output: () => string) {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`next start exited early:\n${output()}`);
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`next start did not become ready:\n${output()}`);
-}
-
 /** The production build on a database seeded with two tenants (an admin, a researcher and an API key each). */
 export async function startAppServer(
   backend: Backend,
@@ -144,46 +128,15 @@ async function launch(
     await seed.close();
   }
 
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(
-    process.execPath,
-    ["node_modules/next/dist/bin/next", "start", "-H", "127.0.0.1", "-p", String(port)],
-    {
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        DATABASE_URL: databaseUrl,
-        CAIRN_DATA_DIR: dataDir,
-        CAIRN_STALL_THRESHOLD_SECONDS: String(options.stallThresholdSeconds ?? 1800),
-        NEXT_TELEMETRY_DISABLED: "1",
-        AUTH_SECRET: "test-secret-test-secret-test-secret-1234",
-        ...options.env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    },
-  );
-  let log = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    log += chunk.toString();
+  const server = await startNextProcess({
+    DATABASE_URL: databaseUrl,
+    CAIRN_DATA_DIR: dataDir,
+    CAIRN_STALL_THRESHOLD_SECONDS: String(options.stallThresholdSeconds ?? 1800),
+    AUTH_SECRET: "test-secret-test-secret-test-secret-1234",
+    ...options.env,
   });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    log += chunk.toString();
-  });
-  await waitUntilReady(url, child, () => log);
-
-  let stopped = false;
-  const stopServer = async () => {
-    if (stopped) return;
-    stopped = true;
-    if (child.exitCode === null && child.pid) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
-    }
-  };
+  const { url, port } = server;
+  const stopServer = () => server.stop();
 
   return {
     backend,
@@ -192,7 +145,7 @@ async function launch(
     mcpUrl: `${url}/api/mcp`,
     port,
     async openDatabase() {
-      if (backend === "pglite" && !stopped) {
+      if (backend === "pglite" && !server.stopped) {
         throw new Error("Stop the server before opening its embedded database.");
       }
       return open();

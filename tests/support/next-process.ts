@@ -1,0 +1,80 @@
+/**
+ * The production build (`next start`) on a free loopback port, in its own
+ * process group so that stopping it ends every process it started. Shared by the
+ * integration and browser tests (tests/support/app-server.ts) and the benchmark
+ * (bench/support/next-server.ts).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { freePort } from "./postgres-server";
+
+export type NextProcess = {
+  url: string;
+  port: number;
+  pid: number;
+  /** Whether stop() has been called. */
+  readonly stopped: boolean;
+  stop(): Promise<void>;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntilReady(url: string, child: ChildProcess, output: () => string) {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`next start exited early:\n${output()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`next start did not become ready:\n${output()}`);
+}
+
+/** Starts `next start` with these variables over the current environment and waits until it answers. */
+export async function startNextProcess(env: Record<string, string>): Promise<NextProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    process.execPath,
+    ["node_modules/next/dist/bin/next", "start", "-H", "127.0.0.1", "-p", String(port)],
+    {
+      env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  // The last of the output, for the error when the server does not start.
+  let log = "";
+  const append = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on("data", append);
+  child.stderr?.on("data", append);
+  try {
+    await waitUntilReady(url, child, () => log);
+  } catch (error) {
+    if (child.pid && child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+    throw error;
+  }
+  const pid = child.pid as number;
+  let stopped = false;
+  return {
+    url,
+    port,
+    pid,
+    get stopped() {
+      return stopped;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-pid, "SIGTERM");
+      await Promise.race([exited, sleep(10_000)]);
+      if (child.exitCode === null) process.kill(-pid, "SIGKILL");
+    },
+  };
+}
