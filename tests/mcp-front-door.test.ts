@@ -169,6 +169,9 @@ describe("the front door of /api/mcp", () => {
       "dns-rebinding-protection",
     ];
     for (const scenario of scenarios) {
+      // The auth hook goes to the suite's own Node 22 process only: through
+      // NODE_OPTIONS it would also load into every process npx starts while it
+      // installs node@22 on an empty cache, and break that install.
       const run = spawnSync(
         "npx",
         [
@@ -178,6 +181,9 @@ describe("the front door of /api/mcp", () => {
           "-p",
           "@modelcontextprotocol/conformance@0.1.16",
           "--",
+          "sh",
+          "-c",
+          'exec node --import "$CAIRN_CONFORMANCE_HOOK" "$(command -v conformance)" "$@"',
           "conformance",
           "server",
           "--url",
@@ -190,15 +196,20 @@ describe("the front door of /api/mcp", () => {
           timeout: 300_000,
           env: {
             ...process.env,
+            CAIRN_CONFORMANCE_HOOK: `${process.cwd()}/tests/support/conformance-auth.mjs`,
             CAIRN_CONFORMANCE_KEY: app.tenantA.key,
             CAIRN_CONFORMANCE_PORT: String(app.port),
-            NODE_OPTIONS: `--import ${process.cwd()}/tests/support/conformance-auth.mjs`,
           },
         },
       );
-      const output = `${run.stdout}\n${run.stderr}`;
-      expect(output, scenario).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-      expect(run.status, `${scenario}\n${output}`).toBe(0);
+      const output = [
+        `scenario ${scenario}: exit ${run.status}, signal ${run.signal}`,
+        run.error ? `spawn error: ${run.error.message}` : "",
+        `stdout:\n${run.stdout}`,
+        `stderr:\n${run.stderr}`,
+      ].join("\n");
+      expect(run.status, output).toBe(0);
+      expect(output, output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
     }
   }, 600_000);
 });

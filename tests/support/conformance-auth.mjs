@@ -17,16 +17,21 @@ function withAuthorization(headers) {
   return { ...(headers ?? {}), authorization: value };
 }
 
-if (key && port && process.argv[1]) {
-  const { Agent, setGlobalDispatcher } = createRequire(realpathSync(process.argv[1]))("undici");
-  class AuthorizingAgent extends Agent {
-    dispatch(options, handler) {
-      const sameServer = new URL(String(options.origin)).port === port;
-      const next = sameServer
-        ? { ...options, headers: withAuthorization(options.headers) }
-        : options;
-      return super.dispatch(next, handler);
-    }
-  }
-  setGlobalDispatcher(new AuthorizingAgent());
+// Loaded only into the suite's own process (never through NODE_OPTIONS), so a
+// hook that cannot do its job stops the run with the reason instead of letting
+// every scenario fail on a 401.
+if (!key || !port || !process.argv[1]) {
+  console.error(
+    "conformance-auth: CAIRN_CONFORMANCE_KEY, CAIRN_CONFORMANCE_PORT and the suite's script are required",
+  );
+  process.exit(2);
 }
+const { Agent, setGlobalDispatcher } = createRequire(realpathSync(process.argv[1]))("undici");
+class AuthorizingAgent extends Agent {
+  dispatch(options, handler) {
+    const sameServer = new URL(String(options.origin)).port === port;
+    const next = sameServer ? { ...options, headers: withAuthorization(options.headers) } : options;
+    return super.dispatch(next, handler);
+  }
+}
+setGlobalDispatcher(new AuthorizingAgent());
