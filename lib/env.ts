@@ -26,6 +26,8 @@ const envSchema = z.object({
     z.string().min(32, "must be at least 32 characters (openssl rand -base64 32)").optional(),
   ),
   CAIRN_STALL_THRESHOLD_SECONDS: positiveInt(1800),
+  /** Seconds a handed-out step stays with its caller; unset, the stall threshold. */
+  CAIRN_STEP_LEASE_SECONDS: z.coerce.number().int().positive().optional(),
   CAIRN_MAX_BODY_BYTES: positiveInt(1_048_576),
   /** Comma-separated origins allowed to call /api/mcp from a browser, besides the app's own. */
   CAIRN_ALLOWED_ORIGINS: optionalString,

@@ -140,7 +140,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
         result: {},
         stepExecutionReport: report,
       }),
-    ).toMatch(/^INVALID_TRANSITION: /);
+    ).toMatch(/^CONFLICT: Step 1 is already completed/);
   });
 
   it("branching: skip_to skips the pending steps up to its target", async () => {
@@ -531,16 +531,27 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
     expect(stalled.stallWarnings[0].inProgressSeconds).toBeGreaterThan(STALL_SECONDS);
     expect(stalled.progress).toMatchObject({ total: 3, inProgress: 1, pending: 2, percent: 0 });
 
-    // A new session resumes: the stuck step stays in progress, the next pending one is handed out.
+    // A new session resumes: the stuck step's lease (the stall threshold by
+    // default) has run out, so it is handed out again before the pending ones.
     const second = await connectAgent(app.mcpUrl, app.tenantA.key);
     try {
       const context = await second.ok("get_research_context", { planId, sessionId: "session-2" });
       expect(context.plan.status).toBe("stalled");
       const resumed = await second.ok("get_next_step", { planId });
       expect(resumed).toMatchObject({ status: "ready", planStatus: "executing" });
-      expect(resumed.step.stepOrder).toBe(2);
+      expect(resumed.step).toMatchObject({ stepId: first.step.stepId, attempt: 2 });
+      // The first holder comes back and answers first: its result is kept.
       await submit(planId, first.step.stepId);
-      await submit(planId, resumed.step.stepId);
+      const late = await second.call("submit_step_result", {
+        planId,
+        stepId: resumed.step.stepId,
+        result: { ok: "late" },
+        stepExecutionReport: report,
+      });
+      expect(late.text).toMatch(/^CONFLICT: /);
+      const two = await second.ok("get_next_step", { planId });
+      expect(two.step.stepOrder).toBe(2);
+      await submit(planId, two.step.stepId);
       const last = await second.ok("get_next_step", { planId });
       await submit(planId, last.step.stepId);
       expect((await second.ok("get_next_step", { planId })).status).toBe("plan_complete");

@@ -39,5 +39,6 @@ export async function userContext(user: SignedInUser): Promise<ServiceContext> {
       label: user.name ? `${user.name} <${user.email}>` : user.email,
     },
     stallThresholdSeconds: env().CAIRN_STALL_THRESHOLD_SECONDS,
+    stepLeaseSeconds: env().CAIRN_STEP_LEASE_SECONDS,
   };
 }

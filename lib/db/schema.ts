@@ -7,6 +7,7 @@
  */
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   boolean,
   customType,
   doublePrecision,
@@ -20,6 +21,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import type { AwaitingSteps } from "../plan-engine/loop";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import {
   AUDIT_EVENT_TYPES,
@@ -140,6 +142,12 @@ export const researchPlans = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: timestamp("completed_at", { withTimezone: true }),
+    /**
+     * Set while the plan waits for the agent to act on a fired `add_steps`
+     * condition whose step was the last open one: the plan stays `executing`
+     * instead of completing underneath the agent (docs: see README, "The loop").
+     */
+    awaitingSteps: jsonb("awaiting_steps").$type<AwaitingSteps>(),
   },
   (t) => [
     index("research_plan_tenant_status_idx").on(t.tenantId, t.status, t.updatedAt),
@@ -175,6 +183,14 @@ export const planSteps = pgTable(
     failureReason: text("failure_reason"),
     startedAt: timestamp("started_at", { withTimezone: true }),
     completedAt: timestamp("completed_at", { withTimezone: true }),
+    /**
+     * Until when the agent that was handed this `in_progress` step holds it;
+     * after that get_next_step hands it out again. Null on an `in_progress` step
+     * means nobody holds it (a reviewer asked for a redo), so it is handed out next.
+     */
+    leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
+    /** How many times the step has been handed out. */
+    attempt: integer("attempt").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -184,6 +200,10 @@ export const planSteps = pgTable(
     index("plan_step_plan_order_idx").on(t.planId, t.stepOrder),
     // get_next_step: the first pending step of a plan, claimed with FOR UPDATE SKIP LOCKED.
     index("plan_step_pending_idx").on(t.planId, t.stepOrder).where(sql`${t.status} = 'pending'`),
+    // get_next_step: in-progress steps whose lease ran out or was released.
+    index("plan_step_in_progress_order_idx")
+      .on(t.planId, t.stepOrder)
+      .where(sql`${t.status} = 'in_progress'`),
     // Stall queries: steps in progress, oldest first.
     index("plan_step_in_progress_idx")
       .on(t.tenantId, t.startedAt)
@@ -233,9 +253,17 @@ export const planAuditLog = pgTable(
     actorLabel: text("actor_label").notNull(),
     payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
+    /**
+     * The order rows were written in. `created_at` is the transaction's start,
+     * and a transaction that waited for a plan's lock started before the one it
+     * waited for, so only this orders a plan's trail as its changes happened.
+     */
+    seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
   },
   (t) => [
     index("plan_audit_log_plan_time_idx").on(t.planId, t.createdAt),
+    // A plan's trail in the order it was written (the plan page).
+    index("plan_audit_log_plan_seq_idx").on(t.planId, t.seq),
     index("plan_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt),
   ],
 );

@@ -54,3 +54,14 @@ export const artifact = z.object({
   sourceUrls: z.array(z.string()),
   createdAt: z.string(),
 });
+
+/** Conditions that held after a step completed (submit_step_result, or a reviewer's approve). */
+export const firedConditionsOutput = z.array(
+  z.object({
+    conditionId: z.string(),
+    conditionExpression: z.string(),
+    action: z.enum(["skip_to", "add_steps", "fail", "continue"]),
+    skippedStepIds: z.array(z.string()).optional(),
+    addStepsParams: z.record(z.string(), z.unknown()).optional(),
+  }),
+);

@@ -10,6 +10,8 @@ import type { LlmConfig, ServiceContext } from "../services/context";
 export type CairnServerDeps = {
   getDb(): Promise<Database>;
   stallThresholdSeconds: number;
+  /** CAIRN_STEP_LEASE_SECONDS; unset, the stall threshold. */
+  stepLeaseSeconds?: number | undefined;
   /** CAIRN_LLM_*, for extract_data; missing parts give LLM_NOT_CONFIGURED there. */
   llm?: LlmConfig;
 };
@@ -29,6 +31,7 @@ export function serviceContextFor(
     tenantId: principal.tenantId,
     actor: { type: "api_key", id: principal.apiKeyId, label: principal.label },
     stallThresholdSeconds: deps.stallThresholdSeconds,
+    ...(deps.stepLeaseSeconds ? { stepLeaseSeconds: deps.stepLeaseSeconds } : {}),
     llm: deps.llm,
   };
 }

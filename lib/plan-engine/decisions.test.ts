@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { appendUserFeedback, applyReviewDecision, planStatusAfterDecision } from "./decisions";
+import { appendUserFeedback, applyReviewDecision } from "./decisions";
 import { REVIEW_DECISIONS } from "./states";
 import { canTransitionPlan, canTransitionStep } from "./transitions";
 
@@ -19,29 +19,6 @@ describe("applyReviewDecision", () => {
       expect(canTransitionStep("awaiting_input", stepStatus)).toBe(true);
       expect(canTransitionPlan("awaiting_review", planStatus)).toBe(true);
     }
-  });
-});
-
-describe("planStatusAfterDecision", () => {
-  it("fails the plan on reject, even when every step is then terminal", () => {
-    expect(planStatusAfterDecision("reject", ["completed", "failed"])).toBe("failed");
-  });
-
-  it("completes the plan when approve or skip closed the last open step", () => {
-    expect(planStatusAfterDecision("approve", ["completed", "completed"])).toBe("completed");
-    expect(planStatusAfterDecision("skip", ["completed", "skipped"])).toBe("completed");
-  });
-
-  it("keeps executing while steps remain", () => {
-    expect(planStatusAfterDecision("approve", ["completed", "pending"])).toBe("executing");
-    expect(planStatusAfterDecision("skip", ["skipped", "pending"])).toBe("executing");
-    expect(planStatusAfterDecision("modify", ["in_progress", "pending"])).toBe("executing");
-  });
-
-  it("stays in review if another step still awaits input", () => {
-    expect(planStatusAfterDecision("approve", ["completed", "awaiting_input"])).toBe(
-      "awaiting_review",
-    );
   });
 });
 

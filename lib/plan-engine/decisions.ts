@@ -3,7 +3,6 @@
  * (execution-loop.md, "User decisions").
  */
 import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
-import { derivePlanStatus } from "./transitions";
 
 export interface ReviewOutcome {
   /** The step's next status; always a valid move from `awaiting_input`. */
@@ -21,26 +20,11 @@ const REVIEW_OUTCOMES: Readonly<Record<ReviewDecision, ReviewOutcome>> = {
 
 /**
  * The decision table as written. `planStatus` is the immediate move out of
- * `awaiting_review`; after `approve` or `skip` the reviewed step may have been the
- * last open one, so the caller must still run `derivePlanStatus` over all steps
- * (or call `planStatusAfterDecision`) to learn whether the plan is now complete.
+ * `awaiting_review`; the plan's stored status is decided by `decideReviewDecision`
+ * (loop.ts), since the reviewed step may have been the last open one.
  */
 export function applyReviewDecision(decision: ReviewDecision): ReviewOutcome {
   return REVIEW_OUTCOMES[decision];
-}
-
-/**
- * The plan status to store once the decision's step change is applied.
- * `reject` is one of the two ways a plan fails (branching-conditions.md, "fail"),
- * so it overrides the derivation, which would otherwise treat the failed step as
- * terminal and could answer `completed`.
- */
-export function planStatusAfterDecision(
-  decision: ReviewDecision,
-  stepStatusesAfter: readonly StepStatus[],
-): PlanStatus {
-  if (decision === "reject") return "failed";
-  return derivePlanStatus(stepStatusesAfter);
 }
 
 /**

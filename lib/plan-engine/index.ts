@@ -4,9 +4,11 @@
  * CONVENTIONS.md, "The picture".
  */
 export * from "./app-error";
+export * from "./audit-entries";
 export * from "./branch-actions";
 export * from "./conditions";
 export * from "./decisions";
+export * from "./loop";
 export * from "./progress";
 export * from "./skill-executions";
 export * from "./states";

@@ -7,79 +7,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Transaction } from "../db/client";
 import { planAuditLog } from "../db/schema";
-import type { PlanStatus, ReviewDecision } from "../plan-engine/states";
+import type { AuditEntry } from "../plan-engine/audit-entries";
+import type { PlanStatus } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
 
-type PlanModifiedAction =
-  | "created"
-  | "add_steps"
-  | "remove_step"
-  | "reorder_steps"
-  | "update_step_instructions"
-  | "fail_step"
-  | "retry_step"
-  | "branch_skipped_steps"
-  | "branch_failed_plan"
-  | "stall_detected";
-
-export type AuditEntry =
-  | {
-      eventType: "step_started";
-      planId: string;
-      stepId: string;
-      payload: { stepOrder: number; planStatusBefore: string };
-    }
-  | {
-      eventType: "step_completed";
-      planId: string;
-      stepId: string;
-      payload: {
-        stepOrder: number;
-        confidence: number | null;
-        resultSummary: string | null;
-        /** The step was still pending: the timing edge case of execution-loop.md. */
-        autoStarted: boolean;
-      };
-    }
-  | {
-      eventType: "step_failed";
-      planId: string;
-      stepId: string;
-      payload: { stepOrder: number; reason: string; source: "fail_step" | "review_reject" };
-    }
-  | {
-      eventType: "plan_modified";
-      planId: string;
-      stepId?: string;
-      payload: { action: PlanModifiedAction; modificationRationale?: string } & Record<
-        string,
-        unknown
-      >;
-    }
-  | {
-      eventType: "user_reviewed";
-      planId: string;
-      stepId: string;
-      payload:
-        | {
-            action: "review_requested";
-            reviewRequestId: string;
-            summary: string;
-            questions: string[];
-          }
-        | {
-            action: "decision";
-            reviewRequestId: string;
-            decision: ReviewDecision;
-            feedback: string | null;
-          };
-    }
-  | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }
-  | {
-      eventType: "skill_started" | "skill_completed";
-      planId: string | null;
-      payload: { executionId: string; skillName: string; status: string } & Record<string, unknown>;
-    };
+export type { AuditEntry };
 
 function auditRow(ctx: ServiceContext, entry: AuditEntry) {
   return {
@@ -122,14 +54,14 @@ export function auditInsert(ctx: ServiceContext, entries: AuditEntry[]): SQL {
 }
 
 /**
- * The `step_started` row (payload as in `AuditEntry` above) for a step claimed
+ * The `step_started` row (payload as in `AuditEntry`) of a step handed out
  * inside a single statement, as an `INSERT ... SELECT` from that statement's
- * `claimed` relation (columns `id`, `step_order`): get_next_step's one-round-trip
- * path, where the step's id is not known before the statement runs.
+ * `claimed` relation (columns `id`, `plan_id`, `step_order`, `attempt`,
+ * `reissued`): get_next_step's one-round-trip path, where the step's id is not
+ * known before the statement runs.
  */
 export function stepStartedAuditInsert(
   ctx: ServiceContext,
-  planId: string,
   planStatusBefore: PlanStatus,
   claimed: SQL,
 ): SQL {
@@ -137,8 +69,10 @@ export function stepStartedAuditInsert(
   return sql`
     insert into plan_audit_log
       (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
-    select ${ctx.tenantId}::uuid, ${planId}::uuid, claimed.id, ${eventType}::audit_event_type,
+    select ${ctx.tenantId}::uuid, claimed.plan_id, claimed.id, ${eventType}::audit_event_type,
       ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
-      jsonb_build_object('stepOrder', claimed.step_order, 'planStatusBefore', ${planStatusBefore}::text)
+      jsonb_strip_nulls(jsonb_build_object('stepOrder', claimed.step_order,
+        'planStatusBefore', ${planStatusBefore}::text, 'attempt', claimed.attempt,
+        'reissued', claimed.reissued))
     from ${claimed} as claimed`;
 }

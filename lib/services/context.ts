@@ -21,6 +21,11 @@ export type ServiceContext = {
   /** Seconds a step may stay in progress before the plan counts as stalled. */
   stallThresholdSeconds: number;
   /**
+   * Seconds a hand-out of get_next_step holds its step before it is handed out
+   * again (CAIRN_STEP_LEASE_SECONDS); unset, the stall threshold.
+   */
+  stepLeaseSeconds?: number;
+  /**
    * The language-model endpoint, from CAIRN_LLM_* (lib/env.ts). Only extract_data
    * reads it, and it reports LLM_NOT_CONFIGURED when a part is missing, so a door
    * that never extracts (the web UI) may leave it out.

@@ -10,17 +10,18 @@
  * is answered without a lock; every other case (a plan to start or resume, one
  * awaiting review, no pending step) takes the transaction below.
  */
-import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor, Transaction } from "../db/client";
 import { selectRows } from "../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
+import type { AwaitingSteps } from "../plan-engine/loop";
 import type { PlanStatus, StepType } from "../plan-engine/states";
 import { isTerminalPlanStatus, transitionPlan, transitionStep } from "../plan-engine/transitions";
-import { stepStartedAuditInsert, writeAuditLog } from "./audit";
+import { stepStartedAuditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
-import { lockPlan, type PlanRow, planNotFound, setPlanStatus } from "./plan-access";
+import { leaseSeconds, lockPlan, type PlanRow, planNotFound, setPlanStatus } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const getNextStepInput = z.object({ planId: planIdField });
@@ -30,7 +31,16 @@ export type NextStep =
       status: "ready";
       planId: string;
       planStatus: "executing";
-      step: { stepId: string; stepOrder: number; stepType: StepType; instructions: string };
+      step: {
+        stepId: string;
+        stepOrder: number;
+        stepType: StepType;
+        instructions: string;
+        /** 1 for the first hand-out; more when the step is handed out again. */
+        attempt: number;
+        /** Until then the step is yours; after it, get_next_step may hand it to another caller. */
+        leaseExpiresAt: string;
+      };
       totalSteps: number;
       hint: string;
     }
@@ -51,11 +61,21 @@ export type NextStep =
       hint: string;
     }
   | {
+      status: "awaiting_steps";
+      planId: string;
+      planStatus: PlanStatus;
+      /** The fired add_steps condition the plan waits on. */
+      condition: AwaitingSteps;
+      hint: string;
+    }
+  | {
       status: "no_pending_steps";
       planId: string;
       planStatus: PlanStatus;
       inProgressCount: number;
       failedCount: number;
+      /** When the first lease of a step in progress runs out (it is then handed out again). */
+      nextLeaseExpiresAt: string | null;
       hint: string;
     };
 
@@ -99,16 +119,60 @@ type ReadyStep = Extract<NextStep, { status: "ready" }>;
 
 const STALE_RETRIES = 3;
 
-type ClaimRow = {
-  planStatus: PlanStatus;
-  planFormattingNotes: string | null;
+type ClaimedRow = {
   stepId: string | null;
   stepOrder: number | null;
   stepType: StepType | null;
   instructions: string | null;
+  attempt: number | null;
+  leaseExpiresAt: Date | string | null;
+};
+
+type ClaimRow = ClaimedRow & {
+  planStatus: PlanStatus;
+  planFormattingNotes: string | null;
   totalSteps: number;
   current: boolean;
 };
+
+/**
+ * The claim as CTEs of one statement: the plan's first step that nobody holds
+ * (pending, or in progress with its lease run out or released by a reviewer's
+ * modify), locked with SKIP LOCKED so two callers never get the same one,
+ * handed out with a new lease and attempt, and its `step_started` row. `planId`
+ * is an expression, so a caller can make the claim depend on the plan's status.
+ */
+function claimCtes(ctx: ServiceContext, planId: SQL, planStatusBefore: PlanStatus, now: string) {
+  const started = transitionStep("pending", "in_progress");
+  return sql`next as (
+      select id, status, lease_expires_at from plan_step
+      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}::uuid
+        and (status = 'pending'
+          or (status = ${started}::step_status
+            and coalesce(lease_expires_at, '-infinity') <= ${now}::timestamptz))
+      order by step_order
+      limit 1
+      for update skip locked
+    ), claimed as (
+      update plan_step
+      set status = ${started}::step_status, attempt = plan_step.attempt + 1,
+        lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseSeconds(ctx)}),
+        started_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      from next
+      where plan_step.id = next.id
+      returning plan_step.id, plan_step.plan_id, plan_step.step_order, plan_step.step_type, plan_step.instructions,
+        plan_step.attempt, plan_step.lease_expires_at,
+        case when next.status = 'pending' then null
+          when next.lease_expires_at is null then 'redo_requested'
+          else 'lease_expired' end as reissued
+    ), audit as (
+      ${stepStartedAuditInsert(ctx, planStatusBefore, sql`claimed`)}
+    )`;
+}
+
+const claimedColumns = sql`claimed.id as "stepId", claimed.step_order as "stepOrder",
+  claimed.step_type as "stepType", claimed.instructions, claimed.attempt,
+  claimed.lease_expires_at as "leaseExpiresAt"`;
 
 /**
  * The loop's hot path in one statement, so one round trip and no BEGIN/COMMIT:
@@ -139,27 +203,9 @@ async function claimFromExecutingPlan(
     ), fresh as materialized (
       select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as current
       from plan
-    ), next as (
-      select id from plan_step
-      where plan_id = (
-          select id from plan where status = 'executing' and (select current from fresh)
-        )
-        and tenant_id = ${ctx.tenantId}::uuid and status = 'pending'
-      order by step_order
-      limit 1
-      for update skip locked
-    ), claimed as (
-      update plan_step
-      set status = ${transitionStep("pending", "in_progress")}::step_status,
-        started_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      where id = (select id from next)
-      returning id, step_order, step_type, instructions
-    ), audit as (
-      ${stepStartedAuditInsert(ctx, planId, "executing", sql`claimed`)}
-    )
+    ), ${claimCtes(ctx, sql`(select id from plan where status = 'executing' and (select current from fresh))`, "executing", now)}
     select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
-      claimed.id as "stepId", claimed.step_order as "stepOrder",
-      claimed.step_type as "stepType", claimed.instructions,
+      ${claimedColumns},
       (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps",
       fresh.current
     from plan cross join fresh left join claimed on true`,
@@ -172,19 +218,7 @@ async function claimFromExecutingPlan(
     outputFormattingNotes: row.planFormattingNotes,
   };
   if (!row.current) return { status: "stale", plan };
-  if (row.stepId === null || row.stepOrder === null || row.stepType === null) {
-    return { status: "not_claimed", plan };
-  }
-  return readyAnswer(
-    planId,
-    {
-      id: row.stepId,
-      stepOrder: row.stepOrder,
-      stepType: row.stepType,
-      instructions: row.instructions ?? "",
-    },
-    row.totalSteps,
-  );
+  return readyAnswer(planId, row, row.totalSteps) ?? { status: "not_claimed", plan };
 }
 
 type SettlingPlan = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
@@ -271,83 +305,77 @@ async function planComplete(
 
 async function claimStep(tx: Transaction, ctx: ServiceContext, plan: PlanRow): Promise<NextStep> {
   const now = new Date();
-  const next = tx
-    .select({ id: planSteps.id })
-    .from(planSteps)
-    .where(
-      and(
-        eq(planSteps.planId, plan.id),
-        eq(planSteps.tenantId, ctx.tenantId),
-        eq(planSteps.status, "pending"),
-      ),
-    )
-    .orderBy(asc(planSteps.stepOrder))
-    .limit(1)
-    .for("update", { skipLocked: true });
-  const [step] = await tx
-    .update(planSteps)
-    .set({
-      status: transitionStep("pending", "in_progress"),
-      startedAt: now,
-      updatedAt: now,
-    })
-    .where(inArray(planSteps.id, next))
-    .returning();
-
-  if (!step) {
-    const [counts] = await tx
-      .select({
-        inProgress: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress')::int`,
-        failed: sql<number>`count(*) filter (where ${planSteps.status} = 'failed')::int`,
-        total: sql<number>`count(*)::int`,
-      })
-      .from(planSteps)
-      .where(eq(planSteps.planId, plan.id));
+  const [claimed] = await selectRows<ClaimedRow & { totalSteps: number }>(
+    tx,
+    sql`with ${claimCtes(ctx, sql`${plan.id}::uuid`, plan.status, now.toISOString())}
+    select ${claimedColumns},
+      (select count(*)::int from plan_step where plan_id = ${plan.id}::uuid) as "totalSteps"
+    from claimed`,
+  );
+  const ready = claimed && readyAnswer(plan.id, claimed, claimed.totalSteps);
+  if (ready) {
+    if (plan.status !== "executing") {
+      await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
+    }
+    return ready;
+  }
+  if (plan.awaitingSteps) {
     return {
-      status: "no_pending_steps",
+      status: "awaiting_steps",
       planId: plan.id,
       planStatus: plan.status,
-      inProgressCount: counts?.inProgress ?? 0,
-      failedCount: counts?.failed ?? 0,
-      hint: "No step is waiting. Finish the steps in progress with submit_step_result; a failed step can be retried with modify_plan (action retry_step).",
+      condition: plan.awaitingSteps,
+      hint: `Step ${plan.awaitingSteps.stepOrder}'s condition "${plan.awaitingSteps.conditionExpression}" asks for more steps, and the plan waits for them: call modify_plan with action add_steps (see condition.params), or with action decline_add_steps to finish the plan without them.`,
     };
   }
-
-  if (plan.status !== "executing") {
-    await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
-  }
-  await writeAuditLog(tx, ctx, {
-    eventType: "step_started",
-    planId: plan.id,
-    stepId: step.id,
-    payload: { stepOrder: step.stepOrder, planStatusBefore: plan.status },
-  });
-  const [total] = await tx
-    .select({ n: sql<number>`count(*)::int` })
+  const [counts] = await tx
+    .select({
+      inProgress: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress')::int`,
+      failed: sql<number>`count(*) filter (where ${planSteps.status} = 'failed')::int`,
+      nextLease: sql<
+        string | null
+      >`min(${planSteps.leaseExpiresAt}) filter (where ${planSteps.status} = 'in_progress')`,
+    })
     .from(planSteps)
     .where(eq(planSteps.planId, plan.id));
-  return readyAnswer(plan.id, step, total?.n ?? 0);
+  const nextLease = counts?.nextLease ? new Date(counts.nextLease).toISOString() : null;
+  return {
+    status: "no_pending_steps",
+    planId: plan.id,
+    planStatus: plan.status,
+    inProgressCount: counts?.inProgress ?? 0,
+    failedCount: counts?.failed ?? 0,
+    nextLeaseExpiresAt: nextLease,
+    hint:
+      "No step is waiting. Finish the steps in progress with submit_step_result; a failed step can be retried with modify_plan (action retry_step)." +
+      (nextLease
+        ? ` A step in progress whose lease runs out (first at ${nextLease}) is handed out again by get_next_step.`
+        : ""),
+  };
 }
 
-function readyAnswer(
-  planId: string,
-  step: { id: string; stepOrder: number; stepType: StepType; instructions: string },
-  totalSteps: number,
-): ReadyStep {
+function readyAnswer(planId: string, row: ClaimedRow, totalSteps: number): ReadyStep | undefined {
+  if (row.stepId === null || row.stepOrder === null || row.stepType === null) return undefined;
+  const attempt = row.attempt ?? 1;
   return {
     status: "ready",
     planId,
     planStatus: "executing",
     step: {
-      stepId: step.id,
-      stepOrder: step.stepOrder,
-      stepType: step.stepType,
-      instructions: step.instructions,
+      stepId: row.stepId,
+      stepOrder: row.stepOrder,
+      stepType: row.stepType,
+      instructions: row.instructions ?? "",
+      attempt,
+      leaseExpiresAt: new Date(row.leaseExpiresAt ?? Date.now()).toISOString(),
     },
     totalSteps,
     hint:
-      step.stepOrder > 1
-        ? "Call get_step_context for earlier results if you need them, do the work, then call submit_step_result with this stepId."
-        : "Do the work, then call submit_step_result with this stepId.",
+      (attempt > 1
+        ? "This step was handed out before and nobody finished it (or a reviewer asked for a redo: see the User feedback in its instructions). "
+        : "") +
+      (row.stepOrder > 1
+        ? "Call get_step_context for earlier results if you need them, do the work, then call submit_step_result with this stepId before the lease runs out."
+        : "Do the work, then call submit_step_result with this stepId before the lease runs out."),
   };
 }

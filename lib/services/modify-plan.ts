@@ -8,10 +8,11 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";
-import { planSteps } from "../db/schema";
+import { planSteps, researchPlans } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
+import { decidePlanStatusAfterModify } from "../plan-engine/loop";
 import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
-import { derivePlanStatus, transitionStep } from "../plan-engine/transitions";
+import { transitionStep } from "../plan-engine/transitions";
 import { type AuditEntry, writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { instructionsField, MAX_STEPS, newStepField, planIdField, stepIdField } from "./fields";
@@ -25,6 +26,7 @@ export const MODIFY_ACTIONS = [
   "update_step_instructions",
   "fail_step",
   "retry_step",
+  "decline_add_steps",
 ] as const;
 export type ModifyAction = (typeof MODIFY_ACTIONS)[number];
 
@@ -36,7 +38,7 @@ export const modifyPlanInput = z.object({
   action: z
     .enum(MODIFY_ACTIONS)
     .describe(
-      "add_steps (steps, optional insertAfterOrder); remove_step (stepId of a pending step); reorder_steps (stepIds: every step id in the new order); update_step_instructions (stepId, instructions); fail_step (stepId of a pending or in-progress step, reason); retry_step (stepId of a failed step, back to pending).",
+      "add_steps (steps, optional insertAfterOrder); remove_step (stepId of a pending step); reorder_steps (stepIds: every step id in the new order); update_step_instructions (stepId, instructions); fail_step (stepId of a pending or in-progress step, reason); retry_step (stepId of a failed step, back to pending); decline_add_steps (the plan waits on a fired add_steps condition and you will not add steps: it completes).",
     ),
   modificationRationale: z
     .string()
@@ -277,6 +279,7 @@ async function apply(
           failureReason: reason,
           startedAt: step.startedAt ?? now,
           completedAt: now,
+          leaseExpiresAt: null,
           updatedAt: now,
         })
         .where(eq(planSteps.id, step.id));
@@ -292,6 +295,27 @@ async function apply(
           planId: plan.id,
           stepId: step.id,
           payload: { action: "fail_step", ...base, reason },
+        },
+      ];
+    }
+    case "decline_add_steps": {
+      if (!plan.awaitingSteps) {
+        throw new AppError(
+          "INVALID_TRANSITION",
+          `Plan ${plan.id} is not waiting for steps: decline_add_steps answers a fired add_steps condition that get_next_step reported as awaiting_steps.`,
+          { planStatus: plan.status },
+        );
+      }
+      return [
+        {
+          eventType: "plan_modified",
+          planId: plan.id,
+          stepId: plan.awaitingSteps.stepId,
+          payload: {
+            action: "decline_add_steps",
+            ...base,
+            conditionId: plan.awaitingSteps.conditionId,
+          },
         },
       ];
     }
@@ -351,16 +375,18 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
     const before = await loadSteps(tx, ctx, plan.id);
     const audit = await apply(tx, ctx, plan, before, input, now);
     const after = await loadSteps(tx, ctx, plan.id);
-    // Keep `planning` until a step starts; otherwise follow the steps, so removing
-    // or failing the last open step completes the plan, and resolving a stall resumes it.
-    const derived = derivePlanStatus(after.map((s) => s.status));
-    const target =
-      plan.status === "planning" &&
-      derived === "executing" &&
-      after.every((s) => s.status === "pending")
-        ? "planning"
-        : derived;
-    const planStatus = await setPlanStatus(tx, plan, target, now);
+    const decided = decidePlanStatusAfterModify(
+      plan,
+      input.action,
+      after.map((s) => s.status),
+    );
+    const planStatus = await setPlanStatus(tx, plan, decided.planStatus, now);
+    if (decided.awaitingSteps !== plan.awaitingSteps) {
+      await tx
+        .update(researchPlans)
+        .set({ awaitingSteps: decided.awaitingSteps })
+        .where(eq(researchPlans.id, plan.id));
+    }
     await writeAuditLog(tx, ctx, audit);
     return {
       planId: plan.id,

@@ -4,12 +4,12 @@
  * always taken plan first, then step (the order that keeps concurrent calls free
  * of deadlocks).
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Executor, Transaction } from "../db/client";
 import { planSteps, researchPlans } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
+import { planStatusAfter } from "../plan-engine/loop";
 import type { PlanStatus } from "../plan-engine/states";
-import { planTransitionPath } from "../plan-engine/transitions";
 import type { ServiceContext } from "./context";
 
 /** Lookups need only the tenant. */
@@ -114,7 +114,7 @@ export async function setPlanStatus(
   to: PlanStatus,
   now: Date,
 ): Promise<PlanStatus> {
-  const status = planStatusAfter(plan, to);
+  const status = planStatusAfter(plan.status, to);
   await tx
     .update(researchPlans)
     .set({
@@ -126,10 +126,37 @@ export async function setPlanStatus(
   return status;
 }
 
+/** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
+export function leaseSeconds(
+  ctx: Pick<ServiceContext, "stepLeaseSeconds" | "stallThresholdSeconds">,
+) {
+  return ctx.stepLeaseSeconds ?? ctx.stallThresholdSeconds;
+}
+
 /**
- * The status `setPlanStatus(plan, to)` leaves the plan in, known before the
- * write is sent; throws INVALID_TRANSITION when no valid path leads there.
+ * A call that names a step in progress shows its holder is still at work, so
+ * the step's lease starts again (a released step, one a reviewer sent back, is
+ * taken by the caller). Returns the new expiry, or null when the step is not in
+ * progress.
  */
-export function planStatusAfter(plan: { status: PlanStatus }, to: PlanStatus): PlanStatus {
-  return planTransitionPath(plan.status, to).at(-1) ?? plan.status;
+export async function renewLease(
+  tx: Transaction,
+  ctx: ServiceContext,
+  stepId: string,
+): Promise<Date | null> {
+  const [row] = await tx
+    .update(planSteps)
+    .set({
+      leaseExpiresAt: sql`now() + make_interval(secs => ${leaseSeconds(ctx)})`,
+      attempt: sql`greatest(${planSteps.attempt}, 1)`,
+    })
+    .where(
+      and(
+        eq(planSteps.id, stepId),
+        eq(planSteps.tenantId, ctx.tenantId),
+        eq(planSteps.status, "in_progress"),
+      ),
+    )
+    .returning({ leaseExpiresAt: planSteps.leaseExpiresAt });
+  return row?.leaseExpiresAt ?? null;
 }

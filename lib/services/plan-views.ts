@@ -163,7 +163,7 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
       .select()
       .from(planAuditLog)
       .where(where)
-      .orderBy(desc(planAuditLog.createdAt), desc(planAuditLog.id))
+      .orderBy(desc(planAuditLog.seq))
       .limit(AUDIT_PAGE_SIZE)
       .offset((page - 1) * AUDIT_PAGE_SIZE);
     const now = new Date();

@@ -20,7 +20,7 @@ import { computeProgress } from "../plan-engine/progress";
 import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, sessionIdField, stepIdField } from "./fields";
-import { getPlan, getStep, loadSteps, type StepRow } from "./plan-access";
+import { getPlan, getStep, loadSteps, renewLease, type StepRow } from "./plan-access";
 import { parseInput } from "./validation";
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
@@ -245,6 +245,7 @@ export async function getStepContext(
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
     const step = await getStep(tx, ctx, plan.id, input.stepId);
+    const leaseExpiresAt = await renewLease(tx, ctx, step.id);
     const prior = await tx
       .select()
       .from(planSteps)
@@ -260,6 +261,8 @@ export async function getStepContext(
       planId: plan.id,
       researchQuestion: plan.researchQuestion,
       step: stepView(step),
+      /** The step's lease, renewed by this call; null when the step is not in progress. */
+      leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
       priorSteps: prior.map(stepView),
       artifacts: await artifactsOf(tx, ctx, plan.id),
     };

@@ -1,9 +1,8 @@
 /**
- * submit_step_result (execution-loop.md, "Submitting results";
- * branching-conditions.md, "Evaluation Flow"). Locks the plan, then the step;
- * completes the step (auto-starting a still-pending one, the timing edge case),
- * evaluates the step's branching conditions, performs skip_to / fail, and derives
- * the plan status from all steps, with the audit rows in the same transaction.
+ * submit_step_result: locks the plan, then the step, and reads a snapshot;
+ * the engine (`decideSubmit`) decides the step's completion, its branching
+ * conditions, the skips, the plan's status and every audit row; one statement
+ * writes all of it.
  *
  * The loop calls this once per step, so it is two statements inside its
  * transaction: one that locks and reads everything the decision needs, and,
@@ -13,15 +12,21 @@ import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";
 import { selectRows } from "../db/rows";
-import { AppError } from "../plan-engine/app-error";
-import { type BranchAction, evaluateBranching, stepsToSkip } from "../plan-engine/branch-actions";
-import { buildConditionContext } from "../plan-engine/conditions";
-import type { PlanStatus, StepStatus } from "../plan-engine/states";
-import { derivePlanStatus, isTerminalPlanStatus, transitionStep } from "../plan-engine/transitions";
-import { type AuditEntry, auditInsert } from "./audit";
+import {
+  type AwaitingSteps,
+  decideSubmit,
+  type FiredCondition,
+  type LoopCondition,
+  type LoopStep,
+  type PlanSnapshot,
+  type SubmitDecision,
+} from "../plan-engine/loop";
+import type { PlanStatus } from "../plan-engine/states";
+import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
-import { planNotFound, planStatusAfter, stepNotFound } from "./plan-access";
+import { loopEffectsSql } from "./loop-writes";
+import { planNotFound, stepNotFound } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const stepExecutionReportInput = z
@@ -76,13 +81,7 @@ export const submitStepResultInput = z.object({
     .describe("Notes for the final deliverable's formatting that this step taught you."),
 });
 
-export type FiredCondition = {
-  conditionId: string;
-  conditionExpression: string;
-  action: BranchAction["type"];
-  skippedStepIds?: string[];
-  addStepsParams?: Record<string, unknown>;
-};
+export type { FiredCondition };
 
 export type SubmittedStep = {
   planId: string;
@@ -95,23 +94,16 @@ export type SubmittedStep = {
   hint: string;
 };
 
-type LockedForSubmit = {
+type Snapshot = {
   planId: string;
   planStatus: PlanStatus;
+  awaitingSteps: AwaitingSteps | null;
+  pendingReviews: { id: string; stepId: string }[] | null;
   stepId: string | null;
-  stepOrder: number | null;
-  stepStatus: StepStatus | null;
   startedAt: Date | string | null;
-};
-
-type ReadForSubmit = {
-  conditions: {
-    id: string;
-    conditionExpression: string;
-    ifTrueAction: string;
-    actionParams: Record<string, unknown>;
-  }[];
-  steps: { id: string; stepOrder: number; status: StepStatus }[];
+  fresh: boolean;
+  conditions: LoopCondition[] | null;
+  steps: LoopStep[] | null;
 };
 
 const conditionsOf = (ctx: ServiceContext, stepId: string) => sql`
@@ -129,48 +121,42 @@ const statusesOf = (ctx: ServiceContext, planId: string) => sql`
   from plan_step s
   where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid)`;
 
-function readStatuses(tx: Transaction, ctx: ServiceContext, planId: string) {
-  return selectRows<Pick<ReadForSubmit, "steps">>(
-    tx,
-    sql`select ${statusesOf(ctx, planId)} as steps`,
-  ).then(([row]) => row?.steps ?? []);
-}
+const pendingReviewsOf = (ctx: ServiceContext, planId: string) => sql`
+  (select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id)), '[]'::jsonb)
+  from review_request r
+  where r.plan_id = ${planId}::uuid and r.tenant_id = ${ctx.tenantId}::uuid
+    and r.status = 'pending')`;
 
 /**
  * Locks the plan row, then the step row (the step's lookup needs the locked
- * plan's id, so PostgreSQL takes them in that order), and reads the step's
- * conditions in their stored order and every step's status, not its result.
+ * plan's id, so PostgreSQL takes them in that order), and reads what the
+ * engine needs: the step's conditions in stored order, every step's status,
+ * the plan's pending reviews and its wait on a fired add_steps.
  *
  * A statement sees the data as of its start, which may be before it got the
  * lock. Every call that changes a plan's steps under an exclusive lock also
  * updates the plan row, so when the locked plan row is still the one the
  * statement's snapshot holds, the reads are current, and one statement does it
  * all. Otherwise the reads run again in a statement that starts after the lock.
- * The one change that can slip past (get_next_step starting a pending step
- * under a share lock) leaves the status derivation as it is and matters only
- * to skip_to, which reads the statuses again: `statusesMayLagClaims`.
+ * The one change that can slip past (get_next_step handing out a step under a
+ * share lock) never changes a derived status; it only matters to skip_to, which
+ * the caller decides again on statuses read after the lock (`mayLagClaims`).
  */
 async function lockAndRead(
   tx: Transaction,
   ctx: ServiceContext,
   planId: string,
   stepId: string,
-): Promise<(LockedForSubmit & ReadForSubmit & { statusesMayLagClaims: boolean }) | undefined> {
-  const [locked] = await selectRows<
-    LockedForSubmit & {
-      fresh: boolean;
-      conditions: ReadForSubmit["conditions"] | null;
-      steps: ReadForSubmit["steps"] | null;
-    }
-  >(
+): Promise<{ snapshot: Snapshot; mayLagClaims: boolean } | undefined> {
+  const [locked] = await selectRows<Snapshot>(
     tx,
     sql`
     with plan as materialized (
-      select id, status, xmin as version from research_plan
+      select id, status, awaiting_steps, xmin as version from research_plan
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for update
     ), step as materialized (
-      select id, step_order, status, started_at from plan_step
+      select id, started_at from plan_step
       where id = ${stepId}::uuid and plan_id = (select id from plan)
         and tenant_id = ${ctx.tenantId}::uuid
       for update
@@ -178,34 +164,38 @@ async function lockAndRead(
       select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as ok
       from plan
     )
-    select plan.id as "planId", plan.status as "planStatus", step.id as "stepId",
-      step.step_order as "stepOrder", step.status as "stepStatus", step.started_at as "startedAt",
-      fresh.ok as fresh,
+    select plan.id as "planId", plan.status as "planStatus",
+      plan.awaiting_steps as "awaitingSteps", step.id as "stepId",
+      step.started_at as "startedAt", fresh.ok as fresh,
       case when fresh.ok then ${conditionsOf(ctx, stepId)} end as conditions,
-      case when fresh.ok then ${statusesOf(ctx, planId)} end as steps
+      case when fresh.ok then ${statusesOf(ctx, planId)} end as steps,
+      case when fresh.ok then ${pendingReviewsOf(ctx, planId)} end as "pendingReviews"
     from plan cross join fresh left join step on true`,
   );
   if (!locked) return undefined;
-  if (locked.fresh && locked.conditions && locked.steps) {
-    return {
-      ...locked,
-      conditions: locked.conditions,
-      steps: locked.steps,
-      statusesMayLagClaims: true,
-    };
-  }
-  const [read] = await selectRows<ReadForSubmit>(
+  if (locked.fresh) return { snapshot: locked, mayLagClaims: true };
+  return { snapshot: await readAgain(tx, ctx, locked, stepId), mayLagClaims: false };
+}
+
+async function readAgain(
+  tx: Transaction,
+  ctx: ServiceContext,
+  locked: Snapshot,
+  stepId: string,
+): Promise<Snapshot> {
+  const [read] = await selectRows<Pick<Snapshot, "conditions" | "steps" | "pendingReviews">>(
     tx,
-    sql`select ${conditionsOf(ctx, stepId)} as conditions, ${statusesOf(ctx, planId)} as steps`,
+    sql`select ${conditionsOf(ctx, stepId)} as conditions,
+      ${statusesOf(ctx, locked.planId)} as steps,
+      ${pendingReviewsOf(ctx, locked.planId)} as "pendingReviews"`,
   );
-  return read && { ...locked, ...read, statusesMayLagClaims: false };
+  return { ...locked, ...read };
 }
 
 type Changes = {
   planId: string;
   step: {
     id: string;
-    status: StepStatus;
     result: Record<string, unknown>;
     resultSummary: string | null;
     confidence: number | null;
@@ -213,50 +203,29 @@ type Changes = {
     outputFormattingNotes: string | null;
     startedAt: string;
   };
-  verdicts: { id: string; fired: boolean }[];
-  skipped: { ids: string[]; status: StepStatus }[];
-  planStatus: PlanStatus;
-  audit: AuditEntry[];
+  decision: SubmitDecision;
   now: string;
 };
 
 /** Every change the engine decided, and its audit rows, as one statement. */
 function writeChanges(tx: Transaction, ctx: ServiceContext, changes: Changes): Promise<unknown> {
-  const { step, now } = changes;
+  const { step, decision, now } = changes;
   const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
   const parts: SQL[] = [
     sql`step_update as (
-      update plan_step set status = ${step.status}::step_status, result = ${json(step.result)},
+      update plan_step set status = ${decision.step.status}::step_status,
+        result = ${json(step.result)},
         result_summary = ${step.resultSummary}::text, confidence = ${step.confidence}::float8,
         step_execution_report = ${json(step.stepExecutionReport)},
         output_formatting_notes = ${step.outputFormattingNotes}::text,
         started_at = ${step.startedAt}::timestamptz, completed_at = ${now}::timestamptz,
+        lease_expires_at = null, attempt = greatest(attempt, 1),
         updated_at = ${now}::timestamptz
       where id = ${step.id}::uuid
     )`,
-    sql`verdicts as (
-      update plan_branching_condition c set evaluated_at = ${now}::timestamptz, fired = v.fired
-      from jsonb_to_recordset(${json(changes.verdicts)}) as v(id uuid, fired boolean)
-      where c.id = v.id
-    )`,
-    // The skip sets never include the submitted step (only steps after it), so
-    // no row is changed twice by this statement.
-    ...changes.skipped.map(
-      ({ ids, status }, i) => sql`${sql.raw(`skip_${i}`)} as (
-      update plan_step set status = ${status}::step_status, updated_at = ${now}::timestamptz
-      where id in (select value::uuid from jsonb_array_elements_text(${json(ids)}))
-        and status = 'pending'
-    )`,
-    ),
-    sql`plan_update as (
-      update research_plan set status = ${changes.planStatus}::plan_status,
-        updated_at = ${now}::timestamptz,
-        completed_at = case when ${isTerminalPlanStatus(changes.planStatus)}::boolean
-          then ${now}::timestamptz else completed_at end
-      where id = ${changes.planId}::uuid
-    )`,
+    ...loopEffectsSql(changes.planId, decision, now),
   ];
-  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, changes.audit)}`);
+  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decision.audit)}`);
 }
 
 export async function submitStepResult(
@@ -265,161 +234,67 @@ export async function submitStepResult(
 ): Promise<SubmittedStep> {
   const input = parseInput(submitStepResultInput, raw);
   return ctx.db.transaction(async (tx) => {
-    const locked = await lockAndRead(tx, ctx, input.planId, input.stepId);
-    if (!locked) throw planNotFound(input.planId);
-    const plan = { id: locked.planId, status: locked.planStatus };
-    if (isTerminalPlanStatus(plan.status)) {
-      throw new AppError(
-        "INVALID_TRANSITION",
-        `Plan ${plan.id} is ${plan.status}, so no step result can be submitted. Call get_next_step to see what to do next.`,
-        { planStatus: plan.status },
-      );
-    }
-    if (locked.stepId === null || locked.stepOrder === null || locked.stepStatus === null) {
-      throw stepNotFound(plan.id, input.stepId);
-    }
-    const step = { id: locked.stepId, stepOrder: locked.stepOrder, status: locked.stepStatus };
-    if (step.status !== "in_progress" && step.status !== "pending") {
-      throw new AppError(
-        "INVALID_TRANSITION",
-        `Step ${step.stepOrder} is ${step.status}, so it cannot take a result (only a pending or in-progress step can). ` +
-          (step.status === "awaiting_input"
-            ? "It is waiting for a person's review; call get_next_step later."
-            : "Call get_next_step for the step to work on now."),
-        { entity: "step", from: step.status, to: "completed" },
-      );
+    const read = await lockAndRead(tx, ctx, input.planId, input.stepId);
+    if (!read) throw planNotFound(input.planId);
+    let { snapshot } = read;
+    if (snapshot.stepId === null) throw stepNotFound(snapshot.planId, input.stepId);
+    const event = {
+      stepId: input.stepId,
+      result: input.result,
+      resultSummary: input.resultSummary ?? null,
+      confidence: input.confidence ?? null,
+    };
+    let decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
+    // A skip decided on statuses that may miss a step handed out meanwhile is
+    // decided again on statuses read now, under the plan lock.
+    if (decision.skippedStepIds.length > 0 && read.mayLagClaims) {
+      snapshot = await readAgain(tx, ctx, snapshot, input.stepId);
+      decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
     }
     const now = new Date().toISOString();
-    const autoStarted = step.status === "pending";
-    const started: StepStatus = autoStarted
-      ? transitionStep("pending", "in_progress")
-      : step.status;
-    const completed = transitionStep(started, "completed");
-    const { conditions } = locked;
-    const audit: AuditEntry[] = [
-      {
-        eventType: "step_completed",
-        planId: plan.id,
-        stepId: step.id,
-        payload: {
-          stepOrder: step.stepOrder,
-          confidence: input.confidence ?? null,
-          resultSummary: input.resultSummary ?? null,
-          autoStarted,
-        },
-      },
-    ];
-
-    const outcome = evaluateBranching(
-      conditions,
-      buildConditionContext({ confidence: input.confidence, result: input.result }),
-    );
-    const skips = outcome.fired.some((f) => f.action.type === "skip_to");
-    const statuses =
-      skips && locked.statusesMayLagClaims ? await readStatuses(tx, ctx, plan.id) : locked.steps;
-    // With the plan row locked no other call changes this plan's steps until
-    // commit, so these statuses, updated as the write will, are the stored ones.
-    const steps = statuses.map((s) => (s.id === step.id ? { ...s, status: completed } : s));
-    const firedIds = new Set(outcome.fired.map((fired) => fired.conditionId));
-    // Conditions after a `fail` are not evaluated (spec step 4): they keep a null verdict.
-    const failedAt = outcome.planFailed
-      ? conditions.findIndex((c) => c.id === outcome.fired.at(-1)?.conditionId)
-      : conditions.length - 1;
-    const verdicts = conditions
-      .slice(0, failedAt + 1)
-      .map((c) => ({ id: c.id, fired: firedIds.has(c.id) }));
-
-    const fired: FiredCondition[] = [];
-    const skipped: Changes["skipped"] = [];
-    let planStatus: PlanStatus = plan.status;
-    for (const { conditionId, action } of outcome.fired) {
-      const condition = conditions.find((c) => c.id === conditionId);
-      const entry: FiredCondition = {
-        conditionId,
-        conditionExpression: condition?.conditionExpression ?? "",
-        action: action.type,
-      };
-      if (action.type === "skip_to") {
-        const skip = stepsToSkip(steps, step.id, action.targetStepId);
-        if (skip.length > 0) {
-          const status = transitionStep("pending", "skipped");
-          skipped.push({ ids: skip, status });
-          const skipSet = new Set(skip);
-          for (const [index, s] of steps.entries()) {
-            if (skipSet.has(s.id) && s.status === "pending") steps[index] = { ...s, status };
-          }
-          audit.push({
-            eventType: "plan_modified",
-            planId: plan.id,
-            stepId: step.id,
-            payload: {
-              action: "branch_skipped_steps",
-              conditionId,
-              targetStepId: action.targetStepId,
-              skippedStepIds: skip,
-            },
-          });
-        }
-        entry.skippedStepIds = skip;
-      } else if (action.type === "add_steps") {
-        entry.addStepsParams = { ...action.params };
-      } else if (action.type === "fail") {
-        planStatus = planStatusAfter(plan, "failed");
-        audit.push({
-          eventType: "plan_modified",
-          planId: plan.id,
-          stepId: step.id,
-          payload: {
-            action: "branch_failed_plan",
-            conditionId,
-            reason: action.reason ?? `condition "${entry.conditionExpression}" held`,
-          },
-        });
-      }
-      fired.push(entry);
-    }
-    if (!outcome.planFailed) {
-      // A stalled plan whose slow step just finished resumes; "planning" only
-      // when the step was submitted before get_next_step (the edge case).
-      planStatus = planStatusAfter(plan, derivePlanStatus(steps.map((s) => s.status)));
-    }
-
     await writeChanges(tx, ctx, {
-      planId: plan.id,
+      planId: snapshot.planId,
       step: {
-        id: step.id,
-        status: completed,
+        id: input.stepId,
         result: input.result,
         resultSummary: input.resultSummary ?? null,
         confidence: input.confidence ?? null,
         stepExecutionReport: input.stepExecutionReport,
         outputFormattingNotes: input.outputFormattingNotes ?? null,
-        startedAt: locked.startedAt ? new Date(locked.startedAt).toISOString() : now,
+        startedAt: snapshot.startedAt ? new Date(snapshot.startedAt).toISOString() : now,
       },
-      verdicts,
-      skipped,
-      planStatus,
-      audit,
+      decision,
       now,
     });
-
-    const addSteps = fired.find((f) => f.action === "add_steps");
+    const { planStatus, fired } = decision;
     return {
-      planId: plan.id,
-      stepId: step.id,
-      stepOrder: step.stepOrder,
+      planId: snapshot.planId,
+      stepId: input.stepId,
+      stepOrder: decision.step.stepOrder,
       stepStatus: "completed",
       planStatus,
-      conditionsEvaluated: conditions.length,
+      conditionsEvaluated: snapshot.conditions?.length ?? 0,
       firedConditions: fired,
       hint:
         planStatus === "failed"
           ? "A branching condition failed the plan. Present what was gathered and where it stopped."
-          : addSteps
-            ? "A condition asks for more steps: call modify_plan with action add_steps, then get_next_step."
-            : planStatus === "completed"
-              ? "The plan is complete. Call get_next_step for the formatting notes, then deliver the output."
-              : "Call get_next_step for the next step.",
+          : decision.awaitingSteps
+            ? "A condition asks for more steps and the plan waits for them: call modify_plan with action add_steps (or decline_add_steps to finish without them), then get_next_step."
+            : fired.some((f) => f.action === "add_steps")
+              ? "A condition asks for more steps: call modify_plan with action add_steps, then get_next_step."
+              : planStatus === "completed"
+                ? "The plan is complete. Call get_next_step for the formatting notes, then deliver the output."
+                : "Call get_next_step for the next step.",
     };
   });
+}
+
+function planSnapshot(snapshot: Snapshot): PlanSnapshot {
+  return {
+    id: snapshot.planId,
+    status: snapshot.planStatus,
+    awaitingSteps: snapshot.awaitingSteps,
+    steps: snapshot.steps ?? [],
+    pendingReviews: snapshot.pendingReviews ?? [],
+  };
 }

@@ -1,32 +1,35 @@
 /**
- * A person's answer at a checkpoint (execution-loop.md, "User decisions"). The
- * one function behind both the MCP tool `submit_user_decision` and the review
- * buttons of the web UI, so both have the same effect and the same audit rows.
+ * A person's answer at a checkpoint. The one function behind both the MCP tool
+ * `submit_user_decision` and the review buttons of the web UI, so both have the
+ * same effect and the same audit rows. The engine (`decideReviewDecision`)
+ * decides: an approve evaluates the step's branching conditions as a submit
+ * would, a modify hands the step back to the agent, a plan that ends withdraws
+ * its other reviews.
  *
  * Exactly once: the plan row is locked first, and a decision for a review that is
  * no longer pending (another reviewer or the agent acted first) is a CONFLICT that
  * names the current state, never a second application.
  */
-import { and, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
-import { planSteps, reviewDecisions, reviewRequests } from "../db/schema";
+import { planBranchingConditions, reviewRequests } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
 import {
-  appendUserFeedback,
-  applyReviewDecision,
-  planStatusAfterDecision,
-} from "../plan-engine/decisions";
+  decideReviewDecision,
+  type FiredCondition,
+  type ReviewDecisionOutcome,
+} from "../plan-engine/loop";
 import {
   type PlanStatus,
   REVIEW_DECISIONS,
   type ReviewDecision,
   type StepStatus,
 } from "../plan-engine/states";
-import { transitionStep } from "../plan-engine/transitions";
-import { type AuditEntry, writeAuditLog } from "./audit";
+import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
-import { loadSteps, lockPlan, lockStep, setPlanStatus } from "./plan-access";
+import { loopEffectsSql } from "./loop-writes";
+import { loadStepSummaries, lockPlan, lockStep } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const submitUserDecisionInput = z
@@ -66,6 +69,9 @@ export type UserDecisionResult = {
   stepStatus: StepStatus;
   planStatus: PlanStatus;
   instructions: string;
+  /** Conditions of the approved step that held (an approve evaluates them like a submit). */
+  firedConditions: FiredCondition[];
+  hint: string;
 };
 
 function conflict(message: string, metadata: Record<string, unknown>): AppError {
@@ -117,86 +123,81 @@ export async function submitUserDecision(
       );
     }
 
-    const now = new Date();
-    const outcome = applyReviewDecision(input.decision);
-    const stepStatus = transitionStep(step.status, outcome.stepStatus);
+    const [conditions, steps, pending] = await Promise.all([
+      tx
+        .select({
+          id: planBranchingConditions.id,
+          conditionExpression: planBranchingConditions.conditionExpression,
+          ifTrueAction: planBranchingConditions.ifTrueAction,
+          actionParams: planBranchingConditions.actionParams,
+        })
+        .from(planBranchingConditions)
+        .where(
+          and(
+            eq(planBranchingConditions.afterStepId, step.id),
+            eq(planBranchingConditions.tenantId, ctx.tenantId),
+          ),
+        )
+        .orderBy(asc(planBranchingConditions.position)),
+      loadStepSummaries(tx, ctx, plan.id),
+      tx
+        .select({ id: reviewRequests.id, stepId: reviewRequests.stepId })
+        .from(reviewRequests)
+        .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending"))),
+    ]);
     const feedback = input.feedback && input.feedback.length > 0 ? input.feedback : null;
-    const instructions =
-      input.decision === "modify" && feedback
-        ? appendUserFeedback(step.instructions, feedback)
-        : step.instructions;
-    await tx
-      .update(planSteps)
-      .set({
-        status: stepStatus,
-        instructions,
-        updatedAt: now,
-        ...(stepStatus === "in_progress" ? { startedAt: now } : {}),
-        ...(stepStatus === "completed" || stepStatus === "skipped" || stepStatus === "failed"
-          ? { completedAt: now }
-          : {}),
-        ...(stepStatus === "failed"
-          ? {
-              failureReason: feedback
-                ? `Rejected by reviewer: ${feedback}`
-                : "Rejected by reviewer",
-            }
-          : {}),
-      })
-      .where(eq(planSteps.id, step.id));
-    await tx
-      .update(reviewRequests)
-      .set({ status: "decided", decidedAt: now })
-      .where(eq(reviewRequests.id, review.id));
-    await tx.insert(reviewDecisions).values({
-      tenantId: ctx.tenantId,
-      reviewRequestId: review.id,
-      planId: plan.id,
-      stepId: step.id,
-      decision: input.decision,
-      feedback,
-      decidedByType: ctx.actor.type,
-      decidedById: ctx.actor.id,
-      decidedByLabel: ctx.actor.label,
-      createdAt: now,
-    });
-
-    const steps = await loadSteps(tx, ctx, plan.id);
-    const planStatus = await setPlanStatus(
-      tx,
-      plan,
-      planStatusAfterDecision(
-        input.decision,
-        steps.map((s) => s.status),
-      ),
-      now,
-    );
-    const audit: AuditEntry[] = [
+    const decided = decideReviewDecision(
       {
-        eventType: "user_reviewed",
-        planId: plan.id,
-        stepId: step.id,
-        payload: {
-          action: "decision",
-          reviewRequestId: review.id,
-          decision: input.decision,
-          feedback,
-        },
+        id: plan.id,
+        status: plan.status,
+        awaitingSteps: plan.awaitingSteps,
+        steps,
+        pendingReviews: pending,
       },
+      {
+        id: step.id,
+        stepOrder: step.stepOrder,
+        status: "awaiting_input",
+        instructions: step.instructions,
+        result: isRecord(step.result) ? step.result : null,
+        confidence: step.confidence,
+      },
+      conditions,
+      { reviewRequestId: review.id, decision: input.decision, feedback },
+    );
+    const now = new Date().toISOString();
+    const stepStatus = decided.stepStatus;
+    const ends = stepStatus === "completed" || stepStatus === "skipped" || stepStatus === "failed";
+    // The step row, the review and its decision, the engine's effects and the
+    // audit rows, as one statement.
+    const parts: SQL[] = [
+      sql`step_update as (
+        update plan_step set status = ${stepStatus}::step_status,
+          instructions = ${decided.instructions},
+          failure_reason = ${decided.failureReason}::text,
+          started_at = case when ${stepStatus === "in_progress"}::boolean
+            then ${now}::timestamptz else started_at end,
+          completed_at = case when ${ends}::boolean then ${now}::timestamptz else completed_at end,
+          lease_expires_at = null,
+          updated_at = ${now}::timestamptz
+        where id = ${step.id}::uuid
+      )`,
+      sql`review_update as (
+        update review_request set status = 'decided', decided_at = ${now}::timestamptz
+        where id = ${review.id}::uuid
+      )`,
+      sql`decision_insert as (
+        insert into review_decision (tenant_id, review_request_id, plan_id, step_id, decision,
+          feedback, decided_by_type, decided_by_id, decided_by_label, created_at)
+        values (${ctx.tenantId}::uuid, ${review.id}::uuid, ${plan.id}::uuid, ${step.id}::uuid,
+          ${input.decision}::review_decision_kind, ${feedback}::text,
+          ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
+          ${now}::timestamptz)
+      )`,
+      ...loopEffectsSql(plan.id, decided, now),
     ];
-    if (stepStatus === "failed") {
-      audit.push({
-        eventType: "step_failed",
-        planId: plan.id,
-        stepId: step.id,
-        payload: {
-          stepOrder: step.stepOrder,
-          reason: feedback ?? "Rejected by reviewer",
-          source: "review_reject",
-        },
-      });
-    }
-    await writeAuditLog(tx, ctx, audit);
+    await tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decided.audit)}`);
+    const { planStatus, instructions } = decided;
     return {
       planId: plan.id,
       stepId: step.id,
@@ -205,6 +206,31 @@ export async function submitUserDecision(
       stepStatus,
       planStatus,
       instructions,
+      firedConditions: decided.fired,
+      hint: decisionHint(input.decision, decided),
     };
   });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What the agent does next, for the MCP tool's answer. */
+function decisionHint(decision: ReviewDecision, decided: ReviewDecisionOutcome): string {
+  if (decided.planStatus === "failed") {
+    return decision === "reject"
+      ? "The reviewer rejected the step, so the plan failed. Present what was gathered and why it stopped."
+      : "A branching condition failed the plan. Present what was gathered and where it stopped.";
+  }
+  if (decision === "modify") {
+    return "The step goes back to the agent with the feedback: get_next_step hands it out next.";
+  }
+  if (decided.awaitingSteps) {
+    return "A condition asks for more steps and the plan waits for them: modify_plan add_steps (or decline_add_steps), then get_next_step.";
+  }
+  if (decided.planStatus === "completed") {
+    return "The plan is complete. Call get_next_step for the formatting notes, then deliver the output.";
+  }
+  return "Call get_next_step for the next step.";
 }

@@ -39,6 +39,8 @@ export type RunningApp = {
   openDatabase(): Promise<DatabaseHandle>;
   /** Stops the server and keeps its database. */
   stopServer(): Promise<void>;
+  /** Kills the server with SIGKILL mid-work and starts it again on the same port and database. */
+  crashAndRestart(): Promise<void>;
   /** Stops the server and removes its database. */
   stop(): Promise<void>;
 };
@@ -128,13 +130,14 @@ async function launch(
     await seed.close();
   }
 
-  const server = await startNextProcess({
+  const env = {
     DATABASE_URL: databaseUrl,
     CAIRN_DATA_DIR: dataDir,
     CAIRN_STALL_THRESHOLD_SECONDS: String(options.stallThresholdSeconds ?? 1800),
     AUTH_SECRET: "test-secret-test-secret-test-secret-1234",
     ...options.env,
-  });
+  };
+  let server = await startNextProcess(env);
   const { url, port } = server;
   const stopServer = () => server.stop();
 
@@ -151,6 +154,10 @@ async function launch(
       return open();
     },
     stopServer,
+    async crashAndRestart() {
+      await server.kill();
+      server = await startNextProcess(env, port);
+    },
     async stop() {
       await stopServer();
       rmSync(folder, { recursive: true, force: true, maxRetries: 3 });

@@ -14,6 +14,8 @@ export type NextProcess = {
   /** Whether stop() has been called. */
   readonly stopped: boolean;
   stop(): Promise<void>;
+  /** Ends the server with SIGKILL, as a crash would: no shutdown of any kind. */
+  kill(): Promise<void>;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -33,8 +35,11 @@ async function waitUntilReady(url: string, child: ChildProcess, output: () => st
 }
 
 /** Starts `next start` with these variables over the current environment and waits until it answers. */
-export async function startNextProcess(env: Record<string, string>): Promise<NextProcess> {
-  const port = await freePort();
+export async function startNextProcess(
+  env: Record<string, string>,
+  port?: number,
+): Promise<NextProcess> {
+  port ??= await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
@@ -75,6 +80,14 @@ export async function startNextProcess(env: Record<string, string>): Promise<Nex
       process.kill(-pid, "SIGTERM");
       await Promise.race([exited, sleep(10_000)]);
       if (child.exitCode === null) process.kill(-pid, "SIGKILL");
+    },
+    async kill() {
+      if (stopped) return;
+      stopped = true;
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-pid, "SIGKILL");
+      await exited;
     },
   };
 }

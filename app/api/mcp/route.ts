@@ -12,6 +12,7 @@ const handler = createMcpRoute(
   {
     getDb,
     stallThresholdSeconds: config.CAIRN_STALL_THRESHOLD_SECONDS,
+    stepLeaseSeconds: config.CAIRN_STEP_LEASE_SECONDS,
     llm: {
       baseUrl: config.CAIRN_LLM_BASE_URL,
       apiKey: config.CAIRN_LLM_API_KEY,

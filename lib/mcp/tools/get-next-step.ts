@@ -7,7 +7,7 @@ export const getNextStepTool = defineTool({
   name: "get_next_step",
   title: "Get the next step",
   description:
-    'Pull the next step of a plan to work on; this is the loop\'s heart. Each call starts one pending step (several agents may pull from one plan at once: each gets a different step). The answer\'s status tells you what to do: "ready" (do step.instructions, then submit_step_result), "plan_complete" (write the deliverable using the formatting notes returned), "plan_failed", "awaiting_review" (a person must decide first: stop and resume later) or "no_pending_steps" (steps are still in progress or failed). A stalled plan resumes here.',
+    'Pull the next step of a plan to work on; this is the loop\'s heart. Each call starts one pending step (several agents may pull from one plan at once: each gets a different step). The answer\'s status tells you what to do: "ready" (do step.instructions, then submit_step_result), "plan_complete" (write the deliverable using the formatting notes returned), "plan_failed", "awaiting_review" (a person must decide first: stop and resume later), "awaiting_steps" (a condition asked for more steps: call modify_plan add_steps or decline_add_steps) or "no_pending_steps" (steps are still in progress or failed). Every hand-out carries a lease (step.leaseExpiresAt): submit before it runs out, or the step is handed out again (step.attempt counts hand-outs). A step a reviewer sent back with modify is handed out again first. A stalled plan resumes here.',
   inputSchema: getNextStepInput,
   outputSchema: z.object({
     status: z.enum([
@@ -15,13 +15,21 @@ export const getNextStepTool = defineTool({
       "plan_complete",
       "plan_failed",
       "awaiting_review",
+      "awaiting_steps",
       "no_pending_steps",
     ]),
     planId: z.string(),
     hint: z.string(),
     planStatus: planStatus.optional(),
     step: z
-      .object({ stepId: z.string(), stepOrder: z.number(), stepType, instructions: z.string() })
+      .object({
+        stepId: z.string(),
+        stepOrder: z.number(),
+        stepType,
+        instructions: z.string(),
+        attempt: z.number(),
+        leaseExpiresAt: z.string(),
+      })
       .optional(),
     totalSteps: z.number().optional(),
     outputMediaType: z.string().nullable().optional(),
@@ -36,6 +44,16 @@ export const getNextStepTool = defineTool({
       .optional(),
     inProgressCount: z.number().optional(),
     failedCount: z.number().optional(),
+    nextLeaseExpiresAt: z.string().nullable().optional(),
+    condition: z
+      .object({
+        conditionId: z.string(),
+        conditionExpression: z.string(),
+        stepId: z.string(),
+        stepOrder: z.number(),
+        params: z.record(z.string(), z.unknown()),
+      })
+      .optional(),
   }),
   annotations: {
     readOnlyHint: false,

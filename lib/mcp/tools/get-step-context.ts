@@ -7,15 +7,21 @@ export const getStepContextTool = defineTool({
   name: "get_step_context",
   title: "Get a step's context",
   description:
-    "Before working on a step after the first, load what came before it: the results, summaries and reports of every earlier step, and the research artifacts stored for this plan. Read-only.",
+    "Before working on a step after the first, load what came before it: the results, summaries and reports of every earlier step, and the research artifacts stored for this plan. It changes nothing else, but renews your lease on a step in progress (leaseExpiresAt), so a long step is not handed out again while you work on it.",
   inputSchema: getStepContextInput,
   outputSchema: z.object({
     planId: z.string(),
     researchQuestion: z.string(),
     step: stepDetail,
+    leaseExpiresAt: z.string().nullable(),
     priorSteps: z.array(stepDetail),
     artifacts: z.array(artifact),
   }),
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   run: getStepContext,
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { submitStepResult, submitStepResultInput } from "../../services/submit-step-result";
 import { defineTool } from "../define-tool";
-import { planStatus } from "../output-fields";
+import { firedConditionsOutput, planStatus } from "../output-fields";
 
 export const submitStepResultTool = defineTool({
   name: "submit_step_result",
@@ -16,15 +16,7 @@ export const submitStepResultTool = defineTool({
     stepStatus: z.literal("completed"),
     planStatus,
     conditionsEvaluated: z.number(),
-    firedConditions: z.array(
-      z.object({
-        conditionId: z.string(),
-        conditionExpression: z.string(),
-        action: z.enum(["skip_to", "add_steps", "fail", "continue"]),
-        skippedStepIds: z.array(z.string()).optional(),
-        addStepsParams: z.record(z.string(), z.unknown()).optional(),
-      }),
-    ),
+    firedConditions: firedConditionsOutput,
     hint: z.string(),
   }),
   annotations: {

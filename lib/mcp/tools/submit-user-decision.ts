@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { submitUserDecision, submitUserDecisionInput } from "../../services/submit-user-decision";
 import { defineTool } from "../define-tool";
-import { planStatus, stepStatus } from "../output-fields";
+import { firedConditionsOutput, planStatus, stepStatus } from "../output-fields";
 
 export const submitUserDecisionTool = defineTool({
   name: "submit_user_decision",
   title: "Record a person's decision",
   description:
-    "Record the user's answer to a pending review when they gave it to you in the conversation (people can also answer in Cairn's web UI). approve completes the step; reject fails the step and the plan; modify sends the step back to you with the feedback appended to its instructions (feedback required); skip skips the step. If the review was already answered, you get CONFLICT and nothing changes. Then call get_next_step.",
+    "Record the user's answer to a pending review when they gave it to you in the conversation (people can also answer in Cairn's web UI). approve completes the step and evaluates its branching conditions as a submit would; reject fails the step and the plan; modify sends the step back to you with the feedback appended to its instructions (feedback required): get_next_step hands it out again next; skip skips the step. If the review was already answered, you get CONFLICT and nothing changes. Then call get_next_step.",
   inputSchema: submitUserDecisionInput,
   outputSchema: z.object({
     planId: z.string(),
@@ -17,6 +17,8 @@ export const submitUserDecisionTool = defineTool({
     stepStatus,
     planStatus,
     instructions: z.string(),
+    firedConditions: firedConditionsOutput,
+    hint: z.string(),
   }),
   annotations: {
     readOnlyHint: false,

@@ -180,6 +180,9 @@ function StepItem({ step, page }: { step: PlanPage["steps"][number]; page: PlanP
   const [instructions, ...feedback] = step.instructions.split(FEEDBACK_MARK);
   const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
   const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
+  const withdrawn = page.reviews.some(
+    (r) => r.status === "withdrawn" && r.stepOrder === step.stepOrder,
+  );
   const report = (step.stepExecutionReport ?? null) as Record<string, unknown> | null;
   const duration =
     step.startedAt && step.completedAt
@@ -197,6 +200,11 @@ function StepItem({ step, page }: { step: PlanPage["steps"][number]; page: PlanP
         <p className="notice notice-warning" data-testid="step-stall">
           In progress for {formatDuration(stall.inProgressSeconds)} (stall threshold{" "}
           {formatDuration(page.stallThresholdSeconds)}).
+        </p>
+      ) : null}
+      {withdrawn ? (
+        <p className="notice" data-testid="review-withdrawn">
+          Review withdrawn: the plan ended before anyone answered it.
         </p>
       ) : null}
       <p className="pre-wrap">{instructions}</p>

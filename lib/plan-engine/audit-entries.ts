@@ -1,0 +1,96 @@
+/**
+ * The audit entries the engine decides and the services write, typed per event
+ * type (the payload of each `plan_audit_log` row). Every step transition has
+ * its row: pending -> in_progress `step_started`; -> completed `step_completed`
+ * (or, from a review, `user_reviewed` with the decision); -> failed
+ * `step_failed`; pending -> skipped `plan_modified` (branch) or `user_reviewed`
+ * (skip); in_progress -> awaiting_input `user_reviewed` (review_requested);
+ * failed -> pending `plan_modified` (retry_step).
+ */
+import type { ReviewDecision } from "./states";
+
+export type PlanModifiedAction =
+  | "created"
+  | "add_steps"
+  | "remove_step"
+  | "reorder_steps"
+  | "update_step_instructions"
+  | "fail_step"
+  | "retry_step"
+  | "branch_skipped_steps"
+  | "branch_failed_plan"
+  | "stall_detected"
+  | "decline_add_steps";
+
+export type AuditEntry =
+  | {
+      eventType: "step_started";
+      planId: string;
+      stepId: string;
+      payload: {
+        stepOrder: number;
+        planStatusBefore: string;
+        /** 1 for the first hand-out; more when the step is handed out again. */
+        attempt: number;
+        /** Why an in-progress step was handed out again; absent on a first start. */
+        reissued?: "lease_expired" | "redo_requested";
+        /** Started by submit_step_result on a step still pending (no hand-out). */
+        autoStarted?: boolean;
+      };
+    }
+  | {
+      eventType: "step_completed";
+      planId: string;
+      stepId: string;
+      payload: {
+        stepOrder: number;
+        confidence: number | null;
+        resultSummary: string | null;
+        /** The step was still pending: the timing edge case of execution-loop.md. */
+        autoStarted: boolean;
+      };
+    }
+  | {
+      eventType: "step_failed";
+      planId: string;
+      stepId: string;
+      payload: {
+        stepOrder: number;
+        reason: string;
+        source: "fail_step" | "review_reject";
+      };
+    }
+  | {
+      eventType: "plan_modified";
+      planId: string;
+      stepId?: string;
+      payload: { action: PlanModifiedAction; modificationRationale?: string } & Record<
+        string,
+        unknown
+      >;
+    }
+  | {
+      eventType: "user_reviewed";
+      planId: string;
+      stepId: string;
+      payload:
+        | {
+            action: "review_requested";
+            reviewRequestId: string;
+            summary: string;
+            questions: string[];
+          }
+        | { action: "review_withdrawn"; reviewRequestId: string; reason: string }
+        | {
+            action: "decision";
+            reviewRequestId: string;
+            decision: ReviewDecision;
+            feedback: string | null;
+          };
+    }
+  | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }
+  | {
+      eventType: "skill_started" | "skill_completed";
+      planId: string | null;
+      payload: { executionId: string; skillName: string; status: string } & Record<string, unknown>;
+    };

@@ -1,0 +1,524 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type ReplayRow, replayAudit } from "@/tests/support/audit-replay";
+import { AppError } from "./app-error";
+import type { AuditEntry } from "./audit-entries";
+import {
+  type AwaitingSteps,
+  decidePlanStatusAfterModify,
+  decideReviewDecision,
+  decideSubmit,
+  type LoopCondition,
+  type PlanSnapshot,
+} from "./loop";
+import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
+import { isTerminalPlanStatus } from "./transitions";
+
+const plan = (statuses: StepStatus[], over: Partial<PlanSnapshot> = {}): PlanSnapshot => ({
+  id: "p",
+  status: "executing",
+  awaitingSteps: null,
+  steps: statuses.map((status, i) => ({ id: `s${i + 1}`, stepOrder: i + 1, status })),
+  pendingReviews: [],
+  ...over,
+});
+
+const cond = (
+  id: string,
+  conditionExpression: string,
+  ifTrueAction: string,
+  actionParams: Record<string, unknown> = {},
+): LoopCondition => ({ id, conditionExpression, ifTrueAction, actionParams });
+
+const submitOf = (stepId: string, result: Record<string, unknown> = {}) => ({
+  stepId,
+  result,
+  resultSummary: null,
+  confidence: 0.9,
+});
+
+const reviewed = (id: string, order: number, result: Record<string, unknown> | null = null) => ({
+  id,
+  stepOrder: order,
+  status: "awaiting_input" as const,
+  instructions: "Do it.",
+  result,
+  confidence: null,
+});
+
+describe("decideSubmit", () => {
+  it("completes an in-progress step and follows the steps for the plan's status", () => {
+    const last = decideSubmit(plan(["completed", "in_progress"]), [], submitOf("s2"));
+    expect(last.planStatus).toBe("completed");
+    expect(last.audit.map((a) => a.eventType)).toEqual(["step_completed"]);
+    const middle = decideSubmit(plan(["in_progress", "pending"]), [], submitOf("s1"));
+    expect(middle.planStatus).toBe("executing");
+  });
+
+  it("starts a still-pending step with its own step_started row", () => {
+    const decided = decideSubmit(plan(["pending"], { status: "planning" }), [], submitOf("s1"));
+    expect(decided.autoStarted).toBe(true);
+    expect(decided.audit.map((a) => a.eventType)).toEqual(["step_started", "step_completed"]);
+    expect(decided.planStatus).toBe("completed");
+  });
+
+  it("answers CONFLICT for a step already completed, even on a finished plan", () => {
+    for (const status of ["executing", "completed"] as PlanStatus[]) {
+      expect(() =>
+        decideSubmit(plan(["completed", "in_progress"], { status }), [], submitOf("s1")),
+      ).toThrow(expect.objectContaining({ code: "CONFLICT" }));
+    }
+  });
+
+  it("refuses a step awaiting review and a failed plan", () => {
+    expect(() => decideSubmit(plan(["awaiting_input"]), [], submitOf("s1"))).toThrow(
+      /waiting for a person/,
+    );
+    expect(() =>
+      decideSubmit(plan(["in_progress"], { status: "failed" }), [], submitOf("s1")),
+    ).toThrow(expect.objectContaining({ code: "INVALID_TRANSITION" }));
+  });
+
+  it("skips to the target, records the verdicts and the skip", () => {
+    const decided = decideSubmit(
+      plan(["in_progress", "pending", "pending", "pending"]),
+      [cond("c1", "result.n > 1", "skip_to", { stepId: "s4" }), cond("c2", "result.n > 5", "fail")],
+      submitOf("s1", { n: 2 }),
+    );
+    expect(decided.skippedStepIds).toEqual(["s2", "s3"]);
+    expect(decided.verdicts).toEqual([
+      { id: "c1", fired: true },
+      { id: "c2", fired: false },
+    ]);
+    expect(decided.audit.map((a) => a.payload)).toContainEqual(
+      expect.objectContaining({ action: "branch_skipped_steps", skippedStepIds: ["s2", "s3"] }),
+    );
+  });
+
+  it("fails the plan on a fired fail, leaves later conditions unevaluated, withdraws reviews", () => {
+    const decided = decideSubmit(
+      plan(["awaiting_input", "in_progress"], {
+        status: "awaiting_review",
+        pendingReviews: [{ id: "r1", stepId: "s1" }],
+      }),
+      [
+        cond("c1", "result.dead === true", "fail", { reason: "Dead end" }),
+        cond("c2", "true === true", "continue"),
+      ],
+      submitOf("s2", { dead: true }),
+    );
+    expect(decided.planStatus).toBe("failed");
+    expect(decided.verdicts).toEqual([{ id: "c1", fired: true }]);
+    expect(decided.withdrawnReviewIds).toEqual(["r1"]);
+    expect(
+      decided.audit.map((a) => ("action" in a.payload ? a.payload.action : a.eventType)),
+    ).toEqual(["step_completed", "branch_failed_plan", "review_withdrawn"]);
+  });
+
+  it("keeps a plan whose last open step fired add_steps waiting, not completed", () => {
+    const addSteps = [cond("c1", "result.gaps === true", "add_steps", { hint: "more" })];
+    const last = decideSubmit(
+      plan(["completed", "in_progress"]),
+      addSteps,
+      submitOf("s2", { gaps: true }),
+    );
+    expect(last.planStatus).toBe("executing");
+    expect(last.awaitingSteps).toMatchObject({
+      conditionId: "c1",
+      stepId: "s2",
+      params: { hint: "more" },
+    });
+    // With steps still to do, the agent adds steps as it goes: nothing waits.
+    const early = decideSubmit(
+      plan(["in_progress", "pending"]),
+      addSteps,
+      submitOf("s1", { gaps: true }),
+    );
+    expect(early.awaitingSteps).toBeNull();
+    expect(early.fired.map((f) => f.action)).toEqual(["add_steps"]);
+  });
+});
+
+describe("decideReviewDecision", () => {
+  const waiting = (statuses: StepStatus[]) =>
+    plan(statuses, { status: "awaiting_review", pendingReviews: [{ id: "r1", stepId: "s1" }] });
+  const event = (decision: ReviewDecision, feedback: string | null = null) => ({
+    reviewRequestId: "r1",
+    decision,
+    feedback,
+  });
+
+  it("approve evaluates the step's conditions like a submit", () => {
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "pending", "pending"]),
+      reviewed("s1", 1, { score: 9 }),
+      [cond("c1", 'status === "completed"', "skip_to", { stepId: "s3" })],
+      event("approve"),
+    );
+    expect(decided.stepStatus).toBe("completed");
+    expect(decided.skippedStepIds).toEqual(["s2"]);
+    expect(decided.planStatus).toBe("executing");
+    expect(decided.withdrawnReviewIds).toEqual([]);
+  });
+
+  it("modify hands the step back with the feedback appended", () => {
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "pending"]),
+      reviewed("s1", 1),
+      [],
+      event("modify", "Narrower."),
+    );
+    expect(decided.stepStatus).toBe("in_progress");
+    expect(decided.instructions).toContain("User feedback: Narrower.");
+    expect(decided.planStatus).toBe("executing");
+  });
+
+  it("reject fails the step and the plan with a step_failed row", () => {
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "completed"]),
+      reviewed("s1", 1),
+      [],
+      event("reject", "Wrong."),
+    );
+    expect(decided).toMatchObject({ stepStatus: "failed", planStatus: "failed" });
+    expect(decided.failureReason).toBe("Rejected by reviewer: Wrong.");
+    expect(decided.audit.map((a) => a.eventType)).toEqual(["user_reviewed", "step_failed"]);
+  });
+
+  it("skip of the last open step completes the plan", () => {
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "completed"]),
+      reviewed("s1", 1),
+      [],
+      event("skip"),
+    );
+    expect(decided).toMatchObject({ stepStatus: "skipped", planStatus: "completed" });
+  });
+});
+
+describe("decidePlanStatusAfterModify", () => {
+  it("refuses to leave a plan without steps, with a reason", () => {
+    expect(() => decidePlanStatusAfterModify(plan([]), "remove_step", [])).toThrow(
+      /keeps at least one/,
+    );
+  });
+
+  it("keeps a planning plan planning until a step starts", () => {
+    expect(
+      decidePlanStatusAfterModify(plan([], { status: "planning" }), "add_steps", ["pending"]),
+    ).toEqual({ planStatus: "planning", awaitingSteps: null });
+  });
+
+  it("ends the wait on add_steps when steps are added or declined", () => {
+    const awaiting: AwaitingSteps = {
+      conditionId: "c",
+      conditionExpression: "x",
+      stepId: "s1",
+      stepOrder: 1,
+      params: {},
+    };
+    const waiting = plan([], { awaitingSteps: awaiting });
+    expect(
+      decidePlanStatusAfterModify(waiting, "decline_add_steps", ["completed"]).planStatus,
+    ).toBe("completed");
+    expect(decidePlanStatusAfterModify(waiting, "add_steps", ["completed", "pending"])).toEqual({
+      planStatus: "executing",
+      awaitingSteps: null,
+    });
+    expect(decidePlanStatusAfterModify(waiting, "reorder_steps", ["completed"])).toEqual({
+      planStatus: "executing",
+      awaitingSteps: awaiting,
+    });
+  });
+});
+
+/**
+ * A model of the loop that applies the engine's decisions the way the services
+ * write them, with the claim rule of get_next_step (the first step nobody
+ * holds). Random sequences of events on random plans must never make an
+ * invalid transition, lose an audit row or leave a plan that a willing agent
+ * and reviewer cannot finish.
+ */
+type Model = {
+  snapshot: PlanSnapshot;
+  conditions: Map<string, LoopCondition[]>;
+  /** Steps in progress that an agent holds (others are released or expired). */
+  held: Set<string>;
+  audit: ReplayRow[];
+};
+
+function record(model: Model, entries: AuditEntry[]) {
+  for (const entry of entries) {
+    model.audit.push({
+      eventType: entry.eventType,
+      stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
+      payload: entry.payload as Record<string, unknown>,
+    });
+  }
+}
+
+function setStep(model: Model, id: string, status: StepStatus) {
+  model.snapshot = {
+    ...model.snapshot,
+    steps: model.snapshot.steps.map((s) => (s.id === id ? { ...s, status } : s)),
+  };
+}
+
+function applyEffects(
+  model: Model,
+  effects: {
+    skippedStepIds: string[];
+    planStatus: PlanStatus;
+    awaitingSteps: AwaitingSteps | null;
+    withdrawnReviewIds: string[];
+    audit: AuditEntry[];
+  },
+) {
+  for (const id of effects.skippedStepIds) setStep(model, id, "skipped");
+  model.snapshot = {
+    ...model.snapshot,
+    status: effects.planStatus,
+    awaitingSteps: effects.awaitingSteps,
+    pendingReviews: model.snapshot.pendingReviews.filter(
+      (r) => !effects.withdrawnReviewIds.includes(r.id),
+    ),
+  };
+  record(model, effects.audit);
+}
+
+/** get_next_step: the first pending or unheld in-progress step of an active plan. */
+function claim(model: Model): string | undefined {
+  const { snapshot } = model;
+  if (isTerminalPlanStatus(snapshot.status) || snapshot.status === "awaiting_review") return;
+  const step = [...snapshot.steps]
+    .sort((a, b) => a.stepOrder - b.stepOrder)
+    .find((s) => s.status === "pending" || (s.status === "in_progress" && !model.held.has(s.id)));
+  if (!step) return;
+  const attempt =
+    model.audit.filter((r) => r.eventType === "step_started" && r.stepId === step.id).length + 1;
+  model.audit.push({
+    eventType: "step_started",
+    stepId: step.id,
+    payload: {
+      stepOrder: step.stepOrder,
+      attempt,
+      ...(step.status === "in_progress" ? { reissued: "lease_expired" } : {}),
+    },
+  });
+  setStep(model, step.id, "in_progress");
+  model.held.add(step.id);
+  if (snapshot.status !== "executing") model.snapshot = { ...model.snapshot, status: "executing" };
+  return step.id;
+}
+
+function submit(model: Model, stepId: string, result: Record<string, unknown>) {
+  const decided = decideSubmit(model.snapshot, model.conditions.get(stepId) ?? [], {
+    stepId,
+    result,
+    resultSummary: null,
+    confidence: 0.5,
+  });
+  setStep(model, stepId, "completed");
+  model.held.delete(stepId);
+  applyEffects(model, decided);
+}
+
+function requestReview(model: Model, stepId: string, n: number) {
+  const step = model.snapshot.steps.find((s) => s.id === stepId);
+  const { status } = model.snapshot;
+  if (step?.status !== "in_progress" || !(status === "executing" || status === "stalled")) return;
+  const id = `r${n}`;
+  setStep(model, stepId, "awaiting_input");
+  model.held.delete(stepId);
+  model.snapshot = {
+    ...model.snapshot,
+    status: "awaiting_review",
+    pendingReviews: [...model.snapshot.pendingReviews, { id, stepId }],
+  };
+  model.audit.push({ eventType: "user_reviewed", stepId, payload: { action: "review_requested" } });
+}
+
+function decide(model: Model, decision: ReviewDecision) {
+  const review = model.snapshot.pendingReviews[0];
+  if (!review || model.snapshot.status !== "awaiting_review") return;
+  const step = model.snapshot.steps.find((s) => s.id === review.stepId);
+  if (step?.status !== "awaiting_input") return;
+  const decided = decideReviewDecision(
+    model.snapshot,
+    {
+      ...step,
+      status: "awaiting_input",
+      instructions: "x",
+      result: { flag: true },
+      confidence: null,
+    },
+    model.conditions.get(step.id) ?? [],
+    { reviewRequestId: review.id, decision, feedback: decision === "modify" ? "again" : null },
+  );
+  setStep(model, step.id, decided.stepStatus);
+  model.snapshot = {
+    ...model.snapshot,
+    pendingReviews: model.snapshot.pendingReviews.filter((r) => r.id !== review.id),
+  };
+  applyEffects(model, decided);
+}
+
+function modify(model: Model, action: "add_steps" | "decline_add_steps" | "retry_step", n: number) {
+  const { snapshot } = model;
+  if (!(snapshot.status === "executing" || snapshot.status === "planning")) return;
+  let steps = snapshot.steps;
+  if (action === "decline_add_steps" && !snapshot.awaitingSteps) return;
+  if (action === "add_steps") {
+    steps = [...steps, { id: `added${n}`, stepOrder: steps.length + 1, status: "pending" }];
+  }
+  if (action === "retry_step") {
+    const failed = steps.find((s) => s.status === "failed");
+    if (!failed) return;
+    steps = steps.map((s) => (s.id === failed.id ? { ...s, status: "pending" } : s));
+    model.audit.push({
+      eventType: "plan_modified",
+      stepId: failed.id,
+      payload: { action: "retry_step" },
+    });
+  }
+  const decided = decidePlanStatusAfterModify(
+    snapshot,
+    action,
+    steps.map((s) => s.status),
+  );
+  model.snapshot = {
+    ...snapshot,
+    steps,
+    status: decided.planStatus,
+    awaitingSteps: decided.awaitingSteps,
+  };
+}
+
+const EXPRESSIONS = ["result.flag === true", 'status === "completed"', "confidence > 0.9"];
+const ACTIONS = ["skip_to", "add_steps", "fail", "continue"];
+
+const planArbitrary = fc.integer({ min: 1, max: 6 }).chain((n) =>
+  fc.record({
+    n: fc.constant(n),
+    conditions: fc.array(
+      fc.record({
+        after: fc.integer({ min: 1, max: n }),
+        expression: fc.constantFrom(...EXPRESSIONS),
+        action: fc.constantFrom(...ACTIONS),
+        target: fc.integer({ min: 1, max: n }),
+      }),
+      { maxLength: 4 },
+    ),
+  }),
+);
+
+const eventArbitrary = fc.oneof(
+  fc.record({ kind: fc.constant("claim" as const) }),
+  fc.record({ kind: fc.constant("submit" as const), flag: fc.boolean() }),
+  fc.record({ kind: fc.constant("review" as const) }),
+  fc.record({
+    kind: fc.constant("decide" as const),
+    decision: fc.constantFrom<ReviewDecision>("approve", "reject", "modify", "skip"),
+  }),
+  fc.record({ kind: fc.constant("expire" as const) }),
+  fc.record({
+    kind: fc.constantFrom(
+      "add_steps" as const,
+      "decline_add_steps" as const,
+      "retry_step" as const,
+    ),
+  }),
+);
+
+type PlanSpec = {
+  n: number;
+  conditions: { after: number; expression: string; action: string; target: number }[];
+};
+
+function build(spec: PlanSpec): Model {
+  const steps = Array.from({ length: spec.n }, (_, i) => ({
+    id: `s${i + 1}`,
+    stepOrder: i + 1,
+    status: "pending" as StepStatus,
+  }));
+  const conditions = new Map<string, LoopCondition[]>();
+  spec.conditions.forEach((c, i) => {
+    const list = conditions.get(`s${c.after}`) ?? [];
+    list.push(
+      cond(
+        `c${i}`,
+        c.expression,
+        c.action,
+        c.action === "skip_to" ? { stepId: `s${c.target}` } : {},
+      ),
+    );
+    conditions.set(`s${c.after}`, list);
+  });
+  return {
+    snapshot: { id: "p", status: "planning", awaitingSteps: null, steps, pendingReviews: [] },
+    conditions,
+    held: new Set(),
+    audit: [],
+  };
+}
+
+describe("the loop under random events (property)", () => {
+  it("never makes an invalid transition or misses an audit row, and always can finish", () => {
+    fc.assert(
+      fc.property(planArbitrary, fc.array(eventArbitrary, { maxLength: 30 }), (spec, events) => {
+        const model = build(spec);
+        let n = 0;
+        for (const event of events) {
+          n += 1;
+          const holding = [...model.held];
+          try {
+            if (event.kind === "claim") claim(model);
+            else if (event.kind === "submit" && holding[0])
+              submit(model, holding[0], { flag: event.flag });
+            else if (event.kind === "review" && holding[0]) requestReview(model, holding[0], n);
+            else if (event.kind === "decide") decide(model, event.decision);
+            else if (event.kind === "expire") model.held.clear();
+            else if (
+              event.kind === "add_steps" ||
+              event.kind === "decline_add_steps" ||
+              event.kind === "retry_step"
+            ) {
+              modify(model, event.kind, n);
+            }
+          } catch (error) {
+            // Refusals are answers, never internal errors.
+            expect(error).toBeInstanceOf(AppError);
+            expect((error as AppError).code).not.toBe("INTERNAL_ERROR");
+          }
+          expect(replayAudit(model.snapshot.steps, model.audit)).toEqual([]);
+          if (model.snapshot.status === "completed")
+            expect(model.snapshot.awaitingSteps).toBeNull();
+          if (isTerminalPlanStatus(model.snapshot.status))
+            expect(model.snapshot.pendingReviews).toEqual([]);
+        }
+        // A willing agent and reviewer finish whatever the events left.
+        model.held.clear();
+        for (
+          let round = 0;
+          round < 100 && !isTerminalPlanStatus(model.snapshot.status);
+          round += 1
+        ) {
+          n += 1;
+          if (model.snapshot.status === "awaiting_review") decide(model, "approve");
+          else if (model.snapshot.awaitingSteps && !claim(model))
+            modify(model, "decline_add_steps", n);
+          else {
+            const stepId = [...model.held][0] ?? claim(model);
+            if (stepId) submit(model, stepId, { flag: false });
+            else if (model.snapshot.steps.some((s) => s.status === "failed"))
+              modify(model, "retry_step", n);
+            else throw new Error(`stuck: ${JSON.stringify(model.snapshot)}`);
+          }
+        }
+        expect(isTerminalPlanStatus(model.snapshot.status)).toBe(true);
+        expect(replayAudit(model.snapshot.steps, model.audit)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});

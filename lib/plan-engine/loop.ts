@@ -1,0 +1,457 @@
+/**
+ * The loop's rules as pure decisions, in the style of a state machine's
+ * `transition(state, event) -> [next, effects]`: each function takes a snapshot
+ * of the plan (as read by the service) and the event, and returns every write
+ * and every audit entry, or throws the AppError the caller should see. The
+ * services only read, ask and write (README, "The loop").
+ *
+ * Used by submit_step_result and by a reviewer's approve (`decideCompletion`),
+ * by every review decision (`decideReviewDecision`), and by modify_plan
+ * (`decidePlanStatusAfterModify`).
+ */
+import { AppError } from "./app-error";
+import type { AuditEntry } from "./audit-entries";
+import { type BranchAction, evaluateBranching, stepsToSkip } from "./branch-actions";
+import { buildConditionContext } from "./conditions";
+import { appendUserFeedback, applyReviewDecision } from "./decisions";
+import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
+import {
+  derivePlanStatus,
+  isTerminalPlanStatus,
+  planTransitionPath,
+  transitionStep,
+} from "./transitions";
+
+export type LoopStep = { id: string; stepOrder: number; status: StepStatus };
+
+export type LoopCondition = {
+  id: string;
+  conditionExpression: string;
+  ifTrueAction: string;
+  actionParams: Record<string, unknown>;
+};
+
+/** A fired `add_steps` the agent has not acted on yet (stored on the plan row). */
+export type AwaitingSteps = {
+  conditionId: string;
+  conditionExpression: string;
+  stepId: string;
+  stepOrder: number;
+  params: Record<string, unknown>;
+};
+
+export type PlanSnapshot = {
+  id: string;
+  status: PlanStatus;
+  awaitingSteps: AwaitingSteps | null;
+  /** Every step of the plan, in any order. */
+  steps: readonly LoopStep[];
+  /** The plan's reviews still waiting for a person. */
+  pendingReviews: readonly { id: string; stepId: string }[];
+};
+
+export type FiredCondition = {
+  conditionId: string;
+  conditionExpression: string;
+  action: BranchAction["type"];
+  skippedStepIds?: string[];
+  addStepsParams?: Record<string, unknown>;
+};
+
+/** The effects of a step completing: its conditions, the skips, the plan's status. */
+export type CompletionEffects = {
+  verdicts: { id: string; fired: boolean }[];
+  fired: FiredCondition[];
+  skippedStepIds: string[];
+  planStatus: PlanStatus;
+  awaitingSteps: AwaitingSteps | null;
+  withdrawnReviewIds: string[];
+  audit: AuditEntry[];
+};
+
+/**
+ * The status a plan moves to through valid transitions only (a plan that is
+ * `planning`, `stalled` or `awaiting_review` resumes to `executing` first);
+ * throws INVALID_TRANSITION when no valid path leads to `to`.
+ */
+export function planStatusAfter(from: PlanStatus, to: PlanStatus): PlanStatus {
+  return planTransitionPath(from, to).at(-1) ?? from;
+}
+
+/**
+ * The plan's status implied by its steps, with Cairn's one addition to the
+ * derivation: a plan waiting for the agent to act on a fired `add_steps` does
+ * not complete while it waits.
+ */
+export function settledPlanStatus(
+  from: PlanStatus,
+  stepStatuses: readonly StepStatus[],
+  awaitingSteps: AwaitingSteps | null,
+): PlanStatus {
+  const derived = derivePlanStatus(stepStatuses);
+  return planStatusAfter(from, derived === "completed" && awaitingSteps ? "executing" : derived);
+}
+
+/** Withdraws the pending reviews of a plan that has just ended. */
+function withdrawOnEnd(
+  plan: PlanSnapshot,
+  planStatus: PlanStatus,
+  audit: AuditEntry[],
+  except?: string,
+): string[] {
+  if (!isTerminalPlanStatus(planStatus)) return [];
+  const withdrawn = plan.pendingReviews.filter((review) => review.id !== except);
+  for (const review of withdrawn) {
+    audit.push({
+      eventType: "user_reviewed",
+      planId: plan.id,
+      stepId: review.stepId,
+      payload: {
+        action: "review_withdrawn",
+        reviewRequestId: review.id,
+        reason: `The plan ${planStatus} before anyone answered.`,
+      },
+    });
+  }
+  return withdrawn.map((review) => review.id);
+}
+
+/**
+ * What follows from `stepId` reaching `completed` (the step itself is written
+ * by the caller): its conditions are evaluated in stored order against the
+ * step's result, `skip_to` skips the pending steps up to its target, `fail`
+ * fails the plan, `add_steps` keeps the plan from completing underneath the
+ * agent when this was its last open step, and the plan's status follows.
+ */
+export function completionEffects(
+  plan: PlanSnapshot,
+  stepId: string,
+  conditions: readonly LoopCondition[],
+  outcome: { result: Record<string, unknown>; confidence: number | null },
+): CompletionEffects {
+  const step = plan.steps.find((s) => s.id === stepId);
+  if (!step) throw new AppError("INTERNAL_ERROR", `Step ${stepId} is not in the snapshot.`);
+  const audit: AuditEntry[] = [];
+  const steps = plan.steps.map((s) =>
+    s.id === stepId ? { ...s, status: "completed" as const } : s,
+  );
+  const branching = evaluateBranching(
+    conditions,
+    buildConditionContext({ confidence: outcome.confidence ?? undefined, result: outcome.result }),
+  );
+  const firedIds = new Set(branching.fired.map((fired) => fired.conditionId));
+  // Conditions after a `fail` are not evaluated: they keep a null verdict.
+  const lastEvaluated = branching.planFailed
+    ? conditions.findIndex((c) => c.id === branching.fired.at(-1)?.conditionId)
+    : conditions.length - 1;
+  const verdicts = conditions
+    .slice(0, lastEvaluated + 1)
+    .map((c) => ({ id: c.id, fired: firedIds.has(c.id) }));
+
+  const fired: FiredCondition[] = [];
+  const skippedStepIds: string[] = [];
+  let awaitingSteps = plan.awaitingSteps;
+  let failure: string | undefined;
+  for (const { conditionId, action } of branching.fired) {
+    const condition = conditions.find((c) => c.id === conditionId);
+    const conditionExpression = condition?.conditionExpression ?? "";
+    const entry: FiredCondition = { conditionId, conditionExpression, action: action.type };
+    if (action.type === "skip_to") {
+      const skip = stepsToSkip(steps, stepId, action.targetStepId);
+      const skipped = transitionStep("pending", "skipped");
+      for (const [index, s] of steps.entries()) {
+        if (skip.includes(s.id)) steps[index] = { ...s, status: skipped };
+      }
+      skippedStepIds.push(...skip);
+      entry.skippedStepIds = skip;
+      if (skip.length > 0) {
+        audit.push({
+          eventType: "plan_modified",
+          planId: plan.id,
+          stepId,
+          payload: {
+            action: "branch_skipped_steps",
+            conditionId,
+            targetStepId: action.targetStepId,
+            skippedStepIds: skip,
+          },
+        });
+      }
+    } else if (action.type === "add_steps") {
+      entry.addStepsParams = { ...action.params };
+      awaitingSteps = {
+        conditionId,
+        conditionExpression,
+        stepId,
+        stepOrder: step.stepOrder,
+        params: { ...action.params },
+      };
+    } else if (action.type === "fail") {
+      failure = action.reason ?? `condition "${conditionExpression}" held`;
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        stepId,
+        payload: { action: "branch_failed_plan", conditionId, reason: failure },
+      });
+    }
+    fired.push(entry);
+  }
+  const statuses = steps.map((s) => s.status);
+  // A fired add_steps only makes the plan wait when nothing else is left to do:
+  // while steps remain, the agent adds the steps as it goes.
+  if (awaitingSteps && derivePlanStatus(statuses) !== "completed") {
+    awaitingSteps = plan.awaitingSteps;
+  }
+  const planStatus =
+    failure !== undefined
+      ? planStatusAfter(plan.status, "failed")
+      : settledPlanStatus(plan.status, statuses, awaitingSteps);
+  const withdrawnReviewIds = withdrawOnEnd(plan, planStatus, audit);
+  return {
+    verdicts,
+    fired,
+    skippedStepIds,
+    planStatus,
+    awaitingSteps: isTerminalPlanStatus(planStatus) ? null : awaitingSteps,
+    withdrawnReviewIds,
+    audit,
+  };
+}
+
+export type SubmitEvent = {
+  stepId: string;
+  result: Record<string, unknown>;
+  resultSummary: string | null;
+  confidence: number | null;
+};
+
+export type SubmitDecision = CompletionEffects & {
+  step: LoopStep;
+  autoStarted: boolean;
+};
+
+/**
+ * submit_step_result. Only a pending (the timing edge case: started here, with
+ * its `step_started` row) or in-progress step takes a result. A step that is
+ * already completed is a CONFLICT: exactly one result is ever accepted, also
+ * when a step was handed out twice because its first lease ran out.
+ */
+export function decideSubmit(
+  plan: PlanSnapshot,
+  conditions: readonly LoopCondition[],
+  event: SubmitEvent,
+): SubmitDecision {
+  const step = plan.steps.find((s) => s.id === event.stepId);
+  if (!step) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Plan ${plan.id} has no step ${event.stepId}. Call get_research_context to see the plan's steps and their ids.`,
+      { planId: plan.id, stepId: event.stepId },
+    );
+  }
+  if (step.status === "completed") {
+    throw new AppError(
+      "CONFLICT",
+      `Step ${step.stepOrder} is already completed: a result for it was accepted first (it may have been handed out again after its lease ran out). Your result was not stored. Call get_next_step for the step to work on now.`,
+      { stepStatus: step.status },
+    );
+  }
+  if (isTerminalPlanStatus(plan.status)) {
+    throw new AppError(
+      "INVALID_TRANSITION",
+      `Plan ${plan.id} is ${plan.status}, so no step result can be submitted. Call get_next_step to see what to do next.`,
+      { planStatus: plan.status },
+    );
+  }
+  if (step.status !== "in_progress" && step.status !== "pending") {
+    throw new AppError(
+      "INVALID_TRANSITION",
+      `Step ${step.stepOrder} is ${step.status}, so it cannot take a result (only a pending or in-progress step can). ` +
+        (step.status === "awaiting_input"
+          ? "It is waiting for a person's review; call get_next_step later."
+          : "Call get_next_step for the step to work on now."),
+      { entity: "step", from: step.status, to: "completed" },
+    );
+  }
+  const autoStarted = step.status === "pending";
+  const completed = transitionStep(
+    autoStarted ? transitionStep("pending", "in_progress") : step.status,
+    "completed",
+  );
+  const audit: AuditEntry[] = [];
+  if (autoStarted) {
+    audit.push({
+      eventType: "step_started",
+      planId: plan.id,
+      stepId: step.id,
+      payload: {
+        stepOrder: step.stepOrder,
+        planStatusBefore: plan.status,
+        attempt: 1,
+        autoStarted: true,
+      },
+    });
+  }
+  audit.push({
+    eventType: "step_completed",
+    planId: plan.id,
+    stepId: step.id,
+    payload: {
+      stepOrder: step.stepOrder,
+      confidence: event.confidence,
+      resultSummary: event.resultSummary,
+      autoStarted,
+    },
+  });
+  const effects = completionEffects(plan, step.id, conditions, {
+    result: event.result,
+    confidence: event.confidence,
+  });
+  return {
+    ...effects,
+    audit: [...audit, ...effects.audit],
+    step: { ...step, status: completed },
+    autoStarted,
+  };
+}
+
+export type ReviewEvent = {
+  reviewRequestId: string;
+  decision: ReviewDecision;
+  feedback: string | null;
+};
+
+export type ReviewedStep = LoopStep & {
+  status: "awaiting_input";
+  instructions: string;
+  result: Record<string, unknown> | null;
+  confidence: number | null;
+};
+
+export type ReviewDecisionOutcome = CompletionEffects & {
+  stepStatus: StepStatus;
+  instructions: string;
+  failureReason: string | null;
+};
+
+/**
+ * A person's answer at a checkpoint. `approve` completes the step exactly as a
+ * submit would after it (its conditions are evaluated against the result the
+ * agent stored, if any); `modify` hands the step back to the agent: it is
+ * `in_progress` with no holder, so the next get_next_step returns it first;
+ * `skip` skips it; `reject` fails the step and the plan.
+ */
+export function decideReviewDecision(
+  plan: PlanSnapshot,
+  step: ReviewedStep,
+  conditions: readonly LoopCondition[],
+  event: ReviewEvent,
+): ReviewDecisionOutcome {
+  const outcome = applyReviewDecision(event.decision);
+  const stepStatus = transitionStep(step.status, outcome.stepStatus);
+  const instructions =
+    event.decision === "modify" && event.feedback
+      ? appendUserFeedback(step.instructions, event.feedback)
+      : step.instructions;
+  const audit: AuditEntry[] = [
+    {
+      eventType: "user_reviewed",
+      planId: plan.id,
+      stepId: step.id,
+      payload: {
+        action: "decision",
+        reviewRequestId: event.reviewRequestId,
+        decision: event.decision,
+        feedback: event.feedback,
+      },
+    },
+  ];
+  const others = {
+    ...plan,
+    pendingReviews: plan.pendingReviews.filter((r) => r.id !== event.reviewRequestId),
+  };
+  if (event.decision === "approve") {
+    const effects = completionEffects(others, step.id, conditions, {
+      result: step.result ?? {},
+      confidence: step.confidence,
+    });
+    return {
+      ...effects,
+      audit: [...audit, ...effects.audit],
+      stepStatus,
+      instructions,
+      failureReason: null,
+    };
+  }
+  const steps = plan.steps.map((s) => (s.id === step.id ? { ...s, status: stepStatus } : s));
+  let failureReason: string | null = null;
+  let planStatus: PlanStatus;
+  if (event.decision === "reject") {
+    failureReason = event.feedback
+      ? `Rejected by reviewer: ${event.feedback}`
+      : "Rejected by reviewer";
+    audit.push({
+      eventType: "step_failed",
+      planId: plan.id,
+      stepId: step.id,
+      payload: {
+        stepOrder: step.stepOrder,
+        reason: event.feedback ?? "Rejected by reviewer",
+        source: "review_reject",
+      },
+    });
+    // A reject is one of the two ways a plan fails; the derivation alone would
+    // treat the failed step as terminal and could answer `completed`.
+    planStatus = planStatusAfter(plan.status, "failed");
+  } else {
+    planStatus = settledPlanStatus(
+      plan.status,
+      steps.map((s) => s.status),
+      plan.awaitingSteps,
+    );
+  }
+  const withdrawnReviewIds = withdrawOnEnd(others, planStatus, audit);
+  return {
+    verdicts: [],
+    fired: [],
+    skippedStepIds: [],
+    planStatus,
+    awaitingSteps: isTerminalPlanStatus(planStatus) ? null : plan.awaitingSteps,
+    withdrawnReviewIds,
+    audit,
+    stepStatus,
+    instructions,
+    failureReason,
+  };
+}
+
+/**
+ * modify_plan's effect on the plan's status, decided from the steps as they
+ * are after the change. A `planning` plan stays so until a step starts; a
+ * change that leaves the plan with no steps is refused (a plan always keeps at
+ * least one step; fail_step ends a step instead); add_steps and
+ * decline_add_steps end the wait on a fired `add_steps`.
+ */
+export function decidePlanStatusAfterModify(
+  plan: Pick<PlanSnapshot, "id" | "status" | "awaitingSteps">,
+  action: string,
+  stepStatusesAfter: readonly StepStatus[],
+): { planStatus: PlanStatus; awaitingSteps: AwaitingSteps | null } {
+  if (stepStatusesAfter.length === 0) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `That would leave plan ${plan.id} with no steps; a plan keeps at least one. Add the replacement step first (add_steps), or end the step with fail_step.`,
+      { action },
+    );
+  }
+  const awaitingSteps =
+    action === "add_steps" || action === "decline_add_steps" ? null : plan.awaitingSteps;
+  if (plan.status === "planning" && stepStatusesAfter.every((status) => status === "pending")) {
+    return { planStatus: "planning", awaitingSteps };
+  }
+  return {
+    planStatus: settledPlanStatus(plan.status, stepStatusesAfter, awaitingSteps),
+    awaitingSteps,
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The writes of a step's completion effects (`CompletionEffects` of the engine)
+ * as the data-modifying CTEs of one statement: condition verdicts, skipped
+ * steps, withdrawn reviews and the plan row. submit_step_result and a review
+ * decision end their one write statement with these and the audit insert.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { CompletionEffects } from "../plan-engine/loop";
+import { isTerminalPlanStatus, transitionStep } from "../plan-engine/transitions";
+
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+export function loopEffectsSql(planId: string, effects: CompletionEffects, now: string): SQL[] {
+  const parts: SQL[] = [];
+  if (effects.verdicts.length > 0) {
+    parts.push(sql`verdicts as (
+      update plan_branching_condition c set evaluated_at = ${now}::timestamptz, fired = v.fired
+      from jsonb_to_recordset(${json(effects.verdicts)}) as v(id uuid, fired boolean)
+      where c.id = v.id
+    )`);
+  }
+  if (effects.skippedStepIds.length > 0) {
+    // The skip set never includes the completed step (only steps after it), so
+    // no row is changed twice by the statement; only a pending step is skipped.
+    parts.push(sql`skips as (
+      update plan_step set status = ${transitionStep("pending", "skipped")}::step_status,
+        updated_at = ${now}::timestamptz
+      where id in (select value::uuid from jsonb_array_elements_text(${json(effects.skippedStepIds)}))
+        and status = 'pending'
+    )`);
+  }
+  if (effects.withdrawnReviewIds.length > 0) {
+    parts.push(sql`withdrawn as (
+      update review_request set status = 'withdrawn', decided_at = ${now}::timestamptz
+      where id in (select value::uuid from jsonb_array_elements_text(${json(effects.withdrawnReviewIds)}))
+        and status = 'pending'
+    )`);
+  }
+  parts.push(sql`plan_update as (
+    update research_plan set status = ${effects.planStatus}::plan_status,
+      awaiting_steps = ${effects.awaitingSteps ? json(effects.awaitingSteps) : sql`null::jsonb`},
+      updated_at = ${now}::timestamptz,
+      completed_at = case when ${isTerminalPlanStatus(effects.planStatus)}::boolean
+        then ${now}::timestamptz else completed_at end
+    where id = ${planId}::uuid
+  )`);
+  return parts;
+}
