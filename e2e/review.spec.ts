@@ -34,6 +34,10 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
   expect(step.instructions).toContain(
     "\n\n---\n\nUser feedback: Include 2024 prices from two sources.",
   );
+  // The agent's next pull hands the step back first, with the feedback, as the page promised.
+  const redo = await agent.ok("get_next_step", { planId: plan.planId });
+  expect(redo.step).toMatchObject({ stepId: plan.stepId, attempt: 2 });
+  expect(redo.step.instructions).toContain("User feedback: Include 2024 prices from two sources.");
 
   await agent.ok("request_user_review", {
     planId: plan.planId,
