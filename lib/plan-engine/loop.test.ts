@@ -5,6 +5,7 @@ import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import {
   type AwaitingSteps,
+  decideCommonSubmit,
   decidePlanStatusAfterModify,
   decideReviewDecision,
   decideSubmit,
@@ -136,6 +137,45 @@ describe("decideSubmit", () => {
     );
     expect(early.awaitingSteps).toBeNull();
     expect(early.fired.map((f) => f.action)).toEqual(["add_steps"]);
+  });
+});
+
+describe("decideCommonSubmit", () => {
+  it("decides, for every state of the other steps, what decideSubmit decides", () => {
+    const statuses: StepStatus[] = [
+      "pending",
+      "in_progress",
+      "awaiting_input",
+      "completed",
+      "skipped",
+      "failed",
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...statuses), { maxLength: 8 }), (others) => {
+        const common = decideCommonSubmit("p", submitOf("s0"));
+        const snapshot = plan([]);
+        const full = decideSubmit(
+          {
+            ...snapshot,
+            steps: [
+              { id: "s0", stepOrder: 1, status: "in_progress" },
+              ...others.map((status, i) => ({ id: `o${i}`, stepOrder: i + 2, status })),
+            ],
+          },
+          [],
+          submitOf("s0"),
+        );
+        const terminal = others.every((s) => common.preconditions.terminalStepStatuses.includes(s));
+        const picked = others.includes("awaiting_input")
+          ? common.planStatusWhen.othersAwaitInput
+          : terminal
+            ? common.planStatusWhen.othersAllTerminal
+            : common.planStatusWhen.otherwise;
+        expect(picked).toBe(full.planStatus);
+        expect(common.audit.map((a) => a.eventType)).toEqual(full.audit.map((a) => a.eventType));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

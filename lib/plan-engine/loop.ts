@@ -14,7 +14,12 @@ import type { AuditEntry } from "./audit-entries";
 import { type BranchAction, evaluateBranching, stepsToSkip } from "./branch-actions";
 import { buildConditionContext } from "./conditions";
 import { appendUserFeedback, applyReviewDecision } from "./decisions";
-import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
+import {
+  type PlanStatus,
+  type ReviewDecision,
+  type StepStatus,
+  TERMINAL_STEP_STATUSES,
+} from "./states";
 import {
   derivePlanStatus,
   isTerminalPlanStatus,
@@ -453,5 +458,66 @@ export function decidePlanStatusAfterModify(
   return {
     planStatus: settledPlanStatus(plan.status, stepStatusesAfter, awaitingSteps),
     awaitingSteps,
+  };
+}
+
+/**
+ * The loop's common submit decided before its read, so that one guarded
+ * statement can write it: an in-progress step without branching conditions, of
+ * an `executing` plan that waits on no add_steps. Then the outcome depends on
+ * the other steps only through `derivePlanStatus`, so the plan's next status is
+ * decided here for each of its three cases, by `decideSubmit` itself on a
+ * representative snapshot; the statement picks the case from the stored steps
+ * and writes nothing when a precondition fails (the caller then decides on a
+ * full snapshot). The audit rows' `stepOrder` is read by the statement.
+ */
+export function decideCommonSubmit(
+  planId: string,
+  event: SubmitEvent,
+): {
+  audit: AuditEntry[];
+  planStatusWhen: {
+    othersAwaitInput: PlanStatus;
+    othersAllTerminal: PlanStatus;
+    otherwise: PlanStatus;
+  };
+  preconditions: {
+    planStatus: PlanStatus;
+    stepStatus: StepStatus;
+    terminalStepStatuses: readonly StepStatus[];
+  };
+} {
+  const decide = (others: StepStatus[]) =>
+    decideSubmit(
+      {
+        id: planId,
+        status: "executing",
+        awaitingSteps: null,
+        steps: [
+          { id: event.stepId, stepOrder: 0, status: "in_progress" },
+          ...others.map((status, i) => ({ id: `other-${i}`, stepOrder: i + 1, status })),
+        ],
+        pendingReviews: [],
+      },
+      [],
+      event,
+    );
+  const otherwise = decide(["pending"]);
+  return {
+    audit: otherwise.audit.map((entry) => {
+      if (entry.eventType !== "step_completed") return entry;
+      const { stepOrder: _decidedByTheStatement, ...payload } = entry.payload;
+      return { ...entry, payload: payload as typeof entry.payload };
+    }),
+    planStatusWhen: {
+      othersAwaitInput: decide(["awaiting_input"]).planStatus,
+      othersAllTerminal: decide([]).planStatus,
+      otherwise: otherwise.planStatus,
+    },
+    preconditions: {
+      planStatus: "executing",
+      stepStatus: "in_progress",
+      terminalStepStatuses: TERMINAL_STEP_STATUSES,
+    },
   };
 }

@@ -41,16 +41,22 @@ export async function writeAuditLog(
  * makes the changes they record (the rows travel as one JSON parameter), so a
  * use case can write its changes and their audit rows in one round trip.
  */
-export function auditInsert(ctx: ServiceContext, entries: AuditEntry[]): SQL {
+export function auditInsert(
+  ctx: ServiceContext,
+  entries: AuditEntry[],
+  only?: { when: SQL; payloadFrom: SQL },
+): SQL {
   const rows = JSON.stringify(entries.map((entry) => auditRow(ctx, entry)));
+  // `only`: rows written only when a guard relation has a row, with payload
+  // fields that the statement itself reads (a guarded one-statement write).
   return sql`
     insert into plan_audit_log
       (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
     select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
-      r."actorLabel", r.payload
+      r."actorLabel", r.payload${only ? sql` || ${only.payloadFrom}` : sql``}
     from jsonb_to_recordset(${rows}::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
       "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
-      payload jsonb)`;
+      payload jsonb)${only ? sql` where exists (${only.when})` : sql``}`;
 }
 
 /**

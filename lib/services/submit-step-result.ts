@@ -14,6 +14,7 @@ import type { Transaction } from "../db/client";
 import { selectRows } from "../db/rows";
 import {
   type AwaitingSteps,
+  decideCommonSubmit,
   decideSubmit,
   type FiredCondition,
   type LoopCondition,
@@ -228,11 +229,108 @@ function writeChanges(tx: Transaction, ctx: ServiceContext, changes: Changes): P
   return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decision.audit)}`);
 }
 
+type SubmitInput = z.output<typeof submitStepResultInput>;
+
+/**
+ * The common submit as one statement, so one round trip and no BEGIN/COMMIT:
+ * the engine decided it ahead (`decideCommonSubmit`), and the statement locks
+ * the plan, then the step, checks the engine's preconditions, picks the plan's
+ * next status from the stored steps, and writes the step, the plan and the
+ * audit rows only if every precondition held. Undefined when one did not (or
+ * the plan changed while the statement waited for its lock): the caller then
+ * decides on a full snapshot.
+ */
+async function submitInOneStatement(
+  ctx: ServiceContext,
+  input: SubmitInput,
+  now: string,
+): Promise<SubmittedStep | undefined> {
+  const event = {
+    stepId: input.stepId,
+    result: input.result,
+    resultSummary: input.resultSummary ?? null,
+    confidence: input.confidence ?? null,
+  };
+  const decided = decideCommonSubmit(input.planId, event);
+  const { planStatusWhen: when, preconditions: pre } = decided;
+  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+  const terminal = sql.join(
+    pre.terminalStepStatuses.map((status) => sql`${status}::step_status`),
+    sql`, `,
+  );
+  const [row] = await selectRows<{ ok: boolean; planStatus: PlanStatus; stepOrder: number }>(
+    ctx.db,
+    sql`
+    with plan as materialized (
+      select id, status, awaiting_steps, xmin as version from research_plan
+      where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), step as materialized (
+      select id, step_order, status from plan_step
+      where id = ${input.stepId}::uuid and plan_id = (select id from plan)
+        and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), decided as materialized (
+      select step.step_order,
+        case
+          when bool_or(other.status = 'awaiting_input') then ${when.othersAwaitInput}
+          when coalesce(bool_and(other.status in (${terminal})), true) then ${when.othersAllTerminal}
+          else ${when.otherwise}
+        end::plan_status as plan_status
+      from plan join step on true
+        left join plan_step other on other.plan_id = plan.id and other.id <> step.id
+      where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
+        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
+        and step.status = ${pre.stepStatus}
+        and not exists (
+          select 1 from plan_branching_condition c where c.after_step_id = ${input.stepId}::uuid
+        )
+      group by step.step_order
+    ), step_update as (
+      update plan_step set status = 'completed', result = ${json(input.result)},
+        result_summary = ${input.resultSummary ?? null}::text,
+        confidence = ${input.confidence ?? null}::float8,
+        step_execution_report = ${json(input.stepExecutionReport)},
+        output_formatting_notes = ${input.outputFormattingNotes ?? null}::text,
+        completed_at = ${now}::timestamptz, lease_expires_at = null,
+        attempt = greatest(attempt, 1), updated_at = ${now}::timestamptz
+      where id = ${input.stepId}::uuid and exists (select 1 from decided)
+    ), plan_update as (
+      update research_plan set status = decided.plan_status, updated_at = ${now}::timestamptz,
+        completed_at = case when decided.plan_status in ('completed', 'failed')
+          then ${now}::timestamptz else completed_at end
+      from decided
+      where research_plan.id = ${input.planId}::uuid
+    ), audit as (
+      ${auditInsert(ctx, decided.audit, {
+        when: sql`select 1 from decided`,
+        payloadFrom: sql`jsonb_build_object('stepOrder', (select step_order from decided))`,
+      })}
+    )
+    select exists (select 1 from decided) as ok,
+      (select plan_status from decided) as "planStatus",
+      (select step_order from decided) as "stepOrder"`,
+  );
+  if (!row?.ok) return undefined;
+  return {
+    planId: input.planId,
+    stepId: input.stepId,
+    stepOrder: row.stepOrder,
+    stepStatus: "completed",
+    planStatus: row.planStatus,
+    conditionsEvaluated: 0,
+    firedConditions: [],
+    hint: submitHint(row.planStatus, null, []),
+  };
+}
+
 export async function submitStepResult(
   ctx: ServiceContext,
   raw: z.input<typeof submitStepResultInput>,
 ): Promise<SubmittedStep> {
   const input = parseInput(submitStepResultInput, raw);
+  const fast = await submitInOneStatement(ctx, input, new Date().toISOString());
+  if (fast) return fast;
   return ctx.db.transaction(async (tx) => {
     const read = await lockAndRead(tx, ctx, input.planId, input.stepId);
     if (!read) throw planNotFound(input.planId);
@@ -275,18 +373,29 @@ export async function submitStepResult(
       planStatus,
       conditionsEvaluated: snapshot.conditions?.length ?? 0,
       firedConditions: fired,
-      hint:
-        planStatus === "failed"
-          ? "A branching condition failed the plan. Present what was gathered and where it stopped."
-          : decision.awaitingSteps
-            ? "A condition asks for more steps and the plan waits for them: call modify_plan with action add_steps (or decline_add_steps to finish without them), then get_next_step."
-            : fired.some((f) => f.action === "add_steps")
-              ? "A condition asks for more steps: call modify_plan with action add_steps, then get_next_step."
-              : planStatus === "completed"
-                ? "The plan is complete. Call get_next_step for the formatting notes, then deliver the output."
-                : "Call get_next_step for the next step.",
+      hint: submitHint(planStatus, decision.awaitingSteps, fired),
     };
   });
+}
+
+function submitHint(
+  planStatus: PlanStatus,
+  awaitingSteps: AwaitingSteps | null,
+  fired: FiredCondition[],
+): string {
+  if (planStatus === "failed") {
+    return "A branching condition failed the plan. Present what was gathered and where it stopped.";
+  }
+  if (awaitingSteps) {
+    return "A condition asks for more steps and the plan waits for them: call modify_plan with action add_steps (or decline_add_steps to finish without them), then get_next_step.";
+  }
+  if (fired.some((f) => f.action === "add_steps")) {
+    return "A condition asks for more steps: call modify_plan with action add_steps, then get_next_step.";
+  }
+  if (planStatus === "completed") {
+    return "The plan is complete. Call get_next_step for the formatting notes, then deliver the output.";
+  }
+  return "Call get_next_step for the next step.";
 }
 
 function planSnapshot(snapshot: Snapshot): PlanSnapshot {
