@@ -5,6 +5,7 @@ import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import {
   type AwaitingSteps,
+  decideCommonReviewDecision,
   decideCommonSubmit,
   decidePlanStatusAfterModify,
   decideReviewDecision,
@@ -174,6 +175,57 @@ describe("decideCommonSubmit", () => {
         expect(picked).toBe(full.planStatus);
         expect(common.audit.map((a) => a.eventType)).toEqual(full.audit.map((a) => a.eventType));
       }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("decideCommonReviewDecision", () => {
+  it("decides, for every decision and state of the other steps, what decideReviewDecision decides", () => {
+    const statuses: StepStatus[] = [
+      "pending",
+      "in_progress",
+      "awaiting_input",
+      "completed",
+      "skipped",
+      "failed",
+    ];
+    const decisions: ReviewDecision[] = ["approve", "reject", "modify", "skip"];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...decisions),
+        fc.array(fc.constantFrom(...statuses), { maxLength: 8 }),
+        (decision, others) => {
+          const feedback = decision === "modify" ? "Narrower." : null;
+          const common = decideCommonReviewDecision("p", decision, feedback);
+          const full = decideReviewDecision(
+            plan([], {
+              status: "awaiting_review",
+              steps: [
+                { id: "s0", stepOrder: 1, status: "awaiting_input" },
+                ...others.map((status, i) => ({ id: `o${i}`, stepOrder: i + 2, status })),
+              ],
+              pendingReviews: [{ id: "r1", stepId: "s0" }],
+            }),
+            { ...reviewed("s0", 1), instructions: "Do it." },
+            [],
+            { reviewRequestId: "r1", decision, feedback },
+          );
+          const terminal = others.every((s) =>
+            common.preconditions.terminalStepStatuses.includes(s),
+          );
+          const picked = others.includes("awaiting_input")
+            ? common.planStatusWhen.othersAwaitInput
+            : terminal
+              ? common.planStatusWhen.othersAllTerminal
+              : common.planStatusWhen.otherwise;
+          expect(picked).toBe(full.planStatus);
+          expect(common.stepStatus).toBe(full.stepStatus);
+          expect(`Do it.${common.instructionsSuffix}`).toBe(full.instructions);
+          expect(common.failureReason).toBe(full.failureReason);
+          expect(common.audit.map((a) => a.eventType)).toEqual(full.audit.map((a) => a.eventType));
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -521,3 +521,86 @@ export function decideCommonSubmit(
     },
   };
 }
+
+/**
+ * A review decision decided before its read, for one guarded statement, like
+ * `decideCommonSubmit`: the plan is `awaiting_review` on one pending review,
+ * waits on no add_steps, and (for an approve) the step has no branching
+ * conditions. The outcome then depends on the other steps only through
+ * `derivePlanStatus`; the stored instructions get `instructionsSuffix`
+ * appended. The review and its step are found by the statement, so the audit
+ * rows carry `UNKNOWN_ID` for them (and no `stepOrder` or `reviewRequestId`
+ * in their payloads): the statement fills those in.
+ */
+export const UNKNOWN_ID = "00000000-0000-0000-0000-000000000000";
+
+export function decideCommonReviewDecision(
+  planId: string,
+  decision: ReviewDecision,
+  feedback: string | null,
+): {
+  audit: AuditEntry[];
+  stepStatus: StepStatus;
+  instructionsSuffix: string;
+  failureReason: string | null;
+  planStatusWhen: {
+    othersAwaitInput: PlanStatus;
+    othersAllTerminal: PlanStatus;
+    otherwise: PlanStatus;
+  };
+  preconditions: {
+    planStatus: PlanStatus;
+    stepStatus: StepStatus;
+    needsNoConditions: boolean;
+    terminalStepStatuses: readonly StepStatus[];
+  };
+} {
+  const decide = (others: StepStatus[]) =>
+    decideReviewDecision(
+      {
+        id: planId,
+        status: "awaiting_review",
+        awaitingSteps: null,
+        steps: [
+          { id: UNKNOWN_ID, stepOrder: 0, status: "awaiting_input" },
+          ...others.map((status, i) => ({ id: `other-${i}`, stepOrder: i + 1, status })),
+        ],
+        pendingReviews: [{ id: UNKNOWN_ID, stepId: UNKNOWN_ID }],
+      },
+      {
+        id: UNKNOWN_ID,
+        stepOrder: 0,
+        status: "awaiting_input",
+        instructions: "",
+        result: null,
+        confidence: null,
+      },
+      [],
+      { reviewRequestId: UNKNOWN_ID, decision, feedback },
+    );
+  const otherwise = decide(["pending"]);
+  return {
+    audit: otherwise.audit.map((entry) => {
+      const {
+        stepOrder: _s,
+        reviewRequestId: _r,
+        ...payload
+      } = entry.payload as Record<string, unknown>;
+      return { ...entry, payload } as AuditEntry;
+    }),
+    stepStatus: otherwise.stepStatus,
+    instructionsSuffix: otherwise.instructions,
+    failureReason: otherwise.failureReason,
+    planStatusWhen: {
+      othersAwaitInput: decide(["awaiting_input"]).planStatus,
+      othersAllTerminal: decide([]).planStatus,
+      otherwise: otherwise.planStatus,
+    },
+    preconditions: {
+      planStatus: "awaiting_review",
+      stepStatus: "awaiting_input",
+      needsNoConditions: decision === "approve",
+      terminalStepStatuses: TERMINAL_STEP_STATUSES,
+    },
+  };
+}

@@ -44,16 +44,18 @@ export async function writeAuditLog(
 export function auditInsert(
   ctx: ServiceContext,
   entries: AuditEntry[],
-  only?: { when: SQL; payloadFrom: SQL },
+  only?: { when: SQL; payloadFrom: SQL; stepIdFrom?: SQL },
 ): SQL {
   const rows = JSON.stringify(entries.map((entry) => auditRow(ctx, entry)));
   // `only`: rows written only when a guard relation has a row, with payload
-  // fields that the statement itself reads (a guarded one-statement write).
+  // fields (and, where the engine could not know it, the step) that the
+  // statement itself reads: a guarded one-statement write.
   return sql`
     insert into plan_audit_log
       (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
-    select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
-      r."actorLabel", r.payload${only ? sql` || ${only.payloadFrom}` : sql``}
+    select r."tenantId", r."planId", ${only?.stepIdFrom ?? sql`r."stepId"`}, r."eventType",
+      r."actorType", r."actorId", r."actorLabel",
+      r.payload${only ? sql` || ${only.payloadFrom}` : sql``}
     from jsonb_to_recordset(${rows}::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
       "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
       payload jsonb)${only ? sql` where exists (${only.when})` : sql``}`;

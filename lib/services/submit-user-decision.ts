@@ -12,9 +12,11 @@
  */
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
+import { selectRows } from "../db/rows";
 import { planBranchingConditions, reviewRequests } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
 import {
+  decideCommonReviewDecision,
   decideReviewDecision,
   type FiredCondition,
   type ReviewDecisionOutcome,
@@ -78,11 +80,144 @@ function conflict(message: string, metadata: Record<string, unknown>): AppError 
   return new AppError("CONFLICT", message, metadata);
 }
 
+type DecisionInput = z.output<typeof submitUserDecisionInput>;
+
+/**
+ * The common decision as one statement (one round trip, no BEGIN/COMMIT): the
+ * engine decided it ahead (`decideCommonReviewDecision`); the statement locks
+ * the plan, finds its one pending review (matching the caller's review and
+ * step when given) and locks the step, checks the engine's preconditions,
+ * picks the plan's next status from the stored steps, and writes the step, the
+ * review, the decision, the plan and the audit rows only if all held.
+ * Undefined otherwise: the caller decides on a full snapshot, which also gives
+ * the precise CONFLICT when someone else acted first.
+ */
+async function decideInOneStatement(
+  ctx: ServiceContext,
+  input: DecisionInput,
+  feedback: string | null,
+  now: string,
+): Promise<UserDecisionResult | undefined> {
+  const decided = decideCommonReviewDecision(input.planId, input.decision, feedback);
+  const { planStatusWhen: when, preconditions: pre } = decided;
+  const terminal = sql.join(
+    pre.terminalStepStatuses.map((status) => sql`${status}::step_status`),
+    sql`, `,
+  );
+  const ends = ["completed", "skipped", "failed"].includes(decided.stepStatus);
+  const [row] = await selectRows<{
+    ok: boolean;
+    planStatus: PlanStatus;
+    stepId: string;
+    reviewRequestId: string;
+    instructions: string;
+  }>(
+    ctx.db,
+    sql`
+    with plan as materialized (
+      select id, status, awaiting_steps, xmin as version from research_plan
+      where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), review as materialized (
+      select id, step_id from review_request
+      where plan_id = (select id from plan) and status = 'pending'
+        and (select count(*) from review_request
+          where plan_id = (select id from plan) and status = 'pending') = 1
+        and (${input.reviewRequestId ?? null}::uuid is null or id = ${input.reviewRequestId ?? null}::uuid)
+        and (${input.stepId ?? null}::uuid is null or step_id = ${input.stepId ?? null}::uuid)
+    ), step as materialized (
+      select id, step_order, status, instructions from plan_step
+      where id = (select step_id from review) and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), decided as materialized (
+      select step.id as step_id, step.step_order, review.id as review_id,
+        step.instructions || ${decided.instructionsSuffix}::text as instructions,
+        case
+          when bool_or(other.status = 'awaiting_input') then ${when.othersAwaitInput}
+          when coalesce(bool_and(other.status in (${terminal})), true) then ${when.othersAllTerminal}
+          else ${when.otherwise}
+        end::plan_status as plan_status
+      from plan join review on true join step on true
+        left join plan_step other on other.plan_id = plan.id and other.id <> step.id
+      where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
+        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
+        and step.status = ${pre.stepStatus}
+        and (not ${pre.needsNoConditions}::boolean or not exists (
+          select 1 from plan_branching_condition c where c.after_step_id = step.id))
+      group by step.id, step.step_order, review.id, step.instructions
+    ), step_update as (
+      update plan_step set status = ${decided.stepStatus}::step_status,
+        instructions = decided.instructions,
+        failure_reason = ${decided.failureReason}::text,
+        started_at = case when ${decided.stepStatus === "in_progress"}::boolean
+          then ${now}::timestamptz else started_at end,
+        completed_at = case when ${ends}::boolean then ${now}::timestamptz else completed_at end,
+        lease_expires_at = null, updated_at = ${now}::timestamptz
+      from decided
+      where plan_step.id = decided.step_id
+    ), review_update as (
+      update review_request set status = 'decided', decided_at = ${now}::timestamptz
+      from decided
+      where review_request.id = decided.review_id
+    ), decision_insert as (
+      insert into review_decision (tenant_id, review_request_id, plan_id, step_id, decision,
+        feedback, decided_by_type, decided_by_id, decided_by_label, created_at)
+      select ${ctx.tenantId}::uuid, decided.review_id, ${input.planId}::uuid, decided.step_id,
+        ${input.decision}::review_decision_kind, ${feedback}::text,
+        ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
+        ${now}::timestamptz
+      from decided
+    ), plan_update as (
+      update research_plan set status = decided.plan_status, updated_at = ${now}::timestamptz,
+        completed_at = case when decided.plan_status in ('completed', 'failed')
+          then ${now}::timestamptz else completed_at end
+      from decided
+      where research_plan.id = ${input.planId}::uuid
+    ), audit as (
+      ${auditInsert(ctx, decided.audit, {
+        when: sql`select 1 from decided`,
+        stepIdFrom: sql`(select step_id from decided)`,
+        payloadFrom: sql`case when r."eventType" = 'step_failed'
+          then jsonb_build_object('stepOrder', (select step_order from decided))
+          else jsonb_build_object('reviewRequestId', (select review_id from decided)) end`,
+      })}
+    )
+    select exists (select 1 from decided) as ok,
+      (select plan_status from decided) as "planStatus",
+      (select step_id from decided) as "stepId",
+      (select review_id from decided) as "reviewRequestId",
+      (select instructions from decided) as instructions`,
+  );
+  if (!row?.ok) return undefined;
+  const outcome = {
+    planStatus: row.planStatus,
+    awaitingSteps: null,
+  } as const;
+  return {
+    planId: input.planId,
+    stepId: row.stepId,
+    reviewRequestId: row.reviewRequestId,
+    decision: input.decision,
+    stepStatus: decided.stepStatus,
+    planStatus: row.planStatus,
+    instructions: row.instructions,
+    firedConditions: [],
+    hint: decisionHint(input.decision, outcome),
+  };
+}
+
 export async function submitUserDecision(
   ctx: ServiceContext,
   raw: z.input<typeof submitUserDecisionInput>,
 ): Promise<UserDecisionResult> {
   const input = parseInput(submitUserDecisionInput, raw);
+  const fast = await decideInOneStatement(
+    ctx,
+    input,
+    input.feedback && input.feedback.length > 0 ? input.feedback : null,
+    new Date().toISOString(),
+  );
+  if (fast) return fast;
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
     const [review] = await tx
@@ -217,7 +352,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** What the agent does next, for the MCP tool's answer. */
-function decisionHint(decision: ReviewDecision, decided: ReviewDecisionOutcome): string {
+function decisionHint(
+  decision: ReviewDecision,
+  decided: Pick<ReviewDecisionOutcome, "planStatus" | "awaitingSteps">,
+): string {
   if (decided.planStatus === "failed") {
     return decision === "reject"
       ? "The reviewer rejected the step, so the plan failed. Present what was gathered and why it stopped."
