@@ -21,6 +21,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import type { PauseReason } from "../plan-engine/bindings";
 import type { AwaitingSteps } from "../plan-engine/loop";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import {
@@ -148,6 +149,8 @@ export const researchPlans = pgTable(
      * instead of completing underneath the agent (docs: see README, "The loop").
      */
     awaitingSteps: jsonb("awaiting_steps").$type<AwaitingSteps>(),
+    /** Why the plan's server-run steps stopped, until the paused step moves on. */
+    pauseReason: jsonb("pause_reason").$type<PauseReason>(),
   },
   (t) => [
     index("research_plan_tenant_status_idx").on(t.tenantId, t.status, t.updatedAt),
@@ -191,6 +194,13 @@ export const planSteps = pgTable(
     leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
     /** How many times the step has been handed out. */
     attempt: integer("attempt").notNull().default(0),
+    /** A server-run step: the Cairn tool that runs it, and its arguments (with bindings). */
+    tool: text("tool"),
+    arguments: jsonb("arguments").$type<Record<string, unknown>>(),
+    /** An agent step's inputs (with bindings), resolved when it is handed out. */
+    inputs: jsonb("inputs").$type<Record<string, unknown>>(),
+    /** A JSON Schema the step's result must satisfy. */
+    outputSchema: jsonb("output_schema").$type<Record<string, unknown>>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

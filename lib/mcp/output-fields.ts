@@ -41,6 +41,10 @@ export const stepDetail = z.object({
   failureReason: z.string().nullable(),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
+  tool: z.string().nullable(),
+  arguments: z.record(z.string(), z.unknown()).nullable(),
+  inputs: z.record(z.string(), z.unknown()).nullable(),
+  outputSchema: z.record(z.string(), z.unknown()).nullable(),
 });
 
 export const artifact = z.object({
@@ -65,3 +69,27 @@ export const firedConditionsOutput = z.array(
     addStepsParams: z.record(z.string(), z.unknown()).optional(),
   }),
 );
+
+/** Why Cairn stopped running a plan's server-run steps, and the call that unblocks it. */
+export const pauseReasonOutput = z.object({
+  type: z.enum(["unresolvable_params", "schema_mismatch", "tool_error", "unresolved_dependency"]),
+  stepId: z.string(),
+  stepOrder: z.number(),
+  tool: z.string(),
+  message: z.string(),
+  missing: z.array(z.string()).optional(),
+  producingStepOrder: z.number().optional(),
+  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  errorCode: z.string().optional(),
+  retryable: z.boolean().optional(),
+  suggestedTool: z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) }),
+});
+
+/** A fired add_steps condition a plan waits on (get_next_step's awaiting_steps). */
+export const awaitingStepsOutput = z.object({
+  conditionId: z.string(),
+  conditionExpression: z.string(),
+  stepId: z.string(),
+  stepOrder: z.number(),
+  params: z.record(z.string(), z.unknown()),
+});

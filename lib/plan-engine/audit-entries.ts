@@ -36,6 +36,9 @@ export type AuditEntry =
         reissued?: "lease_expired" | "redo_requested";
         /** Started by submit_step_result on a step still pending (no hand-out). */
         autoStarted?: boolean;
+        /** A server-run step: the tool Cairn ran, and its resolved arguments. */
+        tool?: string;
+        arguments?: unknown;
       };
     }
   | {
@@ -48,6 +51,7 @@ export type AuditEntry =
         resultSummary: string | null;
         /** The step was still pending: the timing edge case of execution-loop.md. */
         autoStarted: boolean;
+        tool?: string;
       };
     }
   | {
@@ -57,7 +61,9 @@ export type AuditEntry =
       payload: {
         stepOrder: number;
         reason: string;
-        source: "fail_step" | "review_reject";
+        source: "fail_step" | "review_reject" | "server_tool";
+        tool?: string;
+        errorCode?: string;
       };
     }
   | {

@@ -53,6 +53,8 @@ export type PlanSnapshot = {
   steps: readonly LoopStep[];
   /** The plan's reviews still waiting for a person. */
   pendingReviews: readonly { id: string; stepId: string }[];
+  /** The server-run step whose tool failed and on which the plan is paused, if any. */
+  pausedOnFailedStepId?: string | null;
 };
 
 export type FiredCondition = {
@@ -269,7 +271,10 @@ export function decideSubmit(
       { planStatus: plan.status },
     );
   }
-  if (step.status !== "in_progress" && step.status !== "pending") {
+  // A server-run step whose tool failed: the agent's result finishes it (the
+  // paused plan's documented way on), through the retry path failed -> pending.
+  const retried = step.status === "failed" && plan.pausedOnFailedStepId === step.id;
+  if (step.status !== "in_progress" && step.status !== "pending" && !retried) {
     throw new AppError(
       "INVALID_TRANSITION",
       `Step ${step.stepOrder} is ${step.status}, so it cannot take a result (only a pending or in-progress step can). ` +
@@ -279,12 +284,25 @@ export function decideSubmit(
       { entity: "step", from: step.status, to: "completed" },
     );
   }
-  const autoStarted = step.status === "pending";
+  const from = retried ? transitionStep("failed", "pending") : step.status;
+  const autoStarted = from === "pending";
   const completed = transitionStep(
-    autoStarted ? transitionStep("pending", "in_progress") : step.status,
+    autoStarted ? transitionStep("pending", "in_progress") : from,
     "completed",
   );
   const audit: AuditEntry[] = [];
+  if (retried) {
+    audit.push({
+      eventType: "plan_modified",
+      planId: plan.id,
+      stepId: step.id,
+      payload: {
+        action: "retry_step",
+        modificationRationale:
+          "The agent submitted the result of a server-run step whose tool failed.",
+      },
+    });
+  }
   if (autoStarted) {
     audit.push({
       eventType: "step_started",

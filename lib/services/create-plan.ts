@@ -14,6 +14,7 @@ import type { StepType } from "../plan-engine/states";
 import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { MAX_STEPS, newStepField, sessionIdField } from "./fields";
+import { stepDefinitionColumns, validateStepDefinition } from "./server-step-tools";
 import { parseInput } from "./validation";
 
 export const branchingConditionInput = z.object({
@@ -160,6 +161,9 @@ export type CreatedPlan = {
 export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Promise<CreatedPlan> {
   const input = parseInput(createPlanInput, raw);
   const conditions = resolveConditions(input.branchingConditions ?? [], input.steps.length);
+  input.steps.forEach((step, index) => {
+    validateStepDefinition(index + 1, step);
+  });
   const now = new Date();
 
   return ctx.db.transaction(async (tx) => {
@@ -189,6 +193,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
           stepOrder: index + 1,
           stepType: step.stepType,
           instructions: step.instructions,
+          ...stepDefinitionColumns(step),
           createdAt: now,
           updatedAt: now,
         })),

@@ -72,7 +72,7 @@ function endpointOf(config: LlmConfig | undefined): ChatEndpoint {
 }
 
 /** The Ajv dialect the schema names in `$schema`; draft-07 when it names none. */
-function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
   if (JSON.stringify(schema).length > SCHEMA_MAX_CHARS) {
     throw new AppError(
       "VALIDATION_ERROR",
@@ -105,7 +105,7 @@ function compileSchema(schema: Record<string, unknown>): ValidateFunction {
   }
 }
 
-function describeErrors(validate: ValidateFunction): string {
+export function describeErrors(validate: ValidateFunction): string {
   const errors = (validate.errors ?? []).slice(0, MAX_REPORTED_ERRORS);
   return errors
     .map((error) => `${error.instancePath || "(root)"} ${error.message ?? "is invalid"}`)

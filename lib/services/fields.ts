@@ -24,9 +24,35 @@ export const instructionsField = z
   .max(20_000)
   .describe("What the AI platform must do in this step, self-contained.");
 
+const BINDINGS_HELP =
+  'A string value of exactly "{{steps.N.result.<path>}}" (N: an earlier step\'s stepOrder) or "{{plan.researchQuestion}}" is replaced by that value, keeping its type; inside longer text it is interpolated.';
+
 export const newStepField = z.object({
   stepType: stepTypeField,
   instructions: instructionsField,
+  tool: z
+    .string()
+    .max(100)
+    .optional()
+    .describe(
+      "Makes this a server-run step: Cairn runs this tool itself when the step is next, with `arguments` (search_sources, extract_data or store_research). Leave out for a step the agent does.",
+    ),
+  arguments: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(`A server-run step's input for its tool. ${BINDINGS_HELP}`),
+  inputs: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      `An agent step's inputs, resolved when the step is handed out (returned as step.inputs). ${BINDINGS_HELP}`,
+    ),
+  outputSchema: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'A JSON Schema ({ "type": "object", ... }) the step\'s result must satisfy: checked on submit_step_result, and on the tool\'s result for a server-run step.',
+    ),
 });
 
 export const MAX_STEPS = 200;

@@ -15,13 +15,15 @@ import { z } from "zod";
 import type { Executor, Transaction } from "../db/client";
 import { selectRows } from "../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
+import { type PauseReason, resolveBindings } from "../plan-engine/bindings";
 import type { AwaitingSteps } from "../plan-engine/loop";
-import type { PlanStatus, StepType } from "../plan-engine/states";
+import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
 import { isTerminalPlanStatus, transitionPlan, transitionStep } from "../plan-engine/transitions";
 import { stepStartedAuditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
 import { leaseSeconds, lockPlan, type PlanRow, planNotFound, setPlanStatus } from "./plan-access";
+import { runServerSteps, type ServerStepRun } from "./run-server-steps";
 import { parseInput } from "./validation";
 
 export const getNextStepInput = z.object({ planId: planIdField });
@@ -40,8 +42,13 @@ export type NextStep =
         attempt: number;
         /** Until then the step is yours; after it, get_next_step may hand it to another caller. */
         leaseExpiresAt: string;
+        /** The step's inputs with their bindings resolved (absent when it has none). */
+        inputs?: Record<string, unknown>;
+        /** Bindings of `inputs` that could not be resolved (left out of `inputs`). */
+        unresolvedInputs?: string[];
       };
       totalSteps: number;
+      serverSteps?: ServerStepRun[];
       hint: string;
     }
   | {
@@ -51,9 +58,19 @@ export type NextStep =
       outputFormattingInstructions: string | null;
       planFormattingNotes: string | null;
       stepFormattingNotes: { stepId: string; stepOrder: number; notes: string }[];
+      serverSteps?: ServerStepRun[];
       hint: string;
     }
-  | { status: "plan_failed"; planId: string; hint: string }
+  | { status: "plan_failed"; planId: string; serverSteps?: ServerStepRun[]; hint: string }
+  | {
+      status: "paused";
+      planId: string;
+      planStatus: PlanStatus;
+      /** Why Cairn could not run the next server-run step, and the call that unblocks it. */
+      pauseReason: PauseReason;
+      serverSteps?: ServerStepRun[];
+      hint: string;
+    }
   | {
       status: "awaiting_review";
       planId: string;
@@ -66,6 +83,7 @@ export type NextStep =
       planStatus: PlanStatus;
       /** The fired add_steps condition the plan waits on. */
       condition: AwaitingSteps;
+      serverSteps?: ServerStepRun[];
       hint: string;
     }
   | {
@@ -76,6 +94,7 @@ export type NextStep =
       failedCount: number;
       /** When the first lease of a step in progress runs out (it is then handed out again). */
       nextLeaseExpiresAt: string | null;
+      serverSteps?: ServerStepRun[];
       hint: string;
     };
 
@@ -91,28 +110,33 @@ export async function getNextStep(
   for (let retry = 0; retry < STALE_RETRIES && fast.status === "stale"; retry += 1) {
     fast = await claimFromExecutingPlan(ctx, planId);
   }
-  if (fast.status === "ready") return fast;
+  if (fast.status === "ready") return withInputs(ctx, fast.ready, fast.inputs);
   // A completed or failed plan never changes again, so its answer needs no lock.
   if (isTerminalPlanStatus(fast.plan.status)) {
     return terminalPlanAnswer(ctx.db, ctx, fast.plan);
   }
-  // A plan that must change status (planning/stalled -> executing) is locked
-  // exclusively; an executing plan only in share mode, so pulls run side by side.
-  const mode =
-    fast.plan.status === "planning" || fast.plan.status === "stalled" ? "update" : "share";
-  const outcome = await ctx.db.transaction(async (tx) => {
-    const plan = await lockPlan(tx, ctx, planId, mode);
-    const settled = await settledPlanAnswer(tx, ctx, plan);
-    if (settled) return settled;
-    if (mode === "share" && plan.status !== "executing") return "retry" as const;
-    return claimStep(tx, ctx, plan);
-  });
-  if (outcome !== "retry") return outcome;
-  // The plan stalled between the peek and the lock: claim again, exclusively.
-  return ctx.db.transaction(async (tx) => {
-    const plan = await lockPlan(tx, ctx, planId, "update");
-    return (await settledPlanAnswer(tx, ctx, plan)) ?? claimStep(tx, ctx, plan);
-  });
+  // A plan that must change status (planning/stalled -> executing) or whose
+  // next step Cairn runs itself is locked exclusively, so no two callers run a
+  // server step twice; an executing plan otherwise only in share mode, so
+  // pulls run side by side.
+  const exclusive =
+    fast.serverNext ||
+    fast.paused ||
+    fast.plan.status === "planning" ||
+    fast.plan.status === "stalled";
+  for (let held = exclusive; ; held = true) {
+    const lockedAs = held;
+    const outcome = await ctx.db.transaction(async (tx) => {
+      const plan = await lockPlan(tx, ctx, planId, lockedAs ? "update" : "share");
+      const settled = await settledPlanAnswer(tx, ctx, plan);
+      if (settled) return settled;
+      if (!lockedAs && plan.status !== "executing") return "retry" as const;
+      return claimStep(tx, ctx, plan, lockedAs);
+    });
+    // "retry": the plan changed between the peek and the lock, or a server step
+    // turned out to be next; the second round holds the plan exclusively.
+    if (outcome !== "retry") return resolveInputs(ctx, outcome);
+  }
 }
 
 type ReadyStep = Extract<NextStep, { status: "ready" }>;
@@ -120,6 +144,7 @@ type ReadyStep = Extract<NextStep, { status: "ready" }>;
 const STALE_RETRIES = 3;
 
 type ClaimedRow = {
+  inputs: Record<string, unknown> | null;
   stepId: string | null;
   stepOrder: number | null;
   stepType: StepType | null;
@@ -130,6 +155,8 @@ type ClaimedRow = {
 
 type ClaimRow = ClaimedRow & {
   planStatus: PlanStatus;
+  serverNext: boolean;
+  paused: boolean;
   planFormattingNotes: string | null;
   totalSteps: number;
   current: boolean;
@@ -145,7 +172,7 @@ type ClaimRow = ClaimedRow & {
 function claimCtes(ctx: ServiceContext, planId: SQL, planStatusBefore: PlanStatus, now: string) {
   const started = transitionStep("pending", "in_progress");
   return sql`next as (
-      select id, status, lease_expires_at from plan_step
+      select id, status, lease_expires_at, tool from plan_step
       where plan_id = ${planId} and tenant_id = ${ctx.tenantId}::uuid
         and (status = 'pending'
           or (status = ${started}::step_status
@@ -159,8 +186,8 @@ function claimCtes(ctx: ServiceContext, planId: SQL, planStatusBefore: PlanStatu
         lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseSeconds(ctx)}),
         started_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       from next
-      where plan_step.id = next.id
-      returning plan_step.id, plan_step.plan_id, plan_step.step_order, plan_step.step_type, plan_step.instructions,
+      where plan_step.id = next.id and next.tool is null
+      returning plan_step.id, plan_step.plan_id, plan_step.step_order, plan_step.inputs, plan_step.step_type, plan_step.instructions,
         plan_step.attempt, plan_step.lease_expires_at,
         case when next.status = 'pending' then null
           when next.lease_expires_at is null then 'redo_requested'
@@ -170,7 +197,7 @@ function claimCtes(ctx: ServiceContext, planId: SQL, planStatusBefore: PlanStatu
     )`;
 }
 
-const claimedColumns = sql`claimed.id as "stepId", claimed.step_order as "stepOrder",
+const claimedColumns = sql`claimed.inputs, claimed.id as "stepId", claimed.step_order as "stepOrder",
   claimed.step_type as "stepType", claimed.instructions, claimed.attempt,
   claimed.lease_expires_at as "leaseExpiresAt"`;
 
@@ -191,23 +218,27 @@ const claimedColumns = sql`claimed.id as "stepId", claimed.step_order as "stepOr
 async function claimFromExecutingPlan(
   ctx: ServiceContext,
   planId: string,
-): Promise<ReadyStep | { status: "stale" | "not_claimed"; plan: SettlingPlan }> {
+): Promise<
+  | { status: "ready"; ready: ReadyStep; inputs: Record<string, unknown> | null }
+  | { status: "stale" | "not_claimed"; plan: SettlingPlan; serverNext: boolean; paused: boolean }
+> {
   const now = new Date().toISOString();
   const [row] = await selectRows<ClaimRow>(
     ctx.db,
     sql`
     with plan as materialized (
-      select id, status, output_formatting_notes, xmin as version from research_plan
+      select id, status, output_formatting_notes, pause_reason, xmin as version from research_plan
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for share
     ), fresh as materialized (
       select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as current
       from plan
-    ), ${claimCtes(ctx, sql`(select id from plan where status = 'executing' and (select current from fresh))`, "executing", now)}
+    ), ${claimCtes(ctx, sql`(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))`, "executing", now)}
     select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
       ${claimedColumns},
       (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps",
-      fresh.current
+      fresh.current, exists (select 1 from next where tool is not null) as "serverNext",
+      plan.pause_reason is not null as paused
     from plan cross join fresh left join claimed on true`,
   );
   if (!row) throw planNotFound(planId);
@@ -217,8 +248,12 @@ async function claimFromExecutingPlan(
     status: row.planStatus,
     outputFormattingNotes: row.planFormattingNotes,
   };
-  if (!row.current) return { status: "stale", plan };
-  return readyAnswer(planId, row, row.totalSteps) ?? { status: "not_claimed", plan };
+  const flags = { plan, serverNext: row.serverNext, paused: row.paused };
+  if (!row.current) return { status: "stale", ...flags };
+  const ready = readyAnswer(planId, row, row.totalSteps);
+  return ready
+    ? { status: "ready", ready, inputs: row.inputs }
+    : { status: "not_claimed", ...flags };
 }
 
 type SettlingPlan = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
@@ -303,31 +338,78 @@ async function planComplete(
   };
 }
 
-async function claimStep(tx: Transaction, ctx: ServiceContext, plan: PlanRow): Promise<NextStep> {
+/**
+ * Hands out the plan's next agent step. With the plan held exclusively it first
+ * runs the server steps next in line (`runServerSteps`); in share mode, a
+ * server step next in line sends the caller back for the exclusive lock.
+ */
+async function claimStep(
+  tx: Transaction,
+  ctx: ServiceContext,
+  locked: PlanRow,
+  exclusive: boolean,
+): Promise<NextStepWithInputs | "retry"> {
+  let plan = locked;
+  let serverSteps: ServerStepRun[] | undefined;
+  if (exclusive) {
+    const run = await runServerSteps(tx, ctx, plan);
+    serverSteps = run.ran.length > 0 ? run.ran : undefined;
+    plan = { ...plan, status: run.planStatus };
+    if (run.pause) {
+      return {
+        status: "paused",
+        planId: plan.id,
+        planStatus: plan.status,
+        pauseReason: run.pause,
+        serverSteps,
+        hint: `${run.pause.message} The call that unblocks the plan is in pauseReason.suggestedTool.`,
+      };
+    }
+    if (isTerminalPlanStatus(plan.status)) {
+      return { ...(await terminalPlanAnswer(tx, ctx, plan)), serverSteps } as NextStep;
+    }
+    if (run.waiting) {
+      return {
+        ...(await noPendingSteps(tx, plan)),
+        serverSteps,
+        hint: `Step ${run.waiting.stepOrder} is run by Cairn and needs the result of step ${run.waiting.onStepOrder}, which is still in progress: finish that step with submit_step_result, then call get_next_step.`,
+      };
+    }
+  }
   const now = new Date();
-  const [claimed] = await selectRows<ClaimedRow & { totalSteps: number }>(
+  const [claimed] = await selectRows<ClaimedRow & { totalSteps: number; serverNext: boolean }>(
     tx,
     sql`with ${claimCtes(ctx, sql`${plan.id}::uuid`, plan.status, now.toISOString())}
     select ${claimedColumns},
-      (select count(*)::int from plan_step where plan_id = ${plan.id}::uuid) as "totalSteps"
-    from claimed`,
+      (select count(*)::int from plan_step where plan_id = ${plan.id}::uuid) as "totalSteps",
+      exists (select 1 from next where tool is not null) as "serverNext"
+    from (select 1) as one left join claimed on true`,
   );
+  if (claimed?.serverNext && !exclusive) return "retry";
   const ready = claimed && readyAnswer(plan.id, claimed, claimed.totalSteps);
   if (ready) {
     if (plan.status !== "executing") {
       await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
     }
-    return ready;
+    return { ...ready, serverSteps, inputsToResolve: claimed.inputs };
   }
   if (plan.awaitingSteps) {
     return {
       status: "awaiting_steps",
       planId: plan.id,
       planStatus: plan.status,
+      serverSteps,
       condition: plan.awaitingSteps,
       hint: `Step ${plan.awaitingSteps.stepOrder}'s condition "${plan.awaitingSteps.conditionExpression}" asks for more steps, and the plan waits for them: call modify_plan with action add_steps (see condition.params), or with action decline_add_steps to finish the plan without them.`,
     };
   }
+  return { ...(await noPendingSteps(tx, plan)), serverSteps };
+}
+
+async function noPendingSteps(
+  tx: Transaction,
+  plan: Pick<PlanRow, "id" | "status">,
+): Promise<Extract<NextStep, { status: "no_pending_steps" }>> {
   const [counts] = await tx
     .select({
       inProgress: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress')::int`,
@@ -352,6 +434,51 @@ async function claimStep(tx: Transaction, ctx: ServiceContext, plan: PlanRow): P
         ? ` A step in progress whose lease runs out (first at ${nextLease}) is handed out again by get_next_step.`
         : ""),
   };
+}
+
+type NextStepWithInputs =
+  | Exclude<NextStep, ReadyStep>
+  | (ReadyStep & { inputsToResolve?: Record<string, unknown> | null });
+
+/** A ready step's inputs, with their bindings resolved from the plan as it is now. */
+async function withInputs(
+  ctx: ServiceContext,
+  ready: ReadyStep,
+  inputs: Record<string, unknown> | null,
+): Promise<ReadyStep> {
+  if (!inputs) return ready;
+  const [plan] = await selectRows<{ researchQuestion: string; steps: BindingSourceRow[] }>(
+    ctx.db,
+    sql`select p.research_question as "researchQuestion",
+      coalesce((select jsonb_agg(jsonb_build_object('stepId', s.id, 'stepOrder', s.step_order,
+        'status', s.status, 'result', s.result, 'tool', s.tool))
+        from plan_step s where s.plan_id = p.id), '[]'::jsonb) as steps
+    from research_plan p where p.id = ${ready.planId}::uuid and p.tenant_id = ${ctx.tenantId}::uuid`,
+  );
+  if (!plan) return ready;
+  const resolved = resolveBindings(inputs, {
+    researchQuestion: plan.researchQuestion,
+    steps: new Map(plan.steps.map((s) => [s.stepOrder, s])),
+  });
+  const step = { ...ready.step, inputs: resolved.value as Record<string, unknown> };
+  if (resolved.unresolved.length > 0) {
+    step.unresolvedInputs = resolved.unresolved.map((u) => u.binding);
+  }
+  return { ...ready, step };
+}
+
+type BindingSourceRow = {
+  stepId: string;
+  stepOrder: number;
+  status: StepStatus;
+  result: unknown;
+  tool: string | null;
+};
+
+async function resolveInputs(ctx: ServiceContext, outcome: NextStepWithInputs): Promise<NextStep> {
+  if (outcome.status !== "ready") return outcome;
+  const { inputsToResolve, ...ready } = outcome;
+  return withInputs(ctx, ready, inputsToResolve ?? null);
 }
 
 function readyAnswer(planId: string, row: ClaimedRow, totalSteps: number): ReadyStep | undefined {

@@ -4,7 +4,9 @@
  * longer than that is a warning, and an `executing` plan with such a step moves
  * to `stalled` here (with its audit row), which get_next_step later resumes.
  */
+
 import { z } from "zod";
+import type { PauseReason } from "../plan-engine/bindings";
 import {
   computeProgress,
   type PlanProgress,
@@ -27,6 +29,7 @@ export type PlanStatusReport = {
   progress: PlanProgress;
   stallWarnings: StallWarning[];
   stallThresholdSeconds: number;
+  pauseReason: PauseReason | null;
   steps: { stepId: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
   updatedAt: string;
 };
@@ -74,6 +77,8 @@ export async function getPlanStatus(
     progress: computeProgress(steps.map((s) => s.status)),
     stallWarnings: warnings,
     stallThresholdSeconds: ctx.stallThresholdSeconds,
+    /** Why the plan's server-run steps stopped, and the call that unblocks them. */
+    pauseReason: plan.pauseReason,
     steps: steps.map((s) => ({
       stepId: s.id,
       stepOrder: s.stepOrder,

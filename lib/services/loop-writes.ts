@@ -10,7 +10,16 @@ import { isTerminalPlanStatus, transitionStep } from "../plan-engine/transitions
 
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
-export function loopEffectsSql(planId: string, effects: CompletionEffects, now: string): SQL[] {
+/**
+ * `stepId`: the step that moved; a pause of the plan's server-run steps on it
+ * ends (get_next_step decides again whether the plan can go on).
+ */
+export function loopEffectsSql(
+  planId: string,
+  stepId: string,
+  effects: CompletionEffects,
+  now: string,
+): SQL[] {
   const parts: SQL[] = [];
   if (effects.verdicts.length > 0) {
     parts.push(sql`verdicts as (
@@ -39,6 +48,8 @@ export function loopEffectsSql(planId: string, effects: CompletionEffects, now: 
   parts.push(sql`plan_update as (
     update research_plan set status = ${effects.planStatus}::plan_status,
       awaiting_steps = ${effects.awaitingSteps ? json(effects.awaitingSteps) : sql`null::jsonb`},
+      pause_reason = case when pause_reason->>'stepId' = ${stepId}::text then null
+        else pause_reason end,
       updated_at = ${now}::timestamptz,
       completed_at = case when ${isTerminalPlanStatus(effects.planStatus)}::boolean
         then ${now}::timestamptz else completed_at end

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Transaction } from "../db/client";
 import { planSteps, researchPlans } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
+import { renumberBindings, validateBindings } from "../plan-engine/bindings";
 import { decidePlanStatusAfterModify } from "../plan-engine/loop";
 import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
 import { transitionStep } from "../plan-engine/transitions";
@@ -17,6 +18,7 @@ import { type AuditEntry, writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { instructionsField, MAX_STEPS, newStepField, planIdField, stepIdField } from "./fields";
 import { loadSteps, lockPlan, type PlanRow, type StepRow, setPlanStatus } from "./plan-access";
+import { stepDefinitionColumns, validateStepDefinition } from "./server-step-tools";
 import { parseInput } from "./validation";
 
 export const MODIFY_ACTIONS = [
@@ -139,6 +141,9 @@ async function apply(
           `A plan has at most ${MAX_STEPS} steps; it has ${last} and ${input.steps.length} more were asked for.`,
         );
       }
+      input.steps.forEach((step, index) => {
+        validateStepDefinition(after + index + 1, step);
+      });
       await tx
         .update(planSteps)
         .set({ stepOrder: sql`${planSteps.stepOrder} + ${input.steps.length}`, updatedAt: now })
@@ -152,6 +157,7 @@ async function apply(
             stepOrder: after + index + 1,
             stepType: step.stepType,
             instructions: step.instructions,
+            ...stepDefinitionColumns(step),
             createdAt: now,
             updatedAt: now,
           })),
@@ -350,6 +356,53 @@ async function apply(
   }
 }
 
+/**
+ * Bindings name steps by order, so when steps were added, removed or reordered
+ * the bindings of the steps that were there before follow them. A binding to a
+ * removed step, or one that would now read a step that is not earlier, refuses
+ * the change (the transaction rolls back).
+ */
+async function renumberStepBindings(
+  tx: Transaction,
+  before: StepRow[],
+  after: StepRow[],
+  now: Date,
+) {
+  const newOrderById = new Map(after.map((s) => [s.id, s.stepOrder]));
+  const idByOldOrder = new Map(before.map((s) => [s.stepOrder, s.id]));
+  const orderOf = (old: number) => {
+    const id = idByOldOrder.get(old);
+    return id === undefined ? undefined : newOrderById.get(id);
+  };
+  for (const step of after) {
+    const old = before.find((s) => s.id === step.id);
+    if (!old || (old.arguments === null && old.inputs === null)) continue;
+    const changes: { arguments?: Record<string, unknown>; inputs?: Record<string, unknown> } = {};
+    for (const field of ["arguments", "inputs"] as const) {
+      const value = old[field];
+      if (value === null) continue;
+      const renumbered = renumberBindings(value, orderOf);
+      if (renumbered.lost) {
+        throw new AppError(
+          "INVALID_STEP_REFERENCE",
+          `Step ${step.stepOrder}'s ${field} bind ${renumbered.lost}, whose step this change removes; change or remove step ${step.stepOrder} first.`,
+          { stepId: step.id, field },
+        );
+      }
+      validateBindings(step.stepOrder, field, renumbered.value);
+      if (JSON.stringify(renumbered.value) !== JSON.stringify(value)) {
+        changes[field] = renumbered.value as Record<string, unknown>;
+      }
+    }
+    if (Object.keys(changes).length > 0) {
+      await tx
+        .update(planSteps)
+        .set({ ...changes, updatedAt: now })
+        .where(eq(planSteps.id, step.id));
+    }
+  }
+}
+
 const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing"];
 const RECOVERABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
 
@@ -375,16 +428,19 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
     const before = await loadSteps(tx, ctx, plan.id);
     const audit = await apply(tx, ctx, plan, before, input, now);
     const after = await loadSteps(tx, ctx, plan.id);
+    await renumberStepBindings(tx, before, after, now);
     const decided = decidePlanStatusAfterModify(
       plan,
       input.action,
       after.map((s) => s.status),
     );
     const planStatus = await setPlanStatus(tx, plan, decided.planStatus, now);
-    if (decided.awaitingSteps !== plan.awaitingSteps) {
+    // Any change ends a pause of the server-run steps: get_next_step decides
+    // again whether they can run now.
+    if (decided.awaitingSteps !== plan.awaitingSteps || plan.pauseReason) {
       await tx
         .update(researchPlans)
-        .set({ awaitingSteps: decided.awaitingSteps })
+        .set({ awaitingSteps: decided.awaitingSteps, pauseReason: null })
         .where(eq(researchPlans.id, plan.id));
     }
     await writeAuditLog(tx, ctx, audit);

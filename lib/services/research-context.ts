@@ -40,6 +40,11 @@ function stepView(step: StepRow) {
     failureReason: step.failureReason,
     startedAt: iso(step.startedAt),
     completedAt: iso(step.completedAt),
+    /** A server-run step's tool and arguments (with their bindings); null for agent steps. */
+    tool: step.tool,
+    arguments: step.arguments,
+    inputs: step.inputs,
+    outputSchema: step.outputSchema,
   };
 }
 
@@ -132,6 +137,8 @@ export async function loadPlanContext(
       createdAt: plan.createdAt.toISOString(),
       updatedAt: plan.updatedAt.toISOString(),
       completedAt: iso(plan.completedAt),
+      pauseReason: plan.pauseReason,
+      awaitingSteps: plan.awaitingSteps,
     },
     progress: computeProgress(steps.map((s) => s.status)),
     steps: steps.map(stepView),

@@ -12,6 +12,8 @@ import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";
 import { selectRows } from "../db/rows";
+import { AppError } from "../plan-engine/app-error";
+import type { PauseReason } from "../plan-engine/bindings";
 import {
   type AwaitingSteps,
   decideCommonSubmit,
@@ -25,6 +27,7 @@ import {
 import type { PlanStatus } from "../plan-engine/states";
 import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
+import { compileSchema, describeErrors } from "./extract-data";
 import { planIdField, stepIdField } from "./fields";
 import { loopEffectsSql } from "./loop-writes";
 import { planNotFound, stepNotFound } from "./plan-access";
@@ -99,9 +102,11 @@ type Snapshot = {
   planId: string;
   planStatus: PlanStatus;
   awaitingSteps: AwaitingSteps | null;
+  pauseReason: PauseReason | null;
   pendingReviews: { id: string; stepId: string }[] | null;
   stepId: string | null;
   startedAt: Date | string | null;
+  outputSchema: Record<string, unknown> | null;
   fresh: boolean;
   conditions: LoopCondition[] | null;
   steps: LoopStep[] | null;
@@ -153,11 +158,11 @@ async function lockAndRead(
     tx,
     sql`
     with plan as materialized (
-      select id, status, awaiting_steps, xmin as version from research_plan
+      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for update
     ), step as materialized (
-      select id, started_at from plan_step
+      select id, started_at, output_schema from plan_step
       where id = ${stepId}::uuid and plan_id = (select id from plan)
         and tenant_id = ${ctx.tenantId}::uuid
       for update
@@ -166,8 +171,9 @@ async function lockAndRead(
       from plan
     )
     select plan.id as "planId", plan.status as "planStatus",
-      plan.awaiting_steps as "awaitingSteps", step.id as "stepId",
-      step.started_at as "startedAt", fresh.ok as fresh,
+      plan.awaiting_steps as "awaitingSteps", plan.pause_reason as "pauseReason",
+      step.id as "stepId",
+      step.started_at as "startedAt", step.output_schema as "outputSchema", fresh.ok as fresh,
       case when fresh.ok then ${conditionsOf(ctx, stepId)} end as conditions,
       case when fresh.ok then ${statusesOf(ctx, planId)} end as steps,
       case when fresh.ok then ${pendingReviewsOf(ctx, planId)} end as "pendingReviews"
@@ -224,7 +230,7 @@ function writeChanges(tx: Transaction, ctx: ServiceContext, changes: Changes): P
         updated_at = ${now}::timestamptz
       where id = ${step.id}::uuid
     )`,
-    ...loopEffectsSql(changes.planId, decision, now),
+    ...loopEffectsSql(changes.planId, step.id, decision, now),
   ];
   return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decision.audit)}`);
 }
@@ -262,11 +268,11 @@ async function submitInOneStatement(
     ctx.db,
     sql`
     with plan as materialized (
-      select id, status, awaiting_steps, xmin as version from research_plan
+      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
       where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for update
     ), step as materialized (
-      select id, step_order, status from plan_step
+      select id, step_order, status, output_schema from plan_step
       where id = ${input.stepId}::uuid and plan_id = (select id from plan)
         and tenant_id = ${ctx.tenantId}::uuid
       for update
@@ -281,7 +287,8 @@ async function submitInOneStatement(
         left join plan_step other on other.plan_id = plan.id and other.id <> step.id
       where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
         and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
-        and step.status = ${pre.stepStatus}
+        and plan.pause_reason is null
+        and step.status = ${pre.stepStatus} and step.output_schema is null
         and not exists (
           select 1 from plan_branching_condition c where c.after_step_id = ${input.stepId}::uuid
         )
@@ -336,6 +343,7 @@ export async function submitStepResult(
     if (!read) throw planNotFound(input.planId);
     let { snapshot } = read;
     if (snapshot.stepId === null) throw stepNotFound(snapshot.planId, input.stepId);
+    if (snapshot.outputSchema) checkOutputSchema(snapshot.outputSchema, input.result);
     const event = {
       stepId: input.stepId,
       result: input.result,
@@ -378,6 +386,18 @@ export async function submitStepResult(
   });
 }
 
+/** A result that does not satisfy the step's outputSchema is refused; nothing is stored. */
+function checkOutputSchema(schema: Record<string, unknown>, result: Record<string, unknown>) {
+  const validate = compileSchema(schema);
+  if (!validate(result)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `result does not satisfy the step's outputSchema: ${describeErrors(validate)}. Nothing was stored; submit a result that does (get_research_context shows the schema).`,
+      { field: "result" },
+    );
+  }
+}
+
 function submitHint(
   planStatus: PlanStatus,
   awaitingSteps: AwaitingSteps | null,
@@ -405,5 +425,7 @@ function planSnapshot(snapshot: Snapshot): PlanSnapshot {
     awaitingSteps: snapshot.awaitingSteps,
     steps: snapshot.steps ?? [],
     pendingReviews: snapshot.pendingReviews ?? [],
+    pausedOnFailedStepId:
+      snapshot.pauseReason?.type === "tool_error" ? snapshot.pauseReason.stepId : null,
   };
 }

@@ -329,7 +329,7 @@ export async function submitUserDecision(
           ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
           ${now}::timestamptz)
       )`,
-      ...loopEffectsSql(plan.id, decided, now),
+      ...loopEffectsSql(plan.id, step.id, decided, now),
     ];
     await tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decided.audit)}`);
     const { planStatus, instructions } = decided;

@@ -1,4 +1,9 @@
 import { z } from "zod";
+import {
+  completedStepOutput,
+  completesStepField,
+  withStepLink,
+} from "../../services/complete-linked-step";
 import { extractData, extractDataInput } from "../../services/extract-data";
 import { defineTool } from "../define-tool";
 
@@ -6,18 +11,19 @@ export const extractDataTool = defineTool({
   name: "extract_data",
   title: "Extract structured data",
   description:
-    'For extract steps: turn text you give, or stored artifacts (artifactIds), into one JSON object that matches a JSON Schema you define (top level { "type": "object", ... }). Cairn asks its configured language model, validates the answer against your schema and retries once with the errors. Returns { data, model, attempts }. Fails with LLM_NOT_CONFIGURED when the server has no model (then structure the data yourself), LLM_UPSTREAM_ERROR when the model is unreachable, EXTRACTION_FAILED when the answer still does not match. Nothing is stored: keep the result with store_research.',
-  inputSchema: extractDataInput,
+    'For extract steps: turn text you give, or stored artifacts (artifactIds), into one JSON object that matches a JSON Schema you define (top level { "type": "object", ... }). Cairn asks its configured language model, validates the answer against your schema and retries once with the errors. Returns { data, model, attempts }. Fails with LLM_NOT_CONFIGURED when the server has no model (then structure the data yourself), LLM_UPSTREAM_ERROR when the model is unreachable, EXTRACTION_FAILED when the answer still does not match. Nothing is stored (keep the result with store_research), unless completesStep links the call to a paused server-run step, whose result it then becomes.',
+  inputSchema: extractDataInput.extend({ completesStep: completesStepField }),
   outputSchema: z.object({
+    completedStep: completedStepOutput,
     data: z.record(z.string(), z.unknown()),
     model: z.string(),
     attempts: z.number(),
   }),
   annotations: {
-    readOnlyHint: true,
+    readOnlyHint: false,
     destructiveHint: false,
     idempotentHint: false,
     openWorldHint: true,
   },
-  run: extractData,
+  run: withStepLink("extract_data", extractData),
 });

@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { getResearchContext, getResearchContextInput } from "../../services/research-context";
 import { defineTool } from "../define-tool";
-import { artifact, planStatus, progress, stepDetail } from "../output-fields";
+import {
+  artifact,
+  awaitingStepsOutput,
+  pauseReasonOutput,
+  planStatus,
+  progress,
+  stepDetail,
+} from "../output-fields";
 
 export const getResearchContextTool = defineTool({
   name: "get_research_context",
@@ -21,6 +28,8 @@ export const getResearchContextTool = defineTool({
       createdAt: z.string(),
       updatedAt: z.string(),
       completedAt: z.string().nullable(),
+      pauseReason: pauseReasonOutput.nullable(),
+      awaitingSteps: awaitingStepsOutput.nullable(),
     }),
     progress,
     steps: z.array(stepDetail),

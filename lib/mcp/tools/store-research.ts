@@ -1,4 +1,9 @@
 import { z } from "zod";
+import {
+  completedStepOutput,
+  completesStepField,
+  withStepLink,
+} from "../../services/complete-linked-step";
 import { storeResearch, storeResearchInput } from "../../services/store-research";
 import { defineTool } from "../define-tool";
 
@@ -7,8 +12,9 @@ export const storeResearchTool = defineTool({
   title: "Store a research artifact",
   description:
     "Keep a significant finding in this account's research library after a step produced it: a source summary, finding, data extract, comparison table, analysis, critique or synthesis. Give a specific title, the structured content (JSON object), the same content as readable text (contentText, which search_sources searches), your confidence and the source URLs, plus planId and stepId when it came from a plan step. Stored artifacts show up in get_step_context and get_research_context, and future research finds them with search_sources. Returns { artifactId }.",
-  inputSchema: storeResearchInput,
+  inputSchema: storeResearchInput.extend({ completesStep: completesStepField }),
   outputSchema: z.object({
+    completedStep: completedStepOutput,
     artifactId: z.string(),
     planId: z.string().nullable(),
     stepId: z.string().nullable(),
@@ -20,5 +26,5 @@ export const storeResearchTool = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
-  run: storeResearch,
+  run: withStepLink("store_research", storeResearch),
 });
