@@ -4,6 +4,7 @@ import {
   buildConditionContext,
   type ConditionContext,
   evaluateCondition,
+  numericString,
   OPERATORS,
   parseConditionExpression,
   resolvePath,
@@ -312,6 +313,56 @@ describe("parseConditionExpression under arbitrary input", () => {
           return;
         }
         expect(parsed).toEqual({ ok: true, path: p, operator: op, value: n === 0 ? 0 : n });
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe("numeric strings under ordering operators", () => {
+  const finite = fc.double({ noNaN: true, noDefaultInfinity: true });
+  const threshold = fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 });
+  const padding = fc.constantFrom("", " ", "  ", "\t", "\n");
+  const ordering = fc.constantFrom(">=", "<=", ">", "<");
+
+  it("compare a numeral in a string exactly as the number itself", () => {
+    fc.assert(
+      fc.property(finite, padding, padding, ordering, threshold, (n, before, after, op, t) => {
+        // String(n) of a finite double is always a numeral of the literal grammar.
+        const asString = { x: `${before}${String(n)}${after}` };
+        expect(evaluateCondition(`x ${op} ${t}`, asString)).toBe(
+          evaluateCondition(`x ${op} ${t}`, { x: n }),
+        );
+      }),
+      RUNS,
+    );
+  });
+
+  it("are false under every ordering operator for any other string", () => {
+    const text = fc.oneof(
+      fc.string(),
+      fc.string({ unit: "binary" }),
+      fc
+        .tuple(
+          fc.constantFrom("", "+", "-", ".", "0x", " "),
+          finite,
+          fc.constantFrom("", "abc", ".", "_1", "e", "%"),
+        )
+        .map(([prefix, n, suffix]) => `${prefix}${String(n)}${suffix}`),
+      fc.constantFrom("", " ", "0x10", "90abc", "Infinity", "-Infinity", "NaN", "1e999", ".5"),
+    );
+    fc.assert(
+      fc.property(text, threshold, (s, t) => {
+        const lower = evaluateCondition(`x < ${t}`, { x: s });
+        const atLeast = evaluateCondition(`x >= ${t}`, { x: s });
+        if (numericString(s) === undefined) {
+          for (const op of [">=", "<=", ">", "<"]) {
+            expect(evaluateCondition(`x ${op} ${t}`, { x: s })).toBe(false);
+          }
+        } else {
+          // A number: exactly one side of the threshold holds.
+          expect(lower !== atLeast).toBe(true);
+        }
       }),
       RUNS,
     );

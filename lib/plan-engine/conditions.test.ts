@@ -5,6 +5,7 @@ import {
   type ConditionContext,
   evaluateCondition,
   MAX_CONDITION_EXPRESSION_LENGTH,
+  numericString,
   OPERATORS,
   parseConditionExpression,
   parseLiteral,
@@ -121,6 +122,48 @@ describe("parseLiteral", () => {
   });
 });
 
+describe("numericString", () => {
+  it.each<[string, number]>([
+    ["90", 90],
+    ["0", 0],
+    ["-1.5", -1.5],
+    ["1e3", 1000],
+    ["2.5E-2", 0.025],
+    ["007", 7],
+    ["  90  ", 90],
+    ["\t90\n", 90],
+  ])("%j -> %j", (raw, expected) => {
+    expect(numericString(raw)).toBe(expected);
+  });
+
+  it.each([
+    "",
+    " ",
+    "0x10",
+    "90abc",
+    "abc90",
+    "9 0",
+    "+5",
+    ".5",
+    "5.",
+    "-.5",
+    "1_000",
+    "1,5",
+    "Infinity",
+    "-Infinity",
+    "NaN",
+    "1e999",
+    "-1e999",
+    "1e",
+    "e3",
+    "0b1",
+    "90%",
+    "\u0660",
+  ])("%j is not a number", (raw) => {
+    expect(numericString(raw)).toBeUndefined();
+  });
+});
+
 describe("OPERATORS", () => {
   it("is scanned in the spec's order", () => {
     expect(OPERATORS.map((operator) => operator.op)).toEqual([...COMPARISON_OPERATORS]);
@@ -148,8 +191,11 @@ describe("OPERATORS", () => {
     [">", 2, 2, false],
     ["<", 1, 2, true],
     ["<", 2, 2, false],
-    [">", "3", 2, false],
-    [">", 3, "2", false],
+    [">", "3", 2, true],
+    [">", 3, "2", true],
+    [">", "3", "2", false],
+    [">=", " 90 ", 90, true],
+    ["<", "90abc", 100, false],
     [">", true, 0, false],
     [">", null, -1, false],
     ["<", Number.NaN, 1, false],
@@ -259,8 +305,35 @@ describe("evaluateCondition: grammar details", () => {
     expect(evaluateCondition("status === completed", context)).toBe(true);
   });
 
+  it("reads a numeric string as a number under ordering operators", () => {
+    const scored = (score: unknown): ConditionContext => ({ result: { score } });
+    expect(evaluateCondition("result.score >= 80", scored("90"))).toBe(true);
+    expect(evaluateCondition("result.score >= 80", scored("80"))).toBe(true);
+    expect(evaluateCondition("result.score >= 80", scored("79.5"))).toBe(false);
+    expect(evaluateCondition("result.score > 80", scored(" 90 "))).toBe(true);
+    expect(evaluateCondition("result.score < 0", scored("-1.5"))).toBe(true);
+    expect(evaluateCondition("result.score <= 1000", scored("1e3"))).toBe(true);
+    expect(evaluateCondition("result.score < 1000", scored("1e3"))).toBe(false);
+    for (const text of ["", " ", "0x10", "90abc", "Infinity", "NaN", "+90", ".5", "1e999"]) {
+      for (const op of [">=", "<=", ">", "<"]) {
+        expect(evaluateCondition(`result.score ${op} 0`, scored(text)), `${text} ${op}`).toBe(
+          false,
+        );
+      }
+    }
+  });
+
+  it("keeps equality strict for numeric strings", () => {
+    const scored: ConditionContext = { result: { score: "90" } };
+    expect(evaluateCondition("result.score === 90", scored)).toBe(false);
+    expect(evaluateCondition("result.score !== 90", scored)).toBe(true);
+    expect(evaluateCondition('result.score === "90"', scored)).toBe(true);
+  });
+
   it("treats ordering operators as numeric only", () => {
-    expect(evaluateCondition("result.label > 10", context)).toBe(false);
+    // "80" is a numeric string, so it compares as the number 80.
+    expect(evaluateCondition("result.label > 10", context)).toBe(true);
+    expect(evaluateCondition("status > 10", context)).toBe(false);
     expect(evaluateCondition("result.hasData > 0", context)).toBe(false);
     expect(evaluateCondition("result.empty < 1", context)).toBe(false);
     expect(evaluateCondition("result.metrics > 0", context)).toBe(false);
@@ -351,14 +424,37 @@ describe("parseConditionExpression", () => {
     ["result.prototype.x === 1", "may not reference constructor/__proto__/prototype"],
     ["score >= high", "right side 'high' of '>=' is not a number"],
     ["score > '80'", "of '>' is not a number"],
-    ["score < .5", "right side '.5' of '<' is not a number"],
+    ["score < .5", "right side '.5' is not a number Cairn reads; write 0.5"],
+    ["result.n === .5", "right side '.5' is not a number Cairn reads; write 0.5"],
+    ["result.n !== -.5", "right side '-.5' is not a number Cairn reads; write -0.5"],
+    ["result.n === 5.", "right side '5.' is not a number Cairn reads; write 5 "],
+    ["result.n === +5", "right side '+5' is not a number Cairn reads; write 5 "],
+    ["result.n >= +.5e2", "write 0.5e2 "],
+    ["result.n === 1e999", "right side '1e999' is out of range for a number"],
+    ["result.n !== -1e999", "right side '-1e999' is out of range for a number"],
     ["score <= null", "of '<=' is not a number"],
-    ["score > 1e999", "right side '1e999' of '>' is not a number"],
+    ["score > 1e999", "right side '1e999' is out of range for a number"],
   ])("%j: %s", (expression, reason) => {
     const parsed = parseConditionExpression(expression);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.reason).toContain(reason);
     expect(evaluateCondition(expression, context)).toBe(false);
+  });
+
+  it("never lets a refused .5 be true, and reads 0.5 and a quoted '.5'", () => {
+    for (const n of [0.5, ".5", "0.5"]) {
+      expect(evaluateCondition("result.n === .5", { result: { n } })).toBe(false);
+    }
+    expect(parseConditionExpression("result.n === 0.5")).toEqual({
+      ok: true,
+      path: "result.n",
+      operator: "===",
+      value: 0.5,
+    });
+    expect(evaluateCondition("result.n === 0.5", { result: { n: 0.5 } })).toBe(true);
+    expect(evaluateCondition("result.n < 0.5", { result: { n: 0.25 } })).toBe(true);
+    expect(evaluateCondition('result.n === ".5"', { result: { n: ".5" } })).toBe(true);
+    expect(evaluateCondition("result.n === '+5'", { result: { n: "+5" } })).toBe(true);
   });
 
   it(`caps expressions at ${MAX_CONDITION_EXPRESSION_LENGTH} characters`, () => {

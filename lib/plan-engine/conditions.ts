@@ -41,15 +41,47 @@ const DOT_PATH = /^[A-Za-z_$][\w$]*(?:\.(?:[A-Za-z_$][\w$]*|\d+))*$/;
 
 // Strict on purpose: `Number()` alone would accept "", " ", "0x10", "1_0" or
 // "Infinity", none of which a person writing `score >= 80` means as a number.
+// The one numeral grammar of this file: literals on the right side and numeric
+// strings on the left side of an ordering operator are both read with it.
 const NUMBER_LITERAL = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+// What a writer may mean as a number but `NUMBER_LITERAL` does not read: a
+// leading or trailing decimal point (`.5`, `-.5`, `5.`), a leading `+`, or a
+// numeral too large for a double (`1e999`). Unquoted, such a right side is
+// refused by `parseConditionExpression` instead of silently becoming a string.
+const LOOSE_NUMERAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 function isFiniteNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
+/**
+ * A string that is, once trimmed, a complete numeral of `NUMBER_LITERAL` with a
+ * finite value, as that number; anything else `undefined`. So "90", " 90 ",
+ * "-1.5" and "1e3" are numbers, while "", " ", "0x10", "90abc", "+5", ".5",
+ * "1_000", "Infinity", "NaN" and "1e999" are not.
+ */
+export function numericString(value: string): number | undefined {
+  const text = value.trim();
+  if (!NUMBER_LITERAL.test(text)) return undefined;
+  const number = Number(text);
+  return Number.isFinite(number) ? number : undefined;
+}
+
+function orderingOperand(value: unknown): number | undefined {
+  if (isFiniteNumber(value)) return value;
+  if (typeof value === "string") return numericString(value);
+  return undefined;
+}
+
 function numeric(compare: (left: number, right: number) => boolean) {
-  return (left: unknown, right: LiteralValue): boolean =>
-    isFiniteNumber(left) && isFiniteNumber(right) && compare(left, right);
+  return (left: unknown, right: LiteralValue): boolean => {
+    // At most one side is read from a string: two strings are never compared.
+    if (typeof left === "string" && typeof right === "string") return false;
+    const a = orderingOperand(left);
+    const b = orderingOperand(right);
+    return a !== undefined && b !== undefined && compare(a, b);
+  };
 }
 
 /**
@@ -60,6 +92,23 @@ function numeric(compare: (left: number, right: number) => boolean) {
  * A left side that resolved to `undefined` (a missing path) is false for every
  * operator, `!==` included (branching-conditions.md, "Safety guarantees"): a
  * typo in a path must not make a negative condition fire.
+ *
+ * Equality (`===`, `!==`) is strict and type-aware, as the spec says: the
+ * string "90" is not `=== 90` (and is `!== 90`); write `=== "90"` to match the
+ * string. There is no `==` or `!=`.
+ *
+ * Ordering (`>=`, `<=`, `>`, `<`) compares finite numbers only. LLMs often put
+ * numbers in quotes (`"score": "90"`), so a string operand facing a number is
+ * read as a number when, trimmed, it is a complete numeral of the literal
+ * grammar (`numericString`): "90", " 90 ", "-1.5", "1e3" compare as numbers;
+ * "", " ", "0x10", "90abc", "+5", ".5", "Infinity", "NaN" or "1e999" make the
+ * comparison false, as do booleans, null, NaN, ±Infinity, arrays and objects.
+ * Two strings are never compared (the parser only gives ordering operators a
+ * number on the right, so this arises only when the table is called directly).
+ *
+ * A right side must be written as the grammar reads numbers: `0.5`, not `.5`
+ * (`parseConditionExpression` refuses `.5`, `5.`, `+5` and `1e999` under every
+ * operator and says what to write instead).
  */
 export const OPERATORS: readonly OperatorDefinition[] = [
   { op: "===", evaluate: (left, right) => left !== undefined && left === right },
@@ -98,9 +147,9 @@ export function resolvePath(context: unknown, path: string): unknown {
  * number; anything else stays the trimmed raw string, so `status === completed`
  * compares with the string "completed".
  *
- * A numeral too large for a double (`1e999`) stays a string too: as `Infinity`
- * it could never satisfy a numeric comparison, and as a string it is reported
- * by `parseConditionExpression` instead of failing silently.
+ * A numeral too large for a double (`1e999`) stays a string too, as do `.5`,
+ * `5.` and `+5`: `parseConditionExpression` reports all of them, under every
+ * operator, instead of letting them fail silently.
  */
 export function parseLiteral(raw: string): LiteralValue {
   const text = raw.trim();
@@ -133,6 +182,22 @@ function fail(reason: string): ParsedCondition {
   return { ok: false, reason };
 }
 
+/**
+ * Why an unquoted right side that looks like a number is refused, with the
+ * spelling to use instead: `.5` -> `0.5`, `-.5` -> `-0.5`, `5.` -> `5`,
+ * `+5` -> `5`. Quoted (`".5"`), it is a string and not refused.
+ */
+function looseNumeralReason(right: string): string {
+  if (!Number.isFinite(Number(right))) {
+    return `right side '${right}' is out of range for a number (beyond about ±1.8e308)`;
+  }
+  const fixed = right
+    .replace(/^\+/, "")
+    .replace(/^(-?)\./, (_match, sign: string) => `${sign}0.`)
+    .replace(/\.(?=[eE]|$)/, "");
+  return `right side '${right}' is not a number Cairn reads; write ${fixed} (digits on both sides of a decimal point, no leading +), or quote it to compare with a string`;
+}
+
 function findOperator(
   expression: string,
 ): { readonly op: ComparisonOperator; readonly index: number } | undefined {
@@ -151,7 +216,10 @@ function findOperator(
  *
  * Beyond the spec's grammar it refuses an ordering operator whose right side is
  * not a number: such a condition could never be true, since `>=`, `<=`, `>` and
- * `<` compare numbers only.
+ * `<` compare numbers only. Under every operator it also refuses an unquoted
+ * right side that looks like a number but is not one the grammar reads (`.5`,
+ * `-.5`, `5.`, `+5`, `1e999`): as the raw string it would otherwise become, it
+ * would not equal the number its writer meant.
  */
 export function parseConditionExpression(expression: string): ParsedCondition {
   if (typeof expression !== "string") return fail("expression must be a string");
@@ -187,6 +255,9 @@ export function parseConditionExpression(expression: string): ParsedCondition {
   }
 
   const value = parseLiteral(right);
+  if (typeof value === "string" && LOOSE_NUMERAL.test(right)) {
+    return fail(looseNumeralReason(right));
+  }
   if (ORDERING_OPERATORS.has(found.op) && !isFiniteNumber(value)) {
     return fail(
       `right side '${right}' of '${found.op}' is not a number (ordering operators compare numbers only, e.g. confidence >= 0.8)`,

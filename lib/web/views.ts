@@ -6,6 +6,7 @@ import { userContext } from "../auth/session";
 import { getDb } from "../db/client";
 import { env } from "../env";
 import { listTenantApiKeys, listTenantUsers, type SignedInUser } from "../services/accounts";
+import { adminOverview } from "../services/admin-overview";
 import {
   getArtifact,
   listArtifacts,
@@ -65,5 +66,8 @@ export const views = {
   },
   async apiKeys(user: SignedInUser) {
     return listTenantApiKeys(await getDb(), user.tenantId);
+  },
+  async adminOverview(user: SignedInUser) {
+    return adminOverview(await viewContext(user));
   },
 };

@@ -1,0 +1,71 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { requireAdmin } from "@/lib/auth/session";
+import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/admin-overview";
+import { views } from "@/lib/web/views";
+
+export const metadata: Metadata = { title: "Admin" };
+
+function plural(n: number, one: string, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The admin area's front page: every admin page, each with a count where one is cheap. */
+export default async function AdminPage() {
+  const admin = await requireAdmin();
+  const overview = await views.adminOverview(admin);
+  const pages = [
+    {
+      id: "stalled",
+      href: "/admin/stalled",
+      title: "Stalled plans",
+      count: overview.stalledPlans,
+      detail: `${plural(overview.stalledPlans, "plan")} stalled or holding a failed step`,
+    },
+    {
+      id: "tool-calls",
+      href: "/admin/tool-calls",
+      title: "Tool calls",
+      count: overview.toolCalls.calls,
+      detail: `${plural(overview.toolCalls.calls, "call")} in the last ${TOOL_CALL_WINDOW_HOURS} h, ${plural(overview.toolCalls.errors, "error")}`,
+    },
+    {
+      id: "skills",
+      href: "/admin/skills",
+      title: "Skill runs",
+      count: overview.skillRuns,
+      detail: `${plural(overview.skillRuns, "research run")} recorded`,
+    },
+    {
+      id: "users",
+      href: "/admin/users",
+      title: "Users and API keys",
+      count: overview.users,
+      detail: `${plural(overview.users, "user")}, ${plural(overview.activeApiKeys, "active API key")}`,
+    },
+  ];
+  return (
+    <section>
+      <h1>Admin</h1>
+      <p className="muted">Your tenant's operations at a glance.</p>
+      <ul className="cards" data-testid="admin-overview">
+        {pages.map((page) => (
+          <li key={page.id} className="card" data-testid={`admin-overview-${page.id}`}>
+            <header className="step-header">
+              <h2>
+                <Link href={page.href}>{page.title}</Link>
+              </h2>
+              <span
+                className={page.id === "stalled" && page.count > 0 ? "count count-active" : "count"}
+                data-testid="admin-overview-count"
+              >
+                {page.count}
+              </span>
+            </header>
+            <p className="muted">{page.detail}</p>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
