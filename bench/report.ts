@@ -9,6 +9,7 @@ import type { McpSection } from "./mcp";
 import type { PeerRun } from "./peer";
 import type { ScalePoint } from "./scale";
 import type { SearchPoint } from "./search";
+import type { ServerStepsRun } from "./server-steps";
 import type { LatencySummary } from "./support/stats";
 import { round } from "./support/stats";
 
@@ -29,6 +30,7 @@ export type Results = {
     searchSources: NotMeasured | { measured: true; points: SearchPoint[] };
     planPageRender: NotMeasured | { measured: true; latency: LatencySummary };
   };
+  serverSteps: NotMeasured | ({ measured: true } & ServerStepsRun);
 };
 
 export type Verdict = {
@@ -185,6 +187,16 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
       ? `p50; p99 ${page.latency.p99} ms, whole response on loopback`
       : page.reason,
   });
+  const server = results.serverSteps;
+  verdicts.push({
+    figure: "Server-run steps: round trips of the get_next_step that runs 5",
+    value: server.measured ? server.roundTrips : null,
+    target: server.measured ? `≤ ${server.toolReads + 1} (tool reads + 1 write)` : "tool reads + 1",
+    pass: server.measured ? server.roundTrips <= server.toolReads + 1 : null,
+    note: server.measured
+      ? `p50 ${server.latency.p50} ms for the call that runs 5 search_sources steps`
+      : server.reason,
+  });
   const peak = mcp(32).peakServerRssMb;
   verdicts.push({
     figure: "Peak server memory, 32 MCP agents (MB)",
@@ -302,6 +314,12 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     page.measured
       ? `Plan page with 200 steps and 10,000 audit rows, signed in, whole response on loopback: p50 ${page.latency.p50} ms, p99 ${page.latency.p99} ms (${page.latency.count} loads).`
       : `Plan page render: ${page.reason}.`,
+    "",
+    "## 6. Server-run steps",
+    "",
+    results.serverSteps.measured
+      ? `${results.serverSteps.plans} plans of 10 steps, the first ${results.serverSteps.serverStepsPerCall} search_sources steps run by Cairn over ${results.serverSteps.artifacts} artifacts: the get_next_step that runs them and hands out step 6 takes p50 ${results.serverSteps.latency.p50} ms, p99 ${results.serverSteps.latency.p99} ms, and sends ${results.serverSteps.roundTrips} statements (median), of which ${results.serverSteps.toolReads} are the tools' own reads.`
+      : `Server-run steps: ${results.serverSteps.reason}.`,
     "",
   ];
   return lines.join("\n");

@@ -27,6 +27,7 @@ import { runPlanPage } from "./plan-page";
 import { markdown, type Results, ratiosAndVerdicts, summaryTable } from "./report";
 import { runScale } from "./scale";
 import { runSearch, type SearchPoint } from "./search";
+import { runServerSteps } from "./server-steps";
 import { type NextServer, startNextServer } from "./support/next-server";
 import type { LatencySummary } from "./support/stats";
 import { type BenchTenant, createBenchTenant } from "./support/tenant";
@@ -92,7 +93,13 @@ async function main() {
   log("starting PostgreSQL 15");
   pg = await startPostgres();
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
-  const databases = ["bench_floor", "bench_peer", "bench_cairn", "bench_scale"] as const;
+  const databases = [
+    "bench_floor",
+    "bench_peer",
+    "bench_cairn",
+    "bench_scale",
+    "bench_server_steps",
+  ] as const;
   for (const name of databases) await admin.unsafe(`create database ${name}`);
   const [{ version } = { version: "?" }] = await admin<{ version: string }[]>`select version()`;
   await admin.end();
@@ -164,6 +171,9 @@ async function main() {
   } finally {
     await scaleSql.end();
   }
+  log("6. server-run steps");
+  const serverUrl = urlOf("bench_server_steps");
+  const serverSteps = await runServerSteps(serverUrl, await cairnDatabase(serverUrl, "Server"));
   await stopAll();
 
   const results: Results = {
@@ -188,6 +198,7 @@ async function main() {
         ? { measured: true, latency: planPage }
         : { measured: false, reason: "not measured: the plan page run did not finish" },
     },
+    serverSteps: { measured: true, ...serverSteps },
   };
   const { ratios, verdicts } = ratiosAndVerdicts(results);
   const folder = join("bench", "results");

@@ -24,6 +24,7 @@ export default async function AppLayout({ children }: { children: ReactNode }) {
           <Link href="/library">Library</Link>
           {user.role === "admin" ? (
             <>
+              <Link href="/admin">Admin</Link>
               <Link href="/admin/stalled">Stalled</Link>
               <Link href="/admin/tool-calls">Tool calls</Link>
               <Link href="/admin/skills">Skill runs</Link>

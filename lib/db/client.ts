@@ -33,7 +33,13 @@ export type DatabaseHandle = {
 export const MIGRATIONS_FOLDER = join(process.cwd(), "drizzle");
 
 export type OpenOptions =
-  | { kind: "postgres"; url: string; maxConnections?: number }
+  | {
+      kind: "postgres";
+      url: string;
+      maxConnections?: number;
+      /** Called for every statement sent (the benchmark counts round trips with it). */
+      onQuery?: (query: string) => void;
+    }
   /** `dataDir` undefined: an in-memory database (tests). */
   | { kind: "pglite"; dataDir?: string };
 
@@ -42,6 +48,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     const client = postgres(options.url, {
       max: options.maxConnections ?? 10,
       onnotice: () => {},
+      ...(options.onQuery ? { debug: (_: number, query: string) => options.onQuery?.(query) } : {}),
     });
     const db = drizzlePostgres({ client, schema });
     return {
