@@ -127,8 +127,56 @@ describe("the front door of /api/mcp", () => {
       expect(response.status, body).toBeGreaterThanOrEqual(400);
       expect(response.status, body).toBeLessThan(500);
     }
-    // An empty batch holds no request, so the transport acknowledges it (202).
-    expect((await post(app, "[]", auth)).status).toBe(202);
+  });
+
+  it("refuses every JSON-RPC batch with 400 Invalid Request and runs none of its calls", async () => {
+    const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+    const create = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: {
+        name: "create_research_plan",
+        arguments: {
+          name: `Batched ${id}`,
+          researchQuestion: "q",
+          steps: [{ stepType: "search", instructions: "s" }],
+        },
+      },
+    });
+    const batches = [
+      [],
+      [ping(1), ping(2)],
+      [INIT, ping(2)],
+      Array.from({ length: 2000 }, (_, i) => create(i + 1)),
+    ];
+    for (const batch of batches) {
+      const response = await post(app, JSON.stringify(batch), auth);
+      expect(response.status, `batch of ${batch.length}`).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message: expect.stringMatching(
+            /^Invalid Request: batches are not supported by this protocol revision; send one message per request/,
+          ),
+        },
+      });
+    }
+    // Had any element run, the tenant would now have a plan.
+    const listed = await post(
+      app,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "list_active_plans", arguments: {} },
+      }),
+      { ...auth, "MCP-Protocol-Version": "2025-06-18" },
+    );
+    expect(listed.status).toBe(200);
+    expect((await listed.json()).result.structuredContent.plans).toEqual([]);
   });
 
   it("keeps the legacy SSE endpoint off and GET on the MCP endpoint refused", async () => {

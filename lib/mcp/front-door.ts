@@ -1,8 +1,9 @@
 /**
  * Checks at /api/mcp before anything else runs, because the SDK's transport
  * makes none of them: a browser page from a foreign origin is refused (DNS rebinding), a
- * body over the limit gets 413 without being read to the end, and malformed
- * JSON gets a JSON-RPC parse error at once instead of a hanging request.
+ * body over the limit gets 413 without being read to the end, malformed
+ * JSON gets a JSON-RPC parse error at once instead of a hanging request, and a
+ * JSON-RPC batch is refused.
  */
 
 export type FrontDoorOptions = {
@@ -113,6 +114,16 @@ export function withFrontDoor(
       parsed = JSON.parse(body);
     } catch {
       return jsonRpcError(400, -32700, "Parse error: the request body is not valid JSON.");
+    }
+    // MCP dropped JSON-RPC batching in 2025-06-18, yet the SDK's transport still
+    // runs every element of an array: one request could carry thousands of tool
+    // calls. Refused whatever revision the client negotiated.
+    if (Array.isArray(parsed)) {
+      return jsonRpcError(
+        400,
+        -32600,
+        "Invalid Request: batches are not supported by this protocol revision; send one message per request.",
+      );
     }
     return handler(request, parsed);
   };
