@@ -130,14 +130,6 @@ export function withFrontDoor<Caller>(
         { "WWW-Authenticate": NO_KEY_CHALLENGE },
       );
     }
-    const tooLarge = () =>
-      jsonRpcError(
-        413,
-        -32600,
-        `Request body is larger than the limit of ${options.maxBodyBytes} bytes.`,
-      );
-    const declared = Number(request.headers.get("content-length") ?? "0");
-    if (declared > options.maxBodyBytes) return tooLarge();
     let caller: Caller | undefined;
     try {
       caller = await authenticate(token);
@@ -153,6 +145,14 @@ export function withFrontDoor<Caller>(
       });
     }
 
+    const tooLarge = () =>
+      jsonRpcError(
+        413,
+        -32600,
+        `Request body is larger than the limit of ${options.maxBodyBytes} bytes.`,
+      );
+    const declared = Number(request.headers.get("content-length") ?? "0");
+    if (declared > options.maxBodyBytes) return tooLarge();
     const body = await readBody(request, options.maxBodyBytes);
     if (body === undefined) return tooLarge();
     let parsed: unknown;
