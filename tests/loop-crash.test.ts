@@ -61,7 +61,8 @@ describe.each(BACKENDS)("a server killed mid-run on %s", (backend) => {
             await sleep(200);
             continue;
           }
-          const token = `${label}-${(n += 1)}`;
+          n += 1;
+          const token = `${label}-${n}`;
           const answer = await agent.call("submit_step_result", {
             planId,
             stepId: next.step.stepId,
