@@ -5,6 +5,7 @@
  * Ends with the official MCP conformance suite's generic scenarios.
  */
 import { spawnSync } from "node:child_process";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
@@ -41,6 +42,77 @@ function post(
   });
 }
 
+/** RFC 6750: no credentials, a challenge with no error; a key that matches nothing, invalid_token. */
+const NO_KEY_CHALLENGE = "Bearer";
+const INVALID_KEY_CHALLENGE =
+  'Bearer error="invalid_token", error_description="invalid or revoked key"';
+
+type RawAnswer = { status: number; headers: IncomingHttpHeaders; body: string; ms: number };
+
+/**
+ * POSTs a body that never ends: `first`, then, with `flood`, `chunk` after
+ * `chunk` as fast as the socket takes them; without, nothing more and no end.
+ * Resolves with the answer, if one comes before the body is done (it never is),
+ * and then drops the connection. Its own connection, not fetch's pool, because
+ * an upload cut short leaves its connection unusable.
+ */
+function postEndlessBody(
+  app: AppServer,
+  headers: Record<string, string>,
+  flood: boolean,
+): Promise<RawAnswer> {
+  const started = Date.now();
+  const chunk = Buffer.alloc(64 * 1024, " ");
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const request = httpRequest(`${app.url}/api/mcp`, {
+      method: "POST",
+      agent: false,
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        ...headers,
+      },
+    });
+    const timer = setTimeout(() => {
+      request.destroy();
+      reject(new Error("no answer within 10 s while the body was still being sent"));
+    }, 10_000);
+    request.on("response", (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (text: string) => {
+        body += text;
+      });
+      response.on("end", () => {
+        answered = true;
+        clearTimeout(timer);
+        request.destroy();
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body,
+          ms: Date.now() - started,
+        });
+      });
+    });
+    request.on("error", (error) => {
+      if (answered) return;
+      clearTimeout(timer);
+      reject(error);
+    });
+    request.flushHeaders();
+    request.write(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"`);
+    if (flood) {
+      const pump = () => {
+        while (!answered && !request.destroyed && request.write(chunk)) {}
+      };
+      request.on("drain", pump);
+      pump();
+    }
+  });
+}
+
 describe("the front door of /api/mcp", () => {
   let app: AppServer;
   let auth: Record<string, string>;
@@ -55,16 +127,65 @@ describe("the front door of /api/mcp", () => {
 
   it("answers a valid key and refuses a missing, wrong or revoked one with 401", async () => {
     expect((await post(app, JSON.stringify(INIT), auth)).status).toBe(200);
-    for (const headers of [
-      {} as Record<string, string>,
-      { Authorization: "Bearer cairn_not-a-real-key" },
-      { Authorization: `Bearer ${app.revokedKey}` },
-      { Authorization: `Basic ${app.tenantA.key}` },
-    ]) {
+    const cases: [Record<string, string>, string][] = [
+      [{}, NO_KEY_CHALLENGE],
+      [{ Authorization: "Bearer" }, NO_KEY_CHALLENGE],
+      [{ Authorization: `Basic ${app.tenantA.key}` }, NO_KEY_CHALLENGE],
+      [{ Authorization: "Bearer cairn_not-a-real-key" }, INVALID_KEY_CHALLENGE],
+      [{ Authorization: `Bearer ${app.revokedKey}` }, INVALID_KEY_CHALLENGE],
+      [{ Authorization: `bearer ${app.revokedKey}` }, INVALID_KEY_CHALLENGE],
+    ];
+    for (const [headers, challenge] of cases) {
       const response = await post(app, JSON.stringify(INIT), headers);
-      expect(response.status).toBe(401);
-      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
+      const label = JSON.stringify(headers);
+      expect(response.status, label).toBe(401);
+      expect(response.headers.get("www-authenticate"), label).toBe(challenge);
+      expect(await response.json(), label).toMatchObject({
+        jsonrpc: "2.0",
+        id: null,
+        error: { message: expect.stringMatching(/^Unauthorized: /) },
+      });
     }
+  });
+
+  it("names no URL in a 401 that answers 404 (no OAuth metadata is advertised)", async () => {
+    const refusals = [
+      await post(app, JSON.stringify(INIT), {}),
+      await post(app, JSON.stringify(INIT), { Authorization: "Bearer cairn_not-a-real-key" }),
+      await post(app, JSON.stringify(INIT), { Authorization: `Bearer ${app.revokedKey}` }),
+      await post(app, JSON.stringify(INIT), {}, `/api/mcp?api_key=${app.tenantA.key}`),
+    ];
+    for (const response of refusals) {
+      expect(response.status).toBe(401);
+      const challenge = response.headers.get("www-authenticate") ?? "";
+      expect(challenge).not.toMatch(/resource_metadata/);
+      const named = `${challenge} ${await response.text()}`.match(/https?:\/\/[^\s",]+/g) ?? [];
+      for (const url of named) {
+        const target = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+        await target.body?.cancel();
+        expect(target.status, url).not.toBe(404);
+      }
+    }
+  });
+
+  it("answers a missing or wrong key before reading the body, even one that never ends", async () => {
+    for (const flood of [false, true]) {
+      const none = await postEndlessBody(app, {}, flood);
+      expect(none.status, `no key, flood ${flood}`).toBe(401);
+      expect(none.headers["www-authenticate"]).toBe(NO_KEY_CHALLENGE);
+      expect(none.ms, `no key, flood ${flood}`).toBeLessThan(5_000);
+      const wrong = await postEndlessBody(
+        app,
+        { Authorization: "Bearer cairn_not-a-real-key" },
+        flood,
+      );
+      expect(wrong.status, `wrong key, flood ${flood}`).toBe(401);
+      expect(wrong.headers["www-authenticate"]).toBe(INVALID_KEY_CHALLENGE);
+      expect(wrong.ms, `wrong key, flood ${flood}`).toBeLessThan(5_000);
+    }
+    // The same endless body with a valid key is read, up to the limit: a flood
+    // gets 413 there, so the 401s above came before the body was read.
+    expect((await postEndlessBody(app, auth, true)).status).toBe(413);
   });
 
   it("never accepts a key in the query string", async () => {
@@ -76,6 +197,7 @@ describe("the front door of /api/mcp", () => {
         `/api/mcp?${query}=${app.tenantA.key}`,
       );
       expect(response.status, query).toBe(401);
+      expect(response.headers.get("www-authenticate"), query).toBe(NO_KEY_CHALLENGE);
     }
   });
 
@@ -127,8 +249,56 @@ describe("the front door of /api/mcp", () => {
       expect(response.status, body).toBeGreaterThanOrEqual(400);
       expect(response.status, body).toBeLessThan(500);
     }
-    // An empty batch holds no request, so the transport acknowledges it (202).
-    expect((await post(app, "[]", auth)).status).toBe(202);
+  });
+
+  it("refuses every JSON-RPC batch with 400 Invalid Request and runs none of its calls", async () => {
+    const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+    const create = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: {
+        name: "create_research_plan",
+        arguments: {
+          name: `Batched ${id}`,
+          researchQuestion: "q",
+          steps: [{ stepType: "search", instructions: "s" }],
+        },
+      },
+    });
+    const batches = [
+      [],
+      [ping(1), ping(2)],
+      [INIT, ping(2)],
+      Array.from({ length: 2000 }, (_, i) => create(i + 1)),
+    ];
+    for (const batch of batches) {
+      const response = await post(app, JSON.stringify(batch), auth);
+      expect(response.status, `batch of ${batch.length}`).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message: expect.stringMatching(
+            /^Invalid Request: batches are not supported by this protocol revision; send one message per request/,
+          ),
+        },
+      });
+    }
+    // Had any element run, the tenant would now have a plan.
+    const listed = await post(
+      app,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "list_active_plans", arguments: {} },
+      }),
+      { ...auth, "MCP-Protocol-Version": "2025-06-18" },
+    );
+    expect(listed.status).toBe(200);
+    expect((await listed.json()).result.structuredContent.plans).toEqual([]);
   });
 
   it("keeps the legacy SSE endpoint off and GET on the MCP endpoint refused", async () => {

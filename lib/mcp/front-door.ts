@@ -1,8 +1,10 @@
 /**
  * Checks at /api/mcp before anything else runs, because the SDK's transport
- * makes none of them: a browser page from a foreign origin is refused (DNS rebinding), a
- * body over the limit gets 413 without being read to the end, and malformed
- * JSON gets a JSON-RPC parse error at once instead of a hanging request.
+ * makes none of them: a browser page from a foreign origin is refused (DNS rebinding),
+ * the API key is checked before a byte of the body is read (a caller without one
+ * costs a header check, not a body read and a parse), a body over the limit gets
+ * 413 without being read to the end, malformed JSON gets a JSON-RPC parse error
+ * at once instead of a hanging request, and a JSON-RPC batch is refused.
  */
 
 export type FrontDoorOptions = {
@@ -11,7 +13,18 @@ export type FrontDoorOptions = {
   allowedOrigins: readonly string[];
 };
 
+/** Looks up who a bearer token belongs to; undefined for a wrong or revoked key. */
+export type Authenticate<Caller> = (bearerToken: string) => Promise<Caller | undefined>;
+
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+// RFC 6750 §3.1: a request without credentials gets a challenge with no error
+// code; a key that matches nothing gets invalid_token. No resource_metadata
+// parameter: Cairn serves no OAuth protected-resource metadata, and a client
+// told to fetch it would only find a 404.
+const NO_KEY_CHALLENGE = "Bearer";
+const INVALID_KEY_CHALLENGE =
+  'Bearer error="invalid_token", error_description="invalid or revoked key"';
 
 function jsonRpcError(status: number, code: number, message: string, headers: HeadersInit = {}) {
   return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
@@ -51,6 +64,12 @@ function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
   });
 }
 
+/** The token of an `Authorization: Bearer <token>` header; undefined when there is none. */
+function bearerTokenOf(authorization: string | null): string | undefined {
+  const match = authorization === null ? null : /^Bearer\s+(.+)$/i.exec(authorization.trim());
+  return match?.[1]?.trim() || undefined;
+}
+
 /** Reads at most `limit` bytes; undefined when the body is larger. */
 async function readBody(request: Request, limit: number): Promise<string | undefined> {
   if (!request.body) return "";
@@ -71,11 +90,13 @@ async function readBody(request: Request, limit: number): Promise<string | undef
 }
 
 /**
- * Wraps the MCP handler. Requests that pass reach it with the body already read
- * and parsed, so nothing after the front door reads or parses it again.
+ * Wraps the MCP handler. Requests that pass reach it with their caller and the
+ * body already read and parsed, so nothing after the front door reads or parses
+ * it again.
  */
-export function withFrontDoor(
-  handler: (request: Request, body: unknown) => Promise<Response>,
+export function withFrontDoor<Caller>(
+  handler: (request: Request, body: unknown, caller: Caller) => Promise<Response>,
+  authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
@@ -98,6 +119,32 @@ export function withFrontDoor(
       });
     }
 
+    // Only headers so far: whoever sends no key or a wrong one is answered before
+    // the body is read, however long or slow it is.
+    const token = bearerTokenOf(request.headers.get("authorization"));
+    if (token === undefined) {
+      return jsonRpcError(
+        401,
+        -32000,
+        "Unauthorized: send an API key as `Authorization: Bearer <key>` (never in the URL).",
+        { "WWW-Authenticate": NO_KEY_CHALLENGE },
+      );
+    }
+    let caller: Caller | undefined;
+    try {
+      caller = await authenticate(token);
+    } catch (error) {
+      // The key could not be checked (the database is unreachable, say); a 401
+      // would tell the client its key is bad when it may not be.
+      console.error("Could not check an API key:", error);
+      return jsonRpcError(500, -32603, "Internal error: the API key could not be checked.");
+    }
+    if (caller === undefined) {
+      return jsonRpcError(401, -32000, "Unauthorized: invalid or revoked key.", {
+        "WWW-Authenticate": INVALID_KEY_CHALLENGE,
+      });
+    }
+
     const tooLarge = () =>
       jsonRpcError(
         413,
@@ -114,6 +161,16 @@ export function withFrontDoor(
     } catch {
       return jsonRpcError(400, -32700, "Parse error: the request body is not valid JSON.");
     }
-    return handler(request, parsed);
+    // MCP dropped JSON-RPC batching in 2025-06-18, yet the SDK's transport still
+    // runs every element of an array: one request could carry thousands of tool
+    // calls. Refused whatever revision the client negotiated.
+    if (Array.isArray(parsed)) {
+      return jsonRpcError(
+        400,
+        -32600,
+        "Invalid Request: batches are not supported by this protocol revision; send one message per request.",
+      );
+    }
+    return handler(request, parsed, caller);
   };
 }

@@ -1,9 +1,13 @@
 /**
- * /api/mcp: the front door, then the API key (`withMcpAuth` of
- * @vercel/mcp-adapter, `required: true`), then the SDK's web-standard Streamable
- * HTTP transport in stateless mode.
+ * /api/mcp: the front door (which also checks the API key, before reading the
+ * body), then the SDK's web-standard Streamable HTTP transport in stateless mode.
  *
- * Why not the adapter's `createMcpHandler` too: it built a new McpServer for
+ * Why the key is not checked by `withMcpAuth` of @vercel/mcp-adapter: wrapped
+ * round the handler the front door hands a parsed body to, it ran only after
+ * the body had been read; it called a wrong key "No authorization provided"; and
+ * every 401 pointed clients at OAuth metadata that Cairn does not serve.
+ *
+ * Why not the adapter's `createMcpHandler` either: it built a new McpServer for
  * every request, parsed every body twice and re-serialised it through a Node
  * request/response shim; the benchmark (bench/) measured the transport as the
  * loop's bottleneck. Here the body is parsed once by the front door and handed
@@ -16,7 +20,6 @@
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { withMcpAuth } from "@vercel/mcp-adapter";
 import type { ApiKeyPrincipal } from "../services/api-key-auth";
 import { type FrontDoorOptions, withFrontDoor } from "./front-door";
 import {
@@ -28,7 +31,8 @@ import {
 } from "./server";
 
 export type McpRouteDeps = CairnServerDeps & {
-  authenticate(bearerToken: string | undefined): Promise<ApiKeyPrincipal | undefined>;
+  /** The key's principal; undefined for a wrong or revoked key. */
+  authenticate(bearerToken: string): Promise<ApiKeyPrincipal | undefined>;
 };
 
 /** Idle servers kept for reuse: about the requests served at once, no more. */
@@ -53,11 +57,11 @@ export function createMcpRoute(
     return server;
   };
 
-  // The front door's parsed body travels with its Request through withMcpAuth,
-  // which hands the same Request object on.
-  const parsedBodies = new WeakMap<Request, unknown>();
-
-  const answer = async (request: Request): Promise<Response> => {
+  const answer = async (
+    request: Request,
+    body: unknown,
+    principal: ApiKeyPrincipal,
+  ): Promise<Response> => {
     const server = takeServer();
     // Plain JSON answers rather than a one-event SSE stream: every call has
     // exactly one response and Cairn sends no server-initiated messages, so the
@@ -70,29 +74,19 @@ export function createMcpRoute(
     try {
       // In JSON mode the answer is complete when it is returned, so the server
       // can let go of the transport and serve the next request.
-      return await transport.handleRequest(request, {
-        parsedBody: parsedBodies.get(request),
-        authInfo: request.auth,
-      });
+      const authInfo: AuthInfo = {
+        token: "",
+        clientId: principal.apiKeyId,
+        scopes: [],
+        extra: { principal },
+      };
+      return await transport.handleRequest(request, { parsedBody: body, authInfo });
     } finally {
       await server.close();
       if (idle.length < MAX_IDLE_SERVERS) idle.push(server);
     }
   };
 
-  const authenticated = withMcpAuth(
-    answer,
-    async (_request, bearerToken): Promise<AuthInfo | undefined> => {
-      const principal = await deps.authenticate(bearerToken);
-      if (!principal) return undefined;
-      return { token: "", clientId: principal.apiKeyId, scopes: [], extra: { principal } };
-    },
-    // Every request carries a key: none, a wrong one or a revoked one is a 401.
-    { required: true },
-  );
-
-  return withFrontDoor((request, body) => {
-    parsedBodies.set(request, body);
-    return authenticated(request);
-  }, frontDoor);
+  // Every request carries a key: none, a wrong one or a revoked one is a 401.
+  return withFrontDoor(answer, (token) => deps.authenticate(token), frontDoor);
 }

@@ -1,0 +1,96 @@
+/**
+ * The front door's order of work, in process: what it answers without touching
+ * the body. Its HTTP behaviour against the production build is in
+ * tests/mcp-front-door.test.ts.
+ */
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { withFrontDoor } from "./front-door";
+
+const OPTIONS = { maxBodyBytes: 1_000, allowedOrigins: [] };
+
+/** A POST whose body counts how often it is read and never ends. */
+function endlessPost(headers: Record<string, string>) {
+  let pulls = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls += 1;
+      controller.enqueue(new TextEncoder().encode(" "));
+    },
+  });
+  const request = new Request("http://127.0.0.1:3000/api/mcp", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body,
+    ...({ duplex: "half" } as object),
+  });
+  return { request, pulls: () => pulls };
+}
+
+describe("withFrontDoor", () => {
+  const handler = vi.fn(
+    async (_request: Request, _body: unknown, _caller: unknown) => new Response("{}"),
+  );
+  beforeEach(() => handler.mockClear());
+
+  it("answers no key without asking who it is or reading the body", async () => {
+    const authenticate = vi.fn(async () => ({ id: "caller" }));
+    const door = withFrontDoor(handler, authenticate, OPTIONS);
+    for (const authorization of [undefined, "Bearer", "Bearer   ", "Basic abc"]) {
+      const { request, pulls } = endlessPost(authorization ? { Authorization: authorization } : {});
+      const response = await door(request);
+      expect(response.status, authorization).toBe(401);
+      expect(response.headers.get("www-authenticate"), authorization).toBe("Bearer");
+      // A stream may pull once to fill its queue when it is made; the front door
+      // never asked for more.
+      expect(pulls(), authorization).toBeLessThanOrEqual(1);
+    }
+    expect(authenticate).not.toHaveBeenCalled();
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it("answers a key that matches nothing with invalid_token, before reading the body", async () => {
+    const authenticate = vi.fn(async (_token: string) => undefined);
+    const door = withFrontDoor(handler, authenticate, OPTIONS);
+    const { request, pulls } = endlessPost({ Authorization: "Bearer  cairn_wrong " });
+    const response = await door(request);
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBe(
+      'Bearer error="invalid_token", error_description="invalid or revoked key"',
+    );
+    expect(authenticate).toHaveBeenCalledWith("cairn_wrong");
+    expect(pulls()).toBeLessThanOrEqual(1);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it("answers 500, not 401, when the key cannot be checked", async () => {
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const door = withFrontDoor(
+      handler,
+      async () => {
+        throw new Error("database unreachable");
+      },
+      OPTIONS,
+    );
+    const { request } = endlessPost({ Authorization: "Bearer cairn_key" });
+    const response = await door(request);
+    expect(response.status).toBe(500);
+    expect(response.headers.get("www-authenticate")).toBeNull();
+    expect(await response.json()).toMatchObject({ error: { code: -32603 } });
+    expect(error).toHaveBeenCalled();
+    error.mockRestore();
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it("hands the caller and the parsed body to the handler", async () => {
+    const caller = { id: "caller" };
+    const door = withFrontDoor(handler, async () => caller, OPTIONS);
+    const message = { jsonrpc: "2.0", id: 1, method: "ping" };
+    const request = new Request("http://127.0.0.1:3000/api/mcp", {
+      method: "POST",
+      headers: { Authorization: "Bearer cairn_key", "Content-Type": "application/json" },
+      body: JSON.stringify(message),
+    });
+    expect((await door(request)).status).toBe(200);
+    expect(handler).toHaveBeenCalledWith(request, message, caller);
+  });
+});
