@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AUTH_SECRET_FILE, resolveAuthSecret } from "./auth-secret";
 import { ConfigError, parseEnv } from "./env";
 
@@ -12,6 +12,7 @@ function tempDataDir() {
   return join(folder, "pglite");
 }
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
@@ -23,7 +24,43 @@ describe("resolveAuthSecret", () => {
     const file = join(dataDir, AUTH_SECRET_FILE);
     expect(readFileSync(file, "utf8").trim()).toBe(first);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     expect(resolveAuthSecret(parseEnv({ CAIRN_DATA_DIR: dataDir }))).toBe(first);
+  });
+
+  it.skipIf(process.platform === "win32")(
+    "restricts an existing secret file and its folder to their owner",
+    () => {
+      const dataDir = tempDataDir();
+      const file = join(dataDir, AUTH_SECRET_FILE);
+      const secret = "x".repeat(43);
+      resolveAuthSecret(parseEnv({ CAIRN_DATA_DIR: dataDir }));
+      writeFileSync(file, `${secret}\n`);
+      chmodSync(file, 0o644);
+      chmodSync(dataDir, 0o755);
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+
+      expect(resolveAuthSecret(parseEnv({ CAIRN_DATA_DIR: dataDir }))).toBe(secret);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(dirname(dataDir)).mode & 0o777).toBe(0o700);
+      expect(warn.mock.calls.map((call) => call[0])).toContain(
+        `Cairn: tightened permissions of ${file} to 0600 (was 0644).`,
+      );
+    },
+  );
+
+  it("replaces a too-short secret with a new file readable by its owner only", () => {
+    const dataDir = tempDataDir();
+    const file = join(dataDir, AUTH_SECRET_FILE);
+    resolveAuthSecret(parseEnv({ CAIRN_DATA_DIR: dataDir }));
+    writeFileSync(file, "short\n");
+    chmodSync(file, 0o644);
+
+    const secret = resolveAuthSecret(parseEnv({ CAIRN_DATA_DIR: dataDir }));
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    expect(readFileSync(file, "utf8").trim()).toBe(secret);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it("uses AUTH_SECRET when given", () => {

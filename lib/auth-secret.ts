@@ -6,8 +6,9 @@
  * since instances cannot share a file.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PRIVATE_FILE_MODE, preparePrivateDataDir, tightenPermissions } from "./db/data-dir";
 import { ConfigError, type Env } from "./env";
 
 export const AUTH_SECRET_FILE = "auth-secret";
@@ -20,16 +21,21 @@ export function resolveAuthSecret(config: Env): string {
         "Generate one with `openssl rand -base64 32` and set it in the environment.",
     );
   }
-  const folder = resolve(config.CAIRN_DATA_DIR);
+  // Anyone who reads the secret can forge a session for any user.
+  const folder = preparePrivateDataDir(config.CAIRN_DATA_DIR);
   const file = join(folder, AUTH_SECRET_FILE);
   try {
     const stored = readFileSync(file, "utf8").trim();
-    if (stored.length >= 32) return stored;
+    if (stored.length >= 32) {
+      tightenPermissions(file, PRIVATE_FILE_MODE);
+      return stored;
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  mkdirSync(folder, { recursive: true });
   const secret = randomBytes(32).toString("base64url");
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  // A mode applies only to a new file: a too-short one is removed, not rewritten.
+  rmSync(file, { force: true });
+  writeFileSync(file, `${secret}\n`, { mode: PRIVATE_FILE_MODE, flag: "wx" });
   return secret;
 }

@@ -1,6 +1,8 @@
 /**
  * Cairn's admin CLI: `npm run cairn -- <command> [options]`. It opens the same
  * database as the server (DATABASE_URL, or the embedded folder in CAIRN_DATA_DIR).
+ * A new user's password comes from standard input or CAIRN_PASSWORD: a command
+ * line is visible to every local user (ps, /proc) and stays in shell history.
  */
 import { parseArgs } from "node:util";
 import { closeDb, getDatabaseHandle } from "@/lib/db/client";
@@ -10,8 +12,11 @@ import { createApiKey, createUser } from "@/lib/services/accounts";
 const USAGE = `Usage: npm run cairn -- <command> [options]
 
 Commands:
-  create-user --email E --password P --role admin|researcher --tenant NAME [--name N]
-      Creates a user, and the tenant when it is new.
+  create-user --email E --password-stdin --role admin|researcher --tenant NAME [--name N]
+      Creates a user, and the tenant when it is new. The password is read from
+      standard input (one trailing newline is dropped), or taken from the
+      environment variable CAIRN_PASSWORD instead of --password-stdin.
+      (--password P still works, but other users can see it: it warns.)
   create-api-key --email E [--name LABEL]
       Creates an API key for the user; the key is printed once, alone on the last line.
   migrate
@@ -24,6 +29,7 @@ CAIRN_DATA_DIR (default .data/pglite), which only one process can open at a time
 const OPTIONS = {
   email: { type: "string" },
   password: { type: "string" },
+  "password-stdin": { type: "boolean" },
   role: { type: "string" },
   tenant: { type: "string" },
   name: { type: "string" },
@@ -52,14 +58,17 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "create-user": {
-      const { db } = await getDatabaseHandle();
-      const created = await createUser(db, {
+      // Everything from the caller first: a usage error should not wait for the
+      // database, nor the embedded folder stay locked while stdin is read.
+      const input = {
         email: required(values.email, "--email"),
-        password: required(values.password, "--password"),
+        password: await passwordOf(values),
         role: required(values.role, "--role") as "admin" | "researcher",
         tenant: required(values.tenant, "--tenant"),
         name: values.name,
-      });
+      };
+      const { db } = await getDatabaseHandle();
+      const created = await createUser(db, input);
       console.log(
         `Created ${values.role} ${values.email} (user ${created.userId}) in ${created.tenantCreated ? "new" : "existing"} tenant "${values.tenant}".`,
       );
@@ -82,6 +91,43 @@ async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+const PASSWORD_ON_COMMAND_LINE =
+  "Warning: --password puts the password on the command line, where other users of this machine can read it (ps, /proc) and shell history keeps it. Use --password-stdin or CAIRN_PASSWORD instead.";
+
+/** The new user's password, from exactly one of --password-stdin, CAIRN_PASSWORD and --password. */
+async function passwordOf(values: {
+  password?: string | undefined;
+  "password-stdin"?: boolean | undefined;
+}): Promise<string> {
+  const fromEnv = process.env.CAIRN_PASSWORD || undefined;
+  const given = [
+    values["password-stdin"] ? "--password-stdin" : null,
+    fromEnv !== undefined ? "CAIRN_PASSWORD" : null,
+    values.password !== undefined ? "--password" : null,
+  ].filter((way): way is string => way !== null);
+  if (given.length > 1) {
+    throw new UsageError(`Give the password one way, not with ${given.join(" and ")}.`);
+  }
+  if (values["password-stdin"]) return readStdin();
+  if (fromEnv !== undefined) return fromEnv;
+  if (values.password !== undefined) {
+    console.error(PASSWORD_ON_COMMAND_LINE);
+    return values.password;
+  }
+  throw new UsageError(
+    "A password is required: pipe it to --password-stdin, or set CAIRN_PASSWORD.",
+  );
+}
+
+/** Standard input up to its end, less the newline that echo or a here-string adds. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+}
 
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value === "") throw new UsageError(`${flag} is required.`);

@@ -18,38 +18,32 @@ describe("the admin CLI on the embedded database", () => {
   const env = { CAIRN_DATA_DIR: dataDir };
 
   it("creates a user and its tenant, then a key printed alone on the last line", async () => {
+    // The password comes on standard input, as `echo "$PW" | ... --password-stdin` sends it.
     const user = runCli(
       [
         "create-user",
         "--email",
         "Ada@Example.com",
-        "--password",
-        "correct horse",
+        "--password-stdin",
         "--role",
         "admin",
         "--tenant",
         "Acme",
       ],
       env,
+      "correct horse\n",
     );
     expect(user.stderr).toBe("");
     expect(user.status).toBe(0);
     expect(user.stdout).toContain('new tenant "Acme"');
+    expect(user.stdout).not.toContain("correct horse");
 
+    // Or in the environment.
     const second = runCli(
-      [
-        "create-user",
-        "--email",
-        "bob@example.com",
-        "--password",
-        "battery staple",
-        "--role",
-        "researcher",
-        "--tenant",
-        "Acme",
-      ],
-      env,
+      ["create-user", "--email", "bob@example.com", "--role", "researcher", "--tenant", "Acme"],
+      { ...env, CAIRN_PASSWORD: "battery staple" },
     );
+    expect(second.stderr).toBe("");
     expect(second.status).toBe(0);
     expect(second.stdout).toContain('existing tenant "Acme"');
 
@@ -75,6 +69,7 @@ describe("the admin CLI on the embedded database", () => {
       ]);
       expect(await verifyPassword("correct horse", people[0]?.passwordHash ?? "")).toBe(true);
       expect(await verifyPassword("wrong", people[0]?.passwordHash ?? "")).toBe(false);
+      expect(await verifyPassword("battery staple", people[1]?.passwordHash ?? "")).toBe(true);
       expect(await handle.db.select().from(tenants).where(eq(tenants.name, "Acme"))).toHaveLength(
         1,
       );
@@ -83,20 +78,89 @@ describe("the admin CLI on the embedded database", () => {
     }
   });
 
-  it("answers bad input with a clear error and a non-zero exit, writing nothing", () => {
-    const bad = runCli(
+  it("still takes --password, warning that other users can see it", async () => {
+    const result = runCli(
       [
         "create-user",
         "--email",
-        "not-an-email",
+        "carol@example.com",
         "--password",
-        "short",
+        "visible in ps",
         "--role",
-        "boss",
+        "researcher",
         "--tenant",
-        "X",
+        "Acme",
       ],
       env,
+    );
+    expect(result.status).toBe(0);
+    expect(result.stderr).toContain(
+      "Warning: --password puts the password on the command line, where other users of this machine can read it",
+    );
+    expect(result.stderr).toContain("Use --password-stdin or CAIRN_PASSWORD instead.");
+    expect(result.stderr).not.toContain("visible in ps");
+
+    const handle = await openDatabase({ kind: "pglite", dataDir });
+    try {
+      const [carol] = await handle.db
+        .select()
+        .from(users)
+        .where(eq(users.email, "carol@example.com"));
+      expect(await verifyPassword("visible in ps", carol?.passwordHash ?? "")).toBe(true);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it("keeps a password read from standard input whole but for one trailing newline", async () => {
+    const result = runCli(
+      [
+        "create-user",
+        "--email",
+        "dan@example.com",
+        "--password-stdin",
+        "--role",
+        "researcher",
+        "--tenant",
+        "Acme",
+      ],
+      env,
+      "  spaces and tabs\t \r\n",
+    );
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const handle = await openDatabase({ kind: "pglite", dataDir });
+    try {
+      const [dan] = await handle.db.select().from(users).where(eq(users.email, "dan@example.com"));
+      expect(await verifyPassword("  spaces and tabs\t ", dan?.passwordHash ?? "")).toBe(true);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it("wants the password exactly one way", () => {
+    const args = ["create-user", "--email", "eve@example.com", "--role", "admin", "--tenant", "X"];
+    const both = runCli(
+      [...args, "--password-stdin"],
+      { ...env, CAIRN_PASSWORD: "long enough" },
+      "x",
+    );
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain(
+      "Give the password one way, not with --password-stdin and CAIRN_PASSWORD.",
+    );
+
+    const none = runCli(args, env);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain(
+      "A password is required: pipe it to --password-stdin, or set CAIRN_PASSWORD.",
+    );
+  });
+
+  it("answers bad input with a clear error and a non-zero exit, writing nothing", () => {
+    const bad = runCli(
+      ["create-user", "--email", "not-an-email", "--role", "boss", "--tenant", "X"],
+      { ...env, CAIRN_PASSWORD: "short" },
     );
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("VALIDATION_ERROR");
@@ -108,14 +172,14 @@ describe("the admin CLI on the embedded database", () => {
         "create-user",
         "--email",
         "ada@example.com",
-        "--password",
-        "whatever1",
+        "--password-stdin",
         "--role",
         "admin",
         "--tenant",
         "Other",
       ],
       env,
+      "whatever1",
     );
     expect(duplicate.status).toBe(1);
     expect(duplicate.stderr).toContain("CONFLICT");
@@ -126,7 +190,7 @@ describe("the admin CLI on the embedded database", () => {
 
     const missing = runCli(["create-user", "--email", "x@example.com"], env);
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toContain("--password is required");
+    expect(missing.stderr).toContain("A password is required");
 
     const typo = runCli(["create-usr"], env);
     expect(typo.status).toBe(2);
@@ -178,14 +242,14 @@ describe("the admin CLI on PostgreSQL 15", () => {
           "create-user",
           "--email",
           "pg@example.com",
-          "--password",
-          "long enough",
+          "--password-stdin",
           "--role",
           "researcher",
           "--tenant",
           "PG",
         ],
         { DATABASE_URL: url },
+        "long enough\n",
       ).status,
     ).toBe(0);
     const key = runCli(["create-api-key", "--email", "pg@example.com"], { DATABASE_URL: url });

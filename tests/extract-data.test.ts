@@ -264,6 +264,29 @@ describe("extract_data with a configured language model", () => {
     expect(model.requests).toHaveLength(0);
   });
 
+  it("refuses regular-expression patterns in the schema before calling the model", async () => {
+    const text = await agent.fails("extract_data", {
+      schema: {
+        ...PRICE_SCHEMA,
+        properties: {
+          ...PRICE_SCHEMA.properties,
+          sku: { type: "array", items: { type: "string", pattern: "^(a+)+$" } },
+        },
+      },
+      text: TEXT,
+    });
+    expect(text).toMatch(
+      /^VALIDATION_ERROR: schema: regular-expression patterns are not supported \("pattern" at #\/properties\/sku\/items\/pattern\)/,
+    );
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it("refuses a model answer over 1 MB as LLM_UPSTREAM_ERROR", async () => {
+    model.script(answer(`{"price": 1, "currency": "EUR", "x": "${"x".repeat(1_100_000)}"}`));
+    const text = await agent.fails("extract_data", { schema: PRICE_SCHEMA, text: TEXT });
+    expect(text).toMatch(/^LLM_UPSTREAM_ERROR: The language model's answer is larger than 1 MB/);
+  });
+
   it("compiles 2020-12 schemas too", async () => {
     model.script(answer('{"items": [1, "two"]}'));
     const result = await agent.ok("extract_data", {

@@ -4,9 +4,10 @@
  * names its owner; a second process fails fast with a message naming the folder.
  * A lock left by a process that died is taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { preparePrivateDataDir } from "./data-dir";
 
 export class EmbeddedDatabaseLockedError extends Error {
   override name = "EmbeddedDatabaseLockedError";
@@ -48,8 +49,7 @@ function tryCreate(lockPath: string, owner: LockOwner): boolean {
 
 /** Takes the folder's lock or throws; returns the release function. */
 export function acquireEmbeddedLock(dataDir: string): () => void {
-  const folder = resolve(dataDir);
-  mkdirSync(folder, { recursive: true });
+  const folder = preparePrivateDataDir(dataDir);
   const lockPath = join(folder, LOCK_FILE);
   const me: LockOwner = {
     pid: process.pid,

@@ -13,6 +13,14 @@ export type ChatEndpoint = { baseUrl: string; apiKey?: string | undefined; model
 /** Long enough for a large extraction by a slow model; two attempts still end within two minutes. */
 export const CHAT_TIMEOUT_MS = 55_000;
 
+/**
+ * The most of a response Cairn reads (1 MB). An extraction from at most 100,000
+ * characters of source is far smaller; a larger answer, from a confused or
+ * hostile endpoint, would cost memory and then JSON parsing and schema
+ * validation time on the server's one event loop.
+ */
+export const MAX_ANSWER_BYTES = 1_048_576;
+
 function upstream(message: string, metadata: Record<string, unknown> = {}): AppError {
   return new AppError("LLM_UPSTREAM_ERROR", message, metadata);
 }
@@ -50,7 +58,24 @@ export async function chatCompletion(
     );
   }
 
-  const body = await response.text();
+  let body: string | undefined;
+  try {
+    body = await readLimited(response, MAX_ANSWER_BYTES);
+  } catch (error) {
+    const timedOut = error instanceof Error && error.name === "TimeoutError";
+    throw upstream(
+      timedOut
+        ? `The language model at CAIRN_LLM_BASE_URL did not finish its answer within ${timeoutMs / 1000} s. Try again with less text, or structure the data yourself.`
+        : "The language model's answer broke off. Try again later, or structure the data yourself.",
+      { reason: timedOut ? "timeout" : "broken" },
+    );
+  }
+  if (body === undefined) {
+    throw upstream(
+      `The language model's answer is larger than 1 MB (${MAX_ANSWER_BYTES} bytes), the most Cairn reads. Ask for fewer properties, extract from less text per call, or structure the data yourself.`,
+      { reason: "too_large", limitBytes: MAX_ANSWER_BYTES },
+    );
+  }
   if (!response.ok) {
     // Providers put their reason in error.message; a short excerpt helps the operator.
     let reason = body.slice(0, 300);
@@ -85,4 +110,28 @@ export async function chatCompletion(
     );
   }
   return content;
+}
+
+/** The response body as text, or undefined when it is larger than `maxBytes` (then left unread). */
+async function readLimited(response: Response, maxBytes: number): Promise<string | undefined> {
+  const declared = Number(response.headers.get("content-length") ?? 0);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }

@@ -5,7 +5,7 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { generateApiKey } from "../auth/api-key";
-import { hashPassword, verifyPassword } from "../auth/password";
+import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from "../auth/password";
 import type { Database, Transaction } from "../db/client";
 import { apiKeys, tenants, USER_ROLES, users } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
@@ -133,10 +133,18 @@ export async function verifyCredentials(
     .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`);
   if (!user) {
     // Spend the same time as a real check, so timing does not reveal which e-mails exist.
-    await verifyPassword(password, DUMMY_HASH);
+    await verifyPassword(password, DUMMY_PASSWORD_HASH);
     return undefined;
   }
   if (!(await verifyPassword(password, user.passwordHash))) return undefined;
+  try {
+    await upgradePasswordHash(db, user.id, password, user.passwordHash);
+  } catch (error) {
+    // The upgrade is opportunistic: the next sign-in tries again, and this one stands.
+    console.warn(
+      `Cairn: could not upgrade the password hash of user ${user.id}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
   return {
     userId: user.id,
     tenantId: user.tenantId,
@@ -146,8 +154,27 @@ export async function verifyCredentials(
   };
 }
 
-const DUMMY_HASH =
-  "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+/**
+ * Re-hashes a password whose stored hash was made with older scrypt parameters,
+ * right after it verified: the only moment Cairn knows the password. The write
+ * applies only while the row still holds the hash that verified, so a password
+ * changed in the meantime is never overwritten. True when it upgraded the hash.
+ */
+export async function upgradePasswordHash(
+  db: Database,
+  userId: string,
+  password: string,
+  verifiedHash: string,
+): Promise<boolean> {
+  if (!needsRehash(verifiedHash)) return false;
+  const passwordHash = await hashPassword(password);
+  const updated = await db
+    .update(users)
+    .set({ passwordHash })
+    .where(and(eq(users.id, userId), eq(users.passwordHash, verifiedHash)))
+    .returning({ id: users.id });
+  return updated.length > 0;
+}
 
 /** Whether anyone has an account yet: the first-run page exists only while nobody does. */
 export async function hasAnyUser(db: Database): Promise<boolean> {

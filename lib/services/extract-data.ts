@@ -16,8 +16,10 @@ import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { researchArtifacts } from "../db/schema";
 import { type ChatEndpoint, type ChatMessage, chatCompletion } from "../llm/chat-completions";
+import { stripCodeFence } from "../llm/code-fence";
 import { AppError } from "../plan-engine/app-error";
 import type { LlmConfig, ServiceContext } from "./context";
+import { findPatternKeyword } from "./schema-patterns";
 import { parseInput } from "./validation";
 
 /** The most source text one call sends to the model (about 25,000 tokens). */
@@ -29,7 +31,7 @@ export const extractDataInput = z.object({
   schema: z
     .record(z.string(), z.unknown())
     .describe(
-      'A JSON Schema (draft-07, 2019-09 or 2020-12) for the object you want back; its top level must be { "type": "object", ... }. Describe each property so the model knows what to put there.',
+      'A JSON Schema (draft-07, 2019-09 or 2020-12) for the object you want back; its top level must be { "type": "object", ... }. Describe each property so the model knows what to put there. Regular-expression keywords ("pattern", "patternProperties") are not supported.',
     ),
   text: z
     .string()
@@ -85,6 +87,14 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
       'schema: the top level must be { "type": "object", "properties": { ... } }, because the model answers with one JSON object.',
     );
   }
+  const regex = findPatternKeyword(schema);
+  if (regex) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `schema: regular-expression patterns are not supported ("${regex.keyword}" at ${regex.path}), because matching one against the model's answer can take unbounded time. Remove it, and describe the expected form in the property's "description" instead, or use "format", "enum", "minLength" / "maxLength".`,
+      { path: regex.path, keyword: regex.keyword },
+    );
+  }
   const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
   // A fresh instance per call: schemas differ per call and Ajv caches every
   // compiled one, which would grow without bound in a long-lived server.
@@ -112,14 +122,9 @@ export function describeErrors(validate: ValidateFunction): string {
     .join("; ");
 }
 
-/** Models in JSON mode sometimes still wrap the object in a Markdown fence. */
 function parseAnswer(answer: string): { ok: true; value: unknown } | { ok: false; error: string } {
-  const unfenced = answer
-    .trim()
-    .replace(/^```(?:json)?\s*/i, "")
-    .replace(/\s*```$/, "");
   try {
-    return { ok: true, value: JSON.parse(unfenced) };
+    return { ok: true, value: JSON.parse(stripCodeFence(answer)) };
   } catch (error) {
     return {
       ok: false,

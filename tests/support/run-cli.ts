@@ -2,11 +2,12 @@ import { spawn, spawnSync } from "node:child_process";
 
 export type CliResult = { status: number | null; stdout: string; stderr: string };
 
-/** Runs `npm run cairn -- ...args` as a user would, with the given environment. */
-export function runCli(args: string[], env: Record<string, string>): CliResult {
+/** Runs `npm run cairn -- ...args` as a user would, with the given environment and standard input. */
+export function runCli(args: string[], env: Record<string, string>, input = ""): CliResult {
   const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/cairn.ts", ...args], {
     encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: "", ...env },
+    env: { ...process.env, DATABASE_URL: "", CAIRN_PASSWORD: "", ...env },
+    input,
     timeout: 120_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
