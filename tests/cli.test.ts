@@ -200,15 +200,13 @@ describe("the admin CLI on the embedded database", () => {
   it("a second process on a folder in use fails fast, naming the folder", async () => {
     const holder = await holdEmbeddedDatabase(dataDir);
     try {
-      const started = Date.now();
+      // The holder never lets go, so an answer at all shows the CLI did not wait.
       const blocked = runCli(["create-api-key", "--email", "ada@example.com"], env);
       expect(blocked.status).toBe(1);
       expect(blocked.stderr).toContain(
         `The embedded database folder ${dataDir} is in use by process`,
       );
       expect(blocked.stderr).toContain("CAIRN_DATA_DIR");
-      // "Fast" means it did not wait for the holder (which never lets go here).
-      expect(Date.now() - started).toBeLessThan(60_000);
     } finally {
       await holder.release();
     }

@@ -5,10 +5,12 @@
  */
 export * from "./app-error";
 export * from "./audit-entries";
+export * from "./bindings";
 export * from "./branch-actions";
 export * from "./conditions";
 export * from "./decisions";
 export * from "./loop";
+export * from "./modify";
 export * from "./progress";
 export * from "./skill-executions";
 export * from "./states";

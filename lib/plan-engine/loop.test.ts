@@ -13,6 +13,7 @@ import {
   type LoopCondition,
   type PlanSnapshot,
 } from "./loop";
+import { decideModify } from "./modify";
 import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
 import { isTerminalPlanStatus } from "./transitions";
 
@@ -455,32 +456,37 @@ function decide(model: Model, decision: ReviewDecision) {
   applyEffects(model, decided);
 }
 
+/** modify_plan through the engine's own decision, with its operations applied to the model. */
 function modify(model: Model, action: "add_steps" | "decline_add_steps" | "retry_step", n: number) {
   const { snapshot } = model;
-  if (!(snapshot.status === "executing" || snapshot.status === "planning")) return;
-  let steps = snapshot.steps;
-  if (action === "decline_add_steps" && !snapshot.awaitingSteps) return;
-  if (action === "add_steps") {
-    steps = [...steps, { id: `added${n}`, stepOrder: steps.length + 1, status: "pending" }];
-  }
-  if (action === "retry_step") {
-    const failed = steps.find((s) => s.status === "failed");
-    if (!failed) return;
-    steps = steps.map((s) => (s.id === failed.id ? { ...s, status: "pending" } : s));
+  const failed = snapshot.steps.find((s) => s.status === "failed");
+  const decided = decideModify(
+    snapshot,
+    snapshot.steps.map((s) => ({
+      ...s,
+      stepType: "search",
+      instructions: "x",
+      failureReason: null,
+      arguments: null,
+      inputs: null,
+    })),
+    {
+      action,
+      modificationRationale: "model",
+      steps: [{ id: `added${n}`, stepType: "search", instructions: "added" }],
+      stepId: failed?.id,
+    },
+  );
+  for (const entry of decided.audit) {
     model.audit.push({
-      eventType: "plan_modified",
-      stepId: failed.id,
-      payload: { action: "retry_step" },
+      eventType: entry.eventType,
+      stepId: "stepId" in entry ? (entry.stepId ?? null) : null,
+      payload: entry.payload as Record<string, unknown>,
     });
   }
-  const decided = decidePlanStatusAfterModify(
-    snapshot,
-    action,
-    steps.map((s) => s.status),
-  );
   model.snapshot = {
     ...snapshot,
-    steps,
+    steps: decided.steps.map(({ id, stepOrder, status }) => ({ id, stepOrder, status })),
     status: decided.planStatus,
     awaitingSteps: decided.awaitingSteps,
   };

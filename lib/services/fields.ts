@@ -1,5 +1,6 @@
 /** Zod fields shared by the use cases' input schemas (and so by the MCP tools and the UI). */
 import { z } from "zod";
+import { MAX_PLAN_STEPS } from "../plan-engine/modify";
 import { STEP_TYPES } from "../plan-engine/states";
 
 export const planIdField = z.uuid("must be a plan id (a UUID)").describe("The plan's id (planId).");
@@ -55,4 +56,5 @@ export const newStepField = z.object({
     ),
 });
 
-export const MAX_STEPS = 200;
+/** A plan's most steps: the engine's limit, also for create_research_plan. */
+export const MAX_STEPS = MAX_PLAN_STEPS;

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import type { AwaitingSteps } from "./loop";
+import { decideModify, type ModifyEvent, type ModifyStep } from "./modify";
+import type { PlanStatus, StepStatus } from "./states";
+
+const steps = (...statuses: StepStatus[]): ModifyStep[] =>
+  statuses.map((status, i) => ({
+    id: `s${i + 1}`,
+    stepOrder: i + 1,
+    stepType: "search",
+    status,
+    instructions: `Step ${i + 1}.`,
+    failureReason: status === "failed" ? "broke" : null,
+    arguments: null,
+    inputs: null,
+  }));
+
+const plan = (status: PlanStatus = "executing", awaitingSteps: AwaitingSteps | null = null) => ({
+  id: "p",
+  status,
+  awaitingSteps,
+});
+
+const event = (action: ModifyEvent["action"], extra: Partial<ModifyEvent> = {}): ModifyEvent => ({
+  action,
+  modificationRationale: "Because.",
+  ...extra,
+});
+
+describe("decideModify", () => {
+  it("inserts steps after the given order and renumbers the rest", () => {
+    const decided = decideModify(
+      plan(),
+      steps("completed", "pending"),
+      event("add_steps", {
+        insertAfterOrder: 1,
+        steps: [{ id: "n1", stepType: "analyze", instructions: "New." }],
+      }),
+    );
+    expect(decided.steps.map((s) => `${s.id}:${s.stepOrder}`)).toEqual(["s1:1", "n1:2", "s2:3"]);
+    expect(decided.ops).toContainEqual({ op: "insert", steps: [{ id: "n1", stepOrder: 2 }] });
+    expect(decided.audit[0]?.payload).toMatchObject({ action: "add_steps", addedStepIds: ["n1"] });
+    expect(() =>
+      decideModify(
+        plan(),
+        steps("pending"),
+        event("add_steps", { insertAfterOrder: 5, steps: [] }),
+      ),
+    ).toThrow(expect.objectContaining({ code: "INVALID_STEP_REFERENCE" }));
+  });
+
+  it("removes only a pending step, and never the only one", () => {
+    const removed = decideModify(
+      plan(),
+      steps("completed", "pending"),
+      event("remove_step", { stepId: "s2" }),
+    );
+    expect(removed.planStatus).toBe("completed");
+    expect(() =>
+      decideModify(plan(), steps("in_progress"), event("remove_step", { stepId: "s1" })),
+    ).toThrow(expect.objectContaining({ code: "INVALID_TRANSITION" }));
+    expect(() =>
+      decideModify(plan(), steps("pending"), event("remove_step", { stepId: "s1" })),
+    ).toThrow(/keeps at least one/);
+  });
+
+  it("reorders only with every step named once", () => {
+    const decided = decideModify(
+      plan(),
+      steps("pending", "pending"),
+      event("reorder_steps", { stepIds: ["s2", "s1"] }),
+    );
+    expect(decided.steps.map((s) => s.id)).toEqual(["s2", "s1"]);
+    expect(() =>
+      decideModify(
+        plan(),
+        steps("pending", "pending"),
+        event("reorder_steps", { stepIds: ["s1"] }),
+      ),
+    ).toThrow(/every step of the plan exactly once/);
+  });
+
+  it("fails a pending or in-progress step with its step_failed row, and retries a failed one", () => {
+    const failed = decideModify(
+      plan(),
+      steps("pending", "completed"),
+      event("fail_step", { stepId: "s1", reason: "Dead link." }),
+    );
+    expect(failed.audit.map((a) => a.eventType)).toEqual(["step_failed", "plan_modified"]);
+    expect(failed.planStatus).toBe("completed");
+    const retried = decideModify(
+      plan(),
+      steps("failed", "completed"),
+      event("retry_step", { stepId: "s1" }),
+    );
+    expect(retried).toMatchObject({
+      planStatus: "executing",
+      ops: [{ op: "retry", stepId: "s1" }],
+    });
+  });
+
+  it("lets only the recovery actions touch a stalled plan, and nothing a finished one", () => {
+    expect(
+      decideModify(plan("stalled"), steps("in_progress"), event("fail_step", { stepId: "s1" }))
+        .planStatus,
+    ).toBe("completed");
+    expect(() =>
+      decideModify(plan("stalled"), steps("in_progress"), event("update_step_instructions", {})),
+    ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));
+    expect(() =>
+      decideModify(plan("completed"), steps("completed"), event("retry_step", { stepId: "s1" })),
+    ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));
+  });
+
+  it("ends a wait on add_steps when the agent declines", () => {
+    const awaiting: AwaitingSteps = {
+      conditionId: "c",
+      conditionExpression: "result.gaps === true",
+      stepId: "s1",
+      stepOrder: 1,
+      params: {},
+    };
+    const declined = decideModify(
+      plan("executing", awaiting),
+      steps("completed"),
+      event("decline_add_steps"),
+    );
+    expect(declined).toMatchObject({ planStatus: "completed", awaitingSteps: null });
+    expect(() => decideModify(plan(), steps("completed"), event("decline_add_steps"))).toThrow(
+      /not waiting for steps/,
+    );
+  });
+
+  it("moves bindings with their steps and refuses to orphan one", () => {
+    const bound = steps("pending", "pending", "pending");
+    bound[2] = { ...(bound[2] as ModifyStep), arguments: { q: "{{steps.2.result.query}}" } };
+    const inserted = decideModify(
+      plan(),
+      bound,
+      event("add_steps", {
+        insertAfterOrder: 0,
+        steps: [{ id: "n1", stepType: "search", instructions: "First." }],
+      }),
+    );
+    expect(inserted.ops).toContainEqual({
+      op: "setBindings",
+      stepId: "s3",
+      arguments: { q: "{{steps.3.result.query}}" },
+    });
+    expect(() => decideModify(plan(), bound, event("remove_step", { stepId: "s2" }))).toThrow(
+      expect.objectContaining({ code: "INVALID_STEP_REFERENCE" }),
+    );
+    expect(() =>
+      decideModify(plan(), bound, event("reorder_steps", { stepIds: ["s3", "s1", "s2"] })),
+    ).toThrow(expect.objectContaining({ code: "INVALID_STEP_REFERENCE" }));
+  });
+});

@@ -1,0 +1,393 @@
+/**
+ * modify_plan decided in the engine: given the plan and its steps as read, and
+ * the change asked for, `decideModify` checks the change, works out the steps
+ * as they will be, and returns the writes (as operations for the service to
+ * perform), the audit rows, the plan's next status and the bindings that
+ * follow moved steps. The spec's five actions plus `retry_step` (the retry path
+ * failed -> pending) and `decline_add_steps` (the answer to a plan waiting on a
+ * fired add_steps). Only `planning` and `executing` plans can be modified; the
+ * recovery actions (fail_step, retry_step) also work on a `stalled` plan.
+ */
+import { AppError } from "./app-error";
+import type { AuditEntry } from "./audit-entries";
+import { renumberBindings, validateBindings } from "./bindings";
+import { type AwaitingSteps, decidePlanStatusAfterModify } from "./loop";
+import type { PlanStatus, StepStatus, StepType } from "./states";
+import { transitionStep } from "./transitions";
+
+export const MODIFY_ACTIONS = [
+  "add_steps",
+  "remove_step",
+  "reorder_steps",
+  "update_step_instructions",
+  "fail_step",
+  "retry_step",
+  "decline_add_steps",
+] as const;
+export type ModifyAction = (typeof MODIFY_ACTIONS)[number];
+
+export type ModifyStep = {
+  id: string;
+  stepOrder: number;
+  stepType: StepType;
+  status: StepStatus;
+  instructions: string;
+  failureReason: string | null;
+  arguments: Record<string, unknown> | null;
+  inputs: Record<string, unknown> | null;
+};
+
+export type NewStep = { id: string; stepType: StepType; instructions: string };
+
+export type ModifyEvent = {
+  action: ModifyAction;
+  modificationRationale: string;
+  /** add_steps: the new steps, with ids the caller generated for them. */
+  steps?: readonly NewStep[] | undefined;
+  insertAfterOrder?: number | undefined;
+  stepId?: string | undefined;
+  stepIds?: readonly string[] | undefined;
+  instructions?: string | undefined;
+  reason?: string | undefined;
+};
+
+/** The writes, in order; `setOrders` gives every remaining step its final order. */
+export type ModifyOp =
+  | { op: "insert"; steps: { id: string; stepOrder: number }[] }
+  | { op: "delete"; stepId: string }
+  | { op: "setOrders"; orders: { id: string; stepOrder: number }[] }
+  | { op: "setInstructions"; stepId: string; instructions: string }
+  | { op: "fail"; stepId: string; reason: string }
+  | { op: "retry"; stepId: string }
+  | { op: "setBindings"; stepId: string; arguments?: unknown; inputs?: unknown };
+
+export type ModifyDecision = {
+  ops: ModifyOp[];
+  audit: AuditEntry[];
+  planStatus: PlanStatus;
+  awaitingSteps: AwaitingSteps | null;
+  /** The steps as they will be, in order. */
+  steps: { id: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
+};
+
+const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing"];
+const RECOVERABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
+/** A plan's most steps (create_research_plan's limit too). */
+export const MAX_PLAN_STEPS = 200;
+
+function missing(action: string, field: string, what: string): AppError {
+  return new AppError("VALIDATION_ERROR", `${action} needs ${field}: ${what}.`, { field });
+}
+
+function findStep(steps: readonly ModifyStep[], planId: string, event: ModifyEvent): ModifyStep {
+  if (!event.stepId) throw missing(event.action, "stepId", "the id of the step to change");
+  const step = steps.find((s) => s.id === event.stepId);
+  if (!step) {
+    throw new AppError(
+      "INVALID_STEP_REFERENCE",
+      `Plan ${planId} has no step ${event.stepId}. Call get_research_context for the plan's step ids.`,
+      { stepId: event.stepId },
+    );
+  }
+  return step;
+}
+
+export function decideModify(
+  plan: { id: string; status: PlanStatus; awaitingSteps: AwaitingSteps | null },
+  stepsRead: readonly ModifyStep[],
+  event: ModifyEvent,
+): ModifyDecision {
+  const allowed =
+    event.action === "fail_step" || event.action === "retry_step" ? RECOVERABLE : MODIFIABLE;
+  if (!allowed.includes(plan.status)) {
+    throw new AppError(
+      "PLAN_NOT_MODIFIABLE",
+      `Plan ${plan.id} is ${plan.status}; ${event.action} works only on a plan that is ${allowed.join(" or ")}.` +
+        (plan.status === "awaiting_review"
+          ? " Wait for the person's decision first."
+          : plan.status === "stalled"
+            ? " Resolve the stall first: fail_step or retry_step, or resume with get_next_step."
+            : ""),
+      { planStatus: plan.status },
+    );
+  }
+  const before = [...stepsRead].sort((a, b) => a.stepOrder - b.stepOrder);
+  const base = { modificationRationale: event.modificationRationale };
+  // The steps as they will be, in their new order.
+  let after: ModifyStep[] = before.map((s) => ({ ...s }));
+  const ops: ModifyOp[] = [];
+  const audit: AuditEntry[] = [];
+
+  switch (event.action) {
+    case "add_steps": {
+      if (!event.steps) throw missing("add_steps", "steps", "the steps to add");
+      const last = before.length;
+      const at = event.insertAfterOrder ?? last;
+      if (at > last) {
+        throw new AppError(
+          "INVALID_STEP_REFERENCE",
+          `insertAfterOrder is ${at} but the plan has ${last} step(s); use 0 to ${last}, or omit it to append.`,
+          { insertAfterOrder: at },
+        );
+      }
+      if (last + event.steps.length > MAX_PLAN_STEPS) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `A plan has at most ${MAX_PLAN_STEPS} steps; it has ${last} and ${event.steps.length} more were asked for.`,
+        );
+      }
+      const added: ModifyStep[] = event.steps.map((step) => ({
+        ...step,
+        stepOrder: 0,
+        status: "pending",
+        failureReason: null,
+        arguments: null,
+        inputs: null,
+      }));
+      after = [...after.slice(0, at), ...added, ...after.slice(at)];
+      after.forEach((s, i) => {
+        s.stepOrder = i + 1;
+      });
+      ops.push({ op: "setOrders", orders: ordersOf(after.filter((s) => !isNew(s, event))) });
+      ops.push({ op: "insert", steps: ordersOf(added) });
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        payload: {
+          action: "add_steps",
+          ...base,
+          insertAfterOrder: at,
+          addedStepIds: added.map((s) => s.id),
+        },
+      });
+      break;
+    }
+    case "remove_step": {
+      const step = findStep(before, plan.id, event);
+      if (step.status !== "pending") {
+        throw new AppError(
+          "INVALID_TRANSITION",
+          `Step ${step.stepOrder} is ${step.status}; only a pending step can be removed (a started step can be failed with fail_step).`,
+          { stepStatus: step.status },
+        );
+      }
+      after = after.filter((s) => s.id !== step.id);
+      after.forEach((s, i) => {
+        s.stepOrder = i + 1;
+      });
+      ops.push({ op: "delete", stepId: step.id }, { op: "setOrders", orders: ordersOf(after) });
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        payload: {
+          action: "remove_step",
+          ...base,
+          removedStepId: step.id,
+          removedStepOrder: step.stepOrder,
+          instructions: step.instructions,
+        },
+      });
+      break;
+    }
+    case "reorder_steps": {
+      const ids = event.stepIds;
+      if (!ids) {
+        throw missing("reorder_steps", "stepIds", "every step id of the plan in the new order");
+      }
+      const known = new Set(before.map((s) => s.id));
+      const unknown = ids.filter((id) => !known.has(id));
+      if (unknown.length > 0) {
+        throw new AppError(
+          "INVALID_STEP_REFERENCE",
+          `stepIds names step(s) that are not in plan ${plan.id}: ${unknown.join(", ")}.`,
+          { unknown },
+        );
+      }
+      const given = new Set(ids);
+      const left = before.filter((s) => !given.has(s.id)).map((s) => s.id);
+      if (given.size !== ids.length || left.length > 0) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `stepIds must list every step of the plan exactly once (${before.length} ids)` +
+            (left.length > 0 ? `; missing: ${left.join(", ")}` : "; some ids are repeated") +
+            ".",
+        );
+      }
+      const byId = new Map(after.map((s) => [s.id, s]));
+      after = ids.map((id, i) => ({ ...(byId.get(id) as ModifyStep), stepOrder: i + 1 }));
+      ops.push({ op: "setOrders", orders: ordersOf(after) });
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        payload: {
+          action: "reorder_steps",
+          ...base,
+          previousOrder: before.map((s) => s.id),
+          newOrder: [...ids],
+        },
+      });
+      break;
+    }
+    case "update_step_instructions": {
+      const step = findStep(before, plan.id, event);
+      if (!event.instructions) {
+        throw missing("update_step_instructions", "instructions", "the new instruction text");
+      }
+      ops.push({ op: "setInstructions", stepId: step.id, instructions: event.instructions });
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        stepId: step.id,
+        payload: {
+          action: "update_step_instructions",
+          ...base,
+          previousInstructions: step.instructions,
+          instructions: event.instructions,
+        },
+      });
+      break;
+    }
+    case "fail_step": {
+      const step = findStep(before, plan.id, event);
+      if (step.status !== "pending" && step.status !== "in_progress") {
+        throw new AppError(
+          "INVALID_TRANSITION",
+          `Step ${step.stepOrder} is ${step.status}; only a pending or in-progress step can be failed.`,
+          { entity: "step", from: step.status, to: "failed" },
+        );
+      }
+      // A pending step is started and failed in one go: the machine has no direct pending -> failed.
+      const started =
+        step.status === "pending" ? transitionStep("pending", "in_progress") : step.status;
+      const failed = transitionStep(started, "failed");
+      const reason = event.reason ?? event.modificationRationale;
+      setStatus(after, step.id, failed);
+      ops.push({ op: "fail", stepId: step.id, reason });
+      audit.push(
+        {
+          eventType: "step_failed",
+          planId: plan.id,
+          stepId: step.id,
+          payload: { stepOrder: step.stepOrder, reason, source: "fail_step" },
+        },
+        {
+          eventType: "plan_modified",
+          planId: plan.id,
+          stepId: step.id,
+          payload: { action: "fail_step", ...base, reason },
+        },
+      );
+      break;
+    }
+    case "retry_step": {
+      const step = findStep(before, plan.id, event);
+      if (step.status !== "failed") {
+        throw new AppError(
+          "INVALID_TRANSITION",
+          `Step ${step.stepOrder} is ${step.status}; only a failed step can be retried.`,
+          { entity: "step", from: step.status, to: "pending" },
+        );
+      }
+      setStatus(after, step.id, transitionStep("failed", "pending"));
+      ops.push({ op: "retry", stepId: step.id });
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        stepId: step.id,
+        payload: { action: "retry_step", ...base, previousFailureReason: step.failureReason },
+      });
+      break;
+    }
+    case "decline_add_steps": {
+      if (!plan.awaitingSteps) {
+        throw new AppError(
+          "INVALID_TRANSITION",
+          `Plan ${plan.id} is not waiting for steps: decline_add_steps answers a fired add_steps condition that get_next_step reported as awaiting_steps.`,
+          { planStatus: plan.status },
+        );
+      }
+      audit.push({
+        eventType: "plan_modified",
+        planId: plan.id,
+        stepId: plan.awaitingSteps.stepId,
+        payload: {
+          action: "decline_add_steps",
+          ...base,
+          conditionId: plan.awaitingSteps.conditionId,
+        },
+      });
+      break;
+    }
+  }
+
+  ops.push(...bindingsFollow(before, after, event));
+  const decided = decidePlanStatusAfterModify(
+    plan,
+    event.action,
+    after.map((s) => s.status),
+  );
+  return {
+    ops,
+    audit,
+    ...decided,
+    steps: after.map(({ id, stepOrder, stepType, status }) => ({
+      id,
+      stepOrder,
+      stepType,
+      status,
+    })),
+  };
+}
+
+function isNew(step: ModifyStep, event: ModifyEvent): boolean {
+  return event.steps?.some((s) => s.id === step.id) ?? false;
+}
+
+function ordersOf(steps: readonly { id: string; stepOrder: number }[]) {
+  return steps.map(({ id, stepOrder }) => ({ id, stepOrder }));
+}
+
+function setStatus(steps: ModifyStep[], id: string, status: StepStatus) {
+  for (const step of steps) if (step.id === id) step.status = status;
+}
+
+/**
+ * Bindings name steps by order, so the bindings of the steps that were there
+ * before follow their steps. A binding to a removed step, or one that would
+ * now read a step that is not earlier, refuses the change.
+ */
+function bindingsFollow(
+  before: readonly ModifyStep[],
+  after: readonly ModifyStep[],
+  event: ModifyEvent,
+): ModifyOp[] {
+  const newOrderById = new Map(after.map((s) => [s.id, s.stepOrder]));
+  const idByOldOrder = new Map(before.map((s) => [s.stepOrder, s.id]));
+  const orderOf = (old: number) => {
+    const id = idByOldOrder.get(old);
+    return id === undefined ? undefined : newOrderById.get(id);
+  };
+  const ops: ModifyOp[] = [];
+  for (const step of after) {
+    if (isNew(step, event) || (step.arguments === null && step.inputs === null)) continue;
+    const change: Extract<ModifyOp, { op: "setBindings" }> = { op: "setBindings", stepId: step.id };
+    for (const field of ["arguments", "inputs"] as const) {
+      const value = step[field];
+      if (value === null) continue;
+      const renumbered = renumberBindings(value, orderOf);
+      if (renumbered.lost) {
+        throw new AppError(
+          "INVALID_STEP_REFERENCE",
+          `Step ${step.stepOrder}'s ${field} bind ${renumbered.lost}, whose step this change removes; change or remove step ${step.stepOrder} first.`,
+          { stepId: step.id, field },
+        );
+      }
+      validateBindings(step.stepOrder, field, renumbered.value);
+      if (JSON.stringify(renumbered.value) !== JSON.stringify(value)) {
+        change[field] = renumbered.value;
+      }
+    }
+    if (change.arguments !== undefined || change.inputs !== undefined) ops.push(change);
+  }
+  return ops;
+}
