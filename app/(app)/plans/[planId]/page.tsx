@@ -129,7 +129,11 @@ export default async function PlanPageView({
       <section aria-labelledby="picture-heading" className="two-col">
         <div>
           <h2 id="picture-heading">Flow</h2>
-          <PlanFlow steps={page.steps} conditions={page.branchingConditions} />
+          <PlanFlow
+            steps={page.steps}
+            conditions={page.branchingConditions}
+            bindings={page.bindingEdges}
+          />
         </div>
         <div>
           <h2>Timeline</h2>
