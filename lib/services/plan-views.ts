@@ -1,8 +1,8 @@
 /**
  * Read models for the web UI: the plans list with filters and paging, the
  * reviewer's inbox count, a plan's page with its audit trail and the bindings
- * between its steps, and the admin's views of stalled work and the tool-call
- * log. Reads only; every query is scoped to the tenant.
+ * between its steps, and the admin's views of stalled and paused work and the
+ * tool-call log. Reads only; every query is scoped to the tenant.
  */
 import {
   and,
@@ -13,6 +13,7 @@ import {
   gte,
   ilike,
   inArray,
+  isNotNull,
   lte,
   notInArray,
   or,
@@ -277,9 +278,12 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
 export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
 /**
- * Admin: work that needs a person. Plans marked stalled, executing plans with a
- * step in progress past the threshold, and active plans holding a failed step
- * (which retry_step can send back to pending), least recently active first.
+ * Admin: work that needs a person, least recently active first. `stalled`:
+ * plans marked stalled, executing plans with a step in progress past the
+ * threshold, and active plans holding a failed step (which retry_step can send
+ * back to pending). `paused`: active plans whose server-run steps stopped, with
+ * the reason; a plan listed there is not listed again under `stalled`, but
+ * keeps its stalled and failed steps (a tool error leaves its step failed).
  */
 export async function listStalledPlans(ctx: ViewContext) {
   const now = new Date();
@@ -299,6 +303,10 @@ export async function listStalledPlans(ctx: ViewContext) {
           and(
             inArray(researchPlans.status, ["planning", "executing"]),
             sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'failed')`,
+          ),
+          and(
+            notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+            isNotNull(researchPlans.pauseReason),
           ),
         ),
       ),
@@ -320,7 +328,7 @@ export async function listStalledPlans(ctx: ViewContext) {
             ),
           )
           .orderBy(asc(planSteps.stepOrder));
-  return candidates.map((plan) => {
+  const cards = candidates.map((plan) => {
     const own = steps.filter((s) => s.planId === plan.id);
     return {
       planId: plan.id,
@@ -331,9 +339,18 @@ export async function listStalledPlans(ctx: ViewContext) {
       failedSteps: own
         .filter((s) => s.status === "failed")
         .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
+      pauseReason: plan.pauseReason,
     };
   });
+  return {
+    stalled: cards.filter((card) => !card.pauseReason),
+    paused: cards.flatMap(({ pauseReason, ...card }) =>
+      pauseReason ? [{ ...card, pauseReason }] : [],
+    ),
+  };
 }
+
+export type StalledPlans = Awaited<ReturnType<typeof listStalledPlans>>;
 
 export const toolCallFilterInput = z.object({
   tool: z.string().trim().max(100).optional(),
