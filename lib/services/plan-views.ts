@@ -1,8 +1,8 @@
 /**
  * Read models for the web UI: the plans list with filters and paging, the
- * reviewer's inbox count, a plan's page with its audit trail, and the admin's
- * views of stalled work and the tool-call log. Reads only; every query is
- * scoped to the tenant.
+ * reviewer's inbox count, a plan's page with its audit trail and the bindings
+ * between its steps, and the admin's views of stalled and paused work and the
+ * tool-call log. Reads only; every query is scoped to the tenant.
  */
 import {
   and,
@@ -13,6 +13,7 @@ import {
   gte,
   ilike,
   inArray,
+  isNotNull,
   lte,
   notInArray,
   or,
@@ -21,10 +22,11 @@ import {
 import { z } from "zod";
 import { apiKeys, mcpToolCallLog, planAuditLog, planSteps, researchPlans } from "../db/schema";
 import { isAppError } from "../plan-engine/app-error";
+import { findBindings } from "../plan-engine/bindings";
 import { computeProgress, stallWarnings } from "../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
-import { loadPlanContext } from "./research-context";
+import { loadPlanContext, type PlanContext } from "./research-context";
 import { parseInput } from "./validation";
 
 export const PLAN_FILTERS = [
@@ -146,7 +148,48 @@ export async function countAwaitingReview(ctx: ViewContext): Promise<number> {
 
 export const AUDIT_PAGE_SIZE = 25;
 
-/** The plan page: the plan's whole context, stall information and one page of its audit trail, newest first. */
+/**
+ * Every binding of a step on an earlier step's result, as an edge of the flow
+ * from the producing step to the consuming one: one edge per pair and field,
+ * carrying the binding texts. `{{plan.researchQuestion}}` reads no step, so it
+ * draws no edge.
+ */
+function bindingEdges(steps: PlanContext["steps"]) {
+  const idOf = new Map(steps.map((s) => [s.stepOrder, s.stepId]));
+  return steps.flatMap((step) =>
+    (["arguments", "inputs"] as const).flatMap((field) => {
+      const byProducer = new Map<number, Set<string>>();
+      for (const binding of findBindings(step[field]).bindings) {
+        if (binding.kind !== "step") continue;
+        const texts = byProducer.get(binding.stepOrder) ?? new Set<string>();
+        byProducer.set(binding.stepOrder, texts.add(binding.text));
+      }
+      return [...byProducer].flatMap(([fromStepOrder, texts]) => {
+        const fromStepId = idOf.get(fromStepOrder);
+        return fromStepId
+          ? [
+              {
+                fromStepId,
+                fromStepOrder,
+                toStepId: step.stepId,
+                toStepOrder: step.stepOrder,
+                field,
+                bindings: [...texts],
+              },
+            ]
+          : [];
+      });
+    }),
+  );
+}
+
+export type BindingEdge = ReturnType<typeof bindingEdges>[number];
+
+/**
+ * The plan page: the plan's whole context, stall information, the bindings
+ * between steps, the arguments each server-run step last ran with, and one
+ * page of its audit trail, newest first.
+ */
 export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 1) {
   if (!z.uuid().safeParse(planId).success) return undefined;
   const page = Math.max(1, Math.floor(auditPage));
@@ -166,6 +209,29 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
       .orderBy(desc(planAuditLog.seq))
       .limit(AUDIT_PAGE_SIZE)
       .offset((page - 1) * AUDIT_PAGE_SIZE);
+    // A server step's resolved arguments are kept only on the step_started row
+    // Cairn wrote when it ran the step; the latest one is the run its result
+    // (or failure) came from. Plans without server steps skip the query.
+    const serverStepIds = context.steps.filter((s) => s.tool).map((s) => s.stepId);
+    const runs =
+      serverStepIds.length === 0
+        ? []
+        : await tx
+            .selectDistinctOn([planAuditLog.stepId], {
+              stepId: planAuditLog.stepId,
+              arguments: sql<unknown>`${planAuditLog.payload} -> 'arguments'`,
+              createdAt: planAuditLog.createdAt,
+            })
+            .from(planAuditLog)
+            .where(
+              and(
+                where,
+                eq(planAuditLog.eventType, "step_started"),
+                eq(planAuditLog.actorType, "system"),
+                inArray(planAuditLog.stepId, serverStepIds),
+              ),
+            )
+            .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
     const warnings = stallWarnings(
       context.steps.map((s) => ({
@@ -179,6 +245,15 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
     );
     return {
       ...context,
+      steps: context.steps.map((step) => {
+        const run = runs.find((r) => r.stepId === step.stepId);
+        return {
+          ...step,
+          /** The arguments Cairn last ran this server step with, bindings resolved. */
+          ranWith: run ? { arguments: run.arguments, at: run.createdAt.toISOString() } : null,
+        };
+      }),
+      bindingEdges: bindingEdges(context.steps),
       stallWarnings: warnings,
       stallThresholdSeconds: ctx.stallThresholdSeconds,
       now: now.toISOString(),
@@ -203,9 +278,12 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
 export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
 /**
- * Admin: work that needs a person. Plans marked stalled, executing plans with a
- * step in progress past the threshold, and active plans holding a failed step
- * (which retry_step can send back to pending), least recently active first.
+ * Admin: work that needs a person, least recently active first. `stalled`:
+ * plans marked stalled, executing plans with a step in progress past the
+ * threshold, and active plans holding a failed step (which retry_step can send
+ * back to pending). `paused`: active plans whose server-run steps stopped, with
+ * the reason; a plan listed there is not listed again under `stalled`, but
+ * keeps its stalled and failed steps (a tool error leaves its step failed).
  */
 export async function listStalledPlans(ctx: ViewContext) {
   const now = new Date();
@@ -225,6 +303,10 @@ export async function listStalledPlans(ctx: ViewContext) {
           and(
             inArray(researchPlans.status, ["planning", "executing"]),
             sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'failed')`,
+          ),
+          and(
+            notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+            isNotNull(researchPlans.pauseReason),
           ),
         ),
       ),
@@ -246,7 +328,7 @@ export async function listStalledPlans(ctx: ViewContext) {
             ),
           )
           .orderBy(asc(planSteps.stepOrder));
-  return candidates.map((plan) => {
+  const cards = candidates.map((plan) => {
     const own = steps.filter((s) => s.planId === plan.id);
     return {
       planId: plan.id,
@@ -257,9 +339,18 @@ export async function listStalledPlans(ctx: ViewContext) {
       failedSteps: own
         .filter((s) => s.status === "failed")
         .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
+      pauseReason: plan.pauseReason,
     };
   });
+  return {
+    stalled: cards.filter((card) => !card.pauseReason),
+    paused: cards.flatMap(({ pauseReason, ...card }) =>
+      pauseReason ? [{ ...card, pauseReason }] : [],
+    ),
+  };
 }
+
+export type StalledPlans = Awaited<ReturnType<typeof listStalledPlans>>;
 
 export const toolCallFilterInput = z.object({
   tool: z.string().trim().max(100).optional(),

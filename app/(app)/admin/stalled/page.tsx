@@ -1,9 +1,12 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import type { ReactNode } from "react";
+import { PauseDetails, pauseHeadline } from "@/app/_components/pause-reason";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/env";
+import type { StalledPlans } from "@/lib/services/plan-views";
 import { views } from "@/lib/web/views";
 import { RecoverForm } from "./recover-form";
 
@@ -18,67 +21,115 @@ export default async function StalledPage({
   searchParams: Promise<{ done?: string; status?: string }>;
 }) {
   const admin = await requireAdmin();
-  const plans = await views.stalledPlans(admin);
+  const { stalled, paused } = await views.stalledPlans(admin);
   const { done, status } = await searchParams;
   const doneText = done === "fail_step" || done === "retry_step" ? DONE[done] : null;
   return (
     <section>
       <h1>Stalled plans</h1>
-      <p className="muted">
-        Active plans with a step in progress for longer than{" "}
-        {formatDuration(env().CAIRN_STALL_THRESHOLD_SECONDS)}, marked stalled, or holding a failed
-        step. Fail the stuck step so the plan moves on, or retry a failed step.
-      </p>
+      <p className="muted">Active plans that need a person before they can go on.</p>
       {doneText && status && STATUSES.includes(status) ? (
         <p role="status" className="notice notice-success" data-testid="recovery-done">
           {doneText}; the plan is now {status.replace("_", " ")}.
         </p>
       ) : null}
-      {plans.length === 0 ? (
-        <p className="empty card">No stalled plans and no failed steps in active plans.</p>
-      ) : (
-        <ul className="cards">
-          {plans.map((plan) => (
-            <li key={plan.planId} className="card" data-testid="stalled-plan">
-              <header className="step-header">
-                <h2>
-                  <Link href={`/plans/${plan.planId}`}>{plan.name}</Link>
-                </h2>
-                <StatusBadge status={plan.status} />
-              </header>
-              <p className="muted">
-                Last activity <Time iso={plan.lastActivityAt} />
-              </p>
-              <ul className="plain">
-                {plan.stalledSteps.map((step) => (
-                  <li key={step.stepId}>
-                    Step {step.stepOrder} in progress for{" "}
-                    <strong>{formatDuration(step.inProgressSeconds)}</strong>{" "}
-                    <RecoverForm
-                      planId={plan.planId}
-                      stepId={step.stepId}
-                      action="fail_step"
-                      label={`Fail step ${step.stepOrder}`}
-                    />
-                  </li>
-                ))}
-                {plan.failedSteps.map((step) => (
-                  <li key={step.stepId}>
-                    Step {step.stepOrder} failed
-                    {step.failureReason ? `: ${step.failureReason}` : ""}{" "}
-                    <RecoverForm
-                      planId={plan.planId}
-                      stepId={step.stepId}
-                      action="retry_step"
-                      label={`Retry step ${step.stepOrder}`}
-                    />
-                  </li>
-                ))}
-              </ul>
-            </li>
-          ))}
-        </ul>
-      )}
+      <section aria-labelledby="stuck-heading">
+        <h2 id="stuck-heading">Stuck and failed steps</h2>
+        <p className="muted">
+          Active plans with a step in progress for longer than{" "}
+          {formatDuration(env().CAIRN_STALL_THRESHOLD_SECONDS)}, marked stalled, or holding a failed
+          step. Fail the stuck step so the plan moves on, or retry a failed step.
+        </p>
+        {stalled.length === 0 ? (
+          <p className="empty card">No stalled plans and no failed steps in active plans.</p>
+        ) : (
+          <ul className="cards">
+            {stalled.map((plan) => (
+              <PlanCard key={plan.planId} plan={plan} testId="stalled-plan" />
+            ))}
+          </ul>
+        )}
+      </section>
+      <section aria-labelledby="paused-heading">
+        <h2 id="paused-heading">Paused plans</h2>
+        <p className="muted">
+          Plans whose next step Cairn runs itself could not run. The agent&apos;s next{" "}
+          <code>get_next_step</code> answers with the same reason and the call that unblocks it; a
+          step that failed can also be retried here.
+        </p>
+        {paused.length === 0 ? (
+          <p className="empty card">No paused plans.</p>
+        ) : (
+          <ul className="cards">
+            {paused.map((plan) => (
+              <PlanCard key={plan.planId} plan={plan} testId="paused-plan">
+                <p className="strong">{pauseHeadline(plan.pauseReason)}</p>
+                <details>
+                  <summary>Reason and the call that unblocks it</summary>
+                  <PauseDetails reason={plan.pauseReason} />
+                </details>
+              </PlanCard>
+            ))}
+          </ul>
+        )}
+      </section>
     </section>
+  );
+}
+
+/** A plan needing a person: `children` (its pause), then its stalled steps to fail and failed steps to retry. */
+function PlanCard({
+  plan,
+  testId,
+  children,
+}: {
+  plan: StalledPlans["stalled"][number];
+  testId: string;
+  children?: ReactNode;
+}) {
+  return (
+    <li className="card" data-testid={testId}>
+      <header className="step-header">
+        <h3>
+          <Link href={`/plans/${plan.planId}`}>{plan.name}</Link>
+        </h3>
+        <StatusBadge status={plan.status} />
+      </header>
+      <p className="muted">
+        Last activity <Time iso={plan.lastActivityAt} />
+      </p>
+      {children}
+      <ul className="plain">
+        {plan.stalledSteps.map((step) => (
+          <li key={step.stepId}>
+            Step {step.stepOrder} in progress for{" "}
+            <strong>{formatDuration(step.inProgressSeconds)}</strong>{" "}
+            <RecoverForm
+              planId={plan.planId}
+              stepId={step.stepId}
+              action="fail_step"
+              label={`Fail step ${step.stepOrder}`}
+            />
+          </li>
+        ))}
+        {plan.failedSteps.map((step) => (
+          <li key={step.stepId}>
+            Step {step.stepOrder} failed
+            {/* The paused step's failure is the pause reason already shown above. */}
+            {step.stepId === plan.pauseReason?.stepId
+              ? " (the reason above)"
+              : step.failureReason
+                ? `: ${step.failureReason}`
+                : ""}{" "}
+            <RecoverForm
+              planId={plan.planId}
+              stepId={step.stepId}
+              action="retry_step"
+              label={`Retry step ${step.stepOrder}`}
+            />
+          </li>
+        ))}
+      </ul>
+    </li>
   );
 }

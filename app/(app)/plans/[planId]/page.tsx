@@ -3,6 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
 import { Pagination } from "@/app/_components/pagination";
+import { PauseDetails, pauseHeadline } from "@/app/_components/pause-reason";
 import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
@@ -12,6 +13,7 @@ import { views } from "@/lib/web/views";
 import { DeliverableView } from "./deliverable-view";
 import { PlanFlow, StepTimeline } from "./plan-picture";
 import { ReviewArea } from "./review-area";
+import { StepIo } from "./step-io";
 
 export const metadata: Metadata = { title: "Plan" };
 
@@ -37,6 +39,8 @@ export default async function PlanPageView({
   const pending = page.reviews.find((r) => r.status === "pending") ?? null;
   const metadata = page.skillExecution?.metadata ?? {};
   const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : null);
+  // A pause only holds up a plan that can still go on.
+  const pause = active ? page.plan.pauseReason : null;
 
   return (
     <article className="plan">
@@ -71,6 +75,21 @@ export default async function PlanPageView({
           </details>
         ) : null}
       </header>
+
+      {pause ? (
+        <section
+          className="notice notice-warning pause"
+          role="status"
+          aria-labelledby="pause-heading"
+          data-testid="plan-pause"
+        >
+          <h2 id="pause-heading">
+            Paused at <a href={`#step-${pause.stepOrder}`}>step {pause.stepOrder}</a>
+          </h2>
+          <p className="strong">{pauseHeadline(pause)}</p>
+          <PauseDetails reason={pause} />
+        </section>
+      ) : null}
 
       {page.stallWarnings.length > 0 ? (
         <p className="notice notice-warning" role="status" data-testid="plan-stall-warning">
@@ -110,7 +129,11 @@ export default async function PlanPageView({
       <section aria-labelledby="picture-heading" className="two-col">
         <div>
           <h2 id="picture-heading">Flow</h2>
-          <PlanFlow steps={page.steps} conditions={page.branchingConditions} />
+          <PlanFlow
+            steps={page.steps}
+            conditions={page.branchingConditions}
+            bindings={page.bindingEdges}
+          />
         </div>
         <div>
           <h2>Timeline</h2>
@@ -189,12 +212,23 @@ function StepItem({ step, page }: { step: PlanPage["steps"][number]; page: PlanP
       ? (Date.parse(step.completedAt) - Date.parse(step.startedAt)) / 1000
       : null;
   return (
-    <li className={`card step step-${step.status}`} data-testid={`step-${step.stepOrder}`}>
+    <li
+      id={`step-${step.stepOrder}`}
+      className={`card step step-${step.status}`}
+      data-testid={`step-${step.stepOrder}`}
+    >
       <header className="step-header">
         <h3>
           {step.stepOrder}. <span className="step-type">{step.stepType}</span>
         </h3>
-        <StatusBadge status={step.status} />
+        <span className="badges">
+          {step.tool ? (
+            <span className="badge badge-server" data-testid="server-step">
+              Run by Cairn: {step.tool}
+            </span>
+          ) : null}
+          <StatusBadge status={step.status} />
+        </span>
       </header>
       {stall ? (
         <p className="notice notice-warning" data-testid="step-stall">
@@ -232,6 +266,7 @@ function StepItem({ step, page }: { step: PlanPage["steps"][number]; page: PlanP
           </>
         ) : null}
       </dl>
+      <StepIo step={step} />
       {step.resultSummary ? <p className="summary">{step.resultSummary}</p> : null}
       {step.result !== null ? (
         <details>

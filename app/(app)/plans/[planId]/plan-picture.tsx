@@ -1,4 +1,4 @@
-import type { PlanPage } from "@/lib/services/plan-views";
+import type { BindingEdge, PlanPage } from "@/lib/services/plan-views";
 
 type Step = PlanPage["steps"][number];
 type Condition = PlanPage["branchingConditions"][number];
@@ -6,17 +6,39 @@ type Condition = PlanPage["branchingConditions"][number];
 const NODE_H = 34;
 const GAP = 18;
 const NODE_W = 230;
+/** Binding arcs run in lanes left of the steps; past this many, they share lanes. */
+const BINDING_LANES = 8;
+const LANE_W = 14;
+
+function bindingText(edge: BindingEdge): string {
+  return `Step ${edge.fromStepOrder}'s result feeds step ${edge.toStepOrder}'s ${edge.field}: ${edge.bindings.join(", ")}`;
+}
 
 /**
- * The plan as a flow: steps top to bottom, and each branching condition as an
- * arc from its step to where it leads (skip_to) or to a marker (fail, add_steps).
- * Drawn in SVG on the server; the step list below carries the same facts as text.
+ * The plan as a flow: steps top to bottom (Cairn's own steps outlined dashed),
+ * each branching condition as an arc on the right from its step to where it
+ * leads (skip_to) or to a marker (fail, add_steps), and each binding as a
+ * dotted arc on the left from the step whose result it reads to the step that
+ * reads it. Drawn in SVG on the server; the step list below carries the same
+ * facts as text, and the bindings are also listed for screen readers.
  */
-export function PlanFlow({ steps, conditions }: { steps: Step[]; conditions: Condition[] }) {
+export function PlanFlow({
+  steps,
+  conditions,
+  bindings,
+}: {
+  steps: Step[];
+  conditions: Condition[];
+  bindings: BindingEdge[];
+}) {
+  const left = 20 + Math.min(bindings.length, BINDING_LANES) * LANE_W;
   const y = (order: number) => (order - 1) * (NODE_H + GAP) + 10;
   const height = steps.length * (NODE_H + GAP) + 10;
-  const width = NODE_W + 40 + Math.min(conditions.length, 8) * 22 + 60;
+  const width = left + NODE_W + 40 + Math.min(conditions.length, 8) * 22 + 60;
   const orderOfId = new Map(steps.map((s) => [s.stepId, s.stepOrder]));
+  // Shorter bindings take the lanes nearer the steps, so arcs nest instead of crossing.
+  const span = (edge: BindingEdge) => edge.toStepOrder - edge.fromStepOrder;
+  const laidOut = [...bindings].sort((a, b) => span(a) - span(b));
   return (
     <figure className="figure">
       <svg
@@ -24,18 +46,41 @@ export function PlanFlow({ steps, conditions }: { steps: Step[]; conditions: Con
         width="100%"
         style={{ maxWidth: width }}
         role="img"
-        aria-label={`Flow of ${steps.length} steps with ${conditions.length} branching conditions`}
+        aria-label={`Flow of ${steps.length} steps with ${conditions.length} branching conditions and ${bindings.length} bindings between steps`}
       >
         {steps.slice(1).map((step) => (
           <line
             key={`edge-${step.stepId}`}
-            x1={20 + NODE_W / 2}
-            x2={20 + NODE_W / 2}
+            x1={left + NODE_W / 2}
+            x2={left + NODE_W / 2}
             y1={y(step.stepOrder - 1) + NODE_H}
             y2={y(step.stepOrder)}
             className="flow-edge"
           />
         ))}
+        {laidOut.map((edge, index) => {
+          const x = left - 8 - (index % BINDING_LANES) * LANE_W;
+          // Out of a step's upper half, into the lower half, so a step that both
+          // reads and feeds shows which is which.
+          const y1 = y(edge.fromStepOrder) + NODE_H / 3;
+          const y2 = y(edge.toStepOrder) + (NODE_H * 2) / 3;
+          return (
+            <g
+              key={`${edge.fromStepId}-${edge.toStepId}-${edge.field}`}
+              className="flow-binding"
+              data-testid="binding-edge"
+              data-from={edge.fromStepOrder}
+              data-to={edge.toStepOrder}
+            >
+              <title>{bindingText(edge)}</title>
+              <path
+                d={`M ${left} ${y1} H ${x} V ${y2} H ${left - 2}`}
+                fill="none"
+                markerEnd="url(#binding-arrow)"
+              />
+            </g>
+          );
+        })}
         {conditions.map((condition, index) => {
           const from = condition.afterStepOrder ?? 1;
           const targetId =
@@ -43,7 +88,7 @@ export function PlanFlow({ steps, conditions }: { steps: Step[]; conditions: Con
               ? condition.actionParams.stepId
               : null;
           const to = targetId ? (orderOfId.get(targetId) ?? from) : from;
-          const x = 20 + NODE_W + 14 + index * 22;
+          const x = left + NODE_W + 14 + index * 22;
           const y1 = y(from) + NODE_H / 2;
           const y2 = condition.ifTrueAction === "skip_to" ? y(to) + NODE_H / 2 : y1 + 14;
           return (
@@ -61,7 +106,7 @@ export function PlanFlow({ steps, conditions }: { steps: Step[]; conditions: Con
                     : " (did not fire)"}
               </title>
               <path
-                d={`M ${20 + NODE_W} ${y1} H ${x} V ${y2} H ${20 + NODE_W + 4}`}
+                d={`M ${left + NODE_W} ${y1} H ${x} V ${y2} H ${left + NODE_W + 4}`}
                 fill="none"
                 markerEnd="url(#arrow)"
               />
@@ -72,10 +117,19 @@ export function PlanFlow({ steps, conditions }: { steps: Step[]; conditions: Con
           );
         })}
         {steps.map((step) => (
-          <g key={step.stepId} className={`flow-node flow-${step.status}`}>
-            <rect x={20} y={y(step.stepOrder)} width={NODE_W} height={NODE_H} rx={6} />
-            <text x={30} y={y(step.stepOrder) + NODE_H / 2 + 5}>
-              {step.stepOrder}. {step.stepType} · {step.status.replace("_", " ")}
+          <g
+            key={step.stepId}
+            className={`flow-node flow-${step.status}${step.tool ? " flow-server" : ""}`}
+          >
+            <title>
+              Step {step.stepOrder} ({step.stepType}
+              {step.tool ? `, run by Cairn with ${step.tool}` : ""}):{" "}
+              {step.status.replace("_", " ")}
+            </title>
+            <rect x={left} y={y(step.stepOrder)} width={NODE_W} height={NODE_H} rx={6} />
+            <text x={left + 10} y={y(step.stepOrder) + NODE_H / 2 + 5}>
+              {/* A server step is named by its tool, which says more than its type. */}
+              {step.stepOrder}. {step.tool ?? step.stepType} · {step.status.replace("_", " ")}
             </text>
           </g>
         ))}
@@ -91,12 +145,55 @@ export function PlanFlow({ steps, conditions }: { steps: Step[]; conditions: Con
           >
             <path d="M 0 0 L 10 5 L 0 10 z" />
           </marker>
+          <marker
+            id="binding-arrow"
+            viewBox="0 0 10 10"
+            refX="9"
+            refY="5"
+            markerWidth="6"
+            markerHeight="6"
+            orient="auto"
+            className="flow-binding-arrow"
+          >
+            <path d="M 0 0 L 10 5 L 0 10 z" />
+          </marker>
         </defs>
       </svg>
       <figcaption className="muted">
-        Steps in order; arcs are branching conditions (solid when they fired).
+        <ul className="flow-legend">
+          <li>
+            <Swatch kind="server" /> steps in order; dashed outline: run by Cairn
+          </li>
+          <li>
+            <Swatch kind="branch" /> on the right: branching conditions (solid when they fired)
+          </li>
+          <li>
+            <Swatch kind="binding" /> on the left: bindings, an earlier step&apos;s result read by a
+            later step
+          </li>
+        </ul>
+        {bindings.length > 0 ? (
+          <ul className="sr-only" aria-label="Bindings between steps" data-testid="binding-list">
+            {bindings.map((edge) => (
+              <li key={`${edge.fromStepId}-${edge.toStepId}-${edge.field}`}>{bindingText(edge)}</li>
+            ))}
+          </ul>
+        ) : null}
       </figcaption>
     </figure>
+  );
+}
+
+/** A legend's sample of a line style; decorative, the text beside it says what it means. */
+function Swatch({ kind }: { kind: "server" | "branch" | "binding" }) {
+  return (
+    <svg width="28" height="10" aria-hidden="true" className={`flow-swatch flow-swatch-${kind}`}>
+      {kind === "server" ? (
+        <rect x="1" y="1" width="26" height="8" rx="2" />
+      ) : (
+        <line x1="1" y1="5" x2="27" y2="5" />
+      )}
+    </svg>
   );
 }
 
