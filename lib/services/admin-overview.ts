@@ -16,6 +16,8 @@ export const TOOL_CALL_WINDOW_HOURS = 24;
 export type AdminOverview = {
   /** Plans the stalled page lists: stalled, stuck past the threshold, or holding a failed step. */
   stalledPlans: number;
+  /** Plans paused on a server-run step (listed apart on the same page). */
+  pausedPlans: number;
   /** Tool calls of the last `TOOL_CALL_WINDOW_HOURS` hours, and how many of them failed. */
   toolCalls: { calls: number; errors: number };
   /** Research skill runs ever recorded. */
@@ -48,7 +50,8 @@ export async function adminOverview(ctx: ViewContext, now = new Date()): Promise
     .from(apiKeys)
     .where(and(eq(apiKeys.tenantId, ctx.tenantId), isNull(apiKeys.revokedAt)));
   return {
-    stalledPlans: stalled.length,
+    stalledPlans: stalled.stalled.length,
+    pausedPlans: stalled.paused.length,
     toolCalls: { calls: calls?.calls ?? 0, errors: calls?.errors ?? 0 },
     skillRuns: runs?.n ?? 0,
     users: people?.n ?? 0,

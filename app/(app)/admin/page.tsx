@@ -20,7 +20,7 @@ export default async function AdminPage() {
       href: "/admin/stalled",
       title: "Stalled plans",
       count: overview.stalledPlans,
-      detail: `${plural(overview.stalledPlans, "plan")} stalled or holding a failed step`,
+      detail: `${plural(overview.stalledPlans, "plan")} stalled or holding a failed step; ${plural(overview.pausedPlans, "plan")} paused on a server-run step`,
     },
     {
       id: "tool-calls",
