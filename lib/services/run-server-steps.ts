@@ -284,7 +284,7 @@ export async function runServerSteps(
         ...stepRef,
         errorCode: code,
         retryable,
-        message: `Step ${next.stepOrder} (${next.tool}) failed: ${code}: ${message}. ${retryable ? "Calling it again may help: retry the step with modify_plan retry_step, then get_next_step." : `Calling it again will fail the same way: do the step yourself and give its result with submit_step_result (or call ${next.tool} with completesStep once what was wrong is fixed).`}`,
+        message: `Step ${next.stepOrder} (${next.tool}) failed: ${code}: ${message.replace(/\.$/, "")}. ${retryable ? "Calling it again may help: retry the step with modify_plan retry_step, then get_next_step." : `Calling it again will fail the same way: do the step yourself and give its result with submit_step_result (or call ${next.tool} with completesStep once what was wrong is fixed).`}`,
         suggestedTool: retryable
           ? {
               name: "modify_plan",
