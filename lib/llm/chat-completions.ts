@@ -4,6 +4,8 @@
  * returning the first choice's text. Every failure becomes LLM_UPSTREAM_ERROR
  * with what the caller can do about it; the API key never appears in a message.
  */
+
+import { readLimited } from "../http/read-limited";
 import { AppError } from "../plan-engine/app-error";
 
 export type ChatMessage = { role: "system" | "user" | "assistant"; content: string };
@@ -60,7 +62,7 @@ export async function chatCompletion(
 
   let body: string | undefined;
   try {
-    body = await readLimited(response, MAX_ANSWER_BYTES);
+    body = await readResponseLimited(response, MAX_ANSWER_BYTES);
   } catch (error) {
     const timedOut = error instanceof Error && error.name === "TimeoutError";
     throw upstream(
@@ -113,25 +115,14 @@ export async function chatCompletion(
 }
 
 /** The response body as text, or undefined when it is larger than `maxBytes` (then left unread). */
-async function readLimited(response: Response, maxBytes: number): Promise<string | undefined> {
+async function readResponseLimited(
+  response: Response,
+  maxBytes: number,
+): Promise<string | undefined> {
   const declared = Number(response.headers.get("content-length") ?? 0);
   if (declared > maxBytes) {
     await response.body?.cancel();
     return undefined;
   }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  return readLimited(response.body, maxBytes);
 }

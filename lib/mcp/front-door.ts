@@ -6,6 +6,7 @@
  * 413 without being read to the end, malformed JSON gets a JSON-RPC parse error
  * at once instead of a hanging request, and a JSON-RPC batch is refused.
  */
+import { readLimited } from "../http/read-limited";
 
 export type FrontDoorOptions = {
   maxBodyBytes: number;
@@ -68,25 +69,6 @@ function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
 function bearerTokenOf(authorization: string | null): string | undefined {
   const match = authorization === null ? null : /^Bearer\s+(.+)$/i.exec(authorization.trim());
   return match?.[1]?.trim() || undefined;
-}
-
-/** Reads at most `limit` bytes; undefined when the body is larger. */
-async function readBody(request: Request, limit: number): Promise<string | undefined> {
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
@@ -153,7 +135,7 @@ export function withFrontDoor<Caller>(
       );
     const declared = Number(request.headers.get("content-length") ?? "0");
     if (declared > options.maxBodyBytes) return tooLarge();
-    const body = await readBody(request, options.maxBodyBytes);
+    const body = await readLimited(request.body, options.maxBodyBytes);
     if (body === undefined) return tooLarge();
     let parsed: unknown;
     try {

@@ -57,3 +57,33 @@ export function loopEffectsSql(
   )`);
   return parts;
 }
+
+type StatusCases = { othersAwaitInput: string; othersAllTerminal: string; otherwise: string };
+
+/**
+ * For a guarded one-statement write (decideCommonSubmit, decideCommonReviewDecision):
+ * the plan's next status, picked from the engine's three cases by the other
+ * steps of the plan, aggregated over a relation `other` of plan_step rows.
+ */
+export function planStatusFromOthers(when: StatusCases, terminal: readonly string[]): SQL {
+  const terminalList = sql.join(
+    terminal.map((status) => sql`${status}::step_status`),
+    sql`, `,
+  );
+  return sql`case
+      when bool_or(other.status = 'awaiting_input') then ${when.othersAwaitInput}
+      when coalesce(bool_and(other.status in (${terminalList})), true) then ${when.othersAllTerminal}
+      else ${when.otherwise}
+    end::plan_status`;
+}
+
+/** The plan row's update in a guarded write: only when the statement's `decided` relation has a row. */
+export function decidedPlanUpdate(planId: string, now: string): SQL {
+  return sql`plan_update as (
+      update research_plan set status = decided.plan_status, updated_at = ${now}::timestamptz,
+        completed_at = case when decided.plan_status in ('completed', 'failed')
+          then ${now}::timestamptz else completed_at end
+      from decided
+      where research_plan.id = ${planId}::uuid
+    )`;
+}

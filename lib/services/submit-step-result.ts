@@ -29,7 +29,7 @@ import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { compileSchema, describeErrors } from "./extract-data";
 import { planIdField, stepIdField } from "./fields";
-import { loopEffectsSql } from "./loop-writes";
+import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "./loop-writes";
 import { planNotFound, stepNotFound } from "./plan-access";
 import { parseInput } from "./validation";
 
@@ -260,10 +260,6 @@ async function submitInOneStatement(
   const decided = decideCommonSubmit(input.planId, event);
   const { planStatusWhen: when, preconditions: pre } = decided;
   const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-  const terminal = sql.join(
-    pre.terminalStepStatuses.map((status) => sql`${status}::step_status`),
-    sql`, `,
-  );
   const [row] = await selectRows<{ ok: boolean; planStatus: PlanStatus; stepOrder: number }>(
     ctx.db,
     sql`
@@ -278,11 +274,7 @@ async function submitInOneStatement(
       for update
     ), decided as materialized (
       select step.step_order,
-        case
-          when bool_or(other.status = 'awaiting_input') then ${when.othersAwaitInput}
-          when coalesce(bool_and(other.status in (${terminal})), true) then ${when.othersAllTerminal}
-          else ${when.otherwise}
-        end::plan_status as plan_status
+        ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
       from plan join step on true
         left join plan_step other on other.plan_id = plan.id and other.id <> step.id
       where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
@@ -302,13 +294,7 @@ async function submitInOneStatement(
         completed_at = ${now}::timestamptz, lease_expires_at = null,
         attempt = greatest(attempt, 1), updated_at = ${now}::timestamptz
       where id = ${input.stepId}::uuid and exists (select 1 from decided)
-    ), plan_update as (
-      update research_plan set status = decided.plan_status, updated_at = ${now}::timestamptz,
-        completed_at = case when decided.plan_status in ('completed', 'failed')
-          then ${now}::timestamptz else completed_at end
-      from decided
-      where research_plan.id = ${input.planId}::uuid
-    ), audit as (
+    ), ${decidedPlanUpdate(input.planId, now)}, audit as (
       ${auditInsert(ctx, decided.audit, {
         when: sql`select 1 from decided`,
         payloadFrom: sql`jsonb_build_object('stepOrder', (select step_order from decided))`,

@@ -30,7 +30,7 @@ import {
 import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
-import { loopEffectsSql } from "./loop-writes";
+import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "./loop-writes";
 import { loadStepSummaries, lockPlan, lockStep } from "./plan-access";
 import { parseInput } from "./validation";
 
@@ -100,10 +100,6 @@ async function decideInOneStatement(
 ): Promise<UserDecisionResult | undefined> {
   const decided = decideCommonReviewDecision(input.planId, input.decision, feedback);
   const { planStatusWhen: when, preconditions: pre } = decided;
-  const terminal = sql.join(
-    pre.terminalStepStatuses.map((status) => sql`${status}::step_status`),
-    sql`, `,
-  );
   const ends = ["completed", "skipped", "failed"].includes(decided.stepStatus);
   const [row] = await selectRows<{
     ok: boolean;
@@ -132,11 +128,7 @@ async function decideInOneStatement(
     ), decided as materialized (
       select step.id as step_id, step.step_order, review.id as review_id,
         step.instructions || ${decided.instructionsSuffix}::text as instructions,
-        case
-          when bool_or(other.status = 'awaiting_input') then ${when.othersAwaitInput}
-          when coalesce(bool_and(other.status in (${terminal})), true) then ${when.othersAllTerminal}
-          else ${when.otherwise}
-        end::plan_status as plan_status
+        ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
       from plan join review on true join step on true
         left join plan_step other on other.plan_id = plan.id and other.id <> step.id
       where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
@@ -167,13 +159,7 @@ async function decideInOneStatement(
         ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
         ${now}::timestamptz
       from decided
-    ), plan_update as (
-      update research_plan set status = decided.plan_status, updated_at = ${now}::timestamptz,
-        completed_at = case when decided.plan_status in ('completed', 'failed')
-          then ${now}::timestamptz else completed_at end
-      from decided
-      where research_plan.id = ${input.planId}::uuid
-    ), audit as (
+    ), ${decidedPlanUpdate(input.planId, now)}, audit as (
       ${auditInsert(ctx, decided.audit, {
         when: sql`select 1 from decided`,
         stepIdFrom: sql`(select step_id from decided)`,

@@ -5,6 +5,9 @@
  * engine's own audit entries) and by the integration tests (on the rows the
  * server wrote), so "audit rows = transitions" is one definition.
  */
+import { asc, eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { planAuditLog, planSteps, researchPlans } from "@/lib/db/schema";
 import type { StepStatus } from "@/lib/plan-engine/states";
 import { canTransitionStep } from "@/lib/plan-engine/transitions";
 
@@ -95,6 +98,38 @@ export function replayAudit(
     if (!removed.has(id) && !steps.some((s) => s.id === id)) {
       problems.push(`audit rows name step ${id}, which the plan does not have`);
     }
+  }
+  return problems;
+}
+
+/**
+ * `replayAudit` for every plan stored in a database (or the ones named): the
+ * problems per plan id, only for plans that have any, so `{}` means every
+ * trail matches its steps.
+ */
+export async function storedAuditProblems(
+  db: Database,
+  planIds?: readonly string[],
+): Promise<Record<string, string[]>> {
+  const ids =
+    planIds ?? (await db.select({ id: researchPlans.id }).from(researchPlans)).map((p) => p.id);
+  const problems: Record<string, string[]> = {};
+  for (const planId of ids) {
+    const steps = await db
+      .select({ id: planSteps.id, status: planSteps.status })
+      .from(planSteps)
+      .where(eq(planSteps.planId, planId));
+    const rows = await db
+      .select({
+        eventType: planAuditLog.eventType,
+        stepId: planAuditLog.stepId,
+        payload: planAuditLog.payload,
+      })
+      .from(planAuditLog)
+      .where(eq(planAuditLog.planId, planId))
+      .orderBy(asc(planAuditLog.seq));
+    const found = replayAudit(steps, rows);
+    if (found.length > 0) problems[planId] = found;
   }
   return problems;
 }
