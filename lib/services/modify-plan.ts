@@ -106,12 +106,13 @@ function findStep(steps: StepRow[], planId: string, stepId: string | undefined, 
 
 async function renumber(tx: Transaction, orderedIds: string[], now: Date) {
   if (orderedIds.length === 0) return;
-  // One statement: each id gets its 1-based position in the list.
+  // One statement: each id gets its 1-based position in the list. The ids travel
+  // as one bound JSON parameter, never spliced into the SQL text.
   await tx.execute(sql`
     update plan_step set step_order = ordered.position, updated_at = ${now.toISOString()}
-    from unnest(${sql.raw(`ARRAY[${orderedIds.map((id) => `'${id}'::uuid`).join(",")}]`)})
+    from jsonb_array_elements_text(${JSON.stringify(orderedIds)}::jsonb)
       with ordinality as ordered(id, position)
-    where plan_step.id = ordered.id`);
+    where plan_step.id = ordered.id::uuid`);
 }
 
 async function apply(
