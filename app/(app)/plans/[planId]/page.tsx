@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { headers } from "next/headers";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
@@ -16,6 +17,18 @@ import { ReviewArea } from "./review-area";
 export const metadata: Metadata = { title: "Plan" };
 
 const FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
+
+/** This page's own origin, as the browser sees it: Markdown images from it may be shown. */
+async function pageOrigin(): Promise<string | null> {
+  const list = await headers();
+  const host = list.get("x-forwarded-host") ?? list.get("host");
+  if (!host) return null;
+  try {
+    return new URL(`${list.get("x-forwarded-proto") ?? "http"}://${host}`).origin;
+  } catch {
+    return null;
+  }
+}
 
 type Params = { planId: string };
 type Search = { audit?: string };
@@ -96,7 +109,7 @@ export default async function PlanPageView({
         }
       />
 
-      <DeliverableView page={page} />
+      <DeliverableView page={page} origin={await pageOrigin()} />
 
       <section aria-labelledby="steps-heading">
         <h2 id="steps-heading">Steps</h2>
