@@ -11,23 +11,25 @@ import { expect, planAwaitingReview, signIn, test } from "./fixtures";
 
 type Violation = { directive: string; blockedURI: string };
 
-/** Collects the page's CSP violations: the DOM events and the console's reports. */
+/** Collects the CSP violations of every document the page loads: the DOM events and the console's reports. */
 async function watchCsp(page: Page) {
   const console: string[] = [];
+  const events: Violation[] = [];
   page.on("console", (message) => {
     if (/Content Security Policy|Refused to/i.test(message.text())) console.push(message.text());
   });
+  await page.exposeFunction("__reportCsp", (violation: Violation) => {
+    events.push(violation);
+  });
   await page.addInitScript(() => {
-    const seen: Violation[] = [];
-    (window as unknown as { __csp: Violation[] }).__csp = seen;
     document.addEventListener("securitypolicyviolation", (event) => {
-      seen.push({ directive: event.violatedDirective, blockedURI: event.blockedURI });
+      (window as unknown as { __reportCsp: (v: Violation) => void }).__reportCsp({
+        directive: event.violatedDirective,
+        blockedURI: event.blockedURI,
+      });
     });
   });
-  return {
-    console,
-    events: () => page.evaluate(() => (window as unknown as { __csp: Violation[] }).__csp),
-  };
+  return { console, events: async () => [...events] };
 }
 
 /** A server on another port (so another origin) that counts what it is asked for. */
