@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import type { ReactNode } from "react";
 import "./globals.css";
 
@@ -7,7 +8,13 @@ export const metadata: Metadata = {
   description: "A durable research-plan engine for AI platforms, with people at the checkpoints.",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+/**
+ * Every page renders per request: its scripts carry the nonce of the request's
+ * Content-Security-Policy (proxy.ts), which a page prerendered at build time
+ * could not have.
+ */
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  await connection();
   return (
     <html lang="en">
       <body>

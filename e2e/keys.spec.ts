@@ -61,3 +61,29 @@ test("a key created in the UI works with the MCP route and stops at once when re
   });
   expect(refused.status).toBe(401);
 });
+
+test("adding a user whose e-mail is taken says where: in this team or in another one", async ({
+  page,
+  app,
+}) => {
+  await signIn(page, app.tenantA.email);
+  await page.goto("/admin/users");
+  const userForm = page.locator("form", { has: page.getByRole("heading", { name: "Add a user" }) });
+  const add = async (email: string) => {
+    await userForm.getByLabel("E-mail").fill(email);
+    await userForm.getByLabel(/Password/).fill("another long password");
+    await userForm.getByRole("button", { name: "Add user" }).click();
+  };
+
+  // Beta's admin, in other letters: the admin cannot see Beta's users, so the page says why.
+  await add(app.tenantB.email.toUpperCase());
+  await expect(userForm.getByTestId("action-message")).toHaveText(
+    `${app.tenantB.email} already belongs to an account in another team. An e-mail address signs in to one team only, so it cannot be added here: use a different address.`,
+  );
+  await expect(page.getByTestId("users")).not.toContainText(app.tenantB.email);
+
+  await add(app.tenantA.researcherEmail);
+  await expect(userForm.getByTestId("action-message")).toHaveText(
+    `${app.tenantA.researcherEmail} is already a user of this team.`,
+  );
+});

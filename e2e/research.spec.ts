@@ -142,3 +142,56 @@ test("another tenant's artifact is a 404", async ({ page, agent, app }) => {
   await page.goto("/library?q=Alpha+only+finding");
   await expect(page.getByText("Nothing in the library matches")).toBeVisible();
 });
+
+test("the plan page lists the newest artifacts by excerpt and sends only what it shows", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const created = await agent.ok("create_research_plan", {
+    name: "A plan that stored a lot",
+    researchQuestion: "Does the plan page stay small?",
+    steps: [{ stepType: "search", instructions: "Collect." }],
+  });
+  for (let i = 1; i <= 12; i += 1) {
+    await agent.ok("store_research", {
+      artifactType: "source_summary",
+      title: `Stored source ${i}`,
+      content: { secret: `CONTENT-ONLY-${i}` },
+      contentText: `Opening words of source ${i}. ${"Filler sentence. ".repeat(30)}TEXT-TAIL-${i}`,
+      confidence: 0.6,
+      planId: created.planId,
+    });
+  }
+  await agent.ok("store_research_output", {
+    planId: created.planId,
+    outputMediaType: "markdown",
+    content: `EARLIER-DRAFT ${"words ".repeat(50_000)}`,
+  });
+  await agent.ok("store_research_output", {
+    planId: created.planId,
+    outputMediaType: "markdown",
+    content: "# Final report\n\nShort and final.",
+  });
+
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${created.planId}`);
+  await expect(page.getByTestId("deliverable")).toContainText("Short and final.");
+  const list = page.getByTestId("plan-artifacts");
+  await expect(list.getByRole("listitem")).toHaveCount(10);
+  await expect(list.getByRole("listitem").first()).toContainText("Stored source 12");
+  await expect(list.getByRole("listitem").first()).toContainText("Opening words of source 12.");
+  await expect(list).not.toContainText("Stored source 2");
+  await expect(page.getByTestId("plan-artifacts-more")).toHaveText(
+    "The newest 10 of 12 artifacts; the Library has every one.",
+  );
+  // Neither the artifacts' full content nor the earlier deliverable reach the browser.
+  const html = await page.content();
+  for (const marker of ["TEXT-TAIL-", "CONTENT-ONLY-", "EARLIER-DRAFT"]) {
+    expect(html, marker).not.toContain(marker);
+  }
+
+  // The full text is one click away.
+  await list.getByRole("link", { name: "Stored source 12" }).click();
+  await expect(page.getByText("TEXT-TAIL-12")).toBeVisible();
+});

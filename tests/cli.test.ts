@@ -183,6 +183,9 @@ describe("the admin CLI on the embedded database", () => {
     );
     expect(duplicate.status).toBe(1);
     expect(duplicate.stderr).toContain("CONFLICT");
+    expect(duplicate.stderr).toContain(
+      "ada@example.com already belongs to an account in another team.",
+    );
 
     const unknown = runCli(["create-api-key", "--email", "nobody@example.com"], env);
     expect(unknown.status).toBe(1);

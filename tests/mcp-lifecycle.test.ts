@@ -430,6 +430,11 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
       ...why,
     });
     expect(reordered.steps.map((s: { stepId: string }) => s.stepId)).toEqual(order);
+    // The new order is stored (the ids travel to the database as one bound parameter).
+    const stored = await agent.ok("get_plan_status", { planId });
+    expect(
+      stored.steps.map((s: { stepId: string; stepOrder: number }) => [s.stepOrder, s.stepId]),
+    ).toEqual(order.map((id: string, index: number) => [index + 1, id]));
     expect(
       await agent.fails("modify_plan", {
         planId,

@@ -483,6 +483,95 @@ describe.each(BACKENDS)("the research lifecycle over MCP on %s", (backend) => {
     }
   });
 
+  it("pages a plan's artifacts and returns only its newest deliverable, however much it stored", async () => {
+    const created = await agent.ok("create_research_plan", {
+      name: "Many artifacts",
+      researchQuestion: "What does a long-running plan hand back on resume?",
+      steps: [
+        { stepType: "search", instructions: "Collect sources." },
+        { stepType: "synthesize", instructions: "Write it up." },
+      ],
+    });
+    const planId = created.planId as string;
+    const stored: string[] = [];
+    for (let i = 1; i <= 30; i += 1) {
+      const artifact = await agent.ok("store_research", {
+        artifactType: "source_summary",
+        title: `Source ${i}`,
+        content: { index: i },
+        contentText: `Source number ${i}. ${"Details. ".repeat(40)}`,
+        confidence: 0.5,
+        sourceUrls: [],
+        planId,
+      });
+      stored.push(artifact.artifactId);
+    }
+    // Two earlier deliverables of almost the allowed size, then the one that counts.
+    for (const marker of ["FIRST-DRAFT", "SECOND-DRAFT"]) {
+      await agent.ok("store_research_output", {
+        planId,
+        outputMediaType: "markdown",
+        content: `${marker} ${"x".repeat(400_000)}`,
+      });
+    }
+    const latest = await agent.ok("store_research_output", {
+      planId,
+      outputMediaType: "markdown",
+      content: "# Final\n\nThe short, final report.",
+    });
+
+    // The first page, as an agent that does not know about paging gets it.
+    const first = await agent.ok("get_research_context", { planId, sessionId: SESSION });
+    expect(first.artifacts.map((a: { artifactId: string }) => a.artifactId)).toEqual(
+      stored.slice(0, 25),
+    );
+    expect(first.artifacts[0]).toMatchObject({ title: "Source 1", content: { index: 1 } });
+    expect(first.artifactsTotal).toBe(30);
+    expect(first.artifactsNextOffset).toBe(25);
+    expect(first.deliverable).toMatchObject({
+      outputId: latest.outputId,
+      content: "# Final\n\nThe short, final report.",
+    });
+    expect(JSON.stringify(first)).not.toContain("DRAFT");
+
+    // The rest, by following artifactsNextOffset.
+    const rest = await agent.ok("get_research_context", {
+      planId,
+      artifactsOffset: first.artifactsNextOffset,
+    });
+    expect(rest.artifacts.map((a: { artifactId: string }) => a.artifactId)).toEqual(
+      stored.slice(25),
+    );
+    expect(rest.artifactsNextOffset).toBeNull();
+    const small = await agent.ok("get_research_context", { planId, artifactsLimit: 10 });
+    expect(small.artifacts).toHaveLength(10);
+    expect(small.artifactsNextOffset).toBe(10);
+    expect(await agent.fails("get_research_context", { planId, artifactsLimit: 101 })).toMatch(
+      /^VALIDATION_ERROR: artifactsLimit/,
+    );
+
+    // get_step_context pages the same way.
+    const step = await agent.ok("get_next_step", { planId });
+    const stepContext = await agent.ok("get_step_context", {
+      planId,
+      stepId: step.step.stepId,
+      artifactsOffset: 20,
+      artifactsLimit: 20,
+    });
+    expect(stepContext.artifacts.map((a: { artifactId: string }) => a.artifactId)).toEqual(
+      stored.slice(20),
+    );
+    expect(stepContext).toMatchObject({ artifactsTotal: 30, artifactsNextOffset: null });
+
+    // The plan resource is the first page, with the count.
+    const resource = await agent.client.readResource({ uri: `cairn://plans/${planId}` });
+    const text = (resource.contents[0] as { text: string }).text;
+    const read = JSON.parse(text);
+    expect(read.artifacts).toHaveLength(25);
+    expect(read).toMatchObject({ artifactsTotal: 30, artifactsNextOffset: 25 });
+    expect(text).not.toContain("DRAFT");
+  });
+
   it("wrote every row and audit event of the lifecycle", async () => {
     await app.stopServer();
     const db = await app.openDatabase();

@@ -26,7 +26,7 @@ import { findBindings } from "../plan-engine/bindings";
 import { computeProgress, stallWarnings } from "../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
-import { loadPlanContext, type PlanContext } from "./research-context";
+import { artifactSummaries, loadPlanCore, type PlanCore } from "./research-context";
 import { parseInput } from "./validation";
 
 export const PLAN_FILTERS = [
@@ -154,7 +154,7 @@ export const AUDIT_PAGE_SIZE = 25;
  * carrying the binding texts. `{{plan.researchQuestion}}` reads no step, so it
  * draws no edge.
  */
-function bindingEdges(steps: PlanContext["steps"]) {
+function bindingEdges(steps: PlanCore["steps"]) {
   const idOf = new Map(steps.map((s) => [s.stepOrder, s.stepId]));
   return steps.flatMap((step) =>
     (["arguments", "inputs"] as const).flatMap((field) => {
@@ -185,21 +185,28 @@ function bindingEdges(steps: PlanContext["steps"]) {
 
 export type BindingEdge = ReturnType<typeof bindingEdges>[number];
 
+/** How many of a plan's artifacts its page lists (newest first); the rest are counted, and found in the Library. */
+export const PLAN_PAGE_ARTIFACTS = 10;
+
 /**
- * The plan page: the plan's whole context, stall information, the bindings
- * between steps, the arguments each server-run step last ran with, and one
- * page of its audit trail, newest first.
+ * The plan page: the plan, its steps, reviews, newest deliverable and feedback,
+ * its newest artifacts by title and excerpt (never their content) with their
+ * count, stall information, the bindings between steps, the arguments each
+ * server-run step last ran with, and one page of its audit trail, newest first.
+ * It is read again every few seconds while the plan runs, so it reads only what
+ * it shows.
  */
 export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 1) {
   if (!z.uuid().safeParse(planId).success) return undefined;
   const page = Math.max(1, Math.floor(auditPage));
   return ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
-    const context = await loadPlanContext(tx, ctx, planId).catch((error: unknown) => {
+    const context = await loadPlanCore(tx, ctx, planId).catch((error: unknown) => {
       if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
       throw error;
     });
     if (!context) return undefined;
+    const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
     const audit = await tx
@@ -245,6 +252,7 @@ export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 
     );
     return {
       ...context,
+      artifacts,
       steps: context.steps.map((step) => {
         const run = runs.find((r) => r.stepId === step.stepId);
         return {

@@ -1,9 +1,12 @@
 /**
  * What an agent reads to resume or continue: get_research_context (the whole
  * plan, written down as a `session_resumed` audit event) and get_step_context
- * (the results before one step, plus the plan's artifacts).
+ * (the results before one step, plus the plan's artifacts). Artifacts come in
+ * pages (artifactsOffset, artifactsLimit), and only the newest deliverable is
+ * read: neither grows with how much a plan has stored. The plan page reads the
+ * same core with short artifact summaries instead (artifactSummaries).
  */
-import { and, asc, desc, eq, lt } from "drizzle-orm";
+import { and, asc, count, desc, eq, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "../db/client";
 import {
@@ -48,13 +51,8 @@ function stepView(step: StepRow) {
   };
 }
 
-async function artifactsOf(db: Executor, ctx: Pick<ServiceContext, "tenantId">, planId: string) {
-  const rows = await db
-    .select()
-    .from(researchArtifacts)
-    .where(and(eq(researchArtifacts.planId, planId), eq(researchArtifacts.tenantId, ctx.tenantId)))
-    .orderBy(asc(researchArtifacts.createdAt));
-  return rows.map((a) => ({
+function artifactView(a: typeof researchArtifacts.$inferSelect) {
+  return {
     artifactId: a.id,
     stepId: a.stepId,
     artifactType: a.artifactType,
@@ -64,22 +62,118 @@ async function artifactsOf(db: Executor, ctx: Pick<ServiceContext, "tenantId">, 
     confidence: a.confidence,
     sourceUrls: a.sourceUrls,
     createdAt: a.createdAt.toISOString(),
-  }));
+  };
 }
+
+const artifactsOfPlan = (ctx: Pick<ServiceContext, "tenantId">, planId: string) =>
+  and(eq(researchArtifacts.planId, planId), eq(researchArtifacts.tenantId, ctx.tenantId));
+
+/** How many of a plan's artifacts get_research_context and get_step_context return in full unless asked otherwise, and at most. */
+export const CONTEXT_ARTIFACTS_DEFAULT = 25;
+export const CONTEXT_ARTIFACTS_MAX = 100;
+
+/**
+ * One page of a plan's artifacts in full, oldest first, with the total and where
+ * the next page starts (null on the last one).
+ */
+async function artifactPage(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  { offset, limit }: { offset: number; limit: number },
+) {
+  const where = artifactsOfPlan(ctx, planId);
+  const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
+  const rows = await db
+    .select()
+    .from(researchArtifacts)
+    .where(where)
+    .orderBy(asc(researchArtifacts.createdAt), asc(researchArtifacts.id))
+    .limit(limit)
+    .offset(offset);
+  const artifactsTotal = total?.n ?? 0;
+  return {
+    artifacts: rows.map(artifactView),
+    artifactsTotal,
+    artifactsNextOffset: offset + rows.length < artifactsTotal ? offset + rows.length : null,
+  };
+}
+
+/** Characters of an artifact's text that the plan page shows. */
+export const ARTIFACT_EXCERPT_CHARS = 240;
+
+/**
+ * The plan page's view of its artifacts: the newest few by title, type and a
+ * short excerpt (never their full content), and how many there are in all.
+ */
+export async function artifactSummaries(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  cap: number,
+) {
+  const where = artifactsOfPlan(ctx, planId);
+  const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
+  const rows = await db
+    .select({
+      artifactId: researchArtifacts.id,
+      stepId: researchArtifacts.stepId,
+      artifactType: researchArtifacts.artifactType,
+      title: researchArtifacts.title,
+      confidence: researchArtifacts.confidence,
+      createdAt: researchArtifacts.createdAt,
+      excerpt: sql<string>`left(${researchArtifacts.contentText}, ${ARTIFACT_EXCERPT_CHARS})`,
+      textLength: sql<number>`char_length(${researchArtifacts.contentText})::int`,
+    })
+    .from(researchArtifacts)
+    .where(where)
+    .orderBy(desc(researchArtifacts.createdAt), desc(researchArtifacts.id))
+    .limit(cap);
+  return {
+    total: total?.n ?? 0,
+    newest: rows.map(({ textLength, ...row }) => ({
+      ...row,
+      excerptTruncated: textLength > ARTIFACT_EXCERPT_CHARS,
+      createdAt: row.createdAt.toISOString(),
+    })),
+  };
+}
+
+const artifactsOffsetField = z
+  .number()
+  .int()
+  .min(0)
+  .max(1_000_000)
+  .default(0)
+  .describe(
+    "Where the page of artifacts starts (oldest first); pass the previous answer's artifactsNextOffset to read on. Default 0.",
+  );
+const artifactsLimitField = z
+  .number()
+  .int()
+  .min(0)
+  .max(CONTEXT_ARTIFACTS_MAX)
+  .default(CONTEXT_ARTIFACTS_DEFAULT)
+  .describe(
+    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX}. Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
+  );
 
 export const getResearchContextInput = z.object({
   planId: planIdField,
   sessionId: sessionIdField
     .optional()
     .describe("Your current session id; recorded as the session that resumed the plan."),
+  artifactsOffset: artifactsOffsetField,
+  artifactsLimit: artifactsLimitField,
 });
 
 /**
- * Everything recorded about a plan, read inside the caller's transaction: what
- * get_research_context returns to an agent, the plan resource shows, and the web
- * UI's plan page renders.
+ * Everything recorded about a plan but its artifacts, read inside the caller's
+ * transaction: the newest deliverable only (the one shown and returned), never
+ * the earlier ones. What get_research_context and the plan resource return, and
+ * the web UI's plan page renders, each with its own view of the artifacts.
  */
-export async function loadPlanContext(
+export async function loadPlanCore(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
@@ -116,14 +210,13 @@ export async function loadPlanContext(
     .select()
     .from(researchOutputs)
     .where(and(eq(researchOutputs.planId, plan.id), eq(researchOutputs.tenantId, ctx.tenantId)))
-    .orderBy(desc(researchOutputs.createdAt));
+    .orderBy(desc(researchOutputs.createdAt), desc(researchOutputs.id))
+    .limit(1);
   const feedback = await db
     .select()
     .from(researchFeedback)
     .where(and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)))
     .orderBy(asc(researchFeedback.createdAt));
-  const artifacts = await artifactsOf(db, ctx, plan.id);
-
   const latestOutput = outputs[0];
   return {
     plan: {
@@ -186,7 +279,6 @@ export async function loadPlanContext(
           completedAt: iso(execution.completedAt),
         }
       : null,
-    artifacts,
     deliverable: latestOutput
       ? {
           outputId: latestOutput.id,
@@ -208,6 +300,28 @@ export async function loadPlanContext(
   };
 }
 
+export type PlanCore = Awaited<ReturnType<typeof loadPlanCore>>;
+
+/**
+ * What an agent reads to resume: the plan's core and one page of its artifacts
+ * in full (the first CONTEXT_ARTIFACTS_DEFAULT unless asked otherwise), with
+ * artifactsTotal and artifactsNextOffset to read the rest.
+ */
+export async function loadPlanContext(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  page: { offset?: number; limit?: number } = {},
+) {
+  const core = await loadPlanCore(db, ctx, planId);
+  const artifacts = await artifactPage(db, ctx, core.plan.planId, {
+    offset: page.offset ?? 0,
+    limit: page.limit ?? CONTEXT_ARTIFACTS_DEFAULT,
+  });
+  const { deliverable, feedback, ...rest } = core;
+  return { ...rest, ...artifacts, deliverable, feedback };
+}
+
 export type PlanContext = Awaited<ReturnType<typeof loadPlanContext>>;
 
 /** get_research_context: the plan's whole context, recording that a session resumed it. */
@@ -217,7 +331,10 @@ export async function getResearchContext(
 ): Promise<PlanContext> {
   const input = parseInput(getResearchContextInput, raw);
   return ctx.db.transaction(async (tx) => {
-    const context = await loadPlanContext(tx, ctx, input.planId);
+    const context = await loadPlanContext(tx, ctx, input.planId, {
+      offset: input.artifactsOffset,
+      limit: input.artifactsLimit,
+    });
     await writeAuditLog(tx, ctx, {
       eventType: "session_resumed",
       planId: context.plan.planId,
@@ -242,7 +359,12 @@ export async function readPlanContext(
   return ctx.db.transaction((tx) => loadPlanContext(tx, ctx, input.planId));
 }
 
-export const getStepContextInput = z.object({ planId: planIdField, stepId: stepIdField });
+export const getStepContextInput = z.object({
+  planId: planIdField,
+  stepId: stepIdField,
+  artifactsOffset: artifactsOffsetField,
+  artifactsLimit: artifactsLimitField,
+});
 
 export async function getStepContext(
   ctx: ServiceContext,
@@ -271,7 +393,10 @@ export async function getStepContext(
       /** The step's lease, renewed by this call; null when the step is not in progress. */
       leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
       priorSteps: prior.map(stepView),
-      artifacts: await artifactsOf(tx, ctx, plan.id),
+      ...(await artifactPage(tx, ctx, plan.id, {
+        offset: input.artifactsOffset,
+        limit: input.artifactsLimit,
+      })),
     };
   });
 }

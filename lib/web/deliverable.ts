@@ -16,3 +16,27 @@ export function downloadFormat(mediaType: string): { contentType: string; extens
   if (/csv/i.test(mediaType)) return { contentType: "text/csv; charset=utf-8", extension: "csv" };
   return { contentType: "text/plain; charset=utf-8", extension: "txt" };
 }
+
+const RELATIVE_BASE = "http://relative.cairn.invalid/";
+
+/**
+ * Whether a deliverable's Markdown image may be shown: a data: image, or an
+ * address on the page's own origin (a relative path, or absolute with the same
+ * origin). Anything else would make a reader's browser call another host when
+ * the plan page opens (a tracking beacon); the Content-Security-Policy blocks
+ * that too, and the renderer does not even emit it.
+ */
+export function isAllowedImageSource(src: unknown, pageOrigin: string | null): boolean {
+  if (typeof src !== "string") return false;
+  const trimmed = src.trim();
+  if (trimmed === "") return false;
+  if (/^data:image\//i.test(trimmed)) return true;
+  let url: URL;
+  try {
+    url = new URL(trimmed, RELATIVE_BASE);
+  } catch {
+    return false;
+  }
+  if (url.origin === new URL(RELATIVE_BASE).origin) return true;
+  return pageOrigin !== null && url.origin === pageOrigin;
+}

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { getResearchContext, getResearchContextInput } from "../../services/research-context";
+import {
+  CONTEXT_ARTIFACTS_DEFAULT,
+  CONTEXT_ARTIFACTS_MAX,
+  getResearchContext,
+  getResearchContextInput,
+} from "../../services/research-context";
 import { defineTool } from "../define-tool";
 import {
   artifact,
@@ -13,8 +18,7 @@ import {
 export const getResearchContextTool = defineTool({
   name: "get_research_context",
   title: "Load a plan's full context",
-  description:
-    "Resume a plan from any session: returns the plan, every step with its instructions (including any user feedback), status, result, confidence and execution report, the branching conditions, the review history with decisions, the linked skill execution, stored artifacts, the deliverable and feedback. Records that your session resumed the plan. Then call get_next_step.",
+  description: `Resume a plan from any session: returns the plan, every step with its instructions (including any user feedback), status, result, confidence and execution report, the branching conditions, the review history with decisions, the linked skill execution, the stored artifacts, the deliverable (the newest one stored) and feedback. Artifacts come in full but paged, oldest first: the first ${CONTEXT_ARTIFACTS_DEFAULT} unless you pass artifactsLimit (up to ${CONTEXT_ARTIFACTS_MAX}); artifactsTotal says how many the plan has, and when artifactsNextOffset is not null call again with artifactsOffset set to it for the next page (or use search_sources). Records that your session resumed the plan. Then call get_next_step.`,
   inputSchema: getResearchContextInput,
   outputSchema: z.object({
     plan: z.object({
@@ -79,6 +83,8 @@ export const getResearchContextTool = defineTool({
       })
       .nullable(),
     artifacts: z.array(artifact),
+    artifactsTotal: z.number().int(),
+    artifactsNextOffset: z.number().int().nullable(),
     deliverable: z
       .object({
         outputId: z.string(),

@@ -1,10 +1,36 @@
-import ReactMarkdown from "react-markdown";
+import ReactMarkdown, { type Components, defaultUrlTransform } from "react-markdown";
 import { Time } from "@/app/_components/time";
 import type { PlanPage } from "@/lib/services/plan-views";
-import { isMarkdown } from "@/lib/web/deliverable";
+import { isAllowedImageSource, isMarkdown } from "@/lib/web/deliverable";
+
+/**
+ * Images of the deliverable's Markdown: shown from Cairn itself or data: URLs only.
+ * Any other source is named, not loaded, so opening the plan page calls no other host.
+ */
+function markdownComponents(origin: string | null): Components {
+  return {
+    img({ src, alt }) {
+      if (isAllowedImageSource(src, origin)) {
+        // biome-ignore lint/performance/noImgElement: Markdown content, not an optimisable asset
+        return <img src={src as string} alt={alt ?? ""} />;
+      }
+      return (
+        <span className="muted" data-testid="blocked-image">
+          [Image not shown: it is hosted elsewhere{alt ? ` (${alt})` : ""}]
+        </span>
+      );
+    },
+  };
+}
+
+/** react-markdown's own URL filter, but data: images survive to be checked above. */
+function keepDataImages(url: string, key: string): string {
+  if (key === "src" && /^data:image\//i.test(url.trim())) return url;
+  return defaultUrlTransform(url);
+}
 
 /** The final deliverable (Markdown rendered without raw HTML; anything else downloadable) and its feedback. */
-export function DeliverableView({ page }: { page: PlanPage }) {
+export function DeliverableView({ page, origin }: { page: PlanPage; origin: string | null }) {
   const deliverable = page.deliverable;
   if (!deliverable && page.feedback.length === 0) return null;
   return (
@@ -20,7 +46,13 @@ export function DeliverableView({ page }: { page: PlanPage }) {
           </p>
           {isMarkdown(deliverable.outputMediaType) ? (
             <div className="markdown" data-testid="deliverable">
-              <ReactMarkdown skipHtml>{deliverable.content}</ReactMarkdown>
+              <ReactMarkdown
+                skipHtml
+                components={markdownComponents(origin)}
+                urlTransform={keepDataImages}
+              >
+                {deliverable.content}
+              </ReactMarkdown>
             </div>
           ) : (
             <details>

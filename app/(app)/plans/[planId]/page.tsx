@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { headers } from "next/headers";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
@@ -18,6 +19,18 @@ import { StepIo } from "./step-io";
 export const metadata: Metadata = { title: "Plan" };
 
 const FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
+
+/** This page's own origin, as the browser sees it: Markdown images from it may be shown. */
+async function pageOrigin(): Promise<string | null> {
+  const list = await headers();
+  const host = list.get("x-forwarded-host") ?? list.get("host");
+  if (!host) return null;
+  try {
+    return new URL(`${list.get("x-forwarded-proto") ?? "http"}://${host}`).origin;
+  } catch {
+    return null;
+  }
+}
 
 type Params = { planId: string };
 type Search = { audit?: string };
@@ -115,7 +128,9 @@ export default async function PlanPageView({
         }
       />
 
-      <DeliverableView page={page} />
+      <DeliverableView page={page} origin={await pageOrigin()} />
+
+      <ArtifactList page={page} />
 
       <section aria-labelledby="steps-heading">
         <h2 id="steps-heading">Steps</h2>
@@ -196,6 +211,49 @@ export default async function PlanPageView({
         />
       </section>
     </article>
+  );
+}
+
+/** The plan's newest artifacts by title and excerpt; the full content is one click away, in the Library. */
+function ArtifactList({ page }: { page: PlanPage }) {
+  const { total, newest } = page.artifacts;
+  const orderOf = new Map(page.steps.map((s) => [s.stepId, s.stepOrder]));
+  return (
+    <section aria-labelledby="artifacts-heading">
+      <h2 id="artifacts-heading">Artifacts</h2>
+      {total === 0 ? (
+        <p className="muted">None stored yet.</p>
+      ) : (
+        <>
+          <ol className="cards" data-testid="plan-artifacts">
+            {newest.map((artifact) => {
+              const stepOrder = artifact.stepId ? orderOf.get(artifact.stepId) : undefined;
+              return (
+                <li key={artifact.artifactId} className="card">
+                  <h3 className="hit-title">
+                    <Link href={`/library/${artifact.artifactId}`}>{artifact.title}</Link>
+                  </h3>
+                  <p className="muted">
+                    {artifact.artifactType}
+                    {stepOrder ? ` · step ${stepOrder}` : ""} · <Time iso={artifact.createdAt} />
+                  </p>
+                  <p className="clamp">
+                    {artifact.excerpt}
+                    {artifact.excerptTruncated ? "…" : ""}
+                  </p>
+                </li>
+              );
+            })}
+          </ol>
+          {total > newest.length ? (
+            <p className="muted" data-testid="plan-artifacts-more">
+              The newest {newest.length} of {total} artifacts; the{" "}
+              <Link href="/library">Library</Link> has every one.
+            </p>
+          ) : null}
+        </>
+      )}
+    </section>
   );
 }
 

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { isAllowedImageSource } from "./deliverable";
+
+describe("isAllowedImageSource", () => {
+  const origin = "http://127.0.0.1:3000";
+
+  it("shows data: images and images on the page's own origin", () => {
+    expect(isAllowedImageSource("data:image/png;base64,iVBORw0KGgo=", origin)).toBe(true);
+    expect(isAllowedImageSource("/skills/chart.png", origin)).toBe(true);
+    expect(isAllowedImageSource("chart.png", origin)).toBe(true);
+    expect(isAllowedImageSource("http://127.0.0.1:3000/a.png", origin)).toBe(true);
+  });
+
+  it("drops every other host, scheme and form", () => {
+    for (const src of [
+      "https://tracker.example.com/pixel.gif",
+      "//tracker.example.com/pixel.gif",
+      "http://127.0.0.1:3001/a.png",
+      "https://127.0.0.1:3000/a.png",
+      "javascript:alert(1)",
+      "data:text/html,<script>alert(1)</script>",
+      "",
+      "  ",
+      undefined,
+    ]) {
+      expect(isAllowedImageSource(src, origin), String(src)).toBe(false);
+    }
+  });
+
+  it("allows only relative sources when the page's origin is unknown", () => {
+    expect(isAllowedImageSource("/a.png", null)).toBe(true);
+    expect(isAllowedImageSource("http://127.0.0.1:3000/a.png", null)).toBe(false);
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * Runs before every page: a fresh nonce and the Content-Security-Policy that
+ * names it, on the request (Next reads the nonce from there and puts it on the
+ * scripts it renders) and on the response. API routes, static files and
+ * prefetches are left out: they are not documents. The fixed security headers
+ * are set for every response in next.config.ts.
+ */
+import { type NextRequest, NextResponse } from "next/server";
+import { contentSecurityPolicy, newNonce } from "@/lib/web/security-headers";
+
+export function proxy(request: NextRequest) {
+  const nonce = newNonce();
+  const policy = contentSecurityPolicy(nonce, { dev: process.env.NODE_ENV === "development" });
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("x-nonce", nonce);
+  requestHeaders.set("Content-Security-Policy", policy);
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  response.headers.set("Content-Security-Policy", policy);
+  return response;
+}
+
+export const config = {
+  matcher: [
+    {
+      source: "/((?!api/|_next/static|_next/image|favicon.ico).*)",
+      missing: [
+        { type: "header", key: "next-router-prefetch" },
+        { type: "header", key: "purpose", value: "prefetch" },
+      ],
+    },
+  ],
+};
