@@ -424,7 +424,7 @@ export async function changeOwnPassword(
     );
   }
   if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
-    throw new AppError("VALIDATION_ERROR", "currentPassword: that is not your current password.");
+    throw new AppError("VALIDATION_ERROR", "That is not your current password.");
   }
   await clearAttempts(db, accountKey(row.email));
   const passwordHash = await hashPassword(input.newPassword);

@@ -1,5 +1,6 @@
 "use server";
 
+import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
 import { signIn } from "@/auth";
 import { requireUser } from "@/lib/auth/session";
@@ -31,17 +32,14 @@ export async function changePasswordAction(
   } catch (error) {
     return actionError(error);
   }
+  // A redirect, not an answer: the page is then rendered with the new session's
+  // cookie (re-rendering it in this request would still see the old token, which
+  // the change has just ended).
   try {
     await signIn("credentials", { email: user.email, password: newPassword, redirect: false });
   } catch (error) {
     if (!(error instanceof AuthError)) throw error;
-    return {
-      status: "success",
-      message: "Password changed. Sign in again with the new password.",
-    };
+    redirect("/sign-in");
   }
-  return {
-    status: "success",
-    message: "Password changed. Your other sessions are signed out.",
-  };
+  redirect("/account?changed=1");
 }

@@ -4,8 +4,13 @@ import { ChangePasswordForm } from "./password-form";
 
 export const metadata: Metadata = { title: "Your account" };
 
-export default async function AccountPage() {
+export default async function AccountPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ changed?: string }>;
+}) {
   const user = await requireUser();
+  const { changed } = await searchParams;
   return (
     <section className="narrow">
       <h1>Your account</h1>
@@ -13,7 +18,7 @@ export default async function AccountPage() {
         {user.name ? `${user.name} · ` : null}
         {user.email} · {user.role}
       </p>
-      <ChangePasswordForm email={user.email} />
+      <ChangePasswordForm email={user.email} changed={changed === "1"} />
       <p className="muted">
         Changing your password signs you out everywhere else. An admin of your team changes roles,
         and can disable or delete accounts.

@@ -3,11 +3,16 @@
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
-import { IDLE } from "@/lib/web/action-state";
+import { type ActionState, IDLE } from "@/lib/web/action-state";
 import { changePasswordAction } from "./actions";
 
-export function ChangePasswordForm({ email }: { email: string }) {
-  const [state, action] = useActionState(changePasswordAction, IDLE);
+export function ChangePasswordForm({ email, changed }: { email: string; changed: boolean }) {
+  const [state, action] = useActionState<ActionState, FormData>(
+    changePasswordAction,
+    changed
+      ? { status: "success", message: "Password changed. Your other sessions are signed out." }
+      : IDLE,
+  );
   return (
     <form action={action} className="form card" aria-labelledby="password-heading">
       <h2 id="password-heading">Change your password</h2>

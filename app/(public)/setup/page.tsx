@@ -19,8 +19,7 @@ export default async function SetupPage() {
       </p>
       {host !== undefined ? (
         <p role="alert" className="notice notice-error" data-testid="setup-foreign-host">
-          Set-up is not available at the address {host}. Open it at http://127.0.0.1 or localhost on
-          the server&apos;s machine, or add this address to CAIRN_ALLOWED_ORIGINS.
+          {`Set-up is not available at the address ${host}. Open it at http://127.0.0.1 or localhost on the server's machine, or add this address to CAIRN_ALLOWED_ORIGINS.`}
         </p>
       ) : (
         <>

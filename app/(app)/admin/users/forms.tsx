@@ -138,7 +138,7 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
   const [state, action] = useActionState(manageUserAction, IDLE);
   const [confirming, setConfirming] = useState<string | null>(null);
   return (
-    <form action={action} onSubmit={() => setConfirming(null)}>
+    <form action={action} onSubmit={() => setConfirming(null)} data-testid="user-actions">
       <ActionMessage state={state} />
       <div className="table-wrap">
         <table className="table" data-testid="users">
