@@ -163,7 +163,7 @@ let lastPrune = 0;
 
 /** At most every ten minutes per process, off the request's path: drops counters nobody touched for a day. */
 function pruneNowAndThen(db: Executor, now: Date) {
-  if (now.getTime() - lastPrune < PRUNE_EVERY_MS) return;
+  if (Math.abs(now.getTime() - lastPrune) < PRUNE_EVERY_MS) return;
   lastPrune = now.getTime();
   const cutoff = new Date(now.getTime() - FORGET_AFTER_SECONDS * 1000);
   void db
