@@ -1,26 +1,46 @@
 /**
  * Sign-in for people (Auth.js v5): e-mail and password against the users the CLI
- * or the admin pages create. Sessions are JWTs carrying the user's id, tenant and
- * role, so every page and action can scope by tenant without a lookup.
+ * or the admin pages create. Sessions are JWTs carrying the user's id, tenant,
+ * role and session version; lib/auth/session.ts checks them against the user's
+ * row on every request (deleted, disabled, password changed, role changed).
+ *
+ * Every sign-in attempt, through the sign-in page or a direct POST to Auth.js's
+ * callback, is counted against its e-mail and client address before the password
+ * is hashed (lib/services/attempt-limits.ts).
  */
 import NextAuth, { CredentialsSignin, type DefaultSession } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
+import { clientAddressOf } from "@/lib/auth/client-address";
 import { getDb } from "@/lib/db/client";
-import { type SignedInUser, verifyCredentials } from "@/lib/services/accounts";
+import { env } from "@/lib/env";
+import { type SessionClaims, signInWithLimits } from "@/lib/services/accounts";
 
 declare module "next-auth" {
   interface Session {
-    user: SignedInUser & DefaultSession["user"];
+    user: SessionClaims & DefaultSession["user"];
   }
   interface User {
-    cairn?: SignedInUser;
+    cairn?: SessionClaims;
   }
 }
 
 declare module "@auth/core/jwt" {
   interface JWT {
-    cairn?: SignedInUser;
+    cairn?: SessionClaims;
   }
+}
+
+/** Refused before the password was checked: the e-mail or the address is over its limit. */
+export class TooManyAttempts extends CredentialsSignin {
+  override code = "too_many_attempts";
+  constructor(readonly retryAt: Date) {
+    super();
+  }
+}
+
+/** The password was right, but an admin has disabled the account. */
+export class AccountDisabled extends CredentialsSignin {
+  override code = "account_disabled";
 }
 
 export const { handlers, auth, signIn, signOut } = NextAuth({
@@ -34,12 +54,21 @@ export const { handlers, auth, signIn, signOut } = NextAuth({
         email: { label: "E-mail" },
         password: { label: "Password", type: "password" },
       },
-      async authorize(credentials) {
+      async authorize(credentials, request) {
         const email = typeof credentials?.email === "string" ? credentials.email : "";
         const password = typeof credentials?.password === "string" ? credentials.password : "";
-        if (!email || !password) throw new CredentialsSignin();
-        const user = await verifyCredentials(await getDb(), email, password);
-        if (!user) throw new CredentialsSignin();
+        if (!email || !password || email.length > 320 || password.length > 1000) {
+          throw new CredentialsSignin();
+        }
+        const outcome = await signInWithLimits(await getDb(), {
+          email,
+          password,
+          address: clientAddressOf(request.headers, env().CAIRN_TRUST_PROXY),
+        });
+        if (outcome.kind === "too_many_attempts") throw new TooManyAttempts(outcome.retryAt);
+        if (outcome.kind === "disabled") throw new AccountDisabled();
+        if (outcome.kind !== "ok") throw new CredentialsSignin();
+        const { user } = outcome;
         return { id: user.userId, email: user.email, name: user.name, cairn: user };
       },
     }),

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { test as base, expect } from "@playwright/test";
 import { type RunningApp, startFreshAppServer } from "../tests/support/app-server";
 import { connectAgent, report } from "../tests/support/mcp-client";
@@ -12,18 +13,59 @@ const test = base.extend<{ fresh: RunningApp }>({
   },
 });
 
+/** The one-time code the server printed to its log when it started on the fresh install. */
+async function setupCodeFromLog(app: RunningApp): Promise<string> {
+  const pattern = /Cairn setup code: ([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})/;
+  // The line is written before the server answers, but may reach the pipe a moment later.
+  await expect.poll(() => pattern.test(app.serverOutput()), { timeout: 10_000 }).toBe(true);
+  return pattern.exec(app.serverOutput())?.[1] ?? "";
+}
+
+/** GET a page with another Host header, as a page on a rebinding domain would reach the server. */
+function getWithHost(url: string, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { headers: { Host: host } }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      response.on("end", () => resolve(body));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
 test("on the embedded default: first admin in the browser, a key, a plan run from MCP and steered to completion", async ({
   page,
   fresh,
 }) => {
+  const code = await setupCodeFromLog(fresh);
+  // A page reached under a foreign name (DNS rebinding) gets no set-up form.
+  expect(await getWithHost(`${fresh.url}/setup`, "rebind.example:3000")).toContain(
+    "Set-up is not available at the address rebind.example:3000",
+  );
+
   await page.goto(`${fresh.url}/sign-in`);
   await expect(page).toHaveURL(/\/setup$/);
+  // Whoever reaches the page first cannot claim the install without the code.
+  await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC-DDDD");
+  await page.getByLabel("Team name").fill("Intruders");
+  await page.getByLabel("E-mail").fill("mallory@example.com");
+  await page.getByLabel(/Password/).fill("correct horse battery");
+  await page.getByRole("button", { name: "Create the admin account" }).click();
+  await expect(page.getByTestId("action-message")).toContainText("That setup code is not right");
+  await expect(page).toHaveURL(/\/setup$/);
+
+  await page.getByLabel("Setup code").fill(code.toLowerCase());
   await page.getByLabel("Team name").fill("Lab");
   await page.getByLabel("Your name").fill("Ada");
   await page.getByLabel("E-mail").fill("ada@example.com");
   await page.getByLabel(/Password/).fill("correct horse battery");
   await page.getByRole("button", { name: "Create the admin account" }).click();
   await expect(page).toHaveURL(/\/admin\/users$/);
+  expect(fresh.serverOutput()).not.toContain("correct horse battery");
   await expect(page.getByTestId("signed-in-as")).toContainText("ada@example.com · admin");
 
   // The first-run page closes once an admin exists.

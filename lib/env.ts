@@ -31,6 +31,11 @@ const envSchema = z.object({
   CAIRN_MAX_BODY_BYTES: positiveInt(1_048_576),
   /** Comma-separated origins allowed to call /api/mcp from a browser, besides the app's own. */
   CAIRN_ALLOWED_ORIGINS: optionalString,
+  /**
+   * How many reverse proxies in front of Cairn append to X-Forwarded-For; 0 (the
+   * default): none, and the header, which any client can write, is ignored.
+   */
+  CAIRN_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   CAIRN_LLM_BASE_URL: optionalString,
   CAIRN_LLM_API_KEY: optionalString,
   CAIRN_LLM_MODEL: optionalString,

@@ -1,17 +1,42 @@
 /**
- * What a Cairn server does once, before it answers a request: check the
- * configuration (a bad one stops the start with a clear message), settle the
- * sign-in secret, and open the database early, because a fresh embedded folder
- * takes seconds to create and migrate.
+ * What a Cairn server does once, before it answers a request: stamp requests with
+ * their connection's address (for the sign-in limits), check the configuration
+ * (a bad one stops the start with a clear message), settle the sign-in secret,
+ * open the database early, because a fresh embedded folder takes seconds to
+ * create and migrate, and on a fresh install print a one-time setup code.
  */
 import { resolveAuthSecret } from "./auth-secret";
-import { getDatabaseHandle } from "./db/client";
+import { type Database, getDatabaseHandle } from "./db/client";
 import { env } from "./env";
+import { installPeerAddressHeader } from "./peer-address";
+import { isAppError } from "./plan-engine/app-error";
+import { hasAnyUser } from "./services/accounts";
+import { issueSetupCode, setupCodeAnnouncement } from "./services/setup-codes";
 
 export async function startCairn(): Promise<void> {
+  installPeerAddressHeader();
   const config = env();
   process.env.AUTH_SECRET = resolveAuthSecret(config);
-  await getDatabaseHandle();
+  const { db } = await getDatabaseHandle();
+  await announceSetupCode(db);
+}
+
+/**
+ * On a fresh install, a new setup code in the log. A database that cannot answer
+ * yet (a server database not migrated, or unreachable) does not stop the start:
+ * every request would report it anyway, and the CLI can print a code later.
+ */
+async function announceSetupCode(db: Database): Promise<void> {
+  try {
+    if (await hasAnyUser(db)) return;
+    console.log(setupCodeAnnouncement(await issueSetupCode(db)));
+  } catch (error) {
+    // CONFLICT: another instance finished the set-up in between; nothing to print.
+    if (isAppError(error) && error.code === "CONFLICT") return;
+    console.warn(
+      `Cairn: could not check for a fresh install to print a setup code (${error instanceof Error ? error.message : String(error)}); \`npm run cairn -- setup-code\` prints one.`,
+    );
+  }
 }
 
 /**

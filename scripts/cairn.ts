@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { closeDb, getDatabaseHandle } from "@/lib/db/client";
 import { isAppError } from "@/lib/plan-engine/app-error";
 import { createApiKey, createUser } from "@/lib/services/accounts";
+import { issueSetupCode } from "@/lib/services/setup-codes";
 
 const USAGE = `Usage: npm run cairn -- <command> [options]
 
@@ -19,6 +20,10 @@ Commands:
       (--password P still works, but other users can see it: it warns.)
   create-api-key --email E [--name LABEL]
       Creates an API key for the user; the key is printed once, alone on the last line.
+  setup-code
+      On a fresh install (nobody has an account yet), prints a new one-time code
+      for the first-run page, alone on the last line. Codes printed before keep
+      working; all stop once the first admin exists.
   migrate
       Applies the database migrations in drizzle/ (needed for a DATABASE_URL server;
       the embedded database migrates itself).
@@ -83,6 +88,13 @@ async function main(argv: string[]): Promise<number> {
       console.log(`Created API key "${created.name}" (${created.keyPrefix}…) for ${values.email}.`);
       console.log("Store it now: it is shown once and only its hash is kept.");
       console.log(created.key);
+      return 0;
+    }
+    case "setup-code": {
+      const { db } = await getDatabaseHandle();
+      const code = await issueSetupCode(db);
+      console.log("Enter this one-time code on the first-run page (/setup):");
+      console.log(code);
       return 0;
     }
     default:

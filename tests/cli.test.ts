@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "@/lib/auth/api-key";
 import { verifyPassword } from "@/lib/auth/password";
 import { openDatabase } from "@/lib/db/client";
-import { apiKeys, tenants, users } from "@/lib/db/schema";
+import { apiKeys, setupCodes, tenants, users } from "@/lib/db/schema";
+import { hashSetupCode } from "@/lib/services/setup-codes";
 import { createPostgresDatabase } from "./support/databases";
 import { holdEmbeddedDatabase, runCli } from "./support/run-cli";
 
@@ -224,6 +225,42 @@ describe("the admin CLI on the embedded database", () => {
     );
     expect(runCli(["create-api-key", "--email", "ada@example.com"], env).status).toBe(0);
     expect(existsSync(join(dataDir, "cairn.lock"))).toBe(false);
+  });
+});
+
+describe("the admin CLI's setup-code", () => {
+  const dataDir = join(root, "setup-code");
+  const env = { CAIRN_DATA_DIR: dataDir };
+
+  it("prints a new one-time code on a fresh install, stores only its hash, and refuses once set up", async () => {
+    const first = runCli(["setup-code"], env);
+    expect(first.stderr).toBe("");
+    expect(first.status).toBe(0);
+    const code = first.stdout.trim().split("\n").at(-1) ?? "";
+    expect(code).toMatch(/^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+    const second = runCli(["setup-code"], env).stdout.trim().split("\n").at(-1);
+    expect(second).not.toBe(code);
+
+    const handle = await openDatabase({ kind: "pglite", dataDir });
+    try {
+      const stored = await handle.db.select().from(setupCodes);
+      expect(stored.map((row) => row.codeHash).sort()).toEqual(
+        [hashSetupCode(code), hashSetupCode(second ?? "")].sort(),
+      );
+      expect(JSON.stringify(stored)).not.toContain(code);
+    } finally {
+      await handle.close();
+    }
+
+    expect(
+      runCli(["create-user", "--email", "a@example.com", "--role", "admin", "--tenant", "T"], {
+        ...env,
+        CAIRN_PASSWORD: "long enough",
+      }).status,
+    ).toBe(0);
+    const after = runCli(["setup-code"], env);
+    expect(after.status).toBe(1);
+    expect(after.stderr).toContain("CONFLICT: Cairn is already set up");
   });
 });
 

@@ -27,6 +27,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
     expect(tables.map((t) => t.table_name)).toEqual([
       "api_key",
       "app_user",
+      "attempt_limit",
       "mcp_tool_call_log",
       "plan_audit_log",
       "plan_branching_condition",
@@ -37,6 +38,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "research_plan",
       "review_decision",
       "review_request",
+      "setup_code",
       "skill_execution",
       "tenant",
     ]);

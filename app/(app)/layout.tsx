@@ -32,6 +32,7 @@ export default async function AppLayout({ children }: { children: ReactNode }) {
             </>
           ) : null}
           <Link href="/connect">Connect</Link>
+          <Link href="/account">Account</Link>
         </nav>
         <form action={signOutAction} className="signed-in">
           <span className="muted" data-testid="signed-in-as">

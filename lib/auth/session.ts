@@ -2,19 +2,27 @@
  * The web door's identity: every page and server action starts here. A visitor
  * without a session is sent to sign in; a non-admin asking for an admin page
  * gets a 404, so the admin area does not announce itself.
+ *
+ * The session token only says who signed in; the user's row is read on every
+ * request (one lookup by primary key, shared by a request's layout, page and
+ * actions), so deleting or disabling a user, or changing their password, ends
+ * their sessions at once, and a role change applies from their next request,
+ * not when the 12-hour token expires.
  */
 import { notFound, redirect } from "next/navigation";
+import { cache } from "react";
 import { auth } from "@/auth";
 import { getDb } from "../db/client";
 import { env } from "../env";
-import type { SignedInUser } from "../services/accounts";
+import { loadSessionUser, type SignedInUser } from "../services/accounts";
 import type { ServiceContext } from "../services/context";
 
-export async function currentUser(): Promise<SignedInUser | null> {
+export const currentUser = cache(async (): Promise<SignedInUser | null> => {
   const session = await auth();
-  const user = session?.user;
-  return user?.userId && user.tenantId ? user : null;
-}
+  const claims = session?.user;
+  if (!claims?.userId || !claims.tenantId) return null;
+  return loadSessionUser(await getDb(), claims);
+});
 
 export async function requireUser(): Promise<SignedInUser> {
   const user = await currentUser();

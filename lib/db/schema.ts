@@ -16,6 +16,7 @@ import {
   jsonb,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -75,10 +76,54 @@ export const users = pgTable(
     passwordHash: text("password_hash").notNull(),
     role: userRole("role").notNull().default("researcher"),
     createdAt: createdAt(),
+    /** Set while an admin has disabled the user: no sign-in, no session, no API key. */
+    disabledAt: timestamp("disabled_at", { withTimezone: true }),
+    /**
+     * Carried in every session token and compared on every request: raising it
+     * (a password change, disabling the user) ends every session issued before.
+     */
+    sessionVersion: integer("session_version").notNull().default(0),
   },
   // E-mail is the sign-in name, so it is unique across tenants (case-insensitive).
   (t) => [uniqueIndex("app_user_email_uq").on(sql`lower(${t.email})`)],
 );
+
+/**
+ * Attempt counters of sign-in and first-run set-up, shared by every app instance
+ * (lib/services/attempt-limits.ts): one row per kind and key (a hashed e-mail, a
+ * client address), updated by one upsert per attempt before any password is hashed.
+ */
+export const attemptLimits = pgTable(
+  "attempt_limit",
+  {
+    kind: text("kind").notNull(),
+    key: text("key").notNull(),
+    /** Attempts counted in the current window. */
+    attempts: integer("attempts").notNull().default(0),
+    windowStartedAt: timestamp("window_started_at", { withTimezone: true }).notNull(),
+    /** Attempts are refused until then. */
+    blockedUntil: timestamp("blocked_until", { withTimezone: true }),
+    /** How many times the key was blocked recently: each block lasts twice the one before. */
+    blocks: integer("blocks").notNull().default(0),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.kind, t.key] }),
+    // Pruning of counters nobody has touched for a day.
+    index("attempt_limit_updated_idx").on(t.updatedAt),
+  ],
+);
+
+/**
+ * One-time codes that open the first-run set-up: only their SHA-256 is stored.
+ * Each server start on a fresh install (and `npm run cairn -- setup-code`) adds
+ * one; all are deleted when the first admin is created.
+ */
+export const setupCodes = pgTable("setup_code", {
+  id: id(),
+  codeHash: text("code_hash").notNull().unique(),
+  createdAt: createdAt(),
+});
 
 export const apiKeys = pgTable(
   "api_key",

@@ -53,7 +53,7 @@ function isAllowedOrigin(origin: string, options: FrontDoorOptions): boolean {
   }
 }
 
-function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
+export function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
   const name = hostnameOf(host.toLowerCase());
   if (LOOPBACK_HOSTS.has(name)) return true;
   return options.allowedOrigins.some((origin) => {

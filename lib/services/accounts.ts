@@ -1,6 +1,6 @@
 /**
- * Tenants, users and API keys: the use cases behind the admin CLI (and, later,
- * the admin pages). Each runs in one transaction.
+ * Tenants, users and API keys: the use cases behind the admin CLI and the admin
+ * pages. Each runs in one transaction.
  */
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
@@ -9,6 +9,14 @@ import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from "
 import type { Database, Transaction } from "../db/client";
 import { apiKeys, tenants, USER_ROLES, users } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
+import {
+  type AttemptKey,
+  accountKey,
+  clearAttempts,
+  registerAttempt,
+  tryAgainIn,
+} from "./attempt-limits";
+import { deleteSetupCodes, isSetupCodeValid } from "./setup-codes";
 import { parseInput } from "./validation";
 
 export const createUserInput = z.object({
@@ -115,13 +123,19 @@ export async function createApiKey(
   const input = parseInput(createApiKeyInput, raw);
   const byEmail = sql`lower(${users.email}) = ${input.email}`;
   const [user] = await db
-    .select({ id: users.id, tenantId: users.tenantId })
+    .select({ id: users.id, tenantId: users.tenantId, disabledAt: users.disabledAt })
     .from(users)
     .where(scope ? and(byEmail, eq(users.tenantId, scope.tenantId)) : byEmail);
   if (!user) {
     throw new AppError(
       "NOT_FOUND",
       `No user has the e-mail ${input.email}. Create one first with: npm run cairn -- create-user`,
+    );
+  }
+  if (user.disabledAt) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `${input.email} is disabled: enable the user first, then create the key.`,
     );
   }
   const generated = generateApiKey();
@@ -148,12 +162,25 @@ export type SignedInUser = {
   role: (typeof USER_ROLES)[number];
 };
 
-/** The user these credentials belong to, or undefined; the same answer for an unknown e-mail and a wrong password. */
-export async function verifyCredentials(
+/** A signed-in user as the session token carries it: the version ends the token when it changes. */
+export type SessionClaims = SignedInUser & { sessionVersion: number };
+
+export type CredentialsCheck =
+  | { kind: "ok"; user: SessionClaims }
+  | { kind: "invalid" }
+  /** The password is right but an admin has disabled the account. */
+  | { kind: "disabled" };
+
+/**
+ * Checks an e-mail and password: the same answer, and the same time, for an
+ * unknown e-mail and a wrong password. Only someone who knows the password learns
+ * that the account is disabled.
+ */
+export async function checkCredentials(
   db: Database,
   email: string,
   password: string,
-): Promise<SignedInUser | undefined> {
+): Promise<CredentialsCheck> {
   const [user] = await db
     .select()
     .from(users)
@@ -161,9 +188,10 @@ export async function verifyCredentials(
   if (!user) {
     // Spend the same time as a real check, so timing does not reveal which e-mails exist.
     await verifyPassword(password, DUMMY_PASSWORD_HASH);
-    return undefined;
+    return { kind: "invalid" };
   }
-  if (!(await verifyPassword(password, user.passwordHash))) return undefined;
+  if (!(await verifyPassword(password, user.passwordHash))) return { kind: "invalid" };
+  if (user.disabledAt) return { kind: "disabled" };
   try {
     await upgradePasswordHash(db, user.id, password, user.passwordHash);
   } catch (error) {
@@ -173,12 +201,54 @@ export async function verifyCredentials(
     );
   }
   return {
-    userId: user.id,
-    tenantId: user.tenantId,
-    email: user.email,
-    name: user.name,
-    role: user.role,
+    kind: "ok",
+    user: {
+      userId: user.id,
+      tenantId: user.tenantId,
+      email: user.email,
+      name: user.name,
+      role: user.role,
+      sessionVersion: user.sessionVersion,
+    },
   };
+}
+
+/** The user these credentials belong to, or undefined (also for a disabled user). */
+export async function verifyCredentials(
+  db: Database,
+  email: string,
+  password: string,
+): Promise<SessionClaims | undefined> {
+  const checked = await checkCredentials(db, email, password);
+  return checked.kind === "ok" ? checked.user : undefined;
+}
+
+/**
+ * Who a session token's holder is now, read on every request: null when the
+ * user was deleted or disabled, or the token predates a password change; the
+ * role, name and e-mail are today's, not the token's.
+ */
+export async function loadSessionUser(
+  db: Database,
+  claims: { userId: string; sessionVersion?: number },
+): Promise<SignedInUser | null> {
+  const [user] = await db
+    .select({
+      userId: users.id,
+      tenantId: users.tenantId,
+      email: users.email,
+      name: users.name,
+      role: users.role,
+      disabledAt: users.disabledAt,
+      sessionVersion: users.sessionVersion,
+    })
+    .from(users)
+    .where(eq(users.id, claims.userId));
+  if (!user || user.disabledAt) return null;
+  // Tokens issued before session versions existed carry none: version 0.
+  if (user.sessionVersion !== (claims.sessionVersion ?? 0)) return null;
+  const { disabledAt: _disabled, sessionVersion: _version, ...signedIn } = user;
+  return signedIn;
 }
 
 /**
@@ -209,29 +279,55 @@ export async function hasAnyUser(db: Database): Promise<boolean> {
   return row !== undefined;
 }
 
+export const firstAdminInput = createUserInput
+  .omit({ role: true })
+  .extend({ setupCode: z.string().trim().min(1, "is required: the server printed it at start") });
+
+const ALREADY_SET_UP = "Cairn is already set up: sign in, or ask an admin for an account.";
+
 /**
- * The first-run set-up: creates the first tenant and its admin, but only while no
- * user exists, checked inside the transaction under a table lock, so two
- * browsers racing through set-up cannot both become admin.
+ * The first-run set-up: creates the first tenant and its admin. In this order,
+ * everything before the password hash cheap: set-up must still be open (nobody
+ * has an account), the form valid, the caller's address under its attempt limit,
+ * and the setup code one of the current ones. The insert then re-checks under a
+ * table lock, so two browsers racing through set-up cannot both become admin,
+ * and deletes every setup code.
  */
 export async function createFirstAdmin(
   db: Database,
-  raw: Omit<z.input<typeof createUserInput>, "role">,
+  raw: z.input<typeof firstAdminInput>,
+  caller: { address: string; now?: Date },
 ): Promise<CreatedUser> {
-  const input = parseInput(createUserInput, { ...raw, role: "admin" });
+  if (await hasAnyUser(db)) throw new AppError("CONFLICT", ALREADY_SET_UP);
+  const input = parseInput(firstAdminInput, raw);
+  const gate = await registerAttempt(
+    db,
+    [{ kind: "setup_address", key: caller.address }],
+    caller.now,
+  );
+  if (!gate.allowed) {
+    throw new AppError(
+      "FORBIDDEN",
+      `Too many set-up attempts from your address. ${tryAgainIn(gate.retryAt, caller.now)}`,
+      { retryAt: gate.retryAt.toISOString() },
+    );
+  }
+  const wrongCode = () =>
+    new AppError(
+      "VALIDATION_ERROR",
+      "That setup code is not right. The server printed it to its log when it started (run `npm run cairn -- setup-code` for another).",
+    );
+  if (!(await isSetupCodeValid(db, input.setupCode))) throw wrongCode();
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
     await tx.execute(sql`lock table ${users} in share row exclusive mode`);
     const [existing] = await tx.select({ id: users.id }).from(users).limit(1);
-    if (existing) {
-      throw new AppError(
-        "CONFLICT",
-        "Cairn is already set up: sign in, or ask an admin for an account.",
-      );
-    }
+    if (existing) throw new AppError("CONFLICT", ALREADY_SET_UP);
+    if (!(await isSetupCodeValid(tx, input.setupCode))) throw wrongCode();
     const [tenant] = await tx.insert(tenants).values({ name: input.tenant }).returning();
     if (!tenant) throw new AppError("INTERNAL_ERROR", "The tenant was not created.");
-    const userId = await insertUser(tx, tenant.id, input, passwordHash);
+    const userId = await insertUser(tx, tenant.id, { ...input, role: "admin" }, passwordHash);
+    await deleteSetupCodes(tx);
     return { userId, tenantId: tenant.id, tenantCreated: true };
   });
 }
@@ -257,6 +353,7 @@ export async function listTenantUsers(db: Database, tenantId: string) {
       name: users.name,
       role: users.role,
       createdAt: users.createdAt,
+      disabledAt: users.disabledAt,
     })
     .from(users)
     .where(eq(users.tenantId, tenantId))
@@ -270,6 +367,7 @@ export async function listTenantApiKeys(db: Database, tenantId: string) {
       name: apiKeys.name,
       keyPrefix: apiKeys.keyPrefix,
       email: users.email,
+      userDisabledAt: users.disabledAt,
       createdAt: apiKeys.createdAt,
       lastUsedAt: apiKeys.lastUsedAt,
       revokedAt: apiKeys.revokedAt,
@@ -290,4 +388,207 @@ export async function revokeApiKey(db: Database, tenantId: string, apiKeyId: str
   if (!row) {
     throw new AppError("NOT_FOUND", "No active key with that id exists in this account.");
   }
+}
+
+/** The e-mail key before the address key: attempt counters are always locked in that order. */
+function passwordAttemptKeys(email: string, address: string): AttemptKey[] {
+  return [accountKey(email), { kind: "sign_in_address", key: address }];
+}
+
+export type SignInOutcome = CredentialsCheck | { kind: "too_many_attempts"; retryAt: Date };
+
+/**
+ * Sign-in with attempt limits: the attempt is counted against the e-mail and the
+ * client address first (one statement), and refused there, before any password
+ * is hashed, when either is over its limit. A refusal is the same whether or not
+ * the e-mail has an account. Success clears the e-mail's counter.
+ */
+export async function signInWithLimits(
+  db: Database,
+  input: { email: string; password: string; address: string },
+  now: Date = new Date(),
+): Promise<SignInOutcome> {
+  const gate = await registerAttempt(db, passwordAttemptKeys(input.email, input.address), now);
+  if (!gate.allowed) return { kind: "too_many_attempts", retryAt: gate.retryAt };
+  const checked = await checkCredentials(db, input.email, input.password);
+  if (checked.kind !== "invalid") await clearAttempts(db, accountKey(input.email));
+  return checked;
+}
+
+export const changePasswordInput = z.object({
+  currentPassword: z.string().min(1, "is required"),
+  newPassword: z.string().min(8, "must be at least 8 characters").max(200),
+});
+
+/**
+ * A signed-in user changes their own password, which needs the current one (a
+ * session left open somewhere must not be enough). Counted against the same
+ * limits as sign-in. Raises the session version, so every session of the user
+ * ends; the caller signs this one in again with the new password.
+ */
+export async function changeOwnPassword(
+  db: Database,
+  user: { userId: string },
+  raw: z.input<typeof changePasswordInput>,
+  caller: { address: string; now?: Date },
+): Promise<void> {
+  const input = parseInput(changePasswordInput, raw);
+  const [row] = await db
+    .select({ email: users.email, passwordHash: users.passwordHash, disabledAt: users.disabledAt })
+    .from(users)
+    .where(eq(users.id, user.userId));
+  if (!row || row.disabledAt) throw new AppError("NOT_FOUND", "Your account no longer exists.");
+  const gate = await registerAttempt(
+    db,
+    passwordAttemptKeys(row.email, caller.address),
+    caller.now,
+  );
+  if (!gate.allowed) {
+    throw new AppError(
+      "FORBIDDEN",
+      `Too many password attempts. ${tryAgainIn(gate.retryAt, caller.now)}`,
+      { retryAt: gate.retryAt.toISOString() },
+    );
+  }
+  if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
+    throw new AppError("VALIDATION_ERROR", "That is not your current password.");
+  }
+  await clearAttempts(db, accountKey(row.email));
+  const passwordHash = await hashPassword(input.newPassword);
+  const updated = await db
+    .update(users)
+    .set({ passwordHash, sessionVersion: sql`${users.sessionVersion} + 1` })
+    .where(and(eq(users.id, user.userId), eq(users.passwordHash, row.passwordHash)))
+    .returning({ id: users.id });
+  if (updated.length === 0) {
+    throw new AppError(
+      "CONFLICT",
+      "Your password was changed elsewhere meanwhile: sign in again with the new one.",
+    );
+  }
+}
+
+type Admin = { userId: string; tenantId: string };
+
+/**
+ * Runs an admin's change to another user of their tenant, in one transaction
+ * holding the tenant's active admins: the acting admin must still be one, and
+ * the change may not leave the tenant without an active admin (two admins
+ * demoting each other at once: the second is refused).
+ */
+async function changeTenantUser<T>(
+  db: Database,
+  admin: Admin,
+  targetUserId: string,
+  what: { verb: string; removesAdmin: (target: { role: string; disabled: boolean }) => boolean },
+  change: (tx: Transaction, target: { email: string }) => Promise<T>,
+): Promise<T> {
+  if (targetUserId === admin.userId) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `You cannot ${what.verb} your own account: another admin of your team can.`,
+    );
+  }
+  if (!z.uuid().safeParse(targetUserId).success) {
+    throw new AppError("NOT_FOUND", "No user with that id exists in this account.");
+  }
+  return db.transaction(async (tx) => {
+    const admins = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(
+        and(eq(users.tenantId, admin.tenantId), eq(users.role, "admin"), isNull(users.disabledAt)),
+      )
+      .for("update");
+    if (!admins.some((a) => a.id === admin.userId)) {
+      throw new AppError("FORBIDDEN", "You are no longer an admin of this team.");
+    }
+    const [target] = await tx
+      .select({ email: users.email, role: users.role, disabledAt: users.disabledAt })
+      .from(users)
+      .where(and(eq(users.id, targetUserId), eq(users.tenantId, admin.tenantId)))
+      .for("update");
+    if (!target) throw new AppError("NOT_FOUND", "No user with that id exists in this account.");
+    const activeAdmin = target.role === "admin" && !target.disabledAt;
+    if (
+      activeAdmin &&
+      what.removesAdmin({ role: target.role, disabled: target.disabledAt !== null }) &&
+      admins.filter((a) => a.id !== targetUserId).length === 0
+    ) {
+      throw new AppError("CONFLICT", `${target.email} is the team's last admin.`);
+    }
+    return change(tx, target);
+  });
+}
+
+/** Takes effect on the user's next request: sessions read the role from the database. */
+export async function setUserRole(
+  db: Database,
+  admin: Admin,
+  targetUserId: string,
+  role: (typeof USER_ROLES)[number],
+): Promise<{ email: string }> {
+  return changeTenantUser(
+    db,
+    admin,
+    targetUserId,
+    { verb: "change the role of", removesAdmin: () => role !== "admin" },
+    async (tx, target) => {
+      await tx.update(users).set({ role }).where(eq(users.id, targetUserId));
+      return target;
+    },
+  );
+}
+
+/**
+ * Disabling ends the user's sessions and stops their API keys at once (both are
+ * checked against the user on every request) and refuses their sign-in; enabling
+ * lets them sign in again (old sessions stay ended) and their keys work again.
+ */
+export async function setUserDisabled(
+  db: Database,
+  admin: Admin,
+  targetUserId: string,
+  disabled: boolean,
+): Promise<{ email: string }> {
+  return changeTenantUser(
+    db,
+    admin,
+    targetUserId,
+    { verb: disabled ? "disable" : "enable", removesAdmin: () => disabled },
+    async (tx, target) => {
+      await tx
+        .update(users)
+        .set(
+          disabled
+            ? { disabledAt: new Date(), sessionVersion: sql`${users.sessionVersion} + 1` }
+            : { disabledAt: null },
+        )
+        .where(eq(users.id, targetUserId));
+      return target;
+    },
+  );
+}
+
+/**
+ * Deletes a user and their API keys. The audit trail stays whole: its rows name
+ * their actor by a label kept in the row (actor_id has no foreign key), reviews
+ * keep their decider's label, and plans the user created keep existing (their
+ * creator becomes unknown: created_by_user_id and created_by_key_id are set null).
+ */
+export async function deleteTenantUser(
+  db: Database,
+  admin: Admin,
+  targetUserId: string,
+): Promise<{ email: string }> {
+  return changeTenantUser(
+    db,
+    admin,
+    targetUserId,
+    { verb: "delete", removesAdmin: () => true },
+    async (tx, target) => {
+      await tx.delete(users).where(eq(users.id, targetUserId));
+      return target;
+    },
+  );
 }

@@ -23,7 +23,7 @@ export type AdminOverview = {
   /** Research skill runs ever recorded. */
   skillRuns: number;
   users: number;
-  /** API keys not revoked. */
+  /** API keys not revoked, of users not disabled: the keys that work. */
   activeApiKeys: number;
 };
 
@@ -48,7 +48,10 @@ export async function adminOverview(ctx: ViewContext, now = new Date()): Promise
   const [keys] = await ctx.db
     .select({ n: count() })
     .from(apiKeys)
-    .where(and(eq(apiKeys.tenantId, ctx.tenantId), isNull(apiKeys.revokedAt)));
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(
+      and(eq(apiKeys.tenantId, ctx.tenantId), isNull(apiKeys.revokedAt), isNull(users.disabledAt)),
+    );
   return {
     stalledPlans: stalled.stalled.length,
     pausedPlans: stalled.paused.length,

@@ -1,6 +1,7 @@
 /**
  * Who an API key belongs to. Looked up on every MCP request (one indexed read by
- * hash), so a revoked key stops working at once. `last_used_at` is refreshed at
+ * hash, joined to its user), so a revoked key, or any key of a disabled or
+ * deleted user, stops working at once. `last_used_at` is refreshed at
  * most once a minute, off the request's path.
  */
 import { and, eq, isNull, lt, or } from "drizzle-orm";
@@ -34,7 +35,13 @@ export async function authenticateApiKey(
     })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
+    .where(
+      and(
+        eq(apiKeys.keyHash, hashApiKey(key)),
+        isNull(apiKeys.revokedAt),
+        isNull(users.disabledAt),
+      ),
+    );
   if (!row) return undefined;
 
   const now = Date.now();

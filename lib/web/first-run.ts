@@ -1,11 +1,21 @@
-/** The first-run set-up of the web door: open only while no user exists. */
+/** The first-run set-up of the web door: open only while no user exists, and only with a setup code. */
 import { getDb } from "../db/client";
+import { AppError } from "../plan-engine/app-error";
 import { createFirstAdmin, hasAnyUser } from "../services/accounts";
+import { foreignHost, requestClientAddress } from "./request";
 
 export async function needsFirstRun(): Promise<boolean> {
   return !(await hasAnyUser(await getDb()));
 }
 
+/** Refuses a request whose Host is not this server's before anything else. */
 export async function setUpFirstAdmin(input: Parameters<typeof createFirstAdmin>[1]) {
-  return createFirstAdmin(await getDb(), input);
+  const host = await foreignHost();
+  if (host !== undefined) {
+    throw new AppError(
+      "FORBIDDEN",
+      `Set-up is refused at the address ${host}: open it at http://127.0.0.1 or localhost on the server's machine, or add this address to CAIRN_ALLOWED_ORIGINS.`,
+    );
+  }
+  return createFirstAdmin(await getDb(), input, { address: await requestClientAddress() });
 }

@@ -37,6 +37,8 @@ export type RunningApp = {
   port: number;
   /** Opens the server's database; on the embedded backend only after `stopServer()`. */
   openDatabase(): Promise<DatabaseHandle>;
+  /** What the running server has printed so far (stdout and stderr). */
+  serverOutput(): string;
   /** Stops the server and keeps its database. */
   stopServer(): Promise<void>;
   /** Kills the server with SIGKILL mid-work and starts it again on the same port and database. */
@@ -153,6 +155,7 @@ async function launch(
       }
       return open();
     },
+    serverOutput: () => server.output(),
     stopServer,
     async crashAndRestart() {
       await server.kill();

@@ -13,6 +13,8 @@ export type NextProcess = {
   pid: number;
   /** Whether stop() has been called. */
   readonly stopped: boolean;
+  /** What the server has written to stdout and stderr so far (its first megabyte). */
+  output(): string;
   stop(): Promise<void>;
   /** Ends the server with SIGKILL, as a crash would: no shutdown of any kind. */
   kill(): Promise<void>;
@@ -50,10 +52,13 @@ export async function startNextProcess(
       detached: true,
     },
   );
-  // The last of the output, for the error when the server does not start.
+  // The last of the output, for the error when the server does not start, and
+  // the first megabyte of it for tests that read what the server printed.
   let log = "";
+  let all = "";
   const append = (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-20_000);
+    if (all.length < 1_000_000) all += chunk.toString();
   };
   child.stdout?.on("data", append);
   child.stderr?.on("data", append);
@@ -72,6 +77,7 @@ export async function startNextProcess(
     get stopped() {
       return stopped;
     },
+    output: () => all,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -12,6 +12,7 @@ export async function createFirstAdminAction(
   const password = field(form, "password") ?? "";
   try {
     await setUpFirstAdmin({
+      setupCode: field(form, "setupCode") ?? "",
       email,
       password,
       name: field(form, "name") || undefined,

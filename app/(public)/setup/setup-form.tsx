@@ -11,6 +11,17 @@ export function SetupForm() {
   return (
     <form action={action} className="form card">
       <label>
+        Setup code
+        <input
+          name="setupCode"
+          required
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="XXXX-XXXX-XXXX-XXXX"
+          maxLength={40}
+        />
+      </label>
+      <label>
         Team name
         <input name="tenant" required maxLength={200} placeholder="e.g. Research team" />
       </label>

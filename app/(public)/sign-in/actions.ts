@@ -3,6 +3,7 @@
 import { AuthError } from "next-auth";
 import { signIn, signOut } from "@/auth";
 import { type ActionState, field } from "@/lib/web/action-state";
+import { refusalOf } from "@/lib/web/sign-in-refusal";
 
 export async function signInAction(_state: ActionState, form: FormData): Promise<ActionState> {
   const callbackUrl = field(form, "callbackUrl");
@@ -15,9 +16,7 @@ export async function signInAction(_state: ActionState, form: FormData): Promise
         callbackUrl?.startsWith("/") && !callbackUrl.startsWith("//") ? callbackUrl : "/plans",
     });
   } catch (error) {
-    if (error instanceof AuthError) {
-      return { status: "error", message: "That e-mail and password do not match an account." };
-    }
+    if (error instanceof AuthError) return { status: "error", message: refusalOf(error) };
     // Success is a redirect, which Next.js signals by throwing.
     throw error;
   }

@@ -3,11 +3,14 @@
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
-import { IDLE } from "@/lib/web/action-state";
+import { type ActionState, IDLE } from "@/lib/web/action-state";
 import { signInAction } from "./actions";
 
-export function SignInForm({ callbackUrl }: { callbackUrl?: string }) {
-  const [state, action] = useActionState(signInAction, IDLE);
+export function SignInForm({ callbackUrl, refused }: { callbackUrl?: string; refused?: string }) {
+  const [state, action] = useActionState<ActionState, FormData>(
+    signInAction,
+    refused ? { status: "error", message: refused } : IDLE,
+  );
   return (
     <form action={action} className="form card">
       <input type="hidden" name="callbackUrl" value={callbackUrl ?? ""} />

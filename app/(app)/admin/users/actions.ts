@@ -3,7 +3,14 @@
 import { revalidatePath } from "next/cache";
 import { requireAdmin, userContext } from "@/lib/auth/session";
 import { USER_ROLES } from "@/lib/db/schema";
-import { createApiKey, createTenantUser, revokeApiKey } from "@/lib/services/accounts";
+import {
+  createApiKey,
+  createTenantUser,
+  deleteTenantUser,
+  revokeApiKey,
+  setUserDisabled,
+  setUserRole,
+} from "@/lib/services/accounts";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 
 export async function createUserAction(_state: ActionState, form: FormData): Promise<ActionState> {
@@ -55,4 +62,40 @@ export async function revokeKeyAction(_state: ActionState, form: FormData): Prom
   }
   revalidatePath("/admin/users");
   return { status: "success", message: "Key revoked: it no longer works." };
+}
+
+/**
+ * The users table's buttons (one form): `op` is "<what>:<userId>", what being
+ * make-admin, make-researcher, disable, enable or delete. Disabling ends the
+ * user's sessions and stops their API keys at once; a role change applies from
+ * their next request; deleting removes them and their keys, and the audit trail
+ * keeps their name.
+ */
+export async function manageUserAction(_state: ActionState, form: FormData): Promise<ActionState> {
+  const admin = await requireAdmin();
+  const [what = "", userId = ""] = (field(form, "op") ?? "").split(":");
+  try {
+    const { db } = await userContext(admin);
+    let message: string;
+    if (what === "make-admin" || what === "make-researcher") {
+      const role = what === "make-admin" ? "admin" : "researcher";
+      const { email } = await setUserRole(db, admin, userId, role);
+      message = `${email} is now ${role === "admin" ? "an admin" : "a researcher"}.`;
+    } else if (what === "disable" || what === "enable") {
+      const { email } = await setUserDisabled(db, admin, userId, what === "disable");
+      message =
+        what === "disable"
+          ? `${email} is disabled: signed out everywhere, and their API keys no longer work.`
+          : `${email} is enabled: they can sign in again, and their API keys work again.`;
+    } else if (what === "delete") {
+      const { email } = await deleteTenantUser(db, admin, userId);
+      message = `Deleted ${email} and their API keys. The audit trail keeps their name.`;
+    } else {
+      return { status: "error", message: "Unknown action: reload the page and try again." };
+    }
+    revalidatePath("/admin/users");
+    return { status: "success", message };
+  } catch (error) {
+    return actionError(error);
+  }
 }

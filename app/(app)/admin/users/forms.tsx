@@ -5,7 +5,7 @@ import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { IDLE } from "@/lib/web/action-state";
 import { connectionSnippets } from "@/lib/web/connection-snippets";
-import { createKeyAction, createUserAction, revokeKeyAction } from "./actions";
+import { createKeyAction, createUserAction, manageUserAction, revokeKeyAction } from "./actions";
 
 export function CreateUserForm() {
   const [state, action] = useActionState(createUserAction, IDLE);
@@ -117,6 +117,99 @@ export function RevokeKeyForm({ apiKeyId, name }: { apiKeyId: string; name: stri
         Revoke<span className="sr-only"> key {name}</span>
       </SubmitButton>
       <ActionMessage state={state} />
+    </form>
+  );
+}
+
+export type UserRow = {
+  userId: string;
+  email: string;
+  name: string | null;
+  role: "admin" | "researcher";
+  since: string;
+  disabled: boolean;
+};
+
+/**
+ * Every user of the team with what an admin can do to them, in one form so its
+ * message stays when a deleted user's row goes. Deleting asks once more.
+ */
+export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string }) {
+  const [state, action] = useActionState(manageUserAction, IDLE);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  return (
+    <form action={action} onSubmit={() => setConfirming(null)} data-testid="user-actions">
+      <ActionMessage state={state} />
+      <div className="table-wrap">
+        <table className="table" data-testid="users">
+          <thead>
+            <tr>
+              <th scope="col">E-mail</th>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Since</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((user) => (
+              <tr key={user.userId} data-testid="user-row" data-email={user.email}>
+                <td>{user.email}</td>
+                <td>{user.name ?? "—"}</td>
+                <td data-testid="user-role">{user.role}</td>
+                <td data-testid="user-status">
+                  {user.disabled ? <span className="badge badge-failed">Disabled</span> : "Active"}
+                </td>
+                <td>{user.since}</td>
+                <td>
+                  {user.userId === selfId ? (
+                    <span className="muted">You</span>
+                  ) : confirming === user.userId ? (
+                    <span className="inline-form">
+                      <span>Delete {user.email} and their API keys?</span>
+                      <SubmitButton
+                        className="button button-danger"
+                        name="op"
+                        value={`delete:${user.userId}`}
+                      >
+                        Yes, delete<span className="sr-only"> {user.email}</span>
+                      </SubmitButton>
+                      <button type="button" className="button" onClick={() => setConfirming(null)}>
+                        Cancel
+                      </button>
+                    </span>
+                  ) : (
+                    <span className="inline-form">
+                      <SubmitButton
+                        name="op"
+                        value={`${user.role === "admin" ? "make-researcher" : "make-admin"}:${user.userId}`}
+                      >
+                        {user.role === "admin" ? "Make researcher" : "Make admin"}
+                        <span className="sr-only"> {user.email}</span>
+                      </SubmitButton>
+                      <SubmitButton
+                        name="op"
+                        value={`${user.disabled ? "enable" : "disable"}:${user.userId}`}
+                      >
+                        {user.disabled ? "Enable" : "Disable"}
+                        <span className="sr-only"> {user.email}</span>
+                      </SubmitButton>
+                      <button
+                        type="button"
+                        className="button button-danger-outline"
+                        onClick={() => setConfirming(user.userId)}
+                      >
+                        Delete<span className="sr-only"> {user.email}</span>
+                      </button>
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </form>
   );
 }

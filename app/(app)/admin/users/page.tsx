@@ -3,7 +3,12 @@ import { headers } from "next/headers";
 import { Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { views } from "@/lib/web/views";
-import { CreateKeyForm, CreateUserForm, RevokeKeyForm } from "./forms";
+import { CreateKeyForm, CreateUserForm, RevokeKeyForm, UsersTable } from "./forms";
+
+/** As <Time> shows it, for the client-side users table. */
+function formatTime(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
 
 export const metadata: Metadata = { title: "Users and API keys" };
 
@@ -26,33 +31,23 @@ export default async function UsersPage() {
       <h1>Users and API keys</h1>
       <div className="two-col">
         <CreateUserForm />
-        <CreateKeyForm users={users} endpoint={endpoint} />
+        <CreateKeyForm
+          users={users.filter((user) => !user.disabledAt).map(({ email }) => ({ email }))}
+          endpoint={endpoint}
+        />
       </div>
       <h2>Users</h2>
-      <div className="table-wrap">
-        <table className="table" data-testid="users">
-          <thead>
-            <tr>
-              <th scope="col">E-mail</th>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Since</th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((user) => (
-              <tr key={user.userId}>
-                <td>{user.email}</td>
-                <td>{user.name ?? "—"}</td>
-                <td>{user.role}</td>
-                <td>
-                  <Time iso={user.createdAt.toISOString()} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <UsersTable
+        selfId={admin.userId}
+        users={users.map((user) => ({
+          userId: user.userId,
+          email: user.email,
+          name: user.name,
+          role: user.role,
+          since: formatTime(user.createdAt),
+          disabled: user.disabledAt !== null,
+        }))}
+      />
       <h2>API keys</h2>
       {keys.length === 0 ? (
         <p className="empty card">No keys yet. Create one above to connect an AI platform.</p>
@@ -84,6 +79,8 @@ export default async function UsersPage() {
                       <span className="muted">
                         Revoked <Time iso={key.revokedAt.toISOString()} />
                       </span>
+                    ) : key.userDisabledAt ? (
+                      <span className="muted">Refused while its user is disabled</span>
                     ) : (
                       <RevokeKeyForm apiKeyId={key.apiKeyId} name={key.name} />
                     )}

@@ -1,0 +1,28 @@
+import type { Metadata } from "next";
+import { requireUser } from "@/lib/auth/session";
+import { ChangePasswordForm } from "./password-form";
+
+export const metadata: Metadata = { title: "Your account" };
+
+export default async function AccountPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ changed?: string }>;
+}) {
+  const user = await requireUser();
+  const { changed } = await searchParams;
+  return (
+    <section className="narrow">
+      <h1>Your account</h1>
+      <p>
+        {user.name ? `${user.name} · ` : null}
+        {user.email} · {user.role}
+      </p>
+      <ChangePasswordForm email={user.email} changed={changed === "1"} />
+      <p className="muted">
+        Changing your password signs you out everywhere else. An admin of your team changes roles,
+        and can disable or delete accounts.
+      </p>
+    </section>
+  );
+}
