@@ -14,13 +14,14 @@ export type WebSession = {
   /**
    * Calls a `(previousState, formData)` server action (the useActionState kind)
    * from the page at `path`; returns the response and its body text (the RSC
-   * payload, which carries the action's returned state).
+   * payload, which carries the action's returned state; a redirect is in the
+   * `x-action-redirect` header).
    */
   action(
     path: string,
     actionName: string,
     fields: Record<string, string>,
-  ): Promise<{ status: number; text: string }>;
+  ): Promise<{ status: number; text: string; headers: Headers }>;
 };
 
 /** Each `Set-Cookie` of a response as `name=value`. */
@@ -96,7 +97,7 @@ export async function signInOverHttp(
         },
         body,
       });
-      return { status: response.status, text: await response.text() };
+      return { status: response.status, text: await response.text(), headers: response.headers };
     },
   };
 }
