@@ -601,6 +601,57 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
     ["search_sources", { query: "x", limit: 500 }, /^VALIDATION_ERROR: limit/],
     ["search_sources", { query: "x", since: "yesterday" }, /^VALIDATION_ERROR: since/],
     ["search_sources", { query: "x", planId: "nope" }, /^VALIDATION_ERROR: planId/],
+    // Found by tests/fuzz.test.ts: each of these was an INTERNAL_ERROR (the
+    // database refused the value) until it was checked first.
+    ["search_sources", { query: "x", since: "0000-01-01" }, /^VALIDATION_ERROR: since: /],
+    [
+      "search_sources",
+      { query: "x", completesStep: { planId: "nope", stepId: "STEP" } },
+      /^VALIDATION_ERROR: completesStep\.planId: must be a plan id/,
+    ],
+    [
+      "extract_data",
+      { schema: { type: "object" }, text: "t", completesStep: { planId: "PLAN" } },
+      /^VALIDATION_ERROR: completesStep\.stepId: /,
+    ],
+    [
+      "store_research",
+      {
+        artifactType: "finding",
+        title: "t",
+        content: {},
+        contentText: "x",
+        confidence: 0.5,
+        completesStep: "PLAN",
+      },
+      /^VALIDATION_ERROR: completesStep: /,
+    ],
+    [
+      "store_research",
+      {
+        artifactType: "finding",
+        title: "t",
+        content: {},
+        contentText: "a\u0000b",
+        confidence: 0.5,
+      },
+      /^VALIDATION_ERROR: contentText: contains a NUL character/,
+    ],
+    [
+      "submit_step_result",
+      {
+        planId: "PLAN",
+        stepId: "STEP",
+        result: { notes: ["fine", "half an emoji \ud83e"] },
+        stepExecutionReport: report,
+      },
+      /^VALIDATION_ERROR: result\.notes\.1: .*unpaired UTF-16 surrogate/,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: { "\udc00": 1 }, stepExecutionReport: report },
+      /^VALIDATION_ERROR: result\.\? \(a key\): /,
+    ],
     ["extract_data", {}, /^VALIDATION_ERROR: schema/],
     [
       "extract_data",
@@ -671,6 +722,29 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
       const answer = await agent.call(tool, resolved);
       expect(answer.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
       expect(answer.text, `${tool} ${JSON.stringify(args)}`).toMatch(expected);
+    }
+  });
+
+  it("answers tools/call params the protocol refuses with invalid params, never an internal error", async () => {
+    const params = [
+      { name: "get_next_step", arguments: null },
+      { name: "get_next_step", arguments: [planId] },
+      { name: "get_next_step", arguments: "planId" },
+      { name: "get_next_step", arguments: 42 },
+      { name: 42, arguments: {} },
+      {},
+    ];
+    for (const [index, param] of params.entries()) {
+      const response = await post(
+        app,
+        JSON.stringify({ jsonrpc: "2.0", id: index + 1, method: "tools/call", params: param }),
+        { Authorization: `Bearer ${app.tenantA.key}`, "MCP-Protocol-Version": "2025-06-18" },
+      );
+      expect(response.status, JSON.stringify(param)).toBe(200);
+      expect(await response.json(), JSON.stringify(param)).toMatchObject({
+        id: index + 1,
+        error: { code: -32602, message: expect.stringMatching(/Invalid tools\/call request/) },
+      });
     }
   });
 
