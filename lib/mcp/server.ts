@@ -69,6 +69,19 @@ export function registerCairnServer(server: McpServer, deps: CairnServerDeps): v
 }
 
 /**
+ * The size of a call's arguments as JSON. Arguments nested thousands of levels
+ * deep (which every tool refuses) overflow JSON.stringify's stack: 0 then,
+ * rather than an exception that would turn the tool's answer into an internal error.
+ */
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value));
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * tools/call, matched by its method alone. Registered with CallToolRequestSchema,
  * a request that schema refuses (`arguments` that is not an object, a `name`
  * that is not a string) fails the SDK's generic parse first and is answered
@@ -115,7 +128,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
         durationMs: performance.now() - started,
         isError: result.isError === true,
         errorCode,
-        requestBytes: Buffer.byteLength(JSON.stringify(args)),
+        requestBytes: jsonBytes(args),
         responseBytes: Buffer.byteLength(text),
       });
     }
