@@ -384,6 +384,13 @@ describe("the front door of /api/mcp", () => {
   }, 600_000);
 });
 
+/** An object nested `depth` levels deep: { a: { a: ... } }. */
+function nest(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i += 1) value = { a: value };
+  return value;
+}
+
 describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
   let app: AppServer;
   let agent: Agent;
@@ -652,6 +659,11 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
       { planId: "PLAN", stepId: "STEP", result: { "\udc00": 1 }, stepExecutionReport: report },
       /^VALIDATION_ERROR: result\.\? \(a key\): /,
     ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: nest(150), stepExecutionReport: report },
+      /^VALIDATION_ERROR: result\.a\.a\.a.*: nested more than 100 levels deep/,
+    ],
     ["extract_data", {}, /^VALIDATION_ERROR: schema/],
     [
       "extract_data",
@@ -746,6 +758,22 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
         error: { code: -32602, message: expect.stringMatching(/Invalid tools\/call request/) },
       });
     }
+  });
+
+  it("answers arguments nested too deep for JSON.stringify with VALIDATION_ERROR", async () => {
+    // 50,000 levels: the SDK client cannot even serialise them, so the body is written by hand.
+    const depth = 50_000;
+    const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit_step_result","arguments":{"planId":"${planId}","stepId":"${stepId}","stepExecutionReport":${JSON.stringify(report)},"result":{"deep":${"[".repeat(depth)}${"]".repeat(depth)}}}}}`;
+    const response = await post(app, body, {
+      Authorization: `Bearer ${app.tenantA.key}`,
+      "MCP-Protocol-Version": "2025-06-18",
+    });
+    expect(response.status).toBe(200);
+    const answer = await response.json();
+    expect(answer.result?.isError).toBe(true);
+    expect(answer.result.content[0].text).toMatch(
+      /^VALIDATION_ERROR: result\.deep\.0\.0.*: nested more than 100 levels deep/,
+    );
   });
 
   it("left the plan untouched by all of it", async () => {
