@@ -382,6 +382,13 @@ describe("the front door of /api/mcp", () => {
   }, 600_000);
 });
 
+/** An object nested `depth` levels deep: { a: { a: ... } }. */
+function nest(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i += 1) value = { a: value };
+  return value;
+}
+
 describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
   let app: AppServer;
   let agent: Agent;
@@ -599,6 +606,62 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
     ["search_sources", { query: "x", limit: 500 }, /^VALIDATION_ERROR: limit/],
     ["search_sources", { query: "x", since: "yesterday" }, /^VALIDATION_ERROR: since/],
     ["search_sources", { query: "x", planId: "nope" }, /^VALIDATION_ERROR: planId/],
+    // Found by tests/fuzz.test.ts: each of these was an INTERNAL_ERROR (the
+    // database refused the value) until it was checked first.
+    ["search_sources", { query: "x", since: "0000-01-01" }, /^VALIDATION_ERROR: since: /],
+    [
+      "search_sources",
+      { query: "x", completesStep: { planId: "nope", stepId: "STEP" } },
+      /^VALIDATION_ERROR: completesStep\.planId: must be a plan id/,
+    ],
+    [
+      "extract_data",
+      { schema: { type: "object" }, text: "t", completesStep: { planId: "PLAN" } },
+      /^VALIDATION_ERROR: completesStep\.stepId: /,
+    ],
+    [
+      "store_research",
+      {
+        artifactType: "finding",
+        title: "t",
+        content: {},
+        contentText: "x",
+        confidence: 0.5,
+        completesStep: "PLAN",
+      },
+      /^VALIDATION_ERROR: completesStep: /,
+    ],
+    [
+      "store_research",
+      {
+        artifactType: "finding",
+        title: "t",
+        content: {},
+        contentText: "a\u0000b",
+        confidence: 0.5,
+      },
+      /^VALIDATION_ERROR: contentText: contains a NUL character/,
+    ],
+    [
+      "submit_step_result",
+      {
+        planId: "PLAN",
+        stepId: "STEP",
+        result: { notes: ["fine", "half an emoji \ud83e"] },
+        stepExecutionReport: report,
+      },
+      /^VALIDATION_ERROR: result\.notes\.1: .*unpaired UTF-16 surrogate/,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: { "\udc00": 1 }, stepExecutionReport: report },
+      /^VALIDATION_ERROR: result\.\? \(a key\): /,
+    ],
+    [
+      "submit_step_result",
+      { planId: "PLAN", stepId: "STEP", result: nest(150), stepExecutionReport: report },
+      /^VALIDATION_ERROR: result\.a\.a\.a.*: nested more than 100 levels deep/,
+    ],
     ["extract_data", {}, /^VALIDATION_ERROR: schema/],
     [
       "extract_data",
@@ -670,6 +733,45 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
       expect(answer.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
       expect(answer.text, `${tool} ${JSON.stringify(args)}`).toMatch(expected);
     }
+  });
+
+  it("answers tools/call params the protocol refuses with invalid params, never an internal error", async () => {
+    const params = [
+      { name: "get_next_step", arguments: null },
+      { name: "get_next_step", arguments: [planId] },
+      { name: "get_next_step", arguments: "planId" },
+      { name: "get_next_step", arguments: 42 },
+      { name: 42, arguments: {} },
+      {},
+    ];
+    for (const [index, param] of params.entries()) {
+      const response = await post(
+        app,
+        JSON.stringify({ jsonrpc: "2.0", id: index + 1, method: "tools/call", params: param }),
+        { Authorization: `Bearer ${app.tenantA.key}`, "MCP-Protocol-Version": "2025-06-18" },
+      );
+      expect(response.status, JSON.stringify(param)).toBe(200);
+      expect(await response.json(), JSON.stringify(param)).toMatchObject({
+        id: index + 1,
+        error: { code: -32602, message: expect.stringMatching(/Invalid tools\/call request/) },
+      });
+    }
+  });
+
+  it("answers arguments nested too deep for JSON.stringify with VALIDATION_ERROR", async () => {
+    // 50,000 levels: the SDK client cannot even serialise them, so the body is written by hand.
+    const depth = 50_000;
+    const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit_step_result","arguments":{"planId":"${planId}","stepId":"${stepId}","stepExecutionReport":${JSON.stringify(report)},"result":{"deep":${"[".repeat(depth)}${"]".repeat(depth)}}}}}`;
+    const response = await post(app, body, {
+      Authorization: `Bearer ${app.tenantA.key}`,
+      "MCP-Protocol-Version": "2025-06-18",
+    });
+    expect(response.status).toBe(200);
+    const answer = await response.json();
+    expect(answer.result?.isError).toBe(true);
+    expect(answer.result.content[0].text).toMatch(
+      /^VALIDATION_ERROR: result\.deep\.0\.0.*: nested more than 100 levels deep/,
+    );
   });
 
   it("left the plan untouched by all of it", async () => {

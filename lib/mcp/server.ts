@@ -8,7 +8,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
@@ -68,9 +68,33 @@ export function registerCairnServer(server: McpServer, deps: CairnServerDeps): v
   registerCairnResources(server, deps);
 }
 
+/**
+ * The size of a call's arguments as JSON. Arguments nested thousands of levels
+ * deep (which every tool refuses) overflow JSON.stringify's stack: 0 then,
+ * rather than an exception that would turn the tool's answer into an internal error.
+ */
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value));
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * tools/call, matched by its method alone. Registered with CallToolRequestSchema,
+ * a request that schema refuses (`arguments` that is not an object, a `name`
+ * that is not a string) fails the SDK's generic parse first and is answered
+ * -32603 Internal error; matched by method, it reaches the SDK Server's own
+ * tools/call check, which answers -32602 Invalid params, as a caller's mistake.
+ */
+const TOOLS_CALL = z.object({ method: z.literal("tools/call") }).loose();
+
 function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.server.setRequestHandler(TOOLS_CALL, async (raw, extra) => {
+    // The SDK's Server checked it against CallToolRequestSchema before this runs.
+    const request = raw as unknown as CallToolRequest;
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) {
       throw new McpError(
@@ -104,7 +128,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
         durationMs: performance.now() - started,
         isError: result.isError === true,
         errorCode,
-        requestBytes: Buffer.byteLength(JSON.stringify(args)),
+        requestBytes: jsonBytes(args),
         responseBytes: Buffer.byteLength(text),
       });
     }

@@ -14,6 +14,7 @@ import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
 import { modifyPlan } from "./modify-plan";
 import { submitStepResult } from "./submit-step-result";
+import { parseInput } from "./validation";
 
 export const completesStepField = z
   .object({ planId: planIdField, stepId: stepIdField })
@@ -21,6 +22,8 @@ export const completesStepField = z
   .describe(
     "Links this call to a plan's server-run step that paused (get_next_step's pauseReason.suggestedTool fills it in): the result becomes that step's result and the plan goes on.",
   );
+
+const linkInput = z.object({ completesStep: completesStepField });
 
 export type LinkedStep = { planId: string; stepId: string };
 export type CompletedStep = { stepId: string; stepOrder: number; planStatus: PlanStatus };
@@ -114,7 +117,9 @@ export function withStepLink<In extends object, Out extends object>(
     ctx: ServiceContext,
     input: In & { completesStep?: LinkedStep | undefined },
   ): Promise<Out & { completedStep?: CompletedStep }> => {
-    const { completesStep, ...rest } = input;
+    const { completesStep: link, ...rest } = input;
+    // Checked before it is looked up: a malformed id would fail the query.
+    const { completesStep } = parseInput(linkInput, { completesStep: link });
     if (completesStep) await checkLinkedStep(ctx, completesStep, tool);
     const result = await run(ctx, rest as In);
     if (!completesStep) return result;

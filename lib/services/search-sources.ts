@@ -77,6 +77,8 @@ export const searchSourcesInput = z.object({
   artifactType: artifactTypeField.optional().describe("Only artifacts of this type."),
   since: z
     .union([z.iso.datetime({ offset: true }), z.iso.date()])
+    // PostgreSQL has no year 0 (1 BC): it would refuse the comparison.
+    .refine((since) => !since.startsWith("0000"), "the year must be 0001 or later")
     .optional()
     .describe('Only artifacts stored at or after this ISO date or date-time, e.g. "2026-01-31".'),
 });

@@ -12,7 +12,7 @@ import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { apiKeys } from "@/lib/db/schema";
 import { createApiKey, createUser } from "@/lib/services/accounts";
 import { type Backend, createPostgresDatabase } from "./databases";
-import { startNextProcess } from "./next-process";
+import { type NextProcess, startNextProcess } from "./next-process";
 
 export type Tenant = {
   tenantId: string;
@@ -27,6 +27,15 @@ export type Tenant = {
 
 /** Every seeded user's password. */
 export const SEED_PASSWORD = "a long enough password";
+
+/** One more `next start` on an app's database (see RunningApp.startAnotherInstance). */
+export type AppInstance = {
+  url: string;
+  mcpUrl: string;
+  port: number;
+  /** Stops this instance only. */
+  stop(): Promise<void>;
+};
 
 export type RunningApp = {
   backend: Backend;
@@ -43,6 +52,12 @@ export type RunningApp = {
   stopServer(): Promise<void>;
   /** Kills the server with SIGKILL mid-work and starts it again on the same port and database. */
   crashAndRestart(): Promise<void>;
+  /**
+   * Starts another production server on the same database and environment, as
+   * a scaled-out deployment runs several (PostgreSQL only: the embedded database
+   * is open in one process at a time). stopServer() and stop() stop it too.
+   */
+  startAnotherInstance(): Promise<AppInstance>;
   /** Stops the server and removes its database. */
   stop(): Promise<void>;
 };
@@ -141,7 +156,10 @@ async function launch(
   };
   let server = await startNextProcess(env);
   const { url, port } = server;
-  const stopServer = () => server.stop();
+  const others: NextProcess[] = [];
+  const stopServer = async () => {
+    await Promise.all([server.stop(), ...others.map((other) => other.stop())]);
+  };
 
   return {
     backend,
@@ -157,6 +175,19 @@ async function launch(
     },
     serverOutput: () => server.output(),
     stopServer,
+    async startAnotherInstance() {
+      if (backend !== "postgres") {
+        throw new Error("Only a PostgreSQL database can be shared by several servers.");
+      }
+      const other = await startNextProcess(env);
+      others.push(other);
+      return {
+        url: other.url,
+        mcpUrl: `${other.url}/api/mcp`,
+        port: other.port,
+        stop: () => other.stop(),
+      };
+    },
     async crashAndRestart() {
       await server.kill();
       server = await startNextProcess(env, port);
