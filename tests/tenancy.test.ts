@@ -508,7 +508,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
           if (mask(withForeign.text, foreignValue) !== mask(withRandom.text, randomValue)) {
             problems.push(`${label}: "${withForeign.text}" but a random id: "${withRandom.text}"`);
           }
-          // Never a success nor a VALIDATION_ERROR: the call itself was well formed.
+          // Not a VALIDATION_ERROR: the call was well formed, so the id was looked up.
           if (withForeign.text.startsWith("VALIDATION_ERROR")) {
             problems.push(`${label} is malformed: ${withForeign.text.slice(0, 200)}`);
           }
