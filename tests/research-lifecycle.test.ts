@@ -1,5 +1,5 @@
 /**
- * The six-phase research lifecycle of execution-flow.md, driven over HTTP by a
+ * The six-phase research lifecycle of docs/execution-flow.md, driven over HTTP by a
  * scripted MCP client as an AI platform following the `research` prompt would:
  * interview and routing (recorded by log_skill_execution), the prior-research
  * check (search_sources), plan creation with the session's auto-link, step

@@ -49,7 +49,7 @@ export type AuditEntry =
         stepOrder: number;
         confidence: number | null;
         resultSummary: string | null;
-        /** The step was still pending: the timing edge case of execution-loop.md. */
+        /** The step was still pending: the timing edge case of docs/execution-loop.md. */
         autoStarted: boolean;
         tool?: string;
       };

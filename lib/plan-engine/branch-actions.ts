@@ -1,6 +1,6 @@
 /**
  * The four branch actions and how a fired condition turns into one
- * (branching-conditions.md, "Branch Actions" and "Evaluation Flow in
+ * (docs/branching-conditions.md and "Evaluation Flow in
  * submit_step_result"). The engine decides which steps to skip or whether the
  * plan fails; the service performs it.
  */
@@ -110,7 +110,7 @@ export interface BranchingOutcome {
 /**
  * Evaluates a step's conditions in the given order and lists the actions of
  * those that hold. The first `fail` ends the evaluation with `planFailed: true`
- * and no later condition is looked at (branching-conditions.md, "Evaluation
+ * and no later condition is looked at (docs/branching-conditions.md, "Evaluation
  * Flow", step 4). The caller passes the conditions in their stored order.
  */
 export function evaluateBranching(

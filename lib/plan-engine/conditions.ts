@@ -1,5 +1,5 @@
 /**
- * The branching expression evaluator of the spec page "branching-conditions.md",
+ * The branching expression evaluator of docs/branching-conditions.md,
  * "Expression Evaluation": `<dot-path> <operator> <literal>`, nothing more.
  *
  * It never runs code: no `eval`, no `Function`, no property writes, and path
@@ -7,7 +7,7 @@
  * reach the prototype chain or the globals. Anything it cannot parse is `false`.
  */
 
-/** A right-hand side after literal parsing (branching-conditions.md, "Right side"). */
+/** A right-hand side after literal parsing (docs/branching-conditions.md). */
 export type LiteralValue = string | number | boolean | null;
 
 /** The context a condition is evaluated against; see `buildConditionContext`. */
@@ -86,11 +86,11 @@ function numeric(compare: (left: number, right: number) => boolean) {
 
 /**
  * Scanned in this order; the first operator whose text occurs anywhere in the
- * expression splits it (branching-conditions.md, "Supported Operators"). `>=`
+ * expression splits it (docs/branching-conditions.md). `>=`
  * and `<=` precede `>` and `<` so `a >= 1` is never read as `a > "= 1"`.
  *
  * A left side that resolved to `undefined` (a missing path) is false for every
- * operator, `!==` included (branching-conditions.md, "Safety guarantees"): a
+ * operator, `!==` included (docs/branching-conditions.md): a
  * typo in a path must not make a negative condition fire.
  *
  * Equality (`===`, `!==`) is strict and type-aware, as the spec says: the
@@ -142,7 +142,7 @@ export function resolvePath(context: unknown, path: string): unknown {
 }
 
 /**
- * branching-conditions.md, "Right side: literal parsing": `true`, `false`,
+ * docs/branching-conditions.md: `true`, `false`,
  * `null`, a string in double or single quotes (quotes stripped, no escapes), a
  * number; anything else stays the trimmed raw string, so `status === completed`
  * compares with the string "completed".
@@ -210,7 +210,7 @@ function findOperator(
 
 /**
  * Parses an expression or says, in words an LLM can act on, why it cannot. Plan
- * creation runs this over every condition (CONVENTIONS.md, "An operator table
+ * creation runs this over every condition (docs/architecture.md, "An operator table
  * for expressions") so a typo is reported at once instead of silently never
  * firing later.
  *
@@ -304,7 +304,7 @@ export type BuiltConditionContext = {
 };
 
 /**
- * branching-conditions.md, "Evaluation Context": conditions see the step's
+ * docs/branching-conditions.md: conditions see the step's
  * confidence (0 when none was given), its structured result, and a status that
  * is always "completed" because branching runs only after a successful step.
  */

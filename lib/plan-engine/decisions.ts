@@ -1,6 +1,6 @@
 /**
  * What a person's answer at a checkpoint does to the step and the plan
- * (execution-loop.md, "User decisions").
+ * (docs/execution-loop.md).
  */
 import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
 
@@ -29,7 +29,7 @@ export function applyReviewDecision(decision: ReviewDecision): ReviewOutcome {
 
 /**
  * `modify` appends the person's feedback to the step's instructions, after a
- * horizontal rule and a "User feedback:" prefix (execution-loop.md, "User
+ * horizontal rule and a "User feedback:" prefix (docs/execution-loop.md, "User
  * decisions"), so the AI platform re-runs the step with the original task and
  * the new guidance side by side.
  */

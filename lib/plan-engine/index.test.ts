@@ -55,7 +55,7 @@ describe("public surface", () => {
   });
 });
 
-// CONVENTIONS.md, "The picture": the engine is pure and imports nothing from
+// docs/architecture.md: the engine is pure and imports nothing from
 // Next, React, drizzle or other lib/* folders. Checked here so a later edit
 // that breaks the rule fails a test rather than a review.
 describe("purity", () => {

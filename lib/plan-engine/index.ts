@@ -1,7 +1,7 @@
 /**
  * The pure plan engine: state machines, review decisions, the branching
  * evaluator and progress predicates. It decides and never stores; see
- * CONVENTIONS.md, "The picture".
+ * docs/architecture.md.
  */
 export * from "./app-error";
 export * from "./audit-entries";

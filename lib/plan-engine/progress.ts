@@ -1,7 +1,7 @@
 /**
  * Progress and stall predicates for `get_plan_status`. The pages that define
  * them ("Progress Tracking", "Stall Detection") are not part of the spec set;
- * execution-loop.md only summarises them, so the choices below are Cairn's.
+ * docs/execution-loop.md only summarises them, so the choices below are Cairn's.
  */
 import type { StepStatus } from "./states";
 import { isTerminalStepStatus } from "./transitions";

@@ -1,5 +1,5 @@
 /**
- * The skill-execution tracking record's state machine (execution-flow.md,
+ * The skill-execution tracking record's state machine (docs/execution-flow.md,
  * phases 3 to 6). The router creates the record `started`; create_research_plan's
  * auto-link moves it to `executing`; the output skill closes it `completed`, and
  * any phase may close it `failed`. A record closed straight from `started` is the

@@ -1,8 +1,8 @@
 /**
  * The vocabularies of the plan engine, as `as const` tuples so that one source
  * feeds the TypeScript types here, zod enums at the edges and pg enums in the
- * schema. State meanings are defined in the spec page "state-machines.md";
- * audit events and review decisions in "execution-loop.md".
+ * schema. State meanings are defined in the spec page "docs/state-machines.md";
+ * audit events and review decisions in "docs/execution-loop.md".
  */
 
 export const PLAN_STATUSES = [
@@ -38,7 +38,7 @@ export type StepType = (typeof STEP_TYPES)[number];
 
 /**
  * `failed` counts as terminal although it allows a retry (`failed -> pending`):
- * state-machines.md, "The 'failed steps complete the plan' rule", treats a
+ * docs/state-machines.md, treats a
  * failed step like a skipped one when deciding whether the plan is done.
  */
 export const TERMINAL_STEP_STATUSES = ["completed", "skipped", "failed"] as const;
@@ -47,7 +47,7 @@ export type TerminalStepStatus = (typeof TERMINAL_STEP_STATUSES)[number];
 export const TERMINAL_PLAN_STATUSES = ["completed", "failed"] as const;
 export type TerminalPlanStatus = (typeof TERMINAL_PLAN_STATUSES)[number];
 
-/** The eight event types of the audit trail (execution-loop.md, "Audit Trail"). */
+/** The eight event types of the audit trail (docs/execution-loop.md). */
 export const AUDIT_EVENT_TYPES = [
   "step_started",
   "step_completed",
@@ -60,7 +60,7 @@ export const AUDIT_EVENT_TYPES = [
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
-/** What a person may answer at a checkpoint (execution-loop.md, "User decisions"). */
+/** What a person may answer at a checkpoint (docs/execution-loop.md). */
 export const REVIEW_DECISIONS = ["approve", "reject", "modify", "skip"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
 

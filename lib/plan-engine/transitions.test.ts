@@ -14,7 +14,7 @@ import {
   VALID_STEP_TRANSITIONS,
 } from "./transitions";
 
-// The spec tables of state-machines.md, written out a second time as pairs so
+// The spec tables of docs/state-machines.md, written out a second time as pairs so
 // that a typo in either copy makes the tests fail.
 const SPEC_PLAN_PAIRS: ReadonlySet<string> = new Set([
   "planning->executing",

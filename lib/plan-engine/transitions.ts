@@ -1,5 +1,5 @@
 /**
- * The plan and step state machines of the spec page "state-machines.md", kept as
+ * The plan and step state machines of the spec page "docs/state-machines.md", kept as
  * data (the two tables) plus pure functions that read them. The services perform
  * what these functions decide; nothing here touches storage.
  */
@@ -11,7 +11,7 @@ import {
   TERMINAL_STEP_STATUSES,
 } from "./states";
 
-/** state-machines.md, "Valid Plan Transitions": `completed` and `failed` have no way out. */
+/** docs/state-machines.md: `completed` and `failed` have no way out. */
 export const VALID_PLAN_TRANSITIONS: Readonly<Record<PlanStatus, readonly PlanStatus[]>> = {
   planning: ["executing", "failed"],
   executing: ["awaiting_review", "stalled", "completed", "failed"],
@@ -22,7 +22,7 @@ export const VALID_PLAN_TRANSITIONS: Readonly<Record<PlanStatus, readonly PlanSt
 };
 
 /**
- * state-machines.md, "Valid Step Transitions". `failed -> pending` is the retry
+ * docs/state-machines.md. `failed -> pending` is the retry
  * path; `completed` and `skipped` are fully terminal.
  */
 export const VALID_STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
@@ -77,7 +77,7 @@ function invalidTransition<S extends string>(
 
 /**
  * Returns `to` when the move is in the table, else throws INVALID_TRANSITION.
- * A throw here means the calling code has a bug (state-machines.md, "Transition
+ * A throw here means the calling code has a bug (docs/state-machines.md, "Transition
  * Functions"); use `canTransitionPlan` where refusal is a normal path.
  */
 export function transitionPlan(from: PlanStatus, to: PlanStatus): PlanStatus {
@@ -103,7 +103,7 @@ export function isTerminalPlanStatus(status: PlanStatus): boolean {
 }
 
 /**
- * The plan status implied by its steps (state-machines.md, "Derived Plan
+ * The plan status implied by its steps (docs/state-machines.md, "Derived Plan
  * Status"). The rules run in strict order:
  *
  * 1. no steps -> `planning`;
@@ -126,7 +126,7 @@ export function derivePlanStatus(stepStatuses: readonly StepStatus[]): PlanStatu
  * The valid moves that take a plan from `from` to `to`: `[to]` when the move is
  * direct, `["executing", to]` when the plan must first resume. A plan that is
  * `planning`, `stalled` or `awaiting_review` resumes to `executing` before it can
- * complete (state-machines.md has no direct move from those to `completed`), so a
+ * complete (docs/state-machines.md has no direct move from those to `completed`), so a
  * service that derives `completed` from the steps walks both moves, each one
  * checked against the table. Throws INVALID_TRANSITION when no such path exists.
  */

@@ -1,5 +1,5 @@
 /**
- * The audit trail (execution-loop.md, "Audit Trail"): every plan and step
+ * The audit trail (docs/execution-loop.md): every plan and step
  * mutation writes its rows through `writeAuditLog` inside the same transaction,
  * before commit, so no change exists without its record. Payloads are typed per
  * event type.

@@ -1,5 +1,5 @@
 /**
- * create_research_plan (execution-loop.md, "Phase 1: Plan Creation"): the plan,
+ * create_research_plan (docs/execution-loop.md): the plan,
  * its steps and branching conditions, the skill-execution auto-link and the
  * `plan_modified/created` audit row, in one transaction. Every condition is
  * parsed here so an agent learns of a typo at once, not when the step completes.
@@ -238,7 +238,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
               actionParams: planBranchingConditions.actionParams,
             });
 
-    // execution-flow.md, "Auto-Linking": the newest `started` execution of this session.
+    // docs/execution-flow.md: the newest `started` execution of this session.
     let linkedExecutionId: string | null = null;
     if (input.sessionId) {
       const [execution] = await tx

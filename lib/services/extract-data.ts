@@ -1,5 +1,5 @@
 /**
- * extract_data (execution-flow.md, step type `extract`): the one use case that
+ * extract_data (docs/execution-flow.md, step type `extract`): the one use case that
  * calls a language model on the server. It turns given text, or stored
  * artifacts of the tenant, into a JSON object that matches a caller-given JSON
  * Schema: the model answers in JSON mode, the answer is validated with Ajv, and

@@ -1,5 +1,5 @@
 /**
- * get_next_step (execution-loop.md, "Getting the next step"). Hands out the
+ * get_next_step (docs/execution-loop.md). Hands out the
  * first pending step of a plan to exactly one caller, however many pull at once:
  * the step is claimed with `FOR UPDATE SKIP LOCKED` on the partial index of
  * pending steps, while the plan row is held in `share` mode so concurrent pulls

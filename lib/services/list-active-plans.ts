@@ -1,5 +1,5 @@
 /**
- * list_active_plans (execution-flow.md, "Cross-Session Resume"): the tenant's
+ * list_active_plans (docs/execution-flow.md): the tenant's
  * plans that are not completed or failed, most recently active first, with
  * their progress, so a new session can pick one to resume.
  */

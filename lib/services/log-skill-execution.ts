@@ -1,5 +1,5 @@
 /**
- * log_skill_execution (execution-flow.md, "Tracking Initialization" and
+ * log_skill_execution (docs/execution-flow.md and
  * "Tracking Completion"): creates the tracking record of one research skill
  * invocation, with the interview's extraction and the routing decision, and
  * moves it through started -> executing -> completed | failed (see
@@ -32,7 +32,7 @@ export const ORIGINAL_QUERY_MAX = 5_000;
 const text = (max: number) => z.string().trim().max(max);
 
 /**
- * The metadata fields of execution-flow.md, described for the LLM that fills
+ * The metadata fields of docs/execution-flow.md, described for the LLM that fills
  * them. Other keys are kept as given (the output skill adds stepsCompleted,
  * artifactsStored, checkpointFeedback), so the object is open.
  */
@@ -202,7 +202,7 @@ async function createExecution(
   if (missing.length > 0) {
     throw new AppError(
       "VALIDATION_ERROR",
-      `${missing.join(", ")}: required when creating a tracking record (execution-flow.md, "Tracking Initialization").`,
+      `${missing.join(", ")}: required when creating a tracking record (docs/execution-flow.md).`,
       { missing },
     );
   }
@@ -273,7 +273,7 @@ async function updateExecution(
     const planId = current.planId ?? input.planId ?? null;
     const closing = input.status === "completed" || input.status === "failed";
     // The expected current status is part of the `where` as well as the row
-    // lock: the write itself is guarded, as CONVENTIONS.md asks.
+    // lock: the write itself is guarded, as docs/architecture.md asks.
     const [updated] = await tx
       .update(skillExecutions)
       .set({

@@ -1,5 +1,5 @@
 /**
- * request_user_review (execution-loop.md, "Requesting review"): the step in
+ * request_user_review (docs/execution-loop.md): the step in
  * progress waits for a person (`awaiting_input`) and the plan pauses
  * (`awaiting_review`) until submit_user_decision. A stalled plan whose agent is
  * still at work resumes first, since the agent has evidently come back.

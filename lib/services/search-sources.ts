@@ -1,5 +1,5 @@
 /**
- * search_sources (execution-flow.md, "Prior Research Check"; execution-loop.md,
+ * search_sources (docs/execution-flow.md; docs/execution-loop.md,
  * "Executing the step"): hybrid search over the tenant's artifact library.
  *
  * Two ranked candidate lists, fused by reciprocal rank fusion

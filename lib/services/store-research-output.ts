@@ -1,5 +1,5 @@
 /**
- * store_research_output (execution-flow.md, "Delivery Flow", step 3): keeps the
+ * store_research_output (docs/execution-flow.md, step 3): keeps the
  * final deliverable with its plan and skill execution, so the user can find it
  * later in the web UI and get_research_context returns it. A plan may hold
  * several (a redone or reformatted delivery); the newest is the deliverable.

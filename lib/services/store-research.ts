@@ -1,5 +1,5 @@
 /**
- * store_research (execution-flow.md, "Phase 5: Step Execution"): keeps a
+ * store_research (docs/execution-flow.md): keeps a
  * significant finding in the tenant's artifact library, where search_sources
  * finds it for later research and get_step_context / get_research_context show
  * it with its plan. A plan or step given must be the tenant's own.

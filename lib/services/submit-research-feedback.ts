@@ -1,5 +1,5 @@
 /**
- * submit_research_feedback (execution-flow.md, "Feedback Collection"): the two
+ * submit_research_feedback (docs/execution-flow.md): the two
  * feedback moments after delivery. `initial` right after the deliverable is
  * presented; `closing` when the conversation moves on, with what the later
  * discussion showed. Both belong to the plan and its skill execution.

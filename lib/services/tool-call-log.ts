@@ -1,5 +1,5 @@
 /**
- * The MCP tool-call log (execution-loop.md, "Audit Trail", last paragraph):
+ * The MCP tool-call log (docs/execution-loop.md, last paragraph):
  * one row per tool call except ping, written after the response so it never
  * delays or fails the call. Rows are gathered for a few milliseconds and
  * written with one INSERT, so under load the log costs the database one

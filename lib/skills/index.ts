@@ -1,6 +1,6 @@
 /**
  * Cairn's research skills: the instructions that drive the six-phase lifecycle
- * of execution-flow.md on the AI platform's side. Their text lives as Markdown
+ * of docs/execution-flow.md on the AI platform's side. Their text lives as Markdown
  * in the top-level `skills/` folder, versioned with the code whose tool and
  * field names it uses, and is read once when this module loads.
  *
