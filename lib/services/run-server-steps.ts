@@ -79,12 +79,6 @@ function firstClaimable(steps: readonly StepRow[], now: Date): StepRow | undefin
   );
 }
 
-/** Whether a server step is next in line (so get_next_step must run it before handing out). */
-export async function serverStepIsNext(tx: Transaction, planId: string): Promise<boolean> {
-  const steps = await loadRunSteps(tx, planId);
-  return firstClaimable(steps, new Date())?.tool != null;
-}
-
 function loadRunSteps(tx: Transaction, planId: string): Promise<StepRow[]> {
   return tx
     .select({
