@@ -1,6 +1,6 @@
 /**
  * Cairn's system of record. Every tenant-owned row carries `tenant_id`, and every
- * service query filters on it (see lib/services/tenancy.ts), so an id guessed from
+ * service query filters on it (see docs/architecture.md), so an id guessed from
  * another tenant finds nothing.
  *
  * Relative imports (not `@/`) because drizzle-kit loads this file outside Next.
@@ -40,6 +40,18 @@ export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
 export { SKILL_EXECUTION_STATUSES };
 export const REVIEW_REQUEST_STATUSES = ["pending", "decided", "withdrawn"] as const;
 export const FEEDBACK_TYPES = ["initial", "closing"] as const;
+/** What Cairn does itself when a review's deadline passes (docs/reviews.md). */
+export const REVIEW_TIMEOUT_ACTIONS = ["approve", "reject", "skip", "escalate"] as const;
+/** Events a webhook endpoint may subscribe to and an e-mail may be sent for. */
+export const NOTIFICATION_EVENTS = [
+  "review.requested",
+  "review.due_soon",
+  "review.timed_out",
+  "plan.stalled",
+  "plan.completed",
+  "plan.failed",
+] as const;
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 
 export const userRole = pgEnum("user_role", USER_ROLES);
 export const planStatus = pgEnum("plan_status", PLAN_STATUSES);
@@ -51,6 +63,8 @@ export const skillExecutionStatus = pgEnum("skill_execution_status", SKILL_EXECU
 export const reviewRequestStatus = pgEnum("review_request_status", REVIEW_REQUEST_STATUSES);
 export const reviewDecision = pgEnum("review_decision_kind", REVIEW_DECISIONS);
 export const feedbackType = pgEnum("feedback_type", FEEDBACK_TYPES);
+export const reviewTimeoutAction = pgEnum("review_timeout_action", REVIEW_TIMEOUT_ACTIONS);
+export const deliveryStatus = pgEnum("delivery_status", DELIVERY_STATUSES);
 
 const id = () => uuid("id").primaryKey().defaultRandom();
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
@@ -64,6 +78,12 @@ export const tenants = pgTable("tenant", {
   id: id(),
   name: text("name").notNull().unique(),
   createdAt: createdAt(),
+  /** The team's default review deadline, used when request_user_review names none. */
+  reviewDeadlineSeconds: integer("review_deadline_seconds"),
+  /** The team's default action when that deadline passes; null waits forever. */
+  reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
+  /** Lets webhooks reach loopback and private addresses (a local receiver, tests). */
+  allowPrivateWebhooks: boolean("allow_private_webhooks").notNull().default(false),
 });
 
 export const users = pgTable(
@@ -83,6 +103,8 @@ export const users = pgTable(
      * (a password change, disabling the user) ends every session issued before.
      */
     sessionVersion: integer("session_version").notNull().default(0),
+    /** The person's own switch for review e-mails. */
+    emailNotifications: boolean("email_notifications").notNull().default(true),
   },
   // E-mail is the sign-in name, so it is unique across tenants (case-insensitive).
   (t) => [uniqueIndex("app_user_email_uq").on(sql`lower(${t.email})`)],
@@ -342,8 +364,31 @@ export const reviewRequests = pgTable(
     requestedByLabel: text("requested_by_label").notNull(),
     createdAt: createdAt(),
     decidedAt: timestamp("decided_at", { withTimezone: true }),
+    /** When Cairn applies `on_timeout` itself; null waits forever. */
+    dueAt: timestamp("due_at", { withTimezone: true }),
+    onTimeout: reviewTimeoutAction("on_timeout"),
+    /** Set once the "due soon" notification has been queued, so it goes out once. */
+    dueSoonNotifiedAt: timestamp("due_soon_notified_at", { withTimezone: true }),
+    /** Set when the deadline escalated the review to the admins. */
+    escalatedAt: timestamp("escalated_at", { withTimezone: true }),
+    /** The person the review is assigned to; null with a null role leaves it to the team. */
+    assignedUserId: uuid("assigned_user_id").references(() => users.id, {
+      onDelete: "set null",
+    }),
+    /** A role the review is assigned to (escalation assigns to `admin`). */
+    assignedRole: userRole("assigned_role"),
   },
-  (t) => [index("review_request_plan_idx").on(t.planId, t.createdAt)],
+  (t) => [
+    index("review_request_plan_idx").on(t.planId, t.createdAt),
+    // The inbox: a tenant's pending reviews, oldest first.
+    index("review_request_pending_idx")
+      .on(t.tenantId, t.createdAt)
+      .where(sql`${t.status} = 'pending'`),
+    // The deadline scheduler's query: pending reviews whose deadline has come.
+    index("review_request_due_idx")
+      .on(t.dueAt)
+      .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),
+  ],
 );
 
 export const reviewDecisions = pgTable(
@@ -468,4 +513,94 @@ export const researchFeedback = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index("research_feedback_plan_idx").on(t.planId, t.createdAt)],
+);
+
+/**
+ * The notification outbox: one row per event, written in the transaction of the
+ * change that caused it, so a crash loses none and a rolled-back change sends
+ * none. The dispatcher fans each event out to webhook and e-mail deliveries.
+ */
+export const notificationEvents = pgTable(
+  "notification_event",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    event: text("event").$type<(typeof NOTIFICATION_EVENTS)[number]>().notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+    /** Set once its deliveries have been written. */
+    dispatchedAt: timestamp("dispatched_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("notification_event_undispatched_idx")
+      .on(t.createdAt)
+      .where(sql`${t.dispatchedAt} is null`),
+  ],
+);
+
+export const webhookEndpoints = pgTable(
+  "webhook_endpoint",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    url: text("url").notNull(),
+    description: text("description"),
+    events: jsonb("events").$type<(typeof NOTIFICATION_EVENTS)[number][]>().notNull(),
+    /** The HMAC-SHA256 signing secret; shown to the admin once, kept to sign. */
+    secret: text("secret").notNull(),
+    createdAt: createdAt(),
+    disabledAt: timestamp("disabled_at", { withTimezone: true }),
+  },
+  (t) => [index("webhook_endpoint_tenant_idx").on(t.tenantId)],
+);
+
+export const webhookDeliveries = pgTable(
+  "webhook_delivery",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    eventId: uuid("event_id")
+      .notNull()
+      .references(() => notificationEvents.id, { onDelete: "cascade" }),
+    status: deliveryStatus("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("webhook_delivery_event_endpoint_uq").on(t.eventId, t.endpointId),
+    index("webhook_delivery_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index("webhook_delivery_endpoint_time_idx").on(t.endpointId, t.createdAt),
+  ],
+);
+
+export const emailDeliveries = pgTable(
+  "email_delivery",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    eventId: uuid("event_id")
+      .notNull()
+      .references(() => notificationEvents.id, { onDelete: "cascade" }),
+    userId: uuid("user_id").references(() => users.id, { onDelete: "set null" }),
+    toAddress: text("to_address").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    status: deliveryStatus("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    sentAt: timestamp("sent_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("email_delivery_event_user_uq").on(t.eventId, t.toAddress),
+    index("email_delivery_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
 );
