@@ -179,7 +179,7 @@ export type TimedOutReview = {
  * a deadline decided or escalated it.
  */
 async function planDeadlineState(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, "db" | "tenantId">,
   planId: string,
 ): Promise<{ due: boolean; timedOut: TimedOutReview | null }> {
   const [row] = await selectRows<{ due: boolean; timedOut: TimedOutReview | null }>(
@@ -213,7 +213,7 @@ async function planDeadlineState(
  * without a person). One indexed query when nothing is due.
  */
 export async function settleDeadlinesOfPlan(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
   planId: string,
 ): Promise<TimedOutReview | undefined> {
   const state = await planDeadlineState(ctx, planId);
