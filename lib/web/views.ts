@@ -21,6 +21,7 @@ import {
   listStalledPlans,
 } from "../services/plan-views";
 import { settleDeadlinesOfPlan } from "../services/review-deadlines";
+import { getReviewDefaults } from "../services/review-defaults";
 import { type InboxFilters, inboxPlans, listInbox } from "../services/review-inbox";
 import { searchSources } from "../services/search-sources";
 
@@ -53,6 +54,9 @@ export const views = {
     const viewer = { db, tenantId: user.tenantId, userId: user.userId, role: user.role };
     const [reviews, plans] = await Promise.all([listInbox(viewer, filters), inboxPlans(viewer)]);
     return { reviews, plans };
+  },
+  async reviewDefaults(user: SignedInUser) {
+    return getReviewDefaults(await getDb(), user.tenantId);
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {
