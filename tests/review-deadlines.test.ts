@@ -17,6 +17,7 @@ import {
   tenants,
 } from "@/lib/db/schema";
 import { createApiKey, createUser } from "@/lib/services/accounts";
+import { assignReview } from "@/lib/services/assign-review";
 import type { ServiceContext } from "@/lib/services/context";
 import { createPlan } from "@/lib/services/create-plan";
 import { getNextStep } from "@/lib/services/get-next-step";
@@ -27,6 +28,8 @@ import {
   runReviewScheduler,
   startReviewScheduler,
 } from "@/lib/services/review-deadlines";
+import { listInbox } from "@/lib/services/review-inbox";
+import { submitUserDecision } from "@/lib/services/submit-user-decision";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
 
 const SETTINGS = { stallThresholdSeconds: 1800 };
@@ -298,6 +301,79 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
         .set({ reviewDeadlineSeconds: null, reviewOnTimeout: null })
         .where(eq(tenants.id, ctx.tenantId));
     }
+  });
+
+  it("lists pending reviews oldest first; take, hand off and filter by assignee", async () => {
+    const { ctx, adminId, researcherId } = team;
+    const first = await planAtFirstStep(ctx, "Inbox one");
+    const one = await requestUserReview(ctx, {
+      ...first,
+      summary: "One.",
+      assignTo: `ADA@deadlines-${backend}.example.com`,
+    });
+    const second = await planAtFirstStep(ctx, "Inbox two");
+    const two = await requestUserReview(ctx, { ...second, summary: "Two.", questions: ["Why?"] });
+    const viewer = (userId: string, role: "admin" | "researcher") => ({
+      db: handle.db,
+      tenantId: ctx.tenantId,
+      userId,
+      role,
+    });
+    const ids = (rows: { reviewRequestId: string }[]) =>
+      rows
+        .map((r) => r.reviewRequestId)
+        .filter((id) => [one, two].some((x) => x.reviewRequestId === id));
+
+    const all = await listInbox(viewer(adminId, "admin"), {});
+    expect(ids(all)).toEqual([one.reviewRequestId, two.reviewRequestId]);
+    expect(all.find((r) => r.reviewRequestId === two.reviewRequestId)).toMatchObject({
+      planName: "Inbox two",
+      stepOrder: 1,
+      questions: ["Why?"],
+      assignedUserId: null,
+    });
+    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+      one.reviewRequestId,
+    ]);
+    expect(ids(await listInbox(viewer(adminId, "admin"), { planId: second.planId }))).toEqual([
+      two.reviewRequestId,
+    ]);
+    expect(ids(await listInbox(viewer(adminId, "admin"), { age: "1h" }))).toEqual([]);
+
+    const researcher: ServiceContext = {
+      ...ctx,
+      actor: { type: "user", id: researcherId, label: "Ada" },
+    };
+    await assignReview(researcher, { reviewRequestId: two.reviewRequestId, userId: researcherId });
+    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+      one.reviewRequestId,
+      two.reviewRequestId,
+    ]);
+    await assignReview(researcher, { reviewRequestId: two.reviewRequestId, userId: null });
+    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+      one.reviewRequestId,
+    ]);
+    await expect(
+      assignReview(researcher, {
+        reviewRequestId: two.reviewRequestId,
+        userId: "00000000-0000-4000-8000-000000000000",
+      }),
+    ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    const assigned = (
+      await handle.db.select().from(planAuditLog).where(eq(planAuditLog.planId, second.planId))
+    ).filter((row) => row.payload.action === "review_assigned");
+    expect(assigned.map((row) => row.payload.assignedUserId)).toEqual([researcherId, null]);
+    expect(assigned[0]).toMatchObject({ actorType: "user", actorLabel: "Ada" });
+
+    // Anyone may answer a review assigned to someone else; a decided one can no longer move.
+    await submitUserDecision(
+      { ...ctx, actor: { type: "user", id: adminId, label: "Admin" } },
+      { planId: first.planId, decision: "approve" },
+    );
+    await expect(
+      assignReview(researcher, { reviewRequestId: one.reviewRequestId, userId: null }),
+    ).rejects.toMatchObject({ code: "CONFLICT" });
+    expect(ids(await listInbox(viewer(adminId, "admin"), {}))).toEqual([two.reviewRequestId]);
   });
 
   it("applies a review that fell due while no instance ran, at start", async () => {
