@@ -71,7 +71,8 @@ test("the inbox lists pending reviews oldest first; take, hand off and answer fr
   await page.goto("/inbox?mine=1");
   await expect(newerEntry).toBeVisible();
 
-  // Hand it off to the admin, then back to the team.
+  // Hand it off to the admin (it leaves "assigned to me"), then back to the team.
+  await page.goto("/inbox");
   await newerEntry
     .getByLabel("Hand off to")
     .selectOption({ label: `Alpha Admin <${app.tenantA.email}>` });
@@ -114,18 +115,18 @@ test("nobody answers: Cairn skips the step at the deadline and the agent continu
   agent,
   app,
 }) => {
+  await signIn(page, app.tenantA.researcherEmail);
   const plan = await askForReview(agent, "Deadline skip", {
-    deadlineSeconds: 3,
+    deadlineSeconds: 20,
     onTimeout: "skip",
   });
   expect(plan.review.onTimeout).toBe("skip");
-  await signIn(page, app.tenantA.researcherEmail);
   await page.goto("/inbox");
   const entry = page.getByTestId("inbox-review").filter({ hasText: "Deadline skip" });
   await expect(entry.getByTestId("review-deadline")).toContainText("then Cairn skips the step");
 
   // The server's scheduler applies the deadline; the inbox refreshes itself.
-  await expect(entry).toHaveCount(0);
+  await expect(entry).toHaveCount(0, { timeout: 45_000 });
   const next = await agent.ok("get_next_step", { planId: plan.planId });
   expect(next.status).toBe("ready");
   expect(next.step.stepId).toBe(plan.secondStepId);
