@@ -376,6 +376,41 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     expect(ids(await listInbox(viewer(adminId, "admin"), {}))).toEqual([two.reviewRequestId]);
   });
 
+  it("passes by a review whose action fails, and applies the ones due after it", async () => {
+    const { ctx } = team;
+    const broken = await planAtFirstStep(ctx, "Broken");
+    const first = await requestUserReview(ctx, {
+      ...broken,
+      summary: "Broken.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    const fine = await planAtFirstStep(ctx, "Fine");
+    const second = await requestUserReview(ctx, {
+      ...fine,
+      summary: "Fine.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    // A plan no longer waiting for its pending review: the decision is a CONFLICT.
+    await handle.db.execute(
+      sql`update research_plan set status = 'executing' where id = ${broken.planId}::uuid`,
+    );
+    try {
+      await expect
+        .poll(async () => {
+          await applyDueReviews(handle.db, SETTINGS);
+          return (await review(handle.db, second.reviewRequestId)).status;
+        }, POLL)
+        .toBe("decided");
+      expect((await review(handle.db, first.reviewRequestId)).status).toBe("pending");
+    } finally {
+      await handle.db.execute(
+        sql`update review_request set status = 'withdrawn' where id = ${first.reviewRequestId}::uuid`,
+      );
+    }
+  });
+
   it("applies a review that fell due while no instance ran, at start", async () => {
     const { ctx } = team;
     const { planId, stepId } = await planAtFirstStep(ctx, "Restart");

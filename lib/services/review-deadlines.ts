@@ -53,6 +53,7 @@ const dueWhere = sql`r.status = 'pending' and r.due_at is not null and r.due_at 
 async function claimDueReview(
   tx: Transaction,
   scope: { planId?: string; tenantId?: string },
+  passedBy: string[],
 ): Promise<DueReview | undefined> {
   const [row] = await selectRows<DueReview>(
     tx,
@@ -63,6 +64,7 @@ async function claimDueReview(
       where ${dueWhere}
         and (${scope.planId ?? null}::uuid is null or r.plan_id = ${scope.planId ?? null}::uuid)
         and (${scope.tenantId ?? null}::uuid is null or r.tenant_id = ${scope.tenantId ?? null}::uuid)
+        and not (r.id = any(${`{${passedBy.join(",")}}`}::uuid[]))
       order by r.due_at
       limit 1
       for update of p, r skip locked`,
@@ -112,7 +114,10 @@ async function applyTimeout(
 
 /**
  * Applies every due review (of one plan or tenant when scoped), one claiming
- * transaction each, and returns how many this call applied.
+ * transaction each, and returns how many this call applied. A review whose
+ * action fails (its transaction rolls back) is logged and passed by for the
+ * rest of this run, so it cannot hold up the reviews due after it; the next
+ * run tries it again.
  */
 export async function applyDueReviews(
   db: Database,
@@ -120,14 +125,27 @@ export async function applyDueReviews(
   scope: { planId?: string; tenantId?: string } = {},
 ): Promise<number> {
   let applied = 0;
+  const passedBy: string[] = [];
   for (;;) {
-    const done = await db.transaction(async (tx) => {
-      const review = await claimDueReview(tx, scope);
-      if (!review) return false;
-      await applyTimeout(tx, settings, review);
-      return true;
-    });
-    if (!done) return applied;
+    let claimed: DueReview | undefined;
+    try {
+      claimed = await db.transaction(async (tx) => {
+        const review = await claimDueReview(tx, scope, passedBy);
+        if (review) {
+          claimed = review;
+          await applyTimeout(tx, settings, review);
+        }
+        return review;
+      });
+    } catch (error) {
+      if (!claimed) throw error;
+      passedBy.push(claimed.id);
+      console.warn(
+        `Cairn: the deadline of review ${claimed.id} could not be applied (${error instanceof Error ? error.message : String(error)}); it is tried again on the next check.`,
+      );
+      continue;
+    }
+    if (!claimed) return applied;
     applied += 1;
   }
 }
