@@ -21,11 +21,13 @@ import { assignReview } from "@/lib/services/assign-review";
 import type { ServiceContext } from "@/lib/services/context";
 import { createPlan } from "@/lib/services/create-plan";
 import { getNextStep } from "@/lib/services/get-next-step";
+import { getPlanStatus } from "@/lib/services/get-plan-status";
 import { requestUserReview } from "@/lib/services/request-user-review";
 import {
   applyDueReviews,
   queueDueSoonReviews,
   runReviewScheduler,
+  settleDeadlinesOfTenant,
   startReviewScheduler,
 } from "@/lib/services/review-deadlines";
 import { listInbox } from "@/lib/services/review-inbox";
@@ -241,6 +243,33 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     expect(next).toMatchObject({ step: { stepOrder: 2 } });
     expect(next.reviewTimedOut).toMatchObject({ action: "skip", stepId });
     expect(next.reviewTimedOut?.reason).toContain("Cairn skipped the step");
+  });
+
+  it("applies due reviews before get_plan_status and the inbox read them", async () => {
+    const { ctx } = team;
+    const viaStatus = await planAtFirstStep(ctx, "Via status");
+    await requestUserReview(ctx, {
+      ...viaStatus,
+      summary: "Status.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    await expect
+      .poll(async () => (await getPlanStatus(ctx, { planId: viaStatus.planId })).status, POLL)
+      .toBe("executing");
+    const viaInbox = await planAtFirstStep(ctx, "Via inbox");
+    const asked = await requestUserReview(ctx, {
+      ...viaInbox,
+      summary: "Inbox.",
+      deadlineSeconds: 1,
+      onTimeout: "skip",
+    });
+    await expect
+      .poll(async () => {
+        await settleDeadlinesOfTenant(ctx);
+        return (await review(handle.db, asked.reviewRequestId)).status;
+      }, POLL)
+      .toBe("decided");
   });
 
   it("queues review.due_soon once, before the deadline", async () => {

@@ -241,6 +241,22 @@ export async function settleDeadlinesOfPlan(
 }
 
 /**
+ * Before the inbox lists a team's reviews: applies the team's due reviews
+ * first, so it never lists one whose deadline passed. One indexed query when
+ * nothing is due.
+ */
+export async function settleDeadlinesOfTenant(
+  ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
+): Promise<void> {
+  const [row] = await selectRows<{ due: boolean }>(
+    ctx.db,
+    sql`select exists (select 1 from review_request r
+      where r.tenant_id = ${ctx.tenantId}::uuid and ${dueWhere}) as due`,
+  );
+  if (row?.due) await applyDueReviews(ctx.db, ctx, { tenantId: ctx.tenantId });
+}
+
+/**
  * The timer every app instance runs (lib/startup.ts): a tick at once (a
  * restart applies what fell due while no instance ran), then every
  * `intervalMs`. Unref'd, so it never keeps a process (or a test) alive; a tick

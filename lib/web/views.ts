@@ -20,7 +20,7 @@ import {
   listPlans,
   listStalledPlans,
 } from "../services/plan-views";
-import { settleDeadlinesOfPlan } from "../services/review-deadlines";
+import { settleDeadlinesOfPlan, settleDeadlinesOfTenant } from "../services/review-deadlines";
 import { getReviewDefaults } from "../services/review-defaults";
 import { type InboxFilters, inboxPlans, listInbox } from "../services/review-inbox";
 import { searchSources } from "../services/search-sources";
@@ -50,8 +50,9 @@ export const views = {
     return getPlanPage(ctx, planId, auditPage);
   },
   async inbox(user: SignedInUser, filters: InboxFilters) {
-    const db = await getDb();
-    const viewer = { db, tenantId: user.tenantId, userId: user.userId, role: user.role };
+    const ctx = await viewContext(user);
+    await settleDeadlinesOfTenant(ctx);
+    const viewer = { db: ctx.db, tenantId: user.tenantId, userId: user.userId, role: user.role };
     const [reviews, plans] = await Promise.all([listInbox(viewer, filters), inboxPlans(viewer)]);
     return { reviews, plans };
   },
