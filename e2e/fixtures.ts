@@ -17,7 +17,11 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   app: [
     // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
     async ({}, use) => {
-      const app = await startAppServer("postgres", { stallThresholdSeconds: STALL_SECONDS });
+      const app = await startAppServer("postgres", {
+        stallThresholdSeconds: STALL_SECONDS,
+        // Review deadlines in the tests are seconds long (e2e/inbox.spec.ts).
+        env: { CAIRN_SCHEDULER_INTERVAL_MS: "500" },
+      });
       await use(app);
       await app.stop();
     },

@@ -29,6 +29,8 @@ const envSchema = z.object({
   /** Seconds a handed-out step stays with its caller; unset, the stall threshold. */
   CAIRN_STEP_LEASE_SECONDS: z.coerce.number().int().positive().optional(),
   CAIRN_MAX_BODY_BYTES: positiveInt(1_048_576),
+  /** Milliseconds between two checks for due reviews (docs/reviews.md); each instance checks. */
+  CAIRN_SCHEDULER_INTERVAL_MS: positiveInt(15_000),
   /** Comma-separated origins allowed to call /api/mcp from a browser, besides the app's own. */
   CAIRN_ALLOWED_ORIGINS: optionalString,
   /**

@@ -17,7 +17,7 @@ export default async function AppLayout({ children }: { children: ReactNode }) {
         </Link>
         <nav aria-label="Main">
           <Link href="/plans">Plans</Link>
-          <Link href="/plans?filter=awaiting_review" data-testid="inbox">
+          <Link href="/inbox" data-testid="inbox">
             Inbox <span className={inbox > 0 ? "count count-active" : "count"}>{inbox}</span>
             <span className="sr-only"> plans awaiting review</span>
           </Link>

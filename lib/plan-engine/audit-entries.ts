@@ -85,8 +85,26 @@ export type AuditEntry =
             reviewRequestId: string;
             summary: string;
             questions: string[];
+            dueAt?: string;
+            onTimeout?: string;
+            assignedUserId?: string;
+            assignedRole?: string;
           }
         | { action: "review_withdrawn"; reviewRequestId: string; reason: string }
+        | {
+            /** Taken, handed off or returned to the team (assignedUserId and assignedRole null). */
+            action: "review_assigned";
+            reviewRequestId: string;
+            assignedUserId: string | null;
+            assignedUserEmail: string | null;
+            assignedRole: string | null;
+          }
+        | {
+            /** The deadline passed with onTimeout escalate: the review now waits on the admins. */
+            action: "review_escalated";
+            reviewRequestId: string;
+            reason: string;
+          }
         | {
             action: "decision";
             reviewRequestId: string;

@@ -12,6 +12,7 @@ export * from "./decisions";
 export * from "./loop";
 export * from "./modify";
 export * from "./progress";
+export * from "./review-deadlines";
 export * from "./skill-executions";
 export * from "./states";
 export * from "./transitions";

@@ -23,6 +23,7 @@ import { stepStartedAuditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
 import { leaseSeconds, lockPlan, type PlanRow, planNotFound, setPlanStatus } from "./plan-access";
+import { settleDeadlinesOfPlan, type TimedOutReview } from "./review-deadlines";
 import { runServerSteps, type ServerStepRun } from "./run-server-steps";
 import { parseInput } from "./validation";
 
@@ -74,7 +75,16 @@ export type NextStep =
   | {
       status: "awaiting_review";
       planId: string;
-      review: { reviewRequestId: string; stepId: string; summary: string } | null;
+      review: {
+        reviewRequestId: string;
+        stepId: string;
+        summary: string;
+        /** When Cairn acts itself, and how (absent without a deadline). */
+        dueAt?: string;
+        onTimeout?: string;
+        /** Set when the deadline handed the review to the admins. */
+        escalatedAt?: string;
+      } | null;
       hint: string;
     }
   | {
@@ -98,11 +108,22 @@ export type NextStep =
       hint: string;
     };
 
+/**
+ * The plan's due reviews are applied first (docs/reviews.md); when the plan's
+ * latest review was decided or escalated by its deadline, the answer says so in
+ * `reviewTimedOut`, with the reason.
+ */
 export async function getNextStep(
   ctx: ServiceContext,
   raw: z.input<typeof getNextStepInput>,
-): Promise<NextStep> {
+): Promise<NextStep & { reviewTimedOut?: TimedOutReview }> {
   const { planId } = parseInput(getNextStepInput, raw);
+  const timedOut = await settleDeadlinesOfPlan(ctx, planId);
+  const answer = await nextStepOf(ctx, planId);
+  return timedOut ? { ...answer, reviewTimedOut: timedOut } : answer;
+}
+
+async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep> {
   let fast = await claimFromExecutingPlan(ctx, planId);
   // Stale only because a status change committed while the claim waited for
   // the lock: a new statement sees it. Where such changes keep coming (many
@@ -290,7 +311,14 @@ async function settledPlanAnswer(
       status: "awaiting_review",
       planId: plan.id,
       review: review
-        ? { reviewRequestId: review.id, stepId: review.stepId, summary: review.summary }
+        ? {
+            reviewRequestId: review.id,
+            stepId: review.stepId,
+            summary: review.summary,
+            ...(review.dueAt ? { dueAt: review.dueAt.toISOString() } : {}),
+            ...(review.onTimeout ? { onTimeout: review.onTimeout } : {}),
+            ...(review.escalatedAt ? { escalatedAt: review.escalatedAt.toISOString() } : {}),
+          }
         : null,
       hint: "A person must answer the checkpoint in Cairn first. Stop here and resume later with get_research_context and get_next_step.",
     };

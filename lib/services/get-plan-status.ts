@@ -18,6 +18,7 @@ import { writeAuditLog } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
 import { getPlan, loadStepSummaries, lockPlan, setPlanStatus } from "./plan-access";
+import { settleDeadlinesOfPlan } from "./review-deadlines";
 import { parseInput } from "./validation";
 
 export const getPlanStatusInput = z.object({ planId: planIdField });
@@ -39,6 +40,7 @@ export async function getPlanStatus(
   raw: z.input<typeof getPlanStatusInput>,
 ): Promise<PlanStatusReport> {
   const { planId } = parseInput(getPlanStatusInput, raw);
+  await settleDeadlinesOfPlan(ctx, planId);
   const now = new Date();
   // Both reads at once: they never waited for each other (no transaction), and
   // the steps are read without their results, which a status report never shows.

@@ -256,6 +256,11 @@ export async function loadPlanCore(
         questions: r.questions,
         requestedBy: r.requestedByLabel,
         requestedAt: r.createdAt.toISOString(),
+        dueAt: iso(r.dueAt),
+        onTimeout: r.onTimeout,
+        escalatedAt: iso(r.escalatedAt),
+        assignedUserId: r.assignedUserId,
+        assignedRole: r.assignedRole,
         decision: decision
           ? {
               decision: decision.decision,

@@ -20,6 +20,9 @@ import {
   listPlans,
   listStalledPlans,
 } from "../services/plan-views";
+import { settleDeadlinesOfPlan, settleDeadlinesOfTenant } from "../services/review-deadlines";
+import { getReviewDefaults } from "../services/review-defaults";
+import { type InboxFilters, inboxPlans, listInbox } from "../services/review-inbox";
 import { searchSources } from "../services/search-sources";
 
 async function viewContext(user: SignedInUser) {
@@ -27,8 +30,11 @@ async function viewContext(user: SignedInUser) {
     db: await getDb(),
     tenantId: user.tenantId,
     stallThresholdSeconds: env().CAIRN_STALL_THRESHOLD_SECONDS,
+    stepLeaseSeconds: env().CAIRN_STEP_LEASE_SECONDS,
   };
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const views = {
   async plans(user: SignedInUser, input: Parameters<typeof listPlans>[1]) {
@@ -38,7 +44,30 @@ export const views = {
     return countAwaitingReview(await viewContext(user));
   },
   async planPage(user: SignedInUser, planId: string, auditPage: number) {
-    return getPlanPage(await viewContext(user), planId, auditPage);
+    const ctx = await viewContext(user);
+    // A review whose deadline passed is applied before the page shows it.
+    if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
+    return getPlanPage(ctx, planId, auditPage);
+  },
+  async inbox(user: SignedInUser, filters: InboxFilters) {
+    const ctx = await viewContext(user);
+    await settleDeadlinesOfTenant(ctx);
+    const viewer = { db: ctx.db, tenantId: user.tenantId, userId: user.userId, role: user.role };
+    const [reviews, plans] = await Promise.all([listInbox(viewer, filters), inboxPlans(viewer)]);
+    return { reviews, plans };
+  },
+  async reviewDefaults(user: SignedInUser) {
+    return getReviewDefaults(await getDb(), user.tenantId);
+  },
+  /** The active team members a review can be handed to. */
+  async teamMembers(user: SignedInUser) {
+    const members = await listTenantUsers(await getDb(), user.tenantId);
+    return members
+      .filter((member) => member.disabledAt === null)
+      .map((member) => ({
+        userId: member.userId,
+        label: member.name ? `${member.name} <${member.email}>` : member.email,
+      }));
   },
   async stalledPlans(user: SignedInUser) {
     return listStalledPlans(await viewContext(user));

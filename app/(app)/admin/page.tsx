@@ -3,6 +3,7 @@ import Link from "next/link";
 import { requireAdmin } from "@/lib/auth/session";
 import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/admin-overview";
 import { views } from "@/lib/web/views";
+import { ReviewDefaultsForm } from "./review-defaults-form";
 
 export const metadata: Metadata = { title: "Admin" };
 
@@ -14,6 +15,7 @@ function plural(n: number, one: string, many = `${one}s`) {
 export default async function AdminPage() {
   const admin = await requireAdmin();
   const overview = await views.adminOverview(admin);
+  const defaults = await views.reviewDefaults(admin);
   const pages = [
     {
       id: "stalled",
@@ -66,6 +68,17 @@ export default async function AdminPage() {
           </li>
         ))}
       </ul>
+      <section className="card" aria-labelledby="review-defaults-heading">
+        <h2 id="review-defaults-heading">Review deadline</h2>
+        <p className="muted">
+          The team's default for reviews whose agent sets no deadline: when it passes, Cairn acts
+          itself and the audit trail records it as "Cairn (deadline)".
+        </p>
+        <ReviewDefaultsForm
+          deadlineSeconds={defaults.deadlineSeconds}
+          onTimeout={defaults.onTimeout}
+        />
+      </section>
     </section>
   );
 }

@@ -59,6 +59,11 @@ export const getResearchContextTool = defineTool({
         questions: z.array(z.string()),
         requestedBy: z.string(),
         requestedAt: z.string(),
+        dueAt: z.string().nullable(),
+        onTimeout: z.string().nullable(),
+        escalatedAt: z.string().nullable(),
+        assignedUserId: z.string().nullable(),
+        assignedRole: z.string().nullable(),
         decision: z
           .object({
             decision: z.string(),

@@ -47,6 +47,7 @@ export default async function PlanPageView({
   const { audit } = await searchParams;
   const page = await views.planPage(user, planId, Number(audit ?? 1) || 1);
   if (!page) notFound();
+  const members = await views.teamMembers(user);
 
   const active = page.plan.status !== "completed" && page.plan.status !== "failed";
   const pending = page.reviews.find((r) => r.status === "pending") ?? null;
@@ -123,9 +124,20 @@ export default async function PlanPageView({
                 questions: pending.questions,
                 requestedBy: pending.requestedBy,
                 requestedAt: pending.requestedAt,
+                dueAt: pending.dueAt,
+                onTimeout: pending.onTimeout,
+                escalatedAt: pending.escalatedAt,
+                assignedUserId: pending.assignedUserId,
+                assignedUserLabel: pending.assignedUserId
+                  ? (members.find((m) => m.userId === pending.assignedUserId)?.label ??
+                    "a former team member")
+                  : null,
+                assignedRole: pending.assignedRole,
               }
             : null
         }
+        currentUserId={user.userId}
+        members={members}
       />
 
       <DeliverableView page={page} origin={await pageOrigin()} />

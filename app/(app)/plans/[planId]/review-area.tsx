@@ -1,22 +1,28 @@
 "use client";
 
-import { useActionState, useState } from "react";
+import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
-import { SubmitButton } from "@/app/_components/submit-button";
+import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
+import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
+import { ReviewFacts, type ReviewFactsData } from "@/app/_components/review/review-facts";
+import { ReviewRequestText } from "@/app/_components/review/review-request-text";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
 
-export type PendingReview = {
+export type PendingReview = ReviewFactsData & {
   reviewRequestId: string;
   stepOrder: number | null;
   summary: string;
   questions: string[];
   requestedBy: string;
   requestedAt: string;
+  assignedUserId: string | null;
 };
 
 /**
- * The checkpoint. Stays mounted while the page refreshes itself, so the
+ * The checkpoint: the agent's request (ReviewRequestText), its deadline and
+ * assignee (ReviewFacts, ReviewAssignment) and the decision
+ * (ReviewDecisionForm). Stays mounted while the page refreshes itself, so the
  * reviewer's typing survives, and the answer to their decision (including "the
  * plan changed under you") stays on screen after the pending review is gone.
  */
@@ -24,15 +30,16 @@ export function ReviewArea({
   planId,
   planStatus,
   review,
+  currentUserId,
+  members,
 }: {
   planId: string;
   planStatus: string;
   review: PendingReview | null;
+  currentUserId: string;
+  members: TeamMember[];
 }) {
   const [state, action] = useActionState(decideReviewAction, IDLE);
-  const [confirmReject, setConfirmReject] = useState(false);
-  const [feedback, setFeedback] = useState("");
-  const [feedbackError, setFeedbackError] = useState<string | null>(null);
 
   if (!review) {
     if (state.status === "idle") return null;
@@ -62,86 +69,21 @@ export function ReviewArea({
           {review.requestedAt.slice(0, 16).replace("T", " ")} UTC
         </time>
       </p>
-      <div className="review-summary">
-        <h3>The agent's summary</h3>
-        <p className="pre-wrap" data-testid="review-summary">
-          {review.summary}
-        </p>
-        {review.questions.length > 0 ? (
-          <>
-            <h3>Questions</h3>
-            <ul>
-              {review.questions.map((question) => (
-                <li key={question}>{question}</li>
-              ))}
-            </ul>
-          </>
-        ) : null}
-      </div>
-      <form
+      <ReviewFacts review={review} />
+      <ReviewAssignment
+        planId={planId}
+        reviewRequestId={review.reviewRequestId}
+        assignedUserId={review.assignedUserId}
+        currentUserId={currentUserId}
+        members={members}
+      />
+      <ReviewRequestText summary={review.summary} questions={review.questions} />
+      <ReviewDecisionForm
+        planId={planId}
+        reviewRequestId={review.reviewRequestId}
         action={action}
-        className="form"
-        onSubmit={(event) => {
-          const submitter = (event.nativeEvent as SubmitEvent)
-            .submitter as HTMLButtonElement | null;
-          if (submitter?.value === "modify" && feedback.trim() === "") {
-            event.preventDefault();
-            setFeedbackError("Write the feedback the agent should follow before choosing Modify.");
-          }
-        }}
-      >
-        <input type="hidden" name="planId" value={planId} />
-        <input type="hidden" name="reviewRequestId" value={review.reviewRequestId} />
-        <label>
-          Feedback <span className="muted">(required for Modify, kept with any decision)</span>
-          <textarea
-            name="feedback"
-            rows={4}
-            value={feedback}
-            onChange={(event) => {
-              setFeedback(event.target.value);
-              setFeedbackError(null);
-            }}
-            aria-invalid={feedbackError !== null}
-            aria-describedby={feedbackError ? "feedback-error" : undefined}
-          />
-        </label>
-        {feedbackError ? (
-          <p id="feedback-error" role="alert" className="notice notice-error">
-            {feedbackError}
-          </p>
-        ) : null}
-        <ActionMessage state={state} />
-        <div className="actions">
-          <SubmitButton name="decision" value="approve" className="button button-primary">
-            Approve
-          </SubmitButton>
-          <SubmitButton name="decision" value="modify" className="button">
-            Modify with feedback
-          </SubmitButton>
-          <SubmitButton name="decision" value="skip" className="button">
-            Skip step
-          </SubmitButton>
-          {confirmReject ? (
-            <>
-              <SubmitButton name="decision" value="reject" className="button button-danger">
-                Confirm reject: fail the plan
-              </SubmitButton>
-              <button type="button" className="button" onClick={() => setConfirmReject(false)}>
-                Cancel
-              </button>
-            </>
-          ) : (
-            <button
-              type="button"
-              className="button button-danger-outline"
-              onClick={() => setConfirmReject(true)}
-            >
-              Reject…
-            </button>
-          )}
-        </div>
-      </form>
+        state={state}
+      />
     </section>
   );
 }

@@ -1,0 +1,73 @@
+"use client";
+
+import Link from "next/link";
+import { useActionState } from "react";
+import { ActionMessage } from "@/app/_components/action-message";
+import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
+import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
+import { ReviewFacts } from "@/app/_components/review/review-facts";
+import { ReviewRequestText } from "@/app/_components/review/review-request-text";
+import { formatDuration } from "@/app/_components/time";
+import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
+import type { InboxReview } from "@/lib/services/review-inbox";
+import { IDLE } from "@/lib/web/action-state";
+
+/**
+ * The inbox's entries. One decision state for the list, shown above it, so the
+ * answer to a decision stays on screen after its review leaves the list.
+ */
+export function InboxList({
+  reviews,
+  members,
+  currentUserId,
+}: {
+  reviews: InboxReview[];
+  members: TeamMember[];
+  currentUserId: string;
+}) {
+  const [state, action] = useActionState(decideReviewAction, IDLE);
+  return (
+    <>
+      <ActionMessage state={state} />
+      <ol className="cards inbox" data-testid="inbox-list">
+        {reviews.map((review) => (
+          <li
+            key={review.reviewRequestId}
+            className="card review"
+            data-testid="inbox-review"
+            aria-labelledby={`review-${review.reviewRequestId}`}
+          >
+            <h2 id={`review-${review.reviewRequestId}`}>
+              <Link href={`/plans/${review.planId}`}>{review.planName}</Link>
+              <span className="muted">
+                {" "}
+                · step {review.stepOrder} ({review.stepType})
+              </span>
+            </h2>
+            <p className="muted">
+              Asked by {review.requestedBy} ·{" "}
+              <span data-testid="review-waiting">
+                waiting {formatDuration(review.waitingSeconds)}
+              </span>
+            </p>
+            <ReviewFacts review={review} />
+            <ReviewAssignment
+              planId={review.planId}
+              reviewRequestId={review.reviewRequestId}
+              assignedUserId={review.assignedUserId}
+              currentUserId={currentUserId}
+              members={members}
+            />
+            <ReviewRequestText summary={review.summary} questions={review.questions} />
+            <ReviewDecisionForm
+              planId={review.planId}
+              reviewRequestId={review.reviewRequestId}
+              action={action}
+              state={IDLE}
+            />
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}

@@ -1,0 +1,84 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { AutoRefresh } from "@/app/_components/auto-refresh";
+import { requireUser } from "@/lib/auth/session";
+import { INBOX_AGES, type InboxAge } from "@/lib/services/review-inbox";
+import { views } from "@/lib/web/views";
+import { InboxList } from "./inbox-list";
+
+export const metadata: Metadata = { title: "Inbox" };
+
+const AGE_LABELS: Record<InboxAge, string> = {
+  "1h": "Waiting over an hour",
+  "1d": "Waiting over a day",
+  "1w": "Waiting over a week",
+};
+
+type Search = { mine?: string; plan?: string; age?: string };
+
+/**
+ * Every pending review of the team, oldest first (docs/reviews.md), answered
+ * here with the same decision service and audit rows as the plan page.
+ */
+export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
+  const user = await requireUser();
+  const search = await searchParams;
+  const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
+  const mine = search.mine === "1";
+  const [{ reviews, plans }, members] = await Promise.all([
+    views.inbox(user, { mine, planId: search.plan || undefined, age }),
+    views.teamMembers(user),
+  ]);
+  const filtered = mine || Boolean(search.plan) || Boolean(age);
+  return (
+    <section>
+      <AutoRefresh />
+      <h1>Inbox</h1>
+      <p className="lead">
+        Reviews the agents are waiting on, oldest first. Anyone in the team may answer; the audit
+        trail names who did.
+      </p>
+      <search aria-label="Filter reviews">
+        <form className="filters">
+          <label>
+            <input type="checkbox" name="mine" value="1" defaultChecked={mine} /> Assigned to me
+          </label>
+          <label>
+            Plan
+            <select name="plan" defaultValue={search.plan ?? ""}>
+              <option value="">All plans</option>
+              {plans.map((plan) => (
+                <option key={plan.planId} value={plan.planId}>
+                  {plan.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Age
+            <select name="age" defaultValue={age ?? ""}>
+              <option value="">Any</option>
+              {(Object.keys(AGE_LABELS) as InboxAge[]).map((a) => (
+                <option key={a} value={a}>
+                  {AGE_LABELS[a]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" className="button">
+            Apply
+          </button>
+        </form>
+      </search>
+      {reviews.length === 0 ? (
+        <div className="empty card" data-testid="inbox-empty">
+          <p>
+            {filtered ? "No pending review matches these filters." : "Nothing waits for a review."}
+          </p>
+          {filtered ? <Link href="/inbox">Show every pending review</Link> : null}
+        </div>
+      ) : null}
+      <InboxList reviews={reviews} members={members} currentUserId={user.userId} />
+    </section>
+  );
+}

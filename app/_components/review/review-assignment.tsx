@@ -1,0 +1,66 @@
+"use client";
+
+import { useActionState, useId } from "react";
+import { SubmitButton } from "@/app/_components/submit-button";
+import { assignReviewAction } from "@/app/(app)/plans/[planId]/actions";
+import { IDLE } from "@/lib/web/action-state";
+
+export type TeamMember = { userId: string; label: string };
+
+/**
+ * Take a review ("Assign to me") or hand it off to a team member or back to
+ * the team. Anyone in the team may still answer; this only says who is asked.
+ */
+export function ReviewAssignment({
+  planId,
+  reviewRequestId,
+  assignedUserId,
+  currentUserId,
+  members,
+}: {
+  planId: string;
+  reviewRequestId: string;
+  assignedUserId: string | null;
+  currentUserId: string;
+  members: TeamMember[];
+}) {
+  const [state, action] = useActionState(assignReviewAction, IDLE);
+  const selectId = useId();
+  return (
+    <form action={action} className="form form-inline" data-testid="review-assignment">
+      <input type="hidden" name="planId" value={planId} />
+      <input type="hidden" name="reviewRequestId" value={reviewRequestId} />
+      {assignedUserId === currentUserId ? null : (
+        <SubmitButton name="take" value="me" className="button">
+          Assign to me
+        </SubmitButton>
+      )}
+      <label htmlFor={selectId}>Hand off to</label>
+      <select id={selectId} name="handTo" defaultValue="">
+        <option value="" disabled>
+          Choose…
+        </option>
+        <option value="team">The team (nobody in particular)</option>
+        {members
+          .filter((member) => member.userId !== assignedUserId)
+          .map((member) => (
+            <option key={member.userId} value={member.userId}>
+              {member.label}
+            </option>
+          ))}
+      </select>
+      <SubmitButton name="handoff" value="1" className="button">
+        Hand off
+      </SubmitButton>
+      {state.status === "idle" ? null : (
+        <p
+          role={state.status === "success" ? "status" : "alert"}
+          className={`notice notice-${state.status}`}
+          data-testid="assign-message"
+        >
+          {state.message}
+        </p>
+      )}
+    </form>
+  );
+}

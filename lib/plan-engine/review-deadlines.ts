@@ -1,0 +1,124 @@
+/**
+ * Review deadlines (docs/reviews.md): when a review is due, when it is "due
+ * soon", and what Cairn does itself when nobody answered in time. Pure: the
+ * caller passes the clock as milliseconds since the epoch.
+ */
+import { AppError } from "./app-error";
+import type { ReviewDecision } from "./states";
+
+export const TIMEOUT_ACTIONS = ["approve", "reject", "skip", "escalate"] as const;
+export type TimeoutAction = (typeof TIMEOUT_ACTIONS)[number];
+
+/** How the audit trail and the decision name Cairn when a deadline decides. */
+export const DEADLINE_ACTOR_LABEL = "Cairn (deadline)";
+
+/** The longest deadline a review may have: a year, so a typo cannot park a plan for ever. */
+export const MAX_DEADLINE_SECONDS = 365 * 24 * 60 * 60;
+
+/** "Due soon" comes 5 minutes before the deadline, or at 80% of a deadline shorter than 25 minutes. */
+const DUE_SOON_LEAD_MS = 5 * 60 * 1000;
+const DUE_SOON_SHARE = 0.2;
+
+export type DeadlineRequest = {
+  deadlineSeconds?: number | undefined;
+  /** Milliseconds since the epoch. */
+  deadlineAt?: number | undefined;
+  onTimeout?: TimeoutAction | undefined;
+};
+
+export type TeamDeadlineDefaults = {
+  reviewDeadlineSeconds: number | null;
+  reviewOnTimeout: TimeoutAction | null;
+};
+
+export type ResolvedDeadline = { dueAt: number; onTimeout: TimeoutAction } | null;
+
+/**
+ * The deadline of a new review: the request's own (relative or absolute) with
+ * its action, else the team's default. A deadline without an action, or an
+ * action without a deadline, is a VALIDATION_ERROR, as is a deadline in the
+ * past: the agent would otherwise believe a person has time to answer.
+ */
+export function resolveDeadline(
+  request: DeadlineRequest,
+  team: TeamDeadlineDefaults,
+  now: number,
+): ResolvedDeadline {
+  if (request.deadlineSeconds !== undefined && request.deadlineAt !== undefined) {
+    throw new AppError("VALIDATION_ERROR", "Give deadlineSeconds or deadlineAt, not both.", {
+      field: "deadlineAt",
+    });
+  }
+  const own =
+    request.deadlineSeconds !== undefined
+      ? now + request.deadlineSeconds * 1000
+      : request.deadlineAt;
+  if (own === undefined) {
+    if (request.onTimeout !== undefined) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        "onTimeout needs a deadline: add deadlineSeconds or deadlineAt.",
+        { field: "onTimeout" },
+      );
+    }
+    if (team.reviewDeadlineSeconds === null || team.reviewOnTimeout === null) return null;
+    return { dueAt: now + team.reviewDeadlineSeconds * 1000, onTimeout: team.reviewOnTimeout };
+  }
+  if (own <= now) {
+    throw new AppError("VALIDATION_ERROR", "deadlineAt is in the past: give a future time.", {
+      field: "deadlineAt",
+    });
+  }
+  if (own > now + MAX_DEADLINE_SECONDS * 1000) {
+    throw new AppError("VALIDATION_ERROR", "The deadline may be at most a year away.", {
+      field: "deadlineAt",
+    });
+  }
+  const onTimeout = request.onTimeout ?? team.reviewOnTimeout;
+  if (!onTimeout) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "A deadline needs onTimeout (approve, reject, skip or escalate): say what Cairn does when nobody answers.",
+      { field: "onTimeout" },
+    );
+  }
+  return { dueAt: own, onTimeout };
+}
+
+/** When a review with this deadline counts as due soon (its one `review.due_soon` event). */
+export function dueSoonAt(createdAt: number, dueAt: number): number {
+  return dueAt - Math.min(DUE_SOON_LEAD_MS, (dueAt - createdAt) * DUE_SOON_SHARE);
+}
+
+export type TimeoutOutcome =
+  | {
+      kind: "decide";
+      decision: Extract<ReviewDecision, "approve" | "reject" | "skip">;
+      feedback: string;
+    }
+  | { kind: "escalate"; reason: string };
+
+const DONE: Record<Exclude<TimeoutAction, "escalate">, string> = {
+  approve: "Cairn approved the step automatically",
+  reject: "Cairn rejected the step automatically, so the plan failed",
+  skip: "Cairn skipped the step automatically",
+};
+
+/**
+ * What Cairn does with a review whose deadline passed. The feedback is the
+ * decision's text, which the agent reads on its next call, so it says why.
+ */
+export function decideTimeout(action: TimeoutAction, dueAt: number): TimeoutOutcome {
+  const when = new Date(dueAt).toISOString();
+  if (action === "escalate") {
+    return {
+      kind: "escalate",
+      reason: `No reviewer answered by the deadline (${when}); Cairn handed the review to the admins.`,
+    };
+  }
+  return {
+    kind: "decide",
+    decision: action,
+    feedback: `No reviewer answered by the deadline (${when}); ${DONE[action]} (onTimeout: ${action}).`,
+  };
+}

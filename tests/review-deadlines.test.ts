@@ -1,0 +1,542 @@
+/**
+ * Review deadlines and assignment (docs/reviews.md), in process on PGlite and
+ * PostgreSQL 15: each onTimeout action applied by the scheduler with the
+ * "Cairn (deadline)" actor, the opportunistic run of get_next_step, the
+ * due-soon notice, the start-up run that catches up after a restart, and on
+ * PostgreSQL two instances racing for the same due reviews.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { selectRows } from "@/lib/db/rows";
+import {
+  notificationEvents,
+  planAuditLog,
+  reviewDecisions,
+  reviewRequests,
+  tenants,
+} from "@/lib/db/schema";
+import { createApiKey, createUser } from "@/lib/services/accounts";
+import { assignReview } from "@/lib/services/assign-review";
+import type { ServiceContext } from "@/lib/services/context";
+import { createPlan } from "@/lib/services/create-plan";
+import { getNextStep } from "@/lib/services/get-next-step";
+import { getPlanStatus } from "@/lib/services/get-plan-status";
+import { requestUserReview } from "@/lib/services/request-user-review";
+import {
+  applyDueReviews,
+  queueDueSoonReviews,
+  runReviewScheduler,
+  settleDeadlinesOfTenant,
+  startReviewScheduler,
+} from "@/lib/services/review-deadlines";
+import { listInbox } from "@/lib/services/review-inbox";
+import { submitUserDecision } from "@/lib/services/submit-user-decision";
+import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
+
+const SETTINGS = { stallThresholdSeconds: 1800 };
+const POLL = { timeout: 15_000, interval: 100 };
+
+type Team = { ctx: ServiceContext; adminId: string; researcherId: string };
+
+async function seedTeam(db: DatabaseHandle["db"], name: string): Promise<Team> {
+  const admin = await createUser(db, {
+    email: `admin@${name}.example.com`,
+    password: "a long enough password",
+    role: "admin",
+    tenant: name,
+  });
+  const researcher = await createUser(db, {
+    email: `ada@${name}.example.com`,
+    password: "a long enough password",
+    role: "researcher",
+    tenant: name,
+  });
+  const key = await createApiKey(db, { email: `admin@${name}.example.com` });
+  return {
+    ctx: {
+      db,
+      tenantId: admin.tenantId,
+      actor: { type: "api_key", id: key.apiKeyId, label: "deadline agent" },
+      stallThresholdSeconds: 1800,
+    },
+    adminId: admin.userId,
+    researcherId: researcher.userId,
+  };
+}
+
+/** A plan of three steps with step 1 in progress. */
+async function planAtFirstStep(ctx: ServiceContext, name = "Deadline") {
+  const { planId } = await createPlan(ctx, {
+    name,
+    researchQuestion: "q",
+    steps: [1, 2, 3].map((n) => ({ stepType: "search" as const, instructions: `Step ${n}.` })),
+  });
+  const next = await getNextStep(ctx, { planId });
+  if (next.status !== "ready") throw new Error(`expected a ready step, got ${next.status}`);
+  return { planId, stepId: next.step.stepId };
+}
+
+async function review(db: DatabaseHandle["db"], id: string) {
+  const [row] = await db.select().from(reviewRequests).where(eq(reviewRequests.id, id));
+  if (!row) throw new Error(`no review ${id}`);
+  return row;
+}
+
+async function events(db: DatabaseHandle["db"], reviewRequestId: string) {
+  const rows = await db.select().from(notificationEvents);
+  return rows.filter((row) => row.payload.reviewRequestId === reviewRequestId);
+}
+
+describe.each(BACKENDS)("review deadlines on %s", (backend) => {
+  let handle: DatabaseHandle;
+  let team: Team;
+
+  beforeAll(async () => {
+    handle = await freshDatabase(backend);
+    team = await seedTeam(handle.db, `deadlines-${backend}`);
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  it.each([
+    ["approve", "completed", "executing"],
+    ["skip", "skipped", "executing"],
+    ["reject", "failed", "failed"],
+  ] as const)(
+    "applies onTimeout %s as a decision by Cairn (deadline)",
+    async (action, stepStatus, planStatus) => {
+      const { ctx } = team;
+      const { planId, stepId } = await planAtFirstStep(ctx, `Timeout ${action}`);
+      const asked = await requestUserReview(ctx, {
+        planId,
+        stepId,
+        summary: "Check the sources.",
+        deadlineSeconds: 1,
+        onTimeout: action,
+      });
+      expect(asked).toMatchObject({ onTimeout: action, assignedUserId: null, assignedRole: null });
+      await expect
+        .poll(async () => {
+          await runReviewScheduler(handle.db, SETTINGS);
+          return (await review(handle.db, asked.reviewRequestId)).status;
+        }, POLL)
+        .toBe("decided");
+
+      const [decision] = await handle.db
+        .select()
+        .from(reviewDecisions)
+        .where(eq(reviewDecisions.reviewRequestId, asked.reviewRequestId));
+      expect(decision).toMatchObject({
+        decision: action,
+        decidedByType: "system",
+        decidedById: null,
+        decidedByLabel: "Cairn (deadline)",
+      });
+      expect(decision?.feedback).toContain("No reviewer answered by the deadline");
+      const audit = await handle.db
+        .select()
+        .from(planAuditLog)
+        .where(and(eq(planAuditLog.planId, planId), eq(planAuditLog.eventType, "user_reviewed")));
+      const decided = audit.find((row) => row.payload.action === "decision");
+      expect(decided).toMatchObject({
+        actorType: "system",
+        actorId: null,
+        actorLabel: "Cairn (deadline)",
+      });
+      expect(decided?.payload).toMatchObject({ decision: action });
+
+      const next = await getNextStep(ctx, { planId });
+      expect(next.reviewTimedOut).toMatchObject({
+        reviewRequestId: asked.reviewRequestId,
+        stepId,
+        action,
+      });
+      expect(next.reviewTimedOut?.reason).toContain(`onTimeout: ${action}`);
+      if (planStatus === "failed") expect(next.status).toBe("plan_failed");
+      else expect(next).toMatchObject({ status: "ready", step: { stepOrder: 2 } });
+      const [step] = await selectRows<{ status: string }>(
+        handle.db,
+        sql`select status from plan_step where id = ${stepId}::uuid`,
+      );
+      expect(step?.status).toBe(stepStatus);
+
+      const queued = await events(handle.db, asked.reviewRequestId);
+      // The poll may also have run in the deadline's last 20%, which queues review.due_soon.
+      const count = (event: string) => queued.filter((row) => row.event === event).length;
+      expect([count("review.requested"), count("review.timed_out")]).toEqual([1, 1]);
+      expect(count("review.due_soon")).toBeLessThanOrEqual(1);
+      expect(queued.find((row) => row.event === "review.timed_out")?.payload).toMatchObject({
+        reviewRequestId: asked.reviewRequestId,
+        planId,
+        planTitle: `Timeout ${action}`,
+        stepId,
+        stepOrder: 1,
+        onTimeout: action,
+        action,
+      });
+      // A second run finds nothing: the review was applied once.
+      expect(await applyDueReviews(handle.db, SETTINGS)).toBe(0);
+    },
+  );
+
+  it("escalates to the admins without deciding, once", async () => {
+    const { ctx, researcherId } = team;
+    const { planId, stepId } = await planAtFirstStep(ctx, "Escalate");
+    const asked = await requestUserReview(ctx, {
+      planId,
+      stepId,
+      summary: "Needs a senior look.",
+      deadlineSeconds: 1,
+      onTimeout: "escalate",
+      assignTo: `ada@deadlines-${backend}.example.com`,
+    });
+    expect(asked.assignedUserId).toBe(researcherId);
+    await expect
+      .poll(async () => {
+        await runReviewScheduler(handle.db, SETTINGS);
+        return (await review(handle.db, asked.reviewRequestId)).escalatedAt;
+      }, POLL)
+      .not.toBeNull();
+    expect(await review(handle.db, asked.reviewRequestId)).toMatchObject({
+      status: "pending",
+      assignedRole: "admin",
+      assignedUserId: null,
+    });
+    expect(await runReviewScheduler(handle.db, SETTINGS)).toMatchObject({ applied: 0 });
+    const escalated = (
+      await handle.db.select().from(planAuditLog).where(eq(planAuditLog.planId, planId))
+    ).filter((row) => row.payload.action === "review_escalated");
+    expect(escalated).toHaveLength(1);
+    expect(escalated[0]).toMatchObject({ actorType: "system", actorLabel: "Cairn (deadline)" });
+    const timedOut = (await events(handle.db, asked.reviewRequestId)).filter(
+      (row) => row.event === "review.timed_out",
+    );
+    expect(timedOut).toHaveLength(1);
+    expect(timedOut[0]?.payload).toMatchObject({ action: "escalate", assignedRole: "admin" });
+
+    const next = await getNextStep(ctx, { planId });
+    expect(next.status).toBe("awaiting_review");
+    expect(next.reviewTimedOut).toMatchObject({ action: "escalate" });
+    if (next.status === "awaiting_review") expect(next.review?.escalatedAt).toBeDefined();
+  });
+
+  it("skips by itself on get_next_step when no scheduler runs (the acceptance scenario)", async () => {
+    const { ctx } = team;
+    const { planId, stepId } = await planAtFirstStep(ctx, "Acceptance");
+    await requestUserReview(ctx, {
+      planId,
+      stepId,
+      summary: "Nobody will answer this.",
+      deadlineSeconds: 1,
+      onTimeout: "skip",
+    });
+    expect((await getNextStep(ctx, { planId })).status).toBe("awaiting_review");
+    let next = await getNextStep(ctx, { planId });
+    await expect
+      .poll(async () => {
+        next = await getNextStep(ctx, { planId });
+        return next.status;
+      }, POLL)
+      .toBe("ready");
+    expect(next).toMatchObject({ step: { stepOrder: 2 } });
+    expect(next.reviewTimedOut).toMatchObject({ action: "skip", stepId });
+    expect(next.reviewTimedOut?.reason).toContain("Cairn skipped the step");
+  });
+
+  it("applies due reviews before get_plan_status and the inbox read them", async () => {
+    const { ctx } = team;
+    const viaStatus = await planAtFirstStep(ctx, "Via status");
+    await requestUserReview(ctx, {
+      ...viaStatus,
+      summary: "Status.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    await expect
+      .poll(async () => (await getPlanStatus(ctx, { planId: viaStatus.planId })).status, POLL)
+      .toBe("executing");
+    const viaInbox = await planAtFirstStep(ctx, "Via inbox");
+    const asked = await requestUserReview(ctx, {
+      ...viaInbox,
+      summary: "Inbox.",
+      deadlineSeconds: 1,
+      onTimeout: "skip",
+    });
+    await expect
+      .poll(async () => {
+        await settleDeadlinesOfTenant(ctx);
+        return (await review(handle.db, asked.reviewRequestId)).status;
+      }, POLL)
+      .toBe("decided");
+  });
+
+  it("queues review.due_soon once, before the deadline", async () => {
+    const { ctx } = team;
+    const { planId, stepId } = await planAtFirstStep(ctx, "Due soon");
+    const asked = await requestUserReview(ctx, {
+      planId,
+      stepId,
+      summary: "Soon.",
+      deadlineSeconds: 600,
+      onTimeout: "approve",
+    });
+    expect(await queueDueSoonReviews(handle.db)).toBe(0);
+    // Nine of its ten minutes have passed: within the last 20% (2 minutes).
+    await handle.db.execute(
+      sql`update review_request set created_at = now() - interval '540 seconds',
+        due_at = now() + interval '60 seconds' where id = ${asked.reviewRequestId}::uuid`,
+    );
+    expect(await queueDueSoonReviews(handle.db)).toBe(1);
+    expect(await queueDueSoonReviews(handle.db)).toBe(0);
+    const dueSoon = (await events(handle.db, asked.reviewRequestId)).filter(
+      (row) => row.event === "review.due_soon",
+    );
+    expect(dueSoon).toHaveLength(1);
+    expect((await review(handle.db, asked.reviewRequestId)).status).toBe("pending");
+  });
+
+  it("takes the team's default deadline, and rejects bad deadlines and unknown assignees", async () => {
+    const { ctx } = team;
+    await handle.db
+      .update(tenants)
+      .set({ reviewDeadlineSeconds: 3600, reviewOnTimeout: "escalate" })
+      .where(eq(tenants.id, ctx.tenantId));
+    try {
+      const { planId, stepId } = await planAtFirstStep(ctx, "Defaults");
+      const bad = [
+        { assignTo: "nobody@example.com" },
+        { onTimeout: "skip" as const, deadlineSeconds: 10, deadlineAt: "2099-01-01T00:00:00Z" },
+        { deadlineAt: "2000-01-01T00:00:00Z", onTimeout: "skip" as const },
+        { deadlineSeconds: 0, onTimeout: "skip" as const },
+      ];
+      for (const extra of bad) {
+        await expect(
+          requestUserReview(ctx, { planId, stepId, summary: "x", ...extra }),
+        ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+      }
+      const asked = await requestUserReview(ctx, {
+        planId,
+        stepId,
+        summary: "Team default.",
+        assignTo: { role: "admin" },
+      });
+      expect(asked).toMatchObject({ onTimeout: "escalate", assignedRole: "admin" });
+      expect(Date.parse(asked.dueAt ?? "") - Date.now()).toBeGreaterThan(3500_000);
+    } finally {
+      await handle.db
+        .update(tenants)
+        .set({ reviewDeadlineSeconds: null, reviewOnTimeout: null })
+        .where(eq(tenants.id, ctx.tenantId));
+    }
+  });
+
+  it("lists pending reviews oldest first; take, hand off and filter by assignee", async () => {
+    const { ctx, adminId, researcherId } = team;
+    const first = await planAtFirstStep(ctx, "Inbox one");
+    const one = await requestUserReview(ctx, {
+      ...first,
+      summary: "One.",
+      assignTo: `ADA@deadlines-${backend}.example.com`,
+    });
+    const second = await planAtFirstStep(ctx, "Inbox two");
+    const two = await requestUserReview(ctx, { ...second, summary: "Two.", questions: ["Why?"] });
+    const viewer = (userId: string, role: "admin" | "researcher") => ({
+      db: handle.db,
+      tenantId: ctx.tenantId,
+      userId,
+      role,
+    });
+    const ids = (rows: { reviewRequestId: string }[]) =>
+      rows
+        .map((r) => r.reviewRequestId)
+        .filter((id) => [one, two].some((x) => x.reviewRequestId === id));
+
+    const all = await listInbox(viewer(adminId, "admin"), {});
+    expect(ids(all)).toEqual([one.reviewRequestId, two.reviewRequestId]);
+    expect(all.find((r) => r.reviewRequestId === two.reviewRequestId)).toMatchObject({
+      planName: "Inbox two",
+      stepOrder: 1,
+      questions: ["Why?"],
+      assignedUserId: null,
+    });
+    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+      one.reviewRequestId,
+    ]);
+    expect(ids(await listInbox(viewer(adminId, "admin"), { planId: second.planId }))).toEqual([
+      two.reviewRequestId,
+    ]);
+    expect(ids(await listInbox(viewer(adminId, "admin"), { age: "1h" }))).toEqual([]);
+
+    const researcher: ServiceContext = {
+      ...ctx,
+      actor: { type: "user", id: researcherId, label: "Ada" },
+    };
+    await assignReview(researcher, { reviewRequestId: two.reviewRequestId, userId: researcherId });
+    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+      one.reviewRequestId,
+      two.reviewRequestId,
+    ]);
+    await assignReview(researcher, { reviewRequestId: two.reviewRequestId, userId: null });
+    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+      one.reviewRequestId,
+    ]);
+    await expect(
+      assignReview(researcher, {
+        reviewRequestId: two.reviewRequestId,
+        userId: "00000000-0000-4000-8000-000000000000",
+      }),
+    ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    const assigned = (
+      await handle.db.select().from(planAuditLog).where(eq(planAuditLog.planId, second.planId))
+    ).filter((row) => row.payload.action === "review_assigned");
+    expect(assigned.map((row) => row.payload.assignedUserId)).toEqual([researcherId, null]);
+    expect(assigned[0]).toMatchObject({ actorType: "user", actorLabel: "Ada" });
+
+    // Anyone may answer a review assigned to someone else; a decided one can no longer move.
+    await submitUserDecision(
+      { ...ctx, actor: { type: "user", id: adminId, label: "Admin" } },
+      { planId: first.planId, decision: "approve" },
+    );
+    await expect(
+      assignReview(researcher, { reviewRequestId: one.reviewRequestId, userId: null }),
+    ).rejects.toMatchObject({ code: "CONFLICT" });
+    expect(ids(await listInbox(viewer(adminId, "admin"), {}))).toEqual([two.reviewRequestId]);
+  });
+
+  it("passes by a review whose action fails, and applies the ones due after it", async () => {
+    const { ctx } = team;
+    const broken = await planAtFirstStep(ctx, "Broken");
+    const first = await requestUserReview(ctx, {
+      ...broken,
+      summary: "Broken.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    const fine = await planAtFirstStep(ctx, "Fine");
+    const second = await requestUserReview(ctx, {
+      ...fine,
+      summary: "Fine.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    // A plan no longer waiting for its pending review: the decision is a CONFLICT.
+    await handle.db.execute(
+      sql`update research_plan set status = 'executing' where id = ${broken.planId}::uuid`,
+    );
+    try {
+      await expect
+        .poll(async () => {
+          await applyDueReviews(handle.db, SETTINGS);
+          return (await review(handle.db, second.reviewRequestId)).status;
+        }, POLL)
+        .toBe("decided");
+      expect((await review(handle.db, first.reviewRequestId)).status).toBe("pending");
+    } finally {
+      await handle.db.execute(
+        sql`update review_request set status = 'withdrawn' where id = ${first.reviewRequestId}::uuid`,
+      );
+    }
+  });
+
+  it("applies a review that fell due while no instance ran, at start", async () => {
+    const { ctx } = team;
+    const { planId, stepId } = await planAtFirstStep(ctx, "Restart");
+    const asked = await requestUserReview(ctx, {
+      planId,
+      stepId,
+      summary: "Due during the outage.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    await expect
+      .poll(
+        async () =>
+          (
+            await selectRows<{ due: boolean }>(
+              handle.db,
+              sql`select due_at <= now() as due from review_request where id = ${asked.reviewRequestId}::uuid`,
+            )
+          )[0]?.due,
+        POLL,
+      )
+      .toBe(true);
+    // An hour between ticks: only the tick at start can apply it.
+    const stop = startReviewScheduler(async () => handle.db, SETTINGS, 3_600_000);
+    try {
+      await expect
+        .poll(async () => (await review(handle.db, asked.reviewRequestId)).status, POLL)
+        .toBe("decided");
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe("two instances and one due review on postgres", () => {
+  let first: DatabaseHandle;
+  let second: DatabaseHandle;
+  let team: Team;
+
+  beforeAll(async () => {
+    const url = await createPostgresDatabase();
+    first = await openDatabase({ kind: "postgres", url });
+    await first.migrate();
+    second = await openDatabase({ kind: "postgres", url });
+    team = await seedTeam(first.db, "two-instances");
+  });
+  afterAll(async () => {
+    await first?.close();
+    await second?.close();
+  });
+
+  it("applies each due review exactly once while four schedulers race", async () => {
+    const count = 6;
+    const asked = [];
+    for (let i = 0; i < count; i += 1) {
+      const { planId, stepId } = await planAtFirstStep(team.ctx, `Race ${i}`);
+      asked.push(
+        await requestUserReview(team.ctx, {
+          planId,
+          stepId,
+          summary: "Race.",
+          deadlineSeconds: 1,
+          onTimeout: "skip",
+        }),
+      );
+    }
+    await expect
+      .poll(
+        async () =>
+          (
+            await selectRows<{ n: number }>(
+              first.db,
+              sql`select count(*)::int as n from review_request where status = 'pending' and due_at <= now()`,
+            )
+          )[0]?.n,
+        POLL,
+      )
+      .toBe(count);
+    const runs = await Promise.all([
+      applyDueReviews(first.db, SETTINGS),
+      applyDueReviews(second.db, SETTINGS),
+      applyDueReviews(first.db, SETTINGS),
+      applyDueReviews(second.db, SETTINGS),
+    ]);
+    expect(runs.reduce((a, b) => a + b, 0)).toBe(count);
+    const ids = asked.map((a) => a.reviewRequestId);
+    const decisions = (await first.db.select().from(reviewDecisions)).filter((d) =>
+      ids.includes(d.reviewRequestId),
+    );
+    expect(decisions).toHaveLength(count);
+    const timedOut = (await first.db.select().from(notificationEvents)).filter(
+      (row) => row.event === "review.timed_out",
+    );
+    expect(timedOut).toHaveLength(count);
+    const decidedRows = (await first.db.select().from(planAuditLog)).filter(
+      (row) => row.actorLabel === "Cairn (deadline)" && row.payload.action === "decision",
+    );
+    expect(decidedRows).toHaveLength(count);
+  });
+});
