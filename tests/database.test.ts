@@ -28,7 +28,9 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "api_key",
       "app_user",
       "attempt_limit",
+      "email_delivery",
       "mcp_tool_call_log",
+      "notification_event",
       "plan_audit_log",
       "plan_branching_condition",
       "plan_step",
@@ -41,6 +43,8 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "setup_code",
       "skill_execution",
       "tenant",
+      "webhook_delivery",
+      "webhook_endpoint",
     ]);
     const applied = await selectRows<{ n: number }>(
       handle.db,
