@@ -3,7 +3,8 @@
  * their connection's address (for the sign-in limits), check the configuration
  * (a bad one stops the start with a clear message), settle the sign-in secret,
  * open the database early, because a fresh embedded folder takes seconds to
- * create and migrate, and on a fresh install print a one-time setup code.
+ * create and migrate, on a fresh install print a one-time setup code, and
+ * start the notification dispatcher's timer.
  */
 import { resolveAuthSecret } from "./auth-secret";
 import { type Database, getDatabaseHandle } from "./db/client";
@@ -11,6 +12,7 @@ import { env } from "./env";
 import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
 import { hasAnyUser } from "./services/accounts";
+import { startNotifier } from "./services/notifications/runtime";
 import { issueSetupCode, setupCodeAnnouncement } from "./services/setup-codes";
 
 export async function startCairn(): Promise<void> {
@@ -19,6 +21,7 @@ export async function startCairn(): Promise<void> {
   process.env.AUTH_SECRET = resolveAuthSecret(config);
   const { db } = await getDatabaseHandle();
   await announceSetupCode(db);
+  startNotifier(db);
 }
 
 /**
