@@ -21,6 +21,7 @@ import {
   listStalledPlans,
 } from "../services/plan-views";
 import { searchSources } from "../services/search-sources";
+import { webhooksView } from "../services/webhooks";
 
 async function viewContext(user: SignedInUser) {
   return {
@@ -69,5 +70,8 @@ export const views = {
   },
   async adminOverview(user: SignedInUser) {
     return adminOverview(await viewContext(user));
+  },
+  async webhooks(user: SignedInUser) {
+    return webhooksView(await userContext(user));
   },
 };
