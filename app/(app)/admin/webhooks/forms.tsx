@@ -44,7 +44,7 @@ export function RegisterWebhookForm({ allowPrivate }: { allowPrivate: boolean })
       <fieldset className="actions">
         <legend>Events</legend>
         {Object.entries(EVENT_LABELS).map(([event, label]) => (
-          <label key={event} className="inline-form">
+          <label key={event} className="check">
             <input type="checkbox" name="events" value={event} defaultChecked />
             {label}
           </label>
