@@ -70,3 +70,20 @@ test("an admin registers a webhook, sees its delivery and resends it", async ({
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
 });
+
+test("a person turns review e-mails off and on again on the account page", async ({
+  page,
+  app,
+}) => {
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.getByRole("link", { name: "Account" }).click();
+  const status = page.getByTestId("email-notifications");
+  await expect(status).toContainText("You get an e-mail when a review is requested");
+  await expect(status).toContainText("E-mail is off on this server");
+  await page.getByRole("button", { name: "Turn review e-mails off" }).click();
+  await expect(status).toContainText("You get no review e-mails.");
+  await page.reload();
+  await expect(status).toContainText("You get no review e-mails.");
+  await page.getByRole("button", { name: "Turn review e-mails on" }).click();
+  await expect(status).toContainText("You get an e-mail when a review is requested");
+});

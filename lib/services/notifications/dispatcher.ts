@@ -113,7 +113,7 @@ type WebhookClaim = {
 };
 
 /** The JSON a receiver gets: the event's id, name, time and payload. */
-export function webhookBody(
+function webhookBody(
   claim: Pick<WebhookClaim, "eventId" | "event" | "payload" | "tenantId" | "createdAt">,
 ): string {
   return JSON.stringify({
