@@ -41,6 +41,19 @@ const envSchema = z.object({
   CAIRN_LLM_BASE_URL: optionalString,
   CAIRN_LLM_API_KEY: optionalString,
   CAIRN_LLM_MODEL: optionalString,
+  /** Where people reach this Cairn: the base of links in e-mails. */
+  CAIRN_PUBLIC_URL: z
+    .string()
+    .trim()
+    .url()
+    .default("http://127.0.0.1:3000")
+    .transform((value) => value.replace(/\/+$/, "")),
+  /** An SMTP URL (smtp://user:pass@host:587, smtps://…); unset with CAIRN_MAIL_FROM, e-mail is off. */
+  CAIRN_SMTP_URL: optionalString,
+  /** The From address of Cairn's e-mails, e.g. "Cairn <cairn@example.com>". */
+  CAIRN_MAIL_FROM: optionalString,
+  /** How often each instance looks for notifications to send, in milliseconds. */
+  CAIRN_NOTIFY_INTERVAL_MS: positiveInt(5000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -4,7 +4,8 @@
  * (a bad one stops the start with a clear message), settle the sign-in secret,
  * open the database early, because a fresh embedded folder takes seconds to
  * create and migrate, on a fresh install print a one-time setup code, and start
- * the review deadline timer (docs/reviews.md).
+ * the review deadline timer (docs/reviews.md) and the notification dispatcher's
+ * timer (docs/notifications.md).
  */
 import { resolveAuthSecret } from "./auth-secret";
 import { type Database, getDatabaseHandle } from "./db/client";
@@ -12,6 +13,7 @@ import { env } from "./env";
 import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
 import { hasAnyUser } from "./services/accounts";
+import { startNotifier } from "./services/notifications/runtime";
 import { startReviewScheduler } from "./services/review-deadlines";
 import { issueSetupCode, setupCodeAnnouncement } from "./services/setup-codes";
 
@@ -29,6 +31,7 @@ export async function startCairn(): Promise<void> {
     },
     config.CAIRN_SCHEDULER_INTERVAL_MS,
   );
+  startNotifier(db);
 }
 
 /**

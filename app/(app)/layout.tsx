@@ -29,6 +29,7 @@ export default async function AppLayout({ children }: { children: ReactNode }) {
               <Link href="/admin/tool-calls">Tool calls</Link>
               <Link href="/admin/skills">Skill runs</Link>
               <Link href="/admin/users">Users &amp; keys</Link>
+              <Link href="/admin/webhooks">Webhooks</Link>
             </>
           ) : null}
           <Link href="/connect">Connect</Link>

@@ -17,6 +17,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { AppError } from "../plan-engine/app-error";
+import { notificationsQueued } from "../services/notifications/queued";
+import { kickIfQueuedSince } from "../services/notifications/runtime";
 import { recordToolCallLater } from "../services/tool-call-log";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
@@ -112,6 +114,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     const args = request.params.arguments ?? {};
     let result: CallToolResult;
     let errorCode: string | null = null;
+    const queuedBefore = notificationsQueued();
     try {
       result = toolSuccess((await tool.run(ctx, args)) as object);
     } catch (error) {
@@ -119,6 +122,8 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       errorCode = failure.errorCode;
       result = { content: failure.content, isError: true };
     }
+    // The call's transaction has committed: send what it queued now, in the background.
+    kickIfQueuedSince(queuedBefore);
     if (!tool.skipCallLog) {
       const text = result.content[0]?.type === "text" ? result.content[0].text : "";
       recordToolCallLater(db, {

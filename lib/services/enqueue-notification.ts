@@ -1,12 +1,13 @@
 /**
  * Queues a notification in the transaction of the change that caused it (the
- * outbox, docs/reviews.md): one insert, no network. The dispatcher later fans
+ * outbox, docs/notifications.md): one insert, no network. The dispatcher later fans
  * the event out to webhook and e-mail deliveries, so a crash after commit loses
  * no event, a rolled-back change sends none, and a slow receiver never delays
  * the tool call.
  */
 import type { Executor } from "../db/client";
 import { type NOTIFICATION_EVENTS, notificationEvents } from "../db/schema";
+import { noteNotificationQueued } from "./notifications/queued";
 
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
@@ -17,4 +18,5 @@ export async function enqueueNotification(
   payload: Record<string, unknown>,
 ): Promise<void> {
   await tx.insert(notificationEvents).values({ tenantId, event, payload });
+  noteNotificationQueued();
 }

@@ -7,6 +7,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { CompletionEffects } from "../plan-engine/loop";
 import { isTerminalPlanStatus, transitionStep } from "../plan-engine/transitions";
+import { decidedPlanEndedCte, planEndedCte } from "./notifications/plan-events";
 
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
@@ -55,6 +56,7 @@ export function loopEffectsSql(
         then ${now}::timestamptz else completed_at end
     where id = ${planId}::uuid
   )`);
+  parts.push(...planEndedCte(planId, effects.planStatus));
   return parts;
 }
 
@@ -77,7 +79,11 @@ export function planStatusFromOthers(when: StatusCases, terminal: readonly strin
     end::plan_status`;
 }
 
-/** The plan row's update in a guarded write: only when the statement's `decided` relation has a row. */
+/**
+ * The plan row's update in a guarded write: only when the statement's `decided`
+ * relation has a row; with plan.completed or plan.failed queued when it ends
+ * the plan (the caller calls noteNotificationQueued when its answer says so).
+ */
 export function decidedPlanUpdate(planId: string, now: string): SQL {
   return sql`plan_update as (
       update research_plan set status = decided.plan_status, updated_at = ${now}::timestamptz,
@@ -85,5 +91,5 @@ export function decidedPlanUpdate(planId: string, now: string): SQL {
           then ${now}::timestamptz else completed_at end
       from decided
       where research_plan.id = ${planId}::uuid
-    )`;
+    ), ${decidedPlanEndedCte(planId)}`;
 }

@@ -11,6 +11,7 @@ import { AppError } from "../plan-engine/app-error";
 import { planStatusAfter } from "../plan-engine/loop";
 import type { PlanStatus } from "../plan-engine/states";
 import type { ServiceContext } from "./context";
+import { enqueuePlanEvent } from "./notifications/plan-events";
 
 /** Lookups need only the tenant. */
 type Tenant = Pick<ServiceContext, "tenantId">;
@@ -106,7 +107,8 @@ export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: str
 
 /**
  * Moves a locked plan to `to` through valid transitions only (see
- * `planTransitionPath`), stamping `completedAt` when it completes.
+ * `planTransitionPath`), stamping `completedAt` when it completes, and queues
+ * plan.completed, plan.failed or plan.stalled when the move raises one.
  */
 export async function setPlanStatus(
   tx: Transaction,
@@ -115,6 +117,7 @@ export async function setPlanStatus(
   now: Date,
 ): Promise<PlanStatus> {
   const status = planStatusAfter(plan.status, to);
+  await enqueuePlanEvent(tx, plan.id, plan.status, to);
   await tx
     .update(researchPlans)
     .set({

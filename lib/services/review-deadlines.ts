@@ -22,6 +22,8 @@ import {
 import type { ReviewDecision } from "../plan-engine/states";
 import { writeAuditLog } from "./audit";
 import type { Actor, ServiceContext } from "./context";
+import { notificationsQueued } from "./notifications/queued";
+import { kickIfQueuedSince } from "./notifications/runtime";
 import { queueReviewEvent } from "./review-events";
 import { submitUserDecision } from "./submit-user-decision";
 
@@ -271,8 +273,11 @@ export function startReviewScheduler(
   const tick = async () => {
     if (running) return;
     running = true;
+    const queuedBefore = notificationsQueued();
     try {
       await runReviewScheduler(await db(), settings);
+      // The reviews it applied queued review.timed_out / due_soon: send them now.
+      kickIfQueuedSince(queuedBefore);
     } catch (error) {
       console.warn(
         `Cairn: the review deadline check failed (${error instanceof Error ? error.message : String(error)}); it runs again in ${intervalMs} ms.`,

@@ -34,6 +34,7 @@ import { isTerminalPlanStatus } from "../plan-engine/transitions";
 import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { compileSchema, describeErrors } from "./extract-data";
+import { planEndedCte } from "./notifications/plan-events";
 import type { PlanRow } from "./plan-access";
 import { isServerStepTool, SERVER_STEP_TOOLS } from "./server-step-tools";
 
@@ -448,5 +449,6 @@ function writeRun(
         then ${run.now}::timestamptz else completed_at end
     where id = ${plan.id}::uuid
   )`);
+  parts.push(...planEndedCte(plan.id, run.planStatus));
   return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, run.audit)}`);
 }

@@ -25,11 +25,13 @@ import {
   type SubmitDecision,
 } from "../plan-engine/loop";
 import type { PlanStatus } from "../plan-engine/states";
+import { isTerminalPlanStatus } from "../plan-engine/transitions";
 import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { compileSchema, describeErrors } from "./extract-data";
 import { planIdField, stepIdField } from "./fields";
 import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "./loop-writes";
+import { noteNotificationQueued } from "./notifications/queued";
 import { planNotFound, stepNotFound } from "./plan-access";
 import { parseInput } from "./validation";
 
@@ -305,6 +307,8 @@ async function submitInOneStatement(
       (select step_order from decided) as "stepOrder"`,
   );
   if (!row?.ok) return undefined;
+  // decidedPlanUpdate queued plan.completed or plan.failed in the statement.
+  if (isTerminalPlanStatus(row.planStatus)) noteNotificationQueued();
   return {
     planId: input.planId,
     stepId: input.stepId,

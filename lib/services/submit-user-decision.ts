@@ -27,10 +27,12 @@ import {
   type ReviewDecision,
   type StepStatus,
 } from "../plan-engine/states";
+import { isTerminalPlanStatus } from "../plan-engine/transitions";
 import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
 import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "./loop-writes";
+import { noteNotificationQueued } from "./notifications/queued";
 import { loadStepSummaries, lockPlan, lockStep } from "./plan-access";
 import { parseInput } from "./validation";
 
@@ -175,6 +177,8 @@ async function decideInOneStatement(
       (select instructions from decided) as instructions`,
   );
   if (!row?.ok) return undefined;
+  // decidedPlanUpdate queued plan.completed or plan.failed in the statement.
+  if (isTerminalPlanStatus(row.planStatus)) noteNotificationQueued();
   const outcome = {
     planStatus: row.planStatus,
     awaitingSteps: null,

@@ -24,6 +24,7 @@ import { settleDeadlinesOfPlan, settleDeadlinesOfTenant } from "../services/revi
 import { getReviewDefaults } from "../services/review-defaults";
 import { type InboxFilters, inboxPlans, listInbox } from "../services/review-inbox";
 import { searchSources } from "../services/search-sources";
+import { webhooksView } from "../services/webhooks";
 
 async function viewContext(user: SignedInUser) {
   return {
@@ -98,5 +99,8 @@ export const views = {
   },
   async adminOverview(user: SignedInUser) {
     return adminOverview(await viewContext(user));
+  },
+  async webhooks(user: SignedInUser) {
+    return webhooksView(await userContext(user));
   },
 };

@@ -1,11 +1,13 @@
 "use server";
 
+import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
 import { signIn } from "@/auth";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { changeOwnPassword } from "@/lib/services/accounts";
+import { setEmailNotifications } from "@/lib/services/email-preferences";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 import { requestClientAddress } from "@/lib/web/request";
 
@@ -42,4 +44,23 @@ export async function changePasswordAction(
     redirect("/sign-in");
   }
   redirect("/account?changed=1");
+}
+
+/** The signed-in person's own switch for review e-mails. */
+export async function emailNotificationsAction(
+  _state: ActionState,
+  form: FormData,
+): Promise<ActionState> {
+  const user = await requireUser();
+  const on = field(form, "emails") === "on";
+  try {
+    await setEmailNotifications(await getDb(), user.userId, on);
+  } catch (error) {
+    return actionError(error);
+  }
+  revalidatePath("/account");
+  return {
+    status: "success",
+    message: on ? "Review e-mails are on." : "Review e-mails are off.",
+  };
 }

@@ -1,5 +1,9 @@
 import type { Metadata } from "next";
 import { requireUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import { env } from "@/lib/env";
+import { emailNotificationsOn } from "@/lib/services/email-preferences";
+import { EmailNotificationsForm } from "./email-form";
 import { ChangePasswordForm } from "./password-form";
 
 export const metadata: Metadata = { title: "Your account" };
@@ -11,6 +15,8 @@ export default async function AccountPage({
 }) {
   const user = await requireUser();
   const { changed } = await searchParams;
+  const emailsOn = await emailNotificationsOn(await getDb(), user.userId);
+  const config = env();
   return (
     <section className="narrow">
       <h1>Your account</h1>
@@ -19,6 +25,10 @@ export default async function AccountPage({
         {user.email} · {user.role}
       </p>
       <ChangePasswordForm email={user.email} changed={changed === "1"} />
+      <EmailNotificationsForm
+        on={emailsOn}
+        mailConfigured={Boolean(config.CAIRN_SMTP_URL && config.CAIRN_MAIL_FROM)}
+      />
       <p className="muted">
         Changing your password signs you out everywhere else. An admin of your team changes roles,
         and can disable or delete accounts.

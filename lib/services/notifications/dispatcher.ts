@@ -1,0 +1,273 @@
+/**
+ * Turns the outbox (notification_event) into deliveries and sends them
+ * (docs/notifications.md). A pass has two halves:
+ *
+ * 1. Fan-out, one transaction: claim undispatched events (FOR UPDATE SKIP
+ *    LOCKED, so instances never take the same one), write a webhook_delivery
+ *    per subscribed, enabled endpoint and an email_delivery per recipient, and
+ *    stamp the event dispatched.
+ * 2. Sending: claim due deliveries in one statement that also pushes their
+ *    next attempt out by a lease, so another instance leaves them alone while
+ *    this one sends, outside any transaction. A 2xx delivers; anything else is
+ *    retried with exponential back-off and jitter, up to MAX_ATTEMPTS.
+ *
+ * Delivery is at least once: a crash between the POST and its record sends it
+ * again after the lease, with the same Cairn-Delivery id for de-duplication.
+ */
+import { sql } from "drizzle-orm";
+import type { Database, Transaction } from "../../db/client";
+import { selectRows } from "../../db/rows";
+import { emailDeliveries } from "../../db/schema";
+import type { NotificationEvent } from "../enqueue-notification";
+import { composeReviewMail, isMailedEvent, type MailConfig, reviewRecipients } from "./mail";
+import { postWebhook } from "./post";
+import { signWebhook } from "./signature";
+
+/** Attempts before a delivery is given up (status failed). */
+export const MAX_ATTEMPTS = 8;
+/** The first retry's delay; each next one doubles, capped at MAX_RETRY_DELAY_MS. */
+export const FIRST_RETRY_DELAY_MS = 30_000;
+const MAX_RETRY_DELAY_MS = 6 * 60 * 60 * 1000;
+/** How long a claimed delivery is left to the instance that sends it. */
+const SEND_LEASE_SECONDS = 60;
+const BATCH = 20;
+
+export type NotifierConfig = {
+  /** null: e-mail is off, and no e-mail deliveries are written. */
+  mail: MailConfig | null;
+  /** The base of links in e-mails, without a trailing slash. */
+  publicUrl: string;
+  /** The time limit of one webhook POST. */
+  timeoutMs: number;
+  /** The first retry's delay (tests shorten it). */
+  firstRetryDelayMs: number;
+};
+
+/** The delay before attempt `attempts + 1`: doubling from the first, ±20% jitter. */
+export function retryDelayMs(attempts: number, firstRetryDelayMs: number): number {
+  const base = Math.min(firstRetryDelayMs * 2 ** Math.max(0, attempts - 1), MAX_RETRY_DELAY_MS);
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+type EventRow = {
+  id: string;
+  tenantId: string;
+  event: NotificationEvent;
+  payload: Record<string, unknown>;
+};
+
+/** Fans out up to BATCH undispatched events; returns how many it took. */
+export async function fanOutEvents(db: Database, config: NotifierConfig): Promise<number> {
+  return db.transaction(async (tx) => {
+    const events = await selectRows<EventRow>(
+      tx,
+      sql`select id, tenant_id as "tenantId", event, payload from notification_event
+        where dispatched_at is null order by created_at limit ${BATCH} for update skip locked`,
+    );
+    for (const event of events) await fanOut(tx, event, config);
+    if (events.length > 0) {
+      await tx.execute(sql`update notification_event set dispatched_at = now()
+        where id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(events.map((e) => e.id))}::jsonb))`);
+    }
+    return events.length;
+  });
+}
+
+async function fanOut(tx: Transaction, event: EventRow, config: NotifierConfig): Promise<void> {
+  await tx.execute(sql`insert into webhook_delivery (tenant_id, endpoint_id, event_id)
+    select tenant_id, id, ${event.id}::uuid from webhook_endpoint
+    where tenant_id = ${event.tenantId}::uuid and disabled_at is null
+      and events @> ${JSON.stringify([event.event])}::jsonb
+    on conflict do nothing`);
+  if (!config.mail || !isMailedEvent(event.event)) return;
+  const recipients = await reviewRecipients(tx, event.tenantId, event.payload);
+  if (recipients.length === 0) return;
+  const { subject, body } = composeReviewMail(event.event, event.payload, config.publicUrl);
+  await tx
+    .insert(emailDeliveries)
+    .values(
+      recipients.map((r) => ({
+        tenantId: event.tenantId,
+        eventId: event.id,
+        userId: r.userId,
+        toAddress: r.email,
+        subject,
+        body,
+      })),
+    )
+    .onConflictDoNothing();
+}
+
+type WebhookClaim = {
+  id: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  disabled: boolean;
+  allowPrivate: boolean;
+  eventId: string;
+  event: NotificationEvent;
+  payload: Record<string, unknown>;
+  tenantId: string;
+  createdAt: string;
+};
+
+/** The JSON a receiver gets: the event's id, name, time and payload. */
+function webhookBody(
+  claim: Pick<WebhookClaim, "eventId" | "event" | "payload" | "tenantId" | "createdAt">,
+): string {
+  return JSON.stringify({
+    id: claim.eventId,
+    event: claim.event,
+    createdAt: claim.createdAt,
+    tenantId: claim.tenantId,
+    data: claim.payload,
+  });
+}
+
+/** Sends up to BATCH due webhook deliveries; returns how many it tried. */
+export async function sendDueWebhooks(db: Database, config: NotifierConfig): Promise<number> {
+  const claims = await selectRows<WebhookClaim>(
+    db,
+    sql`with claimed as (
+      update webhook_delivery d set attempts = d.attempts + 1,
+        next_attempt_at = now() + make_interval(secs => ${SEND_LEASE_SECONDS})
+      where d.id in (select id from webhook_delivery
+        where status = 'pending' and next_attempt_at <= now()
+        order by next_attempt_at limit ${BATCH} for update skip locked)
+      returning d.id, d.attempts, d.endpoint_id, d.event_id
+    )
+    select claimed.id, claimed.attempts, e.url, e.secret, e.disabled_at is not null as disabled,
+      t.allow_private_webhooks as "allowPrivate", ev.id as "eventId", ev.event, ev.payload,
+      ev.tenant_id as "tenantId",
+      to_char(ev.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"
+    from claimed
+    join webhook_endpoint e on e.id = claimed.endpoint_id
+    join notification_event ev on ev.id = claimed.event_id
+    join tenant t on t.id = ev.tenant_id`,
+  );
+  await Promise.all(claims.map((claim) => sendWebhook(db, config, claim)));
+  return claims.length;
+}
+
+async function sendWebhook(db: Database, config: NotifierConfig, claim: WebhookClaim) {
+  if (claim.disabled) {
+    await recordFailure(db, "webhook_delivery", claim.id, claim.attempts, config, {
+      error: "The endpoint is disabled.",
+      final: true,
+    });
+    return;
+  }
+  const body = webhookBody(claim);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const outcome = await postWebhook({
+    url: claim.url,
+    body,
+    allowPrivate: claim.allowPrivate,
+    timeoutMs: config.timeoutMs,
+    headers: {
+      "Cairn-Event": claim.event,
+      "Cairn-Event-Id": claim.eventId,
+      "Cairn-Delivery": claim.id,
+      "Cairn-Timestamp": String(timestamp),
+      "Cairn-Signature": signWebhook(claim.secret, timestamp, body),
+    },
+  });
+  if ("statusCode" in outcome && outcome.statusCode >= 200 && outcome.statusCode < 300) {
+    await db.execute(sql`update webhook_delivery set status = 'delivered', delivered_at = now(),
+      last_status_code = ${outcome.statusCode}, last_error = null where id = ${claim.id}::uuid`);
+    return;
+  }
+  await recordFailure(db, "webhook_delivery", claim.id, claim.attempts, config, {
+    statusCode: "statusCode" in outcome ? outcome.statusCode : null,
+    error:
+      "statusCode" in outcome
+        ? `The receiver answered HTTP ${outcome.statusCode}${outcome.statusCode >= 300 && outcome.statusCode < 400 ? " (redirects are not followed)" : ""}.`
+        : outcome.error,
+  });
+}
+
+/** A failed attempt: retried after the back-off, or given up after MAX_ATTEMPTS. */
+async function recordFailure(
+  db: Database,
+  table: "webhook_delivery" | "email_delivery",
+  id: string,
+  attempts: number,
+  config: NotifierConfig,
+  failure: { error: string; statusCode?: number | null; final?: boolean },
+) {
+  const final = failure.final === true || attempts >= MAX_ATTEMPTS;
+  const delayMs = retryDelayMs(attempts, config.firstRetryDelayMs);
+  const code =
+    table === "webhook_delivery" ? sql`, last_status_code = ${failure.statusCode ?? null}` : sql``;
+  await db.execute(sql`update ${sql.identifier(table)} set
+    status = ${final ? "failed" : "pending"}::delivery_status,
+    next_attempt_at = now() + make_interval(secs => ${delayMs / 1000}),
+    last_error = ${failure.error.slice(0, 1000)}${code}
+    where id = ${id}::uuid`);
+}
+
+type EmailClaim = {
+  id: string;
+  attempts: number;
+  toAddress: string;
+  subject: string;
+  body: string;
+  optedOut: boolean;
+};
+
+/** Sends up to BATCH due e-mails; none while e-mail is off. */
+export async function sendDueEmails(db: Database, config: NotifierConfig): Promise<number> {
+  const mail = config.mail;
+  if (!mail) return 0;
+  const claims = await selectRows<EmailClaim>(
+    db,
+    sql`with claimed as (
+      update email_delivery d set attempts = d.attempts + 1,
+        next_attempt_at = now() + make_interval(secs => ${SEND_LEASE_SECONDS})
+      where d.id in (select id from email_delivery
+        where status = 'pending' and next_attempt_at <= now()
+        order by next_attempt_at limit ${BATCH} for update skip locked)
+      returning d.id, d.attempts, d.to_address, d.subject, d.body, d.user_id
+    )
+    select claimed.id, claimed.attempts, claimed.to_address as "toAddress", claimed.subject,
+      claimed.body, coalesce(u.email_notifications = false or u.disabled_at is not null, false) as "optedOut"
+    from claimed left join app_user u on u.id = claimed.user_id`,
+  );
+  await Promise.all(
+    claims.map(async (claim) => {
+      if (claim.optedOut) {
+        await recordFailure(db, "email_delivery", claim.id, claim.attempts, config, {
+          error: "The person turned review e-mails off (or was disabled) before it was sent.",
+          final: true,
+        });
+        return;
+      }
+      try {
+        await mail.transport.sendMail({
+          from: mail.from,
+          to: claim.toAddress,
+          subject: claim.subject,
+          text: claim.body,
+        });
+        await db.execute(sql`update email_delivery set status = 'delivered', sent_at = now(),
+          last_error = null where id = ${claim.id}::uuid`);
+      } catch (error) {
+        await recordFailure(db, "email_delivery", claim.id, claim.attempts, config, {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }),
+  );
+  return claims.length;
+}
+
+/** One full pass: every undispatched event fanned out, then one batch of each kind sent. */
+export async function runNotificationPass(db: Database, config: NotifierConfig): Promise<void> {
+  // A full batch may have left more behind; an empty or partial one did not.
+  let taken: number;
+  do {
+    taken = await fanOutEvents(db, config);
+  } while (taken === BATCH);
+  await Promise.all([sendDueWebhooks(db, config), sendDueEmails(db, config)]);
+}

@@ -1,0 +1,82 @@
+/**
+ * The dispatcher in a running server: a pass every CAIRN_NOTIFY_INTERVAL_MS in
+ * every instance (unref'd, so it never keeps a process alive), and one more
+ * right after a call that queued a notification, so events do not wait for
+ * the timer. Passes never overlap in a process; a kick during a pass runs one
+ * more after it. Errors are logged, never thrown: a notification failure must
+ * not fail or delay anything else.
+ *
+ * The state lives on globalThis because Next.js may load this module more than
+ * once (instrumentation and route bundles), and all must share one notifier.
+ */
+import type { Database } from "../../db/client";
+import { env } from "../../env";
+import { type NotifierConfig, runNotificationPass } from "./dispatcher";
+import { mailConfig } from "./mail";
+import { notificationsQueued } from "./queued";
+
+type NotifierState = {
+  db: Database;
+  config: NotifierConfig;
+  running: boolean;
+  again: boolean;
+  timer: NodeJS.Timeout;
+};
+
+const globalForNotifier = globalThis as typeof globalThis & {
+  __cairnNotifier?: NotifierState;
+};
+
+/** The configuration the server runs with, from the environment. */
+export function notifierConfigFromEnv(): NotifierConfig {
+  const config = env();
+  return {
+    mail: mailConfig(config.CAIRN_SMTP_URL, config.CAIRN_MAIL_FROM),
+    publicUrl: config.CAIRN_PUBLIC_URL,
+    timeoutMs: 10_000,
+    firstRetryDelayMs: 30_000,
+  };
+}
+
+export function startNotifier(db: Database): void {
+  if (globalForNotifier.__cairnNotifier) return;
+  const timer = setInterval(kickNotifier, env().CAIRN_NOTIFY_INTERVAL_MS);
+  timer.unref();
+  globalForNotifier.__cairnNotifier = {
+    db,
+    config: notifierConfigFromEnv(),
+    running: false,
+    again: false,
+    timer,
+  };
+  kickNotifier();
+}
+
+/** Runs a pass now (or right after the one running); a no-op where no notifier runs. */
+export function kickNotifier(): void {
+  const state = globalForNotifier.__cairnNotifier;
+  if (!state) return;
+  if (state.running) {
+    state.again = true;
+    return;
+  }
+  state.running = true;
+  void (async () => {
+    do {
+      state.again = false;
+      try {
+        await runNotificationPass(state.db, state.config);
+      } catch (error) {
+        console.warn(
+          `Cairn: a notification pass failed (${error instanceof Error ? error.message : String(error)}); the next one retries.`,
+        );
+      }
+    } while (state.again);
+    state.running = false;
+  })();
+}
+
+/** After a call: kicks the dispatcher if something was queued while it ran. */
+export function kickIfQueuedSince(before: number): void {
+  if (notificationsQueued() !== before) kickNotifier();
+}

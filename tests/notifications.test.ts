@@ -1,0 +1,375 @@
+/**
+ * Notifications end to end in process, on PGlite and PostgreSQL 15: events
+ * queued in the transaction of their change (plan.completed and plan.failed by
+ * the loop itself, review.* as the reviews code queues them), fanned out and
+ * delivered by the dispatcher to a local HTTP receiver (signed, verifiable,
+ * retried after an error, never for a rolled-back change, refused for private
+ * addresses unless allowed) and to a local SMTP server (docs/notifications.md).
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DatabaseHandle } from "@/lib/db/client";
+import { emailDeliveries, notificationEvents, users, webhookDeliveries } from "@/lib/db/schema";
+import { createApiKey, createTenantUser, createUser } from "@/lib/services/accounts";
+import type { ServiceContext } from "@/lib/services/context";
+import { createPlan } from "@/lib/services/create-plan";
+import { enqueueNotification } from "@/lib/services/enqueue-notification";
+import { getNextStep } from "@/lib/services/get-next-step";
+import { type NotifierConfig, runNotificationPass } from "@/lib/services/notifications/dispatcher";
+import { mailConfig } from "@/lib/services/notifications/mail";
+import { verifyWebhookSignature } from "@/lib/services/notifications/signature";
+import { requestUserReview } from "@/lib/services/request-user-review";
+import { submitStepResult } from "@/lib/services/submit-step-result";
+import { submitUserDecision } from "@/lib/services/submit-user-decision";
+import {
+  createWebhookEndpoint,
+  setAllowPrivateWebhooks,
+  setWebhookEndpointDisabled,
+} from "@/lib/services/webhooks";
+import { BACKENDS, freshDatabase } from "./support/databases";
+import { report } from "./support/mcp-client";
+
+type Received = { path: string; headers: IncomingHttpHeaders; body: string };
+type Mail = { to: string[]; raw: string };
+
+/** A webhook receiver on 127.0.0.1 that records each POST; `answers` queues status codes to give first. */
+async function startReceiver() {
+  const received: Received[] = [];
+  const answers: number[] = [];
+  const server: Server = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      received.push({ path: request.url ?? "", headers: request.headers, body });
+      const status = answers.shift() ?? 204;
+      if (status >= 300 && status < 400) response.setHeader("Location", "/redirected");
+      response.statusCode = status;
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    answers,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An SMTP server on 127.0.0.1 without TLS or authentication that keeps every message. */
+async function startSmtp() {
+  const mails: Mail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    logger: false,
+    onData(stream, session, callback) {
+      let raw = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        raw += chunk;
+      });
+      stream.on("end", () => {
+        // Undo quoted-printable's soft line breaks, so a long link reads whole.
+        raw = raw.replace(/=\r\n/g, "");
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    mails,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe.each(BACKENDS)("notifications on %s", (backend) => {
+  let handle: DatabaseHandle;
+  let ctx: ServiceContext;
+  let reviewer: ServiceContext;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let config: NotifierConfig;
+  let researcherId: string;
+  let adminEmail: string;
+  let secret: string;
+  const researcherEmail = `researcher-${backend}@example.com`;
+
+  /** Runs dispatcher passes until `done` holds (deliveries are sent inside the pass). */
+  async function dispatchUntil(done: () => boolean | Promise<boolean>) {
+    for (let pass = 0; pass < 20; pass += 1) {
+      await runNotificationPass(handle.db, config);
+      if (await done()) return;
+    }
+    throw new Error("the dispatcher did not get there in 20 passes");
+  }
+
+  beforeAll(async () => {
+    handle = await freshDatabase(backend);
+    adminEmail = `admin-${backend}@example.com`;
+    const admin = await createUser(handle.db, {
+      email: adminEmail,
+      password: "a long enough password",
+      role: "admin",
+      tenant: "Notify",
+    });
+    const key = await createApiKey(handle.db, { email: adminEmail });
+    ({ userId: researcherId } = await createTenantUser(handle.db, admin.tenantId, {
+      email: researcherEmail,
+      password: "a long enough password",
+      role: "researcher",
+    }));
+    ctx = {
+      db: handle.db,
+      tenantId: admin.tenantId,
+      actor: { type: "api_key", id: key.apiKeyId, label: "notify agent" },
+      stallThresholdSeconds: 1800,
+    };
+    reviewer = { ...ctx, actor: { type: "user", id: admin.userId, label: adminEmail } };
+    receiver = await startReceiver();
+    smtp = await startSmtp();
+    config = {
+      mail: mailConfig(smtp.url, "Cairn <cairn@example.com>"),
+      publicUrl: "https://cairn.example.com",
+      timeoutMs: 5_000,
+      firstRetryDelayMs: 0,
+    };
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await smtp?.close();
+    await handle?.close();
+  });
+
+  it("refuses a loopback or private webhook URL unless the tenant allows them", async () => {
+    for (const url of [
+      `${receiver.url}/hook`,
+      "https://127.0.0.1/hook",
+      "https://localhost/hook",
+      "https://10.1.2.3/hook",
+      "https://[::1]/hook",
+      "https://169.254.169.254/latest",
+    ]) {
+      await expect(
+        createWebhookEndpoint(ctx, { url, events: ["plan.completed"] }),
+        url,
+      ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    }
+    await setAllowPrivateWebhooks(ctx, true);
+    const created = await createWebhookEndpoint(ctx, {
+      url: `${receiver.url}/hook`,
+      events: ["plan.completed", "plan.failed", "review.requested"],
+      description: "the test receiver",
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+    secret = created.secret;
+  });
+
+  it("delivers plan.completed, signed, when the last step is submitted", async () => {
+    const { planId } = await createPlan(ctx, {
+      name: "Completes",
+      researchQuestion: "q",
+      steps: [{ stepType: "search", instructions: "Look." }],
+    });
+    const next = await getNextStep(ctx, { planId });
+    if (next.status !== "ready") throw new Error(`expected a step, got ${next.status}`);
+    const done = await submitStepResult(ctx, {
+      planId,
+      stepId: next.step.stepId,
+      result: { ok: true },
+      stepExecutionReport: report,
+    });
+    expect(done.planStatus).toBe("completed");
+    await dispatchUntil(() => receiver.received.length === 1);
+    const [post] = receiver.received;
+    if (!post) throw new Error("no POST");
+    expect(post.path).toBe("/hook");
+    expect(post.headers["cairn-event"]).toBe("plan.completed");
+    expect(
+      verifyWebhookSignature({
+        secret,
+        body: post.body,
+        timestamp: String(post.headers["cairn-timestamp"]),
+        signature: String(post.headers["cairn-signature"]),
+      }),
+    ).toBe(true);
+    expect(
+      verifyWebhookSignature({
+        secret: "whsec_wrong",
+        body: post.body,
+        timestamp: String(post.headers["cairn-timestamp"]),
+        signature: String(post.headers["cairn-signature"]),
+      }),
+    ).toBe(false);
+    const body = JSON.parse(post.body);
+    expect(body).toMatchObject({
+      event: "plan.completed",
+      id: post.headers["cairn-event-id"],
+      data: { planId, planTitle: "Completes", status: "completed" },
+    });
+    const [delivery] = await handle.db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, String(post.headers["cairn-delivery"])));
+    expect(delivery).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 204 });
+  });
+
+  it("delivers plan.failed when a reviewer rejects", async () => {
+    receiver.received.length = 0;
+    const { planId } = await createPlan(ctx, {
+      name: "Fails",
+      researchQuestion: "q",
+      steps: [{ stepType: "search", instructions: "Look." }],
+    });
+    const next = await getNextStep(ctx, { planId });
+    if (next.status !== "ready") throw new Error(`expected a step, got ${next.status}`);
+    await requestUserReview(ctx, { planId, stepId: next.step.stepId, summary: "Check this." });
+    // The review itself is the reviews code's event; this test queues none for it.
+    const decided = await submitUserDecision(reviewer, {
+      planId,
+      decision: "reject",
+      feedback: "Wrong sources.",
+    });
+    expect(decided.planStatus).toBe("failed");
+    await dispatchUntil(() => receiver.received.length === 1);
+    expect(JSON.parse(receiver.received[0]?.body ?? "{}")).toMatchObject({
+      event: "plan.failed",
+      data: { planId, status: "failed" },
+    });
+  });
+
+  it("retries after a receiver error, with the same delivery id", async () => {
+    receiver.received.length = 0;
+    receiver.answers.push(500);
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "review.requested", {
+        planId: "p",
+        assignedUserId: researcherId,
+      }),
+    );
+    await dispatchUntil(() => receiver.received.length === 2);
+    const [first, second] = receiver.received;
+    expect(first?.headers["cairn-delivery"]).toBe(second?.headers["cairn-delivery"]);
+    const [delivery] = await handle.db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, String(first?.headers["cairn-delivery"])));
+    expect(delivery).toMatchObject({ status: "delivered", attempts: 2, lastStatusCode: 204 });
+  });
+
+  it("sends nothing for a change that was rolled back", async () => {
+    receiver.received.length = 0;
+    const events = async () => (await handle.db.select().from(notificationEvents)).length;
+    const before = await events();
+    await expect(
+      handle.db.transaction(async (tx) => {
+        await enqueueNotification(tx, ctx.tenantId, "plan.completed", { planId: "rolled-back" });
+        throw new Error("the change failed after queuing its event");
+      }),
+    ).rejects.toThrow("the change failed");
+    await runNotificationPass(handle.db, config);
+    expect(await events()).toBe(before);
+    expect(receiver.received).toEqual([]);
+  });
+
+  it("follows no redirect and gives up after the last attempt", async () => {
+    receiver.received.length = 0;
+    receiver.answers.push(...Array.from({ length: 8 }, () => 302));
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "plan.failed", { planId: "redirected" }),
+    );
+    const failed = async () =>
+      (await handle.db.select().from(webhookDeliveries)).some((d) => d.status === "failed");
+    await dispatchUntil(failed);
+    expect(receiver.received.map((r) => r.path)).toEqual(Array.from({ length: 8 }, () => "/hook"));
+    const [delivery] = (await handle.db.select().from(webhookDeliveries)).filter(
+      (d) => d.status === "failed",
+    );
+    expect(delivery).toMatchObject({ attempts: 8, lastStatusCode: 302 });
+    expect(delivery?.lastError).toContain("redirects are not followed");
+  });
+
+  it("checks the address again at delivery time", async () => {
+    receiver.received.length = 0;
+    await setAllowPrivateWebhooks(ctx, false);
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "plan.completed", { planId: "private-now" }),
+    );
+    const refused = async () =>
+      (await handle.db.select().from(webhookDeliveries)).some((d) =>
+        (d.lastError ?? "").includes("private address"),
+      );
+    await dispatchUntil(refused);
+    expect(receiver.received).toEqual([]);
+    await setAllowPrivateWebhooks(ctx, true);
+  });
+
+  it("e-mails the assignee, or the team, with a link, and honours the opt-out", async () => {
+    // The retry test's review.requested was e-mailed too.
+    smtp.mails.length = 0;
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "review.requested", {
+        reviewRequestId: "00000000-0000-4000-8000-000000000000",
+        planId: "11111111-1111-4111-8111-111111111111",
+        planTitle: "Coffee and sleep",
+        summary: "Are these sources enough?",
+        assignedUserId: researcherId,
+        assignedRole: null,
+      }),
+    );
+    await dispatchUntil(() => smtp.mails.length === 1);
+    const [mail] = smtp.mails;
+    expect(mail?.to).toEqual([researcherEmail]);
+    expect(mail?.raw).toContain("Review requested: Coffee and sleep");
+    expect(mail?.raw).toContain(
+      "https://cairn.example.com/plans/11111111-1111-4111-8111-111111111111",
+    );
+
+    // The researcher turns e-mails off; a review for the whole team reaches the admin only.
+    await handle.db
+      .update(users)
+      .set({ emailNotifications: false })
+      .where(eq(users.id, researcherId));
+    smtp.mails.length = 0;
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "review.due_soon", {
+        planId: "p",
+        planTitle: "Team review",
+        assignedUserId: null,
+        assignedRole: null,
+      }),
+    );
+    await dispatchUntil(() => smtp.mails.length === 1);
+    expect(smtp.mails.map((m) => m.to)).toEqual([[adminEmail]]);
+    const sent = await handle.db.select().from(emailDeliveries);
+    expect(sent.every((e) => e.status === "delivered")).toBe(true);
+    expect(new Set(sent.map((e) => e.toAddress))).toEqual(new Set([adminEmail, researcherEmail]));
+  });
+
+  it("writes no deliveries for a disabled endpoint", async () => {
+    const endpoints = await createWebhookEndpoint(ctx, {
+      url: `${receiver.url}/other`,
+      events: ["plan.stalled"],
+    });
+    await setWebhookEndpointDisabled(ctx, endpoints.endpointId, true);
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "plan.stalled", { planId: "p" }),
+    );
+    await runNotificationPass(handle.db, config);
+    const rows = await handle.db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.endpointId, endpoints.endpointId));
+    expect(rows).toEqual([]);
+  });
+});
