@@ -3,7 +3,7 @@
  * the change asked for, `decideModify` checks the change, works out the steps
  * as they will be, and returns the writes (as operations for the service to
  * perform), the audit rows, the plan's next status and the bindings that
- * follow moved steps. The spec's five actions plus `retry_step` (the retry path
+ * follow moved steps. The reference design's five actions plus `retry_step` (the retry path
  * failed -> pending) and `decline_add_steps` (the answer to a plan waiting on a
  * fired add_steps). Only `planning` and `executing` plans can be modified; the
  * recovery actions (fail_step, retry_step) also work on a `stalled` plan.

@@ -66,7 +66,7 @@ export function decideSkillExecutionUpdate(update: SkillExecutionUpdate): {
   }
   if (from === "started" && to === "completed" && !update.closedReason) {
     // Completing without ever making a plan is the "use existing" outcome of
-    // the prior-research check, and the spec records why the session ended.
+    // the prior-research check, and the record says why the session ended.
     throw new AppError(
       "VALIDATION_ERROR",
       'closedReason: required when a started execution completes without a plan, e.g. "user chose existing research".',

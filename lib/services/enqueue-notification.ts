@@ -1,6 +1,6 @@
 /**
  * Queues a notification in the transaction of the change that caused it (the
- * outbox, docs/reviews.md): one insert, no network. The dispatcher later fans
+ * outbox, docs/architecture.md): one insert, no network. The dispatcher later fans
  * the event out to webhook and e-mail deliveries, so a crash after commit loses
  * no event, a rolled-back change sends none, and a slow receiver never delays
  * the tool call.
