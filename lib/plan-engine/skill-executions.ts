@@ -74,3 +74,16 @@ export function decideSkillExecutionUpdate(update: SkillExecutionUpdate): {
   }
   return { statusChanges: true };
 }
+
+/**
+ * A text field of a record's metadata, or null when it is absent or not a string:
+ * the metadata is free-form JSON (only the fields it names are checked on write),
+ * so its readers cannot assume a type.
+ */
+export function metadataText(
+  metadata: Readonly<Record<string, unknown>> | null | undefined,
+  key: string,
+): string | null {
+  const value = metadata?.[key];
+  return typeof value === "string" ? value : null;
+}
