@@ -4,6 +4,7 @@
  * routed and how satisfied people were. Reads only, scoped to the tenant; the
  * search itself is search_sources' own use case.
  */
+import "server-only";
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import {

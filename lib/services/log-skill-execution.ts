@@ -6,6 +6,7 @@
  * lib/plan-engine/skill-executions.ts). Writes `skill_started` on create and
  * `skill_completed` when the record closes, in the same transaction.
  */
+import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { skillExecutions } from "../db/schema";

@@ -4,6 +4,7 @@
  * (`awaiting_review`) until submit_user_decision. A stalled plan whose agent is
  * still at work resumes first, since the agent has evidently come back.
  */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, reviewRequests } from "../db/schema";

@@ -4,6 +4,7 @@
  * later in the web UI and get_research_context returns it. A plan may hold
  * several (a redone or reformatted delivery); the newest is the deliverable.
  */
+import "server-only";
 import { z } from "zod";
 import { researchOutputs } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";

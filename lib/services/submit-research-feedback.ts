@@ -4,6 +4,7 @@
  * presented; `closing` when the conversation moves on, with what the later
  * discussion showed. Both belong to the plan and its skill execution.
  */
+import "server-only";
 import { z } from "zod";
 import { FEEDBACK_TYPES, researchFeedback } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";

@@ -10,6 +10,7 @@
  * no longer pending (another reviewer or the agent acted first) is a CONFLICT that
  * names the current state, never a second application.
  */
+import "server-only";
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../db/rows";
