@@ -329,8 +329,8 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
     expect(modified.instructions).toMatch(/\n\n---\n\nUser feedback: Include 2024 prices\.$/);
     const context = await agent.ok("get_research_context", { planId, sessionId: "s2" });
     const step = context.steps.find((s: { stepId: string }) => s.stepId === stepId);
-    expect(step.status).toBe("in_progress");
-    expect(step.instructions).toContain("User feedback: Include 2024 prices.");
+    expect(step?.status).toBe("in_progress");
+    expect(step?.instructions).toContain("User feedback: Include 2024 prices.");
     expect(context.reviews[0].decision).toMatchObject({
       decision: "modify",
       feedback: "Include 2024 prices.",
