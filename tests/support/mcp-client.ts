@@ -99,3 +99,16 @@ export const report = {
   otherToolCalls: [],
   subagents: [],
 };
+
+/** submit_step_result's arguments with a plain result and report; `extra` overrides any field. */
+export function plainResult(planId: string, stepId: string, extra: Record<string, unknown> = {}) {
+  return {
+    planId,
+    stepId,
+    result: { ok: true },
+    resultSummary: "Done.",
+    confidence: 0.5,
+    stepExecutionReport: report,
+    ...extra,
+  };
+}
