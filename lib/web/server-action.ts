@@ -11,8 +11,9 @@
  * 3. the ServiceContext of the signed-in user (tenant, audit actor);
  * 4. an AppError (or anything else) becomes the form's ActionState
  *    (lib/web/action-state.ts), never a thrown error;
- * 5. the page is revalidated once the use case ran, also when it failed: a
- *    CONFLICT shows the state someone else left.
+ * 5. the page is revalidated once the use case succeeded, or also when it
+ *    failed where the spec asks (a review's CONFLICT shows the state someone
+ *    else left). Otherwise a failed action answers with its message alone.
  *
  * `success` runs after all that, outside the error mapping, so it may redirect.
  */
@@ -46,6 +47,8 @@ export type ServerActionSpec<Schema extends z.ZodType, Result> = {
   ): string | ActionState | Promise<string | ActionState>;
   /** The path whose page shows what the action changes. */
   revalidate?: (input: z.output<Schema>) => string;
+  /** Revalidate after a failed use case too: it may have failed because someone else acted first. */
+  revalidateAfterFailure?: boolean;
 };
 
 export type FormAction = (state: ActionState, form: FormData) => Promise<ActionState>;
@@ -67,10 +70,10 @@ export function serverAction<Schema extends z.ZodType, Result>(
     try {
       result = await spec.run({ ctx: await userContext(user), user, input });
     } catch (error) {
+      if (spec.revalidate && spec.revalidateAfterFailure) revalidatePath(spec.revalidate(input));
       return actionError(error);
-    } finally {
-      if (spec.revalidate) revalidatePath(spec.revalidate(input));
     }
+    if (spec.revalidate) revalidatePath(spec.revalidate(input));
     const done = await spec.success(result, input, user);
     return typeof done === "string" ? { status: "success", message: done } : done;
   };

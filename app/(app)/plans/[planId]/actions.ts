@@ -18,4 +18,5 @@ export const decideReviewAction = serverAction({
   run: ({ ctx, input }) => submitUserDecision(ctx, input),
   success: (_, input) => DECISION_CONFIRMATIONS[input.decision],
   revalidate: (input) => `/plans/${input.planId}`,
+  revalidateAfterFailure: true,
 });
