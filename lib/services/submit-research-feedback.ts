@@ -47,13 +47,16 @@ export const submitResearchFeedbackInput = z.object({
     .describe("Whether the user asked for more research on this topic."),
 });
 
-export type SubmittedFeedback = {
-  feedbackId: string;
-  planId: string;
-  executionId: string | null;
-  feedbackType: (typeof FEEDBACK_TYPES)[number];
-  createdAt: string;
-};
+/** The answer: the stored feedback's id and what it belongs to (the MCP tool's output schema). */
+export const submittedFeedbackOutput = z.object({
+  feedbackId: z.string(),
+  planId: z.string(),
+  executionId: z.string().nullable(),
+  feedbackType: z.enum(FEEDBACK_TYPES),
+  createdAt: z.string(),
+});
+
+export type SubmittedFeedback = z.infer<typeof submittedFeedbackOutput>;
 
 export async function submitResearchFeedback(
   ctx: ServiceContext,
