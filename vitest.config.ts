@@ -4,7 +4,14 @@ import { defineConfig } from "vitest/config";
 const root = fileURLToPath(new URL(".", import.meta.url));
 
 export default defineConfig({
-  resolve: { alias: { "@": root } },
+  resolve: {
+    alias: {
+      "@": root,
+      // Tests are server code: `import "server-only"` is the no-op it is in
+      // Next.js's server layers (Next.js resolves it itself; the package is not installed).
+      "server-only": `${root}node_modules/next/dist/compiled/server-only/empty.js`,
+    },
+  },
   test: {
     projects: [
       {

@@ -30,8 +30,8 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
     sessionId: "agent-2",
   });
   const step = context.steps.find((s: { stepId: string }) => s.stepId === plan.stepId);
-  expect(step.status).toBe("in_progress");
-  expect(step.instructions).toContain(
+  expect(step?.status).toBe("in_progress");
+  expect(step?.instructions).toContain(
     "\n\n---\n\nUser feedback: Include 2024 prices from two sources.",
   );
   // The agent's next pull hands the step back first, with the feedback, as the page promised.

@@ -23,3 +23,27 @@ describe("documents named in comments", () => {
     expect(missing).toEqual([]);
   });
 });
+
+/** A path as written in prose, without the parenthesis that closes the sentence's aside. */
+function balanced(path: string): string {
+  const count = (char: string) => path.split(char).length - 1;
+  return path.endsWith(")") && count(")") > count("(") ? balanced(path.slice(0, -1)) : path;
+}
+
+describe("files named in docs/", () => {
+  it("exist, so a link from a document leads somewhere", () => {
+    const docs = readdirSync("docs").map((name) => join("docs", name));
+    const missing = docs.flatMap((doc) =>
+      [
+        ...readFileSync(doc, "utf8").matchAll(
+          /(?:lib|app|tests|e2e|scripts|bench|drizzle|skills)\/[\w\-./[\]()*]*[\w\]/)*]/g,
+        ),
+      ]
+        .map((match) => balanced(match[0]))
+        // A pattern (`tests/mcp-*.test.ts`) names a kind of file, not one.
+        .filter((path) => !path.includes("*") && !existsSync(path))
+        .map((path) => `${doc}: ${path}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * Cairn's configuration, parsed once from `process.env` with zod. Every variable
- * is documented in the README's Configuration table; keep the two in step.
+ * is documented in docs/operations.md and the README's Configuration table;
+ * keep them in step.
  */
 import { z } from "zod";
 

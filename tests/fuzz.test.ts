@@ -34,11 +34,11 @@ import type { ToolDefinition } from "@/lib/mcp/define-tool";
 import { TOOLS } from "@/lib/mcp/tools";
 import { isAppError } from "@/lib/plan-engine/app-error";
 import type { StepStatus } from "@/lib/plan-engine/states";
-import { createApiKey, createUser } from "@/lib/services/accounts";
 import type { ServiceContext } from "@/lib/services/context";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { replayAudit } from "./support/audit-replay";
 import { freshDatabase } from "./support/databases";
+import { tenantContext } from "./support/in-process";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
 import { type StubModel, startStubModel } from "./support/stub-model";
 
@@ -1105,25 +1105,12 @@ describe("fuzzing every MCP tool", () => {
     const handle = await freshDatabase("pglite");
     const started = Date.now();
     try {
-      /** A tenant with an admin and an API key, and the key's ServiceContext, as server.ts builds it. */
-      const tenant = async (name: string): Promise<ServiceContext> => {
-        const email = `${name}@example.com`;
-        const user = await createUser(handle.db, {
-          email,
-          password: "a long enough password",
-          role: "admin",
-          tenant: name,
-        });
-        const key = await createApiKey(handle.db, { email });
-        return {
-          db: handle.db,
-          tenantId: user.tenantId,
-          actor: { type: "api_key", id: key.apiKeyId, label: `key of ${email}` },
+      const tenant = (name: string) =>
+        tenantContext(handle.db, name, {
           stallThresholdSeconds: STALL_SECONDS,
           stepLeaseSeconds: LEASE_SECONDS,
           llm: { baseUrl: model.baseUrl, model: "stub" },
-        };
-      };
+        });
       const fuzzer = await tenant("fuzz");
       const other = await tenant("other");
       const byName = new Map<string, ToolDefinition>(

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { createApiKey, createUser } from "@/lib/services/accounts";
 import type { ServiceContext } from "@/lib/services/context";
 import { createPlan } from "@/lib/services/create-plan";
 import { getNextStep } from "@/lib/services/get-next-step";
 import { getPlanStatus } from "@/lib/services/get-plan-status";
 import { submitStepResult } from "@/lib/services/submit-step-result";
 import { freshDatabase } from "./support/databases";
+import { tenantContext } from "./support/in-process";
 import { report } from "./support/mcp-client";
 
 describe("the loop under concurrency on postgres", () => {
@@ -21,19 +21,7 @@ describe("the loop under concurrency on postgres", () => {
 
   beforeAll(async () => {
     handle = await freshDatabase("postgres");
-    const user = await createUser(handle.db, {
-      email: "race@example.com",
-      password: "a long enough password",
-      role: "admin",
-      tenant: "Race",
-    });
-    const key = await createApiKey(handle.db, { email: "race@example.com" });
-    ctx = {
-      db: handle.db,
-      tenantId: user.tenantId,
-      actor: { type: "api_key", id: key.apiKeyId, label: "race agent" },
-      stallThresholdSeconds: 1800,
-    };
+    ctx = await tenantContext(handle.db, "Race");
   });
   afterAll(async () => {
     await handle?.close();

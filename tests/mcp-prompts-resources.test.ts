@@ -118,7 +118,7 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
   });
 
   it("names only tools that exist, with fields their input schemas accept", async () => {
-    const known = new Set(TOOLS.map((t) => t.name));
+    const known = new Set<string>(TOOLS.map((t) => t.name));
     for (const name of SKILL_NAMES) {
       const text = promptText(
         await agent.client.getPrompt({ name, arguments: { request: REQUEST } }),

@@ -77,9 +77,9 @@ describe.each(BACKENDS)("server-run steps on %s", (backend) => {
     const [first, search, summary] = context.steps;
     expect(search.result.results[0].title).toBe("Cold climate heat pumps");
     const stored = context.artifacts.find((a: { title: string }) => a.title === "Summary");
-    expect(stored.content.first).toBe(first.result.artifactId);
-    expect(stored.content.found).toEqual(search.result.results);
-    expect(stored.contentText).toBe("Top hit: Cold climate heat pumps");
+    expect(stored?.content.first).toBe(first.result.artifactId);
+    expect(stored?.content.found).toEqual(search.result.results);
+    expect(stored?.contentText).toBe("Top hit: Cold climate heat pumps");
     expect(summary.tool).toBe("store_research");
   });
 

@@ -9,13 +9,14 @@
  * their sessions at once, and a role change applies from their next request,
  * not when the 12-hour token expires.
  */
+import "server-only";
 import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
-import { auth } from "@/auth";
 import { getDb } from "../db/client";
 import { env } from "../env";
 import { loadSessionUser, type SignedInUser } from "../services/accounts";
 import type { ServiceContext } from "../services/context";
+import { auth } from "./config";
 
 export const currentUser = cache(async (): Promise<SignedInUser | null> => {
   const session = await auth();

@@ -40,7 +40,7 @@ export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
 export { SKILL_EXECUTION_STATUSES };
 export const REVIEW_REQUEST_STATUSES = ["pending", "decided", "withdrawn"] as const;
 export const FEEDBACK_TYPES = ["initial", "closing"] as const;
-/** What Cairn does itself when a review's deadline passes (docs/reviews.md). */
+/** What Cairn does itself when a review's deadline passes. */
 export const REVIEW_TIMEOUT_ACTIONS = ["approve", "reject", "skip", "escalate"] as const;
 /** Events a webhook endpoint may subscribe to and an e-mail may be sent for. */
 export const NOTIFICATION_EVENTS = [

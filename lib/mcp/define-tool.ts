@@ -6,8 +6,13 @@ import type { ServiceContext } from "../services/context";
  * One MCP tool: what tools/list shows and the use case tools/call runs. The
  * input schema is the service's own, so both doors validate the same way.
  */
-export type ToolDefinition<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> = {
-  name: string;
+export type ToolDefinition<
+  In extends z.ZodType = z.ZodType,
+  Out extends z.ZodType = z.ZodType,
+  Name extends string = string,
+> = {
+  /** Kept as its literal type, so a client's calls can be typed by tool name. */
+  name: Name;
   title: string;
   description: string;
   inputSchema: In;
@@ -18,8 +23,8 @@ export type ToolDefinition<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
   run(ctx: ServiceContext, input: z.input<In>): Promise<z.output<Out>>;
 };
 
-export function defineTool<In extends z.ZodType, Out extends z.ZodType>(
-  tool: ToolDefinition<In, Out>,
-): ToolDefinition<In, Out> {
+export function defineTool<In extends z.ZodType, Out extends z.ZodType, const Name extends string>(
+  tool: ToolDefinition<In, Out, Name>,
+): ToolDefinition<In, Out, Name> {
   return tool;
 }

@@ -1,5 +1,7 @@
 /** Zod pieces shared by the tools' output schemas. */
 import { z } from "zod";
+import { PAUSE_KINDS } from "../plan-engine/bindings";
+import { BRANCH_ACTIONS } from "../plan-engine/branch-actions";
 import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../plan-engine/states";
 
 export const planStatus = z.enum(PLAN_STATUSES);
@@ -64,7 +66,7 @@ export const firedConditionsOutput = z.array(
   z.object({
     conditionId: z.string(),
     conditionExpression: z.string(),
-    action: z.enum(["skip_to", "add_steps", "fail", "continue"]),
+    action: z.enum(BRANCH_ACTIONS),
     skippedStepIds: z.array(z.string()).optional(),
     addStepsParams: z.record(z.string(), z.unknown()).optional(),
   }),
@@ -72,7 +74,7 @@ export const firedConditionsOutput = z.array(
 
 /** Why Cairn stopped running a plan's server-run steps, and the call that unblocks it. */
 export const pauseReasonOutput = z.object({
-  type: z.enum(["unresolvable_params", "schema_mismatch", "tool_error", "unresolved_dependency"]),
+  type: z.enum(PAUSE_KINDS),
   stepId: z.string(),
   stepOrder: z.number(),
   tool: z.string(),

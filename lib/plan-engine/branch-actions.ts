@@ -1,7 +1,7 @@
 /**
  * The four branch actions and how a fired condition turns into one
- * (docs/branching-conditions.md and "Evaluation Flow in
- * submit_step_result"). The engine decides which steps to skip or whether the
+ * (docs/branching-conditions.md, "Actions" and "Evaluation
+ * Flow"). The engine decides which steps to skip or whether the
  * plan fails; the service performs it.
  */
 import { type ConditionContext, evaluateCondition } from "./conditions";
@@ -28,9 +28,9 @@ function ownString(
 /**
  * Turns a stored `ifTrueAction` string into a typed action.
  *
- * - An unknown string is `continue`, the spec's default for unrecognised actions.
+ * - An unknown string is `continue`, the reference design's default for unrecognised actions.
  * - `skip_to` without a string `actionParams.stepId` is also `continue`: with no
- *   target the spec's walk would skip every remaining pending step, turning a
+ *   target the reference design's walk would skip every remaining pending step, turning a
  *   malformed condition into silent data loss; doing nothing is the safe reading.
  * - `add_steps` only signals; the AI platform inserts the steps through
  *   `modify_plan`, so its params are passed along untouched.
@@ -63,13 +63,13 @@ export interface SkippableStep {
 }
 
 /**
- * The ids of the steps a `skip_to` moves to `skipped`: the spec's `skipStepsTo`
+ * The ids of the steps a `skip_to` moves to `skipped`: the reference design's `skipStepsTo`
  * walk in step order, which after the current step skips every `pending` step
  * and stops at the target. Completed, failed or running steps in between are
  * left as they are (only `pending -> skipped` is a valid step transition).
  *
  * If the target is not found after the current step (it lies before it, is the
- * current step, or does not exist), the answer is `[]`: the spec's walk would
+ * current step, or does not exist), the answer is `[]`: the reference design's walk would
  * then run to the end of the plan and skip everything, which no condition
  * author can have meant.
  */

@@ -25,7 +25,7 @@ export interface OperatorDefinition {
 /**
  * Expressions are written by an LLM and stored with the plan; a sane condition
  * fits in a line, and a cap keeps validation cheap and error messages readable.
- * The spec sets no limit; 500 characters is Cairn's choice.
+ * The reference design sets no limit; 500 characters is Cairn's choice.
  */
 export const MAX_CONDITION_EXPRESSION_LENGTH = 500;
 
@@ -35,7 +35,7 @@ export const MAX_CONDITION_EXPRESSION_LENGTH = 500;
  */
 const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(["constructor", "__proto__", "prototype"]);
 
-// The spec's examples are identifiers joined by dots; numeric segments after the
+// The reference design's examples are identifiers joined by dots; numeric segments after the
 // first let a condition index an array in a result (`result.items.0.score`).
 const DOT_PATH = /^[A-Za-z_$][\w$]*(?:\.(?:[A-Za-z_$][\w$]*|\d+))*$/;
 
@@ -93,7 +93,7 @@ function numeric(compare: (left: number, right: number) => boolean) {
  * operator, `!==` included (docs/branching-conditions.md): a
  * typo in a path must not make a negative condition fire.
  *
- * Equality (`===`, `!==`) is strict and type-aware, as the spec says: the
+ * Equality (`===`, `!==`) is strict and type-aware, as the reference design says: the
  * string "90" is not `=== 90` (and is `!== 90`); write `=== "90"` to match the
  * string. There is no `==` or `!=`.
  *
@@ -214,7 +214,7 @@ function findOperator(
  * for expressions") so a typo is reported at once instead of silently never
  * firing later.
  *
- * Beyond the spec's grammar it refuses an ordering operator whose right side is
+ * Beyond the reference design's grammar it refuses an ordering operator whose right side is
  * not a number: such a condition could never be true, since `>=`, `<=`, `>` and
  * `<` compare numbers only. Under every operator it also refuses an unquoted
  * right side that looks like a number but is not one the grammar reads (`.5`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { appendUserFeedback, applyReviewDecision } from "./decisions";
+import { appendUserFeedback, applyReviewDecision, splitUserFeedback } from "./decisions";
 import { REVIEW_DECISIONS } from "./states";
 import { canTransitionPlan, canTransitionStep } from "./transitions";
 
@@ -34,5 +34,16 @@ describe("appendUserFeedback", () => {
     expect(appendUserFeedback(once, "second")).toBe(
       "Do X.\n\n---\n\nUser feedback: first\n\n---\n\nUser feedback: second",
     );
+  });
+});
+
+describe("splitUserFeedback", () => {
+  it("gives back the original instructions and each feedback in order", () => {
+    const twice = appendUserFeedback(appendUserFeedback("Do X.", "first"), "second");
+    expect(splitUserFeedback(twice)).toEqual({ original: "Do X.", feedback: ["first", "second"] });
+  });
+
+  it("reads instructions without feedback as the original alone", () => {
+    expect(splitUserFeedback("Do X.")).toEqual({ original: "Do X.", feedback: [] });
   });
 });

@@ -27,12 +27,24 @@ export function applyReviewDecision(decision: ReviewDecision): ReviewOutcome {
   return REVIEW_OUTCOMES[decision];
 }
 
+/** What `modify` puts between a step's instructions and a person's feedback. */
+const USER_FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
+
 /**
  * `modify` appends the person's feedback to the step's instructions, after a
- * horizontal rule and a "User feedback:" prefix (docs/execution-loop.md, "User
- * decisions"), so the AI platform re-runs the step with the original task and
- * the new guidance side by side.
+ * horizontal rule and a "User feedback:" prefix (docs/execution-loop.md), so
+ * the AI platform re-runs the step with the original task and the new guidance
+ * side by side.
  */
 export function appendUserFeedback(instructions: string, feedback: string): string {
-  return `${instructions}\n\n---\n\nUser feedback: ${feedback}`;
+  return `${instructions}${USER_FEEDBACK_MARK}${feedback}`;
+}
+
+/** The reverse of `appendUserFeedback`: the original instructions, and each feedback in order. */
+export function splitUserFeedback(instructions: string): {
+  original: string;
+  feedback: string[];
+} {
+  const [original = "", ...feedback] = instructions.split(USER_FEEDBACK_MARK);
+  return { original, feedback };
 }

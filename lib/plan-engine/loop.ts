@@ -5,7 +5,7 @@
  * and every audit entry, or throws the AppError the caller should see. The
  * services only read, ask and write (README, "The loop").
  *
- * Used by submit_step_result and by a reviewer's approve (`decideCompletion`),
+ * Used by submit_step_result (`decideSubmit`) and by a reviewer's approve,
  * by every review decision (`decideReviewDecision`), and by modify_plan
  * (`decidePlanStatusAfterModify`).
  */

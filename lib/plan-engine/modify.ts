@@ -3,7 +3,7 @@
  * the change asked for, `decideModify` checks the change, works out the steps
  * as they will be, and returns the writes (as operations for the service to
  * perform), the audit rows, the plan's next status and the bindings that
- * follow moved steps. The spec's five actions plus `retry_step` (the retry path
+ * follow moved steps. The reference design's five actions plus `retry_step` (the retry path
  * failed -> pending) and `decline_add_steps` (the answer to a plan waiting on a
  * fired add_steps). Only `planning` and `executing` plans can be modified; the
  * recovery actions (fail_step, retry_step) also work on a `stalled` plan.
@@ -75,12 +75,13 @@ const RECOVERABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
 /** A plan's most steps (create_research_plan's limit too). */
 export const MAX_PLAN_STEPS = 200;
 
-function missing(action: string, field: string, what: string): AppError {
+function missingFieldError(action: string, field: string, what: string): AppError {
   return new AppError("VALIDATION_ERROR", `${action} needs ${field}: ${what}.`, { field });
 }
 
 function findStep(steps: readonly ModifyStep[], planId: string, event: ModifyEvent): ModifyStep {
-  if (!event.stepId) throw missing(event.action, "stepId", "the id of the step to change");
+  if (!event.stepId)
+    throw missingFieldError(event.action, "stepId", "the id of the step to change");
   const step = steps.find((s) => s.id === event.stepId);
   if (!step) {
     throw new AppError(
@@ -120,7 +121,7 @@ export function decideModify(
 
   switch (event.action) {
     case "add_steps": {
-      if (!event.steps) throw missing("add_steps", "steps", "the steps to add");
+      if (!event.steps) throw missingFieldError("add_steps", "steps", "the steps to add");
       const last = before.length;
       const at = event.insertAfterOrder ?? last;
       if (at > last) {
@@ -192,7 +193,11 @@ export function decideModify(
     case "reorder_steps": {
       const ids = event.stepIds;
       if (!ids) {
-        throw missing("reorder_steps", "stepIds", "every step id of the plan in the new order");
+        throw missingFieldError(
+          "reorder_steps",
+          "stepIds",
+          "every step id of the plan in the new order",
+        );
       }
       const known = new Set(before.map((s) => s.id));
       const unknown = ids.filter((id) => !known.has(id));
@@ -231,7 +236,11 @@ export function decideModify(
     case "update_step_instructions": {
       const step = findStep(before, plan.id, event);
       if (!event.instructions) {
-        throw missing("update_step_instructions", "instructions", "the new instruction text");
+        throw missingFieldError(
+          "update_step_instructions",
+          "instructions",
+          "the new instruction text",
+        );
       }
       ops.push({ op: "setInstructions", stepId: step.id, instructions: event.instructions });
       audit.push({

@@ -1,7 +1,7 @@
 /**
- * Progress and stall predicates for `get_plan_status`. The pages that define
- * them ("Progress Tracking", "Stall Detection") are not part of the spec set;
- * docs/execution-loop.md only summarises them, so the choices below are Cairn's.
+ * Progress and stall predicates for `get_plan_status` (docs/state-machines.md:
+ * `stalled` is set when the plan is read). The reference design names progress
+ * and stalls without defining them, so the choices below are Cairn's.
  */
 import type { StepStatus } from "./states";
 import { isTerminalStepStatus } from "./transitions";

@@ -3,6 +3,7 @@ import { AppError } from "./app-error";
 import {
   decideSkillExecutionUpdate,
   isTerminalSkillExecutionStatus,
+  metadataText,
   SKILL_EXECUTION_STATUSES,
   type SkillExecutionStatus,
   VALID_SKILL_EXECUTION_TRANSITIONS,
@@ -88,5 +89,19 @@ describe("the skill-execution state machine", () => {
     expect(
       decideSkillExecutionUpdate({ from: "started", to: "failed", errorMessage: "no sources" }),
     ).toEqual({ statusChanges: true });
+  });
+});
+
+describe("metadataText", () => {
+  it("reads a string field, empty ones included", () => {
+    expect(metadataText({ topic: "Rust", scope: "" }, "topic")).toBe("Rust");
+    expect(metadataText({ topic: "Rust", scope: "" }, "scope")).toBe("");
+  });
+
+  it("answers null for a missing field, another type, or no metadata", () => {
+    expect(metadataText({ topic: 5 }, "topic")).toBeNull();
+    expect(metadataText({}, "topic")).toBeNull();
+    expect(metadataText(null, "topic")).toBeNull();
+    expect(metadataText(undefined, "topic")).toBeNull();
   });
 });

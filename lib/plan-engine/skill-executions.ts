@@ -66,11 +66,24 @@ export function decideSkillExecutionUpdate(update: SkillExecutionUpdate): {
   }
   if (from === "started" && to === "completed" && !update.closedReason) {
     // Completing without ever making a plan is the "use existing" outcome of
-    // the prior-research check, and the spec records why the session ended.
+    // the prior-research check, and the record says why the session ended.
     throw new AppError(
       "VALIDATION_ERROR",
       'closedReason: required when a started execution completes without a plan, e.g. "user chose existing research".',
     );
   }
   return { statusChanges: true };
+}
+
+/**
+ * A text field of a record's metadata, or null when it is absent or not a string:
+ * the metadata is free-form JSON (only the fields it names are checked on write),
+ * so its readers cannot assume a type.
+ */
+export function metadataText(
+  metadata: Readonly<Record<string, unknown>> | null | undefined,
+  key: string,
+): string | null {
+  const value = metadata?.[key];
+  return typeof value === "string" ? value : null;
 }

@@ -1,8 +1,8 @@
 /**
  * The vocabularies of the plan engine, as `as const` tuples so that one source
  * feeds the TypeScript types here, zod enums at the edges and pg enums in the
- * schema. State meanings are defined in the spec page "docs/state-machines.md";
- * audit events and review decisions in "docs/execution-loop.md".
+ * schema. State meanings are described in docs/state-machines.md;
+ * audit events and review decisions in docs/execution-loop.md.
  */
 
 export const PLAN_STATUSES = [

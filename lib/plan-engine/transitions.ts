@@ -1,5 +1,5 @@
 /**
- * The plan and step state machines of the spec page "docs/state-machines.md", kept as
+ * The plan and step state machines of docs/state-machines.md, kept as
  * data (the two tables) plus pure functions that read them. The services perform
  * what these functions decide; nothing here touches storage.
  */

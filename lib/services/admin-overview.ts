@@ -3,6 +3,7 @@
  * single aggregate query scoped to the tenant (the stalled count reuses the
  * stalled page's own query, so the two never disagree). Reads only.
  */
+import "server-only";
 import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
 import { apiKeys, mcpToolCallLog, skillExecutions, users } from "../db/schema";
 import type { ServiceContext } from "./context";

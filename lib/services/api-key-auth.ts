@@ -4,6 +4,7 @@
  * deleted user, stops working at once. `last_used_at` is refreshed at
  * most once a minute, off the request's path.
  */
+import "server-only";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { hashApiKey } from "../auth/api-key";
 import type { Database } from "../db/client";

@@ -5,6 +5,7 @@
  * step's result, as if it had run it; the plan then goes on. The link is
  * checked before the tool runs, so a wrong link costs no side effect.
  */
+import "server-only";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps } from "../db/schema";

@@ -1,5 +1,6 @@
 /** A person's own switch for review e-mails (app_user.email_notifications; the account page). */
 import { eq } from "drizzle-orm";
+import { z } from "zod";
 import type { Database } from "../db/client";
 import { users } from "../db/schema";
 
@@ -10,6 +11,9 @@ export async function emailNotificationsOn(db: Database, userId: string): Promis
     .where(eq(users.id, userId));
   return user?.on ?? false;
 }
+
+/** The account page's checkbox: present and "on" when ticked, absent when not. */
+export const emailNotificationsInput = z.object({ emails: z.literal("on").optional() });
 
 export async function setEmailNotifications(
   db: Database,

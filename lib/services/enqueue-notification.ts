@@ -5,6 +5,7 @@
  * no event, a rolled-back change sends none, and a slow receiver never delays
  * the tool call.
  */
+import "server-only";
 import type { Executor } from "../db/client";
 import { type NOTIFICATION_EVENTS, notificationEvents } from "../db/schema";
 import { noteNotificationQueued } from "./notifications/queued";

@@ -17,12 +17,20 @@ import { selectRows } from "../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../db/schema";
 import { type PauseReason, resolveBindings } from "../plan-engine/bindings";
 import type { AwaitingSteps } from "../plan-engine/loop";
+import { metadataText } from "../plan-engine/skill-executions";
 import type { PlanStatus, StepStatus, StepType } from "../plan-engine/states";
 import { isTerminalPlanStatus, transitionPlan, transitionStep } from "../plan-engine/transitions";
 import { stepStartedAuditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField } from "./fields";
-import { leaseSeconds, lockPlan, type PlanRow, planNotFound, setPlanStatus } from "./plan-access";
+import {
+  leaseSeconds,
+  lockedPlanIsCurrent,
+  lockPlan,
+  type PlanRow,
+  planNotFound,
+  setPlanStatus,
+} from "./plan-access";
 import { settleDeadlinesOfPlan, type TimedOutReview } from "./review-deadlines";
 import { runServerSteps, type ServerStepRun } from "./run-server-steps";
 import { parseInput } from "./validation";
@@ -124,27 +132,27 @@ export async function getNextStep(
 }
 
 async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep> {
-  let fast = await claimFromExecutingPlan(ctx, planId);
+  let peeked = await claimFromExecutingPlan(ctx, planId);
   // Stale only because a status change committed while the claim waited for
   // the lock: a new statement sees it. Where such changes keep coming (many
   // agents submitting to one plan) the transaction below takes over.
-  for (let retry = 0; retry < STALE_RETRIES && fast.status === "stale"; retry += 1) {
-    fast = await claimFromExecutingPlan(ctx, planId);
+  for (let retry = 0; retry < STALE_RETRIES && peeked.status === "stale"; retry += 1) {
+    peeked = await claimFromExecutingPlan(ctx, planId);
   }
-  if (fast.status === "ready") return withInputs(ctx, fast.ready, fast.inputs);
+  if (peeked.status === "ready") return withInputs(ctx, peeked.ready, peeked.inputs);
   // A completed or failed plan never changes again, so its answer needs no lock.
-  if (isTerminalPlanStatus(fast.plan.status)) {
-    return terminalPlanAnswer(ctx.db, ctx, fast.plan);
+  if (isTerminalPlanStatus(peeked.plan.status)) {
+    return terminalPlanAnswer(ctx.db, ctx, peeked.plan);
   }
   // A plan that must change status (planning/stalled -> executing) or whose
   // next step Cairn runs itself is locked exclusively, so no two callers run a
   // server step twice; an executing plan otherwise only in share mode, so
   // pulls run side by side.
   const exclusive =
-    fast.serverNext ||
-    fast.paused ||
-    fast.plan.status === "planning" ||
-    fast.plan.status === "stalled";
+    peeked.serverNext ||
+    peeked.paused ||
+    peeked.plan.status === "planning" ||
+    peeked.plan.status === "stalled";
   for (let held = exclusive; ; held = true) {
     const lockedAs = held;
     const outcome = await ctx.db.transaction(async (tx) => {
@@ -241,7 +249,7 @@ async function claimFromExecutingPlan(
   planId: string,
 ): Promise<
   | { status: "ready"; ready: ReadyStep; inputs: Record<string, unknown> | null }
-  | { status: "stale" | "not_claimed"; plan: SettlingPlan; serverNext: boolean; paused: boolean }
+  | { status: "stale" | "not_claimed"; plan: PlanForAnswer; serverNext: boolean; paused: boolean }
 > {
   const now = new Date().toISOString();
   const [row] = await selectRows<ClaimRow>(
@@ -252,7 +260,7 @@ async function claimFromExecutingPlan(
       where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for share
     ), fresh as materialized (
-      select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as current
+      select ${lockedPlanIsCurrent(planId)} as current
       from plan
     ), ${claimCtes(ctx, sql`(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))`, "executing", now)}
     select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
@@ -277,13 +285,14 @@ async function claimFromExecutingPlan(
     : { status: "not_claimed", ...flags };
 }
 
-type SettlingPlan = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
+/** The plan fields an answer other than a hand-out is built from. */
+type PlanForAnswer = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
 
 /** The answer for a completed or failed plan. */
 async function terminalPlanAnswer(
   db: Executor,
   ctx: ServiceContext,
-  plan: SettlingPlan,
+  plan: PlanForAnswer,
 ): Promise<NextStep> {
   if (plan.status === "completed") return planComplete(db, ctx, plan);
   return {
@@ -297,7 +306,7 @@ async function terminalPlanAnswer(
 async function settledPlanAnswer(
   tx: Transaction,
   ctx: ServiceContext,
-  plan: SettlingPlan,
+  plan: PlanForAnswer,
 ): Promise<NextStep | undefined> {
   if (isTerminalPlanStatus(plan.status)) return terminalPlanAnswer(tx, ctx, plan);
   if (plan.status === "awaiting_review") {
@@ -329,7 +338,7 @@ async function settledPlanAnswer(
 async function planComplete(
   tx: Executor,
   ctx: ServiceContext,
-  plan: SettlingPlan,
+  plan: PlanForAnswer,
 ): Promise<NextStep> {
   const [[execution], notes] = await Promise.all([
     tx
@@ -354,12 +363,11 @@ async function planComplete(
       )
       .orderBy(asc(planSteps.stepOrder)),
   ]);
-  const text = (value: unknown) => (typeof value === "string" ? value : null);
   return {
     status: "plan_complete",
     planId: plan.id,
-    outputMediaType: text(execution?.metadata.outputMediaType),
-    outputFormattingInstructions: text(execution?.metadata.outputFormattingInstructions),
+    outputMediaType: metadataText(execution?.metadata, "outputMediaType"),
+    outputFormattingInstructions: metadataText(execution?.metadata, "outputFormattingInstructions"),
     planFormattingNotes: plan.outputFormattingNotes,
     stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
     hint: "Every step is done. Call get_research_context for all results, write the deliverable in the requested format, and store it.",

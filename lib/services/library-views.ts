@@ -4,6 +4,7 @@
  * routed and how satisfied people were. Reads only, scoped to the tenant; the
  * search itself is search_sources' own use case.
  */
+import "server-only";
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import {
@@ -13,6 +14,7 @@ import {
   researchPlans,
   skillExecutions,
 } from "../db/schema";
+import { metadataText } from "../plan-engine/skill-executions";
 import type { ServiceContext } from "./context";
 import { artifactTypeField } from "./store-research";
 import { parseInput } from "./validation";
@@ -145,7 +147,6 @@ export async function skillExecutionOverview(ctx: ViewContext) {
     .groupBy(day)
     .orderBy(asc(day))
     .limit(366);
-  const text = (value: unknown) => (typeof value === "string" ? value : null);
   return {
     routing: {
       scan: routing.filter((r) => r.mode === "scan").reduce((sum, r) => sum + r.n, 0),
@@ -159,10 +160,10 @@ export async function skillExecutionOverview(ctx: ViewContext) {
       executionId: run.executionId,
       skillName: run.skillName,
       status: run.status,
-      topic: text(run.metadata.topic),
-      researchType: text(run.metadata.researchType),
-      delegatedTo: text(run.metadata.delegatedTo),
-      routingRationale: text(run.metadata.routingRationale),
+      topic: metadataText(run.metadata, "topic"),
+      researchType: metadataText(run.metadata, "researchType"),
+      delegatedTo: metadataText(run.metadata, "delegatedTo"),
+      routingRationale: metadataText(run.metadata, "routingRationale"),
       closedReason: run.closedReason,
       errorMessage: run.errorMessage,
       planId: run.planId,

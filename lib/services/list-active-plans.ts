@@ -3,6 +3,7 @@
  * plans that are not completed or failed, most recently active first, with
  * their progress, so a new session can pick one to resume.
  */
+import "server-only";
 import { and, desc, eq, inArray, notInArray } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans } from "../db/schema";

@@ -6,12 +6,14 @@
  * lib/plan-engine/skill-executions.ts). Writes `skill_started` on create and
  * `skill_completed` when the record closes, in the same transaction.
  */
+import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { skillExecutions } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
 import {
   decideSkillExecutionUpdate,
+  isTerminalSkillExecutionStatus,
   SKILL_EXECUTION_STATUSES,
   type SkillExecutionStatus,
 } from "../plan-engine/skill-executions";
@@ -271,7 +273,7 @@ async function updateExecution(
       }
     }
     const planId = current.planId ?? input.planId ?? null;
-    const closing = input.status === "completed" || input.status === "failed";
+    const closing = isTerminalSkillExecutionStatus(input.status);
     // The expected current status is part of the `where` as well as the row
     // lock: the write itself is guarded, as docs/architecture.md asks.
     const [updated] = await tx

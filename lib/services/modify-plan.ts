@@ -5,6 +5,7 @@
  * status becomes and how bindings follow moved steps. This file only reads and
  * performs the engine's operations, in one transaction.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { z } from "zod";

@@ -4,12 +4,13 @@
  * always taken plan first, then step (the order that keeps concurrent calls free
  * of deadlocks).
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import type { Executor, Transaction } from "../db/client";
 import { planSteps, researchPlans } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
 import { planStatusAfter } from "../plan-engine/loop";
 import type { PlanStatus } from "../plan-engine/states";
+import { isTerminalPlanStatus } from "../plan-engine/transitions";
 import type { ServiceContext } from "./context";
 import { enqueuePlanEvent } from "./notifications/plan-events";
 
@@ -123,7 +124,7 @@ export async function setPlanStatus(
     .set({
       status: to,
       updatedAt: now,
-      ...(to === "completed" || to === "failed" ? { completedAt: now } : {}),
+      ...(isTerminalPlanStatus(to) ? { completedAt: now } : {}),
     })
     .where(eq(researchPlans.id, plan.id));
   return status;
@@ -162,4 +163,16 @@ export async function renewLease(
     )
     .returning({ leaseExpiresAt: planSteps.leaseExpiresAt });
   return row?.leaseExpiresAt ?? null;
+}
+
+/**
+ * For a statement that locks the plan row in a CTE named `plan` selecting
+ * `xmin as version`: whether the locked row is still the one the statement's
+ * snapshot holds. A statement reads as of its start, possibly before it got the
+ * lock; every call that changes a plan's steps under an exclusive lock also
+ * updates the plan row, so an unchanged row means the statement's reads of the
+ * steps are current.
+ */
+export function lockedPlanIsCurrent(planId: string): SQL {
+  return sql`plan.version = (select xmin from research_plan where id = ${planId}::uuid)`;
 }

@@ -4,6 +4,7 @@
  * between its steps, and the admin's views of stalled and paused work and the
  * tool-call log. Reads only; every query is scoped to the tenant.
  */
+import "server-only";
 import {
   and,
   asc,

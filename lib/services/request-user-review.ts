@@ -9,6 +9,7 @@
  * role (docs/reviews.md). The `review.requested` notification is queued in the
  * same transaction.
  */
+import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../db/client";

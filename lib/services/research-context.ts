@@ -6,6 +6,7 @@
  * read: neither grows with how much a plan has stored. The plan page reads the
  * same core with short artifact summaries instead (artifactSummaries).
  */
+import "server-only";
 import { and, asc, count, desc, eq, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "../db/client";

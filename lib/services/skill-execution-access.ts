@@ -2,6 +2,7 @@
  * Tenant-scoped loading of skill-execution tracking records, like plan-access.ts
  * for plans: another tenant's id answers NOT_FOUND and reveals nothing.
  */
+import "server-only";
 import { and, desc, eq } from "drizzle-orm";
 import type { Executor, Transaction } from "../db/client";
 import { skillExecutions } from "../db/schema";

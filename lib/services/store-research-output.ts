@@ -4,6 +4,7 @@
  * later in the web UI and get_research_context returns it. A plan may hold
  * several (a redone or reformatted delivery); the newest is the deliverable.
  */
+import "server-only";
 import { z } from "zod";
 import { researchOutputs } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
@@ -50,12 +51,15 @@ export const storeResearchOutputInput = z.object({
     ),
 });
 
-export type StoredOutput = {
-  outputId: string;
-  planId: string;
-  executionId: string | null;
-  createdAt: string;
-};
+/** The answer: the stored deliverable's id and what it belongs to (the MCP tool's output schema). */
+export const storedOutputOutput = z.object({
+  outputId: z.string(),
+  planId: z.string(),
+  executionId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export type StoredOutput = z.infer<typeof storedOutputOutput>;
 
 export async function storeResearchOutput(
   ctx: ServiceContext,

@@ -4,6 +4,7 @@
  * presented; `closing` when the conversation moves on, with what the later
  * discussion showed. Both belong to the plan and its skill execution.
  */
+import "server-only";
 import { z } from "zod";
 import { FEEDBACK_TYPES, researchFeedback } from "../db/schema";
 import { AppError } from "../plan-engine/app-error";
@@ -46,13 +47,16 @@ export const submitResearchFeedbackInput = z.object({
     .describe("Whether the user asked for more research on this topic."),
 });
 
-export type SubmittedFeedback = {
-  feedbackId: string;
-  planId: string;
-  executionId: string | null;
-  feedbackType: (typeof FEEDBACK_TYPES)[number];
-  createdAt: string;
-};
+/** The answer: the stored feedback's id and what it belongs to (the MCP tool's output schema). */
+export const submittedFeedbackOutput = z.object({
+  feedbackId: z.string(),
+  planId: z.string(),
+  executionId: z.string().nullable(),
+  feedbackType: z.enum(FEEDBACK_TYPES),
+  createdAt: z.string(),
+});
+
+export type SubmittedFeedback = z.infer<typeof submittedFeedbackOutput>;
 
 export async function submitResearchFeedback(
   ctx: ServiceContext,

@@ -32,7 +32,7 @@ import { compileSchema, describeErrors } from "./extract-data";
 import { planIdField, stepIdField } from "./fields";
 import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "./loop-writes";
 import { noteNotificationQueued } from "./notifications/queued";
-import { planNotFound, stepNotFound } from "./plan-access";
+import { lockedPlanIsCurrent, planNotFound, stepNotFound } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const stepExecutionReportInput = z
@@ -169,7 +169,7 @@ async function lockAndRead(
         and tenant_id = ${ctx.tenantId}::uuid
       for update
     ), fresh as materialized (
-      select plan.version = (select xmin from research_plan where id = ${planId}::uuid) as ok
+      select ${lockedPlanIsCurrent(planId)} as ok
       from plan
     )
     select plan.id as "planId", plan.status as "planStatus",
@@ -201,7 +201,8 @@ async function readAgain(
   return { ...locked, ...read };
 }
 
-type Changes = {
+/** What the transaction path writes: the submitted result and the engine's decision on it. */
+type DecidedSubmitWrites = {
   planId: string;
   step: {
     id: string;
@@ -217,7 +218,11 @@ type Changes = {
 };
 
 /** Every change the engine decided, and its audit rows, as one statement. */
-function writeChanges(tx: Transaction, ctx: ServiceContext, changes: Changes): Promise<unknown> {
+function writeDecidedSubmit(
+  tx: Transaction,
+  ctx: ServiceContext,
+  changes: DecidedSubmitWrites,
+): Promise<unknown> {
   const { step, decision, now } = changes;
   const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
   const parts: SQL[] = [
@@ -279,7 +284,7 @@ async function submitInOneStatement(
         ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
       from plan join step on true
         left join plan_step other on other.plan_id = plan.id and other.id <> step.id
-      where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
+      where ${lockedPlanIsCurrent(input.planId)}
         and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
         and plan.pause_reason is null
         and step.status = ${pre.stepStatus} and step.output_schema is null
@@ -326,8 +331,8 @@ export async function submitStepResult(
   raw: z.input<typeof submitStepResultInput>,
 ): Promise<SubmittedStep> {
   const input = parseInput(submitStepResultInput, raw);
-  const fast = await submitInOneStatement(ctx, input, new Date().toISOString());
-  if (fast) return fast;
+  const committed = await submitInOneStatement(ctx, input, new Date().toISOString());
+  if (committed) return committed;
   return ctx.db.transaction(async (tx) => {
     const read = await lockAndRead(tx, ctx, input.planId, input.stepId);
     if (!read) throw planNotFound(input.planId);
@@ -348,7 +353,7 @@ export async function submitStepResult(
       decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
     }
     const now = new Date().toISOString();
-    await writeChanges(tx, ctx, {
+    await writeDecidedSubmit(tx, ctx, {
       planId: snapshot.planId,
       step: {
         id: input.stepId,

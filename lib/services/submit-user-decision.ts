@@ -10,6 +10,7 @@
  * no longer pending (another reviewer or the agent acted first) is a CONFLICT that
  * names the current state, never a second application.
  */
+import "server-only";
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../db/rows";
@@ -27,13 +28,13 @@ import {
   type ReviewDecision,
   type StepStatus,
 } from "../plan-engine/states";
-import { isTerminalPlanStatus } from "../plan-engine/transitions";
+import { isTerminalPlanStatus, isTerminalStepStatus } from "../plan-engine/transitions";
 import { auditInsert } from "./audit";
 import type { ServiceContext } from "./context";
 import { planIdField, stepIdField } from "./fields";
 import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "./loop-writes";
 import { noteNotificationQueued } from "./notifications/queued";
-import { loadStepSummaries, lockPlan, lockStep } from "./plan-access";
+import { loadStepSummaries, lockedPlanIsCurrent, lockPlan, lockStep } from "./plan-access";
 import { parseInput } from "./validation";
 
 export const submitUserDecisionInput = z
@@ -102,7 +103,7 @@ async function decideInOneStatement(
 ): Promise<UserDecisionResult | undefined> {
   const decided = decideCommonReviewDecision(input.planId, input.decision, feedback);
   const { planStatusWhen: when, preconditions: pre } = decided;
-  const ends = ["completed", "skipped", "failed"].includes(decided.stepStatus);
+  const ends = isTerminalStepStatus(decided.stepStatus);
   const [row] = await selectRows<{
     ok: boolean;
     planStatus: PlanStatus;
@@ -133,7 +134,7 @@ async function decideInOneStatement(
         ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
       from plan join review on true join step on true
         left join plan_step other on other.plan_id = plan.id and other.id <> step.id
-      where plan.version = (select xmin from research_plan where id = ${input.planId}::uuid)
+      where ${lockedPlanIsCurrent(input.planId)}
         and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
         and step.status = ${pre.stepStatus}
         and (not ${pre.needsNoConditions}::boolean or not exists (
@@ -292,7 +293,7 @@ export async function submitUserDecision(
     );
     const now = new Date().toISOString();
     const stepStatus = decided.stepStatus;
-    const ends = stepStatus === "completed" || stepStatus === "skipped" || stepStatus === "failed";
+    const ends = isTerminalStepStatus(stepStatus);
     // The step row, the review and its decision, the engine's effects and the
     // audit rows, as one statement.
     const parts: SQL[] = [

@@ -6,6 +6,7 @@
  * statement per batch instead of one per call. A lost row is logged to the
  * console, nothing more.
  */
+import "server-only";
 import type { Database } from "../db/client";
 import { mcpToolCallLog } from "../db/schema";
 

@@ -3,6 +3,7 @@
  * shows, never a thrown error. A CONFLICT (someone acted first) is its own
  * status so the review panel can say so plainly.
  */
+import { z } from "zod";
 import { isAppError } from "../plan-engine/app-error";
 
 export type ActionState =
@@ -31,4 +32,21 @@ export function actionError(error: unknown): ActionState {
 export function field(form: FormData, name: string): string | undefined {
   const value = form.get(name);
   return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * The form's text fields by name. A browser sends an empty input as "": for a
+ * field the schema may leave out that means "not given" (an empty optional name
+ * is no name), while a required one keeps its "" so the schema's own message
+ * ("is required", "must be an e-mail address") names it.
+ */
+export function formInput(schema: z.ZodType, form: FormData): Record<string, string> {
+  const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
+  const input: Record<string, string> = {};
+  for (const [name, value] of form) {
+    if (typeof value !== "string") continue;
+    if (value === "" && shape[name]?.safeParse(undefined).success) continue;
+    input[name] = value;
+  }
+  return input;
 }

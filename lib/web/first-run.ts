@@ -1,4 +1,5 @@
 /** The first-run set-up of the web door: open only while no user exists, and only with a setup code. */
+import "server-only";
 import { getDb } from "../db/client";
 import { AppError } from "../plan-engine/app-error";
 import { createFirstAdmin, hasAnyUser } from "../services/accounts";

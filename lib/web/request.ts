@@ -1,4 +1,5 @@
 /** What the web door reads from the request itself: the client's address, and whether its Host is ours. */
+import "server-only";
 import { headers } from "next/headers";
 import { clientAddressOf } from "../auth/client-address";
 import { env } from "../env";

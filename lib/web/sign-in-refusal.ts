@@ -11,7 +11,7 @@ export function signInRefusal(code: string | undefined, retryAt?: Date): string 
   return "That e-mail and password do not match an account.";
 }
 
-/** The refusal of an error Auth.js threw (the codes and retry time set in auth.ts). */
+/** The refusal of an error Auth.js threw (the codes and retry time set in lib/auth/config.ts). */
 export function refusalOf(error: Error): string {
   const code = "code" in error && typeof error.code === "string" ? error.code : undefined;
   const retryAt = "retryAt" in error && error.retryAt instanceof Date ? error.retryAt : undefined;

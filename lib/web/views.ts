@@ -2,6 +2,7 @@
  * The web door's reads, each for the signed-in user's tenant. Pages call these
  * rather than the database, so tenancy is decided in one place.
  */
+import "server-only";
 import { userContext } from "../auth/session";
 import { getDb } from "../db/client";
 import { env } from "../env";

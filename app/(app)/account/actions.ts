@@ -1,66 +1,51 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
-import { signIn } from "@/auth";
-import { requireUser } from "@/lib/auth/session";
-import { getDb } from "@/lib/db/client";
-import { changeOwnPassword } from "@/lib/services/accounts";
-import { setEmailNotifications } from "@/lib/services/email-preferences";
-import { type ActionState, actionError, field } from "@/lib/web/action-state";
+import { signIn } from "@/lib/auth/config";
+import { changeOwnPassword, changePasswordInput } from "@/lib/services/accounts";
+import { emailNotificationsInput, setEmailNotifications } from "@/lib/services/email-preferences";
+import { field } from "@/lib/web/action-state";
 import { requestClientAddress } from "@/lib/web/request";
+import { serverAction } from "@/lib/web/server-action";
 
 /**
  * Changes the signed-in user's password. Every session of theirs ends (the
  * session version rises), so this one is signed in again with the new password.
  */
-export async function changePasswordAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const user = await requireUser();
-  const newPassword = field(form, "newPassword") ?? "";
-  if (newPassword !== field(form, "confirmPassword")) {
-    return { status: "error", message: "The new password and its confirmation differ." };
-  }
-  try {
-    await changeOwnPassword(
-      await getDb(),
-      user,
-      { currentPassword: field(form, "currentPassword") ?? "", newPassword },
-      { address: await requestClientAddress() },
-    );
-  } catch (error) {
-    return actionError(error);
-  }
+export const changePasswordAction = serverAction({
+  access: "signed-in",
+  input: changePasswordInput,
+  refuse: (form) =>
+    field(form, "newPassword") !== field(form, "confirmPassword")
+      ? "The new password and its confirmation differ."
+      : undefined,
+  run: async ({ ctx, user, input }) =>
+    changeOwnPassword(ctx.db, user, input, { address: await requestClientAddress() }),
   // A redirect, not an answer: the page is then rendered with the new session's
   // cookie (re-rendering it in this request would still see the old token, which
   // the change has just ended).
-  try {
-    await signIn("credentials", { email: user.email, password: newPassword, redirect: false });
-  } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    redirect("/sign-in");
-  }
-  redirect("/account?changed=1");
-}
+  success: async (_, input, user) => {
+    try {
+      await signIn("credentials", {
+        email: user.email,
+        password: input.newPassword,
+        redirect: false,
+      });
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+      redirect("/sign-in");
+    }
+    redirect("/account?changed=1");
+  },
+});
 
 /** The signed-in person's own switch for review e-mails. */
-export async function emailNotificationsAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const user = await requireUser();
-  const on = field(form, "emails") === "on";
-  try {
-    await setEmailNotifications(await getDb(), user.userId, on);
-  } catch (error) {
-    return actionError(error);
-  }
-  revalidatePath("/account");
-  return {
-    status: "success",
-    message: on ? "Review e-mails are on." : "Review e-mails are off.",
-  };
-}
+export const emailNotificationsAction = serverAction({
+  access: "signed-in",
+  input: emailNotificationsInput,
+  run: ({ ctx, user, input }) => setEmailNotifications(ctx.db, user.userId, input.emails === "on"),
+  success: (_, input) =>
+    input.emails === "on" ? "Review e-mails are on." : "Review e-mails are off.",
+  revalidate: () => "/account",
+});

@@ -1,6 +1,6 @@
 "use server";
 
-import { signIn } from "@/auth";
+import { signIn } from "@/lib/auth/config";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 import { setUpFirstAdmin } from "@/lib/web/first-run";
 

@@ -1,7 +1,7 @@
 "use server";
 
 import { AuthError } from "next-auth";
-import { signIn, signOut } from "@/auth";
+import { signIn, signOut } from "@/lib/auth/config";
 import { type ActionState, field } from "@/lib/web/action-state";
 import { refusalOf } from "@/lib/web/sign-in-refusal";
 

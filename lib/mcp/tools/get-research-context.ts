@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import {
   CONTEXT_ARTIFACTS_DEFAULT,
   CONTEXT_ARTIFACTS_MAX,
@@ -78,7 +79,7 @@ export const getResearchContextTool = defineTool({
       .object({
         executionId: z.string(),
         skillName: z.string(),
-        status: z.enum(["started", "executing", "completed", "failed"]),
+        status: z.enum(SKILL_EXECUTION_STATUSES),
         sessionId: z.string().nullable(),
         metadata: z.record(z.string(), z.unknown()),
         closedReason: z.string().nullable(),

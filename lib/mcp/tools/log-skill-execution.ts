@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { logSkillExecution, logSkillExecutionInput } from "../../services/log-skill-execution";
 import { defineTool } from "../define-tool";
 
@@ -10,7 +11,7 @@ export const logSkillExecutionTool = defineTool({
   inputSchema: logSkillExecutionInput,
   outputSchema: z.object({
     executionId: z.string(),
-    status: z.enum(["started", "executing", "completed", "failed"]),
+    status: z.enum(SKILL_EXECUTION_STATUSES),
     planId: z.string().nullable(),
     hint: z.string(),
   }),

@@ -1,5 +1,5 @@
-import { z } from "zod";
 import {
+  storedOutputOutput,
   storeResearchOutput,
   storeResearchOutputInput,
 } from "../../services/store-research-output";
@@ -11,12 +11,7 @@ export const storeResearchOutputTool = defineTool({
   description:
     "When get_next_step says plan_complete and you have written the final deliverable in the form the user asked for (outputMediaType, following the formatting instructions and notes), store it here before presenting it, so the user finds it later and get_research_context returns it. Links it to the plan and to the plan's skill execution (or the executionId you give). If storing fails, still present the deliverable. Returns { outputId }.",
   inputSchema: storeResearchOutputInput,
-  outputSchema: z.object({
-    outputId: z.string(),
-    planId: z.string(),
-    executionId: z.string().nullable(),
-    createdAt: z.string(),
-  }),
+  outputSchema: storedOutputOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,

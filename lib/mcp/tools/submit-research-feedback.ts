@@ -1,7 +1,7 @@
-import { z } from "zod";
 import {
   submitResearchFeedback,
   submitResearchFeedbackInput,
+  submittedFeedbackOutput,
 } from "../../services/submit-research-feedback";
 import { defineTool } from "../define-tool";
 
@@ -11,13 +11,7 @@ export const submitResearchFeedbackTool = defineTool({
   description:
     'Record what the user thought of the research. feedbackType "initial": right after you present the deliverable and ask "How did this turn out? Anything I should have done differently?", with their satisfaction (1-5), a summary, improvement suggestions and whether they want follow-up research. "closing": when the conversation moves away from this topic, with what the later discussion showed (skip it if the initial feedback already said everything). If this call fails, carry on without telling the user. Returns { feedbackId }.',
   inputSchema: submitResearchFeedbackInput,
-  outputSchema: z.object({
-    feedbackId: z.string(),
-    planId: z.string(),
-    executionId: z.string().nullable(),
-    feedbackType: z.enum(["initial", "closing"]),
-    createdAt: z.string(),
-  }),
+  outputSchema: submittedFeedbackOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,

@@ -6,6 +6,7 @@ import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/env";
+import { isPlanStatus } from "@/lib/plan-engine/states";
 import type { StalledPlans } from "@/lib/services/plan-views";
 import { views } from "@/lib/web/views";
 import { RecoverForm } from "./recover-form";
@@ -13,8 +14,6 @@ import { RecoverForm } from "./recover-form";
 export const metadata: Metadata = { title: "Stalled plans" };
 
 const DONE = { fail_step: "Step failed", retry_step: "Step set back to pending" } as const;
-const STATUSES = ["planning", "executing", "awaiting_review", "stalled", "completed", "failed"];
-
 export default async function StalledPage({
   searchParams,
 }: {
@@ -28,7 +27,7 @@ export default async function StalledPage({
     <section>
       <h1>Stalled plans</h1>
       <p className="muted">Active plans that need a person before they can go on.</p>
-      {doneText && status && STATUSES.includes(status) ? (
+      {doneText && status && isPlanStatus(status) ? (
         <p role="status" className="notice notice-success" data-testid="recovery-done">
           {doneText}; the plan is now {status.replace("_", " ")}.
         </p>

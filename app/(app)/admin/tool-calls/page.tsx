@@ -16,6 +16,9 @@ type Search = {
   page?: string;
 };
 
+type ToolCallLog = Awaited<ReturnType<typeof views.toolCalls>>;
+type ApiKeyOption = Awaited<ReturnType<typeof views.apiKeys>>[number];
+
 export default async function ToolCallsPage({ searchParams }: { searchParams: Promise<Search> }) {
   const admin = await requireAdmin();
   const search = await searchParams;
@@ -33,49 +36,11 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
   return (
     <section>
       <h1>Tool calls</h1>
-      <search aria-label="Filter tool calls">
-        <form className="filters">
-          <label>
-            Tool
-            <select name="tool" defaultValue={search.tool ?? ""}>
-              <option value="">All</option>
-              {(isAppError(log) ? [] : log.toolNames).map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Key
-            <select name="key" defaultValue={search.key ?? ""}>
-              <option value="">All</option>
-              {keys.map((key) => (
-                <option key={key.apiKeyId} value={key.apiKeyId}>
-                  {key.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Errors
-            <select name="errors" defaultValue={search.errors ?? ""}>
-              <option value="">All calls</option>
-              <option value="only">Errors only</option>
-              <option value="none">Successes only</option>
-            </select>
-          </label>
-          <label>
-            From
-            <input type="datetime-local" name="since" defaultValue={search.since ?? ""} />
-          </label>
-          <label>
-            To
-            <input type="datetime-local" name="until" defaultValue={search.until ?? ""} />
-          </label>
-          <button type="submit" className="button">
-            Apply
-          </button>
-        </form>
-      </search>
+      <ToolCallFilters
+        search={search}
+        toolNames={isAppError(log) ? [] : log.toolNames}
+        keys={keys}
+      />
       {isAppError(log) ? (
         <p role="alert" className="notice notice-error">
           These filters are not valid: {log.message}
@@ -83,79 +48,9 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
       ) : (
         <>
           <h2>Per tool</h2>
-          {log.stats.length === 0 ? (
-            <p className="empty card">
-              No tool calls match. Calls appear here once an AI platform uses one of your keys.
-            </p>
-          ) : (
-            <div className="table-wrap">
-              <table className="table" data-testid="tool-stats">
-                <thead>
-                  <tr>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Calls</th>
-                    <th scope="col">Error rate</th>
-                    <th scope="col">p50 ms</th>
-                    <th scope="col">p95 ms</th>
-                    <th scope="col">p99 ms</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {log.stats.map((row) => (
-                    <tr key={row.toolName}>
-                      <td>
-                        <code>{row.toolName}</code>
-                      </td>
-                      <td>{row.calls}</td>
-                      <td>{(row.errorRate * 100).toFixed(1)}%</td>
-                      <td>{row.p50.toFixed(1)}</td>
-                      <td>{row.p95.toFixed(1)}</td>
-                      <td>{row.p99.toFixed(1)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <PerToolStats stats={log.stats} />
           <h2>Calls</h2>
-          <div className="table-wrap">
-            <table className="table" data-testid="tool-calls">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Tool</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Sizes</th>
-                </tr>
-              </thead>
-              <tbody>
-                {log.calls.map((call) => (
-                  <tr key={call.id}>
-                    <td>
-                      <Time iso={call.createdAt} />
-                    </td>
-                    <td>
-                      <code>{call.toolName}</code>
-                    </td>
-                    <td>{call.keyName ?? "—"}</td>
-                    <td>
-                      {call.isError ? (
-                        <span className="warning-text">{call.errorCode ?? "error"}</span>
-                      ) : (
-                        "ok"
-                      )}
-                    </td>
-                    <td>{call.durationMs.toFixed(1)} ms</td>
-                    <td className="muted">
-                      {call.requestBytes} B in · {call.responseBytes} B out
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <CallsTable calls={log.calls} />
           <Pagination
             page={log.filters.page}
             pageSize={log.pageSize}
@@ -173,5 +68,147 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
         </>
       )}
     </section>
+  );
+}
+
+/** The filter form: a GET to this page, so a filtered view is a link. */
+function ToolCallFilters({
+  search,
+  toolNames,
+  keys,
+}: {
+  search: Search;
+  toolNames: readonly string[];
+  keys: readonly ApiKeyOption[];
+}) {
+  return (
+    <search aria-label="Filter tool calls">
+      <form className="filters">
+        <label>
+          Tool
+          <select name="tool" defaultValue={search.tool ?? ""}>
+            <option value="">All</option>
+            {toolNames.map((name) => (
+              <option key={name}>{name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Key
+          <select name="key" defaultValue={search.key ?? ""}>
+            <option value="">All</option>
+            {keys.map((key) => (
+              <option key={key.apiKeyId} value={key.apiKeyId}>
+                {key.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Errors
+          <select name="errors" defaultValue={search.errors ?? ""}>
+            <option value="">All calls</option>
+            <option value="only">Errors only</option>
+            <option value="none">Successes only</option>
+          </select>
+        </label>
+        <label>
+          From
+          <input type="datetime-local" name="since" defaultValue={search.since ?? ""} />
+        </label>
+        <label>
+          To
+          <input type="datetime-local" name="until" defaultValue={search.until ?? ""} />
+        </label>
+        <button type="submit" className="button">
+          Apply
+        </button>
+      </form>
+    </search>
+  );
+}
+
+/** Calls, error rate and latency percentiles of each tool, over the filtered calls. */
+function PerToolStats({ stats }: { stats: ToolCallLog["stats"] }) {
+  if (stats.length === 0) {
+    return (
+      <p className="empty card">
+        No tool calls match. Calls appear here once an AI platform uses one of your keys.
+      </p>
+    );
+  }
+  return (
+    <div className="table-wrap">
+      <table className="table" data-testid="tool-stats">
+        <thead>
+          <tr>
+            <th scope="col">Tool</th>
+            <th scope="col">Calls</th>
+            <th scope="col">Error rate</th>
+            <th scope="col">p50 ms</th>
+            <th scope="col">p95 ms</th>
+            <th scope="col">p99 ms</th>
+          </tr>
+        </thead>
+        <tbody>
+          {stats.map((row) => (
+            <tr key={row.toolName}>
+              <td>
+                <code>{row.toolName}</code>
+              </td>
+              <td>{row.calls}</td>
+              <td>{(row.errorRate * 100).toFixed(1)}%</td>
+              <td>{row.p50.toFixed(1)}</td>
+              <td>{row.p95.toFixed(1)}</td>
+              <td>{row.p99.toFixed(1)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** One row a call, newest first: when, which tool and key, its outcome, duration and sizes. */
+function CallsTable({ calls }: { calls: ToolCallLog["calls"] }) {
+  return (
+    <div className="table-wrap">
+      <table className="table" data-testid="tool-calls">
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Tool</th>
+            <th scope="col">Key</th>
+            <th scope="col">Result</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Sizes</th>
+          </tr>
+        </thead>
+        <tbody>
+          {calls.map((call) => (
+            <tr key={call.id}>
+              <td>
+                <Time iso={call.createdAt} />
+              </td>
+              <td>
+                <code>{call.toolName}</code>
+              </td>
+              <td>{call.keyName ?? "—"}</td>
+              <td>
+                {call.isError ? (
+                  <span className="warning-text">{call.errorCode ?? "error"}</span>
+                ) : (
+                  "ok"
+                )}
+              </td>
+              <td>{call.durationMs.toFixed(1)} ms</td>
+              <td className="muted">
+                {call.requestBytes} B in · {call.responseBytes} B out
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -1,68 +1,49 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
-import { requireAdmin, userContext } from "@/lib/auth/session";
-import { USER_ROLES } from "@/lib/db/schema";
+import { z } from "zod";
+import { AppError } from "@/lib/plan-engine/app-error";
 import {
   createApiKey,
+  createApiKeyInput,
   createTenantUser,
+  createTenantUserInput,
   deleteTenantUser,
   revokeApiKey,
   setUserDisabled,
   setUserRole,
 } from "@/lib/services/accounts";
-import { type ActionState, actionError, field } from "@/lib/web/action-state";
+import { serverAction } from "@/lib/web/server-action";
 
-export async function createUserAction(_state: ActionState, form: FormData): Promise<ActionState> {
-  const admin = await requireAdmin();
-  const role = USER_ROLES.find((r) => r === field(form, "role")) ?? "researcher";
-  try {
-    const { db } = await userContext(admin);
-    await createTenantUser(db, admin.tenantId, {
-      email: field(form, "email") ?? "",
-      password: field(form, "password") ?? "",
-      name: field(form, "name") || undefined,
-      role,
-    });
-  } catch (error) {
-    return actionError(error);
-  }
-  revalidatePath("/admin/users");
-  return { status: "success", message: `Created ${role} ${field(form, "email")}.` };
-}
+const USERS_PAGE = () => "/admin/users";
+
+export const createUserAction = serverAction({
+  access: "admin",
+  input: createTenantUserInput,
+  run: ({ ctx, user, input }) => createTenantUser(ctx.db, user.tenantId, input),
+  success: (_, input) => `Created ${input.role} ${input.email}.`,
+  revalidate: USERS_PAGE,
+});
 
 /** The key is returned once, to be shown once; only its hash is stored. */
-export async function createKeyAction(_state: ActionState, form: FormData): Promise<ActionState> {
-  const admin = await requireAdmin();
-  try {
-    const { db } = await userContext(admin);
-    const created = await createApiKey(
-      db,
-      { email: field(form, "email") ?? "", name: field(form, "name") || undefined },
-      { tenantId: admin.tenantId },
-    );
-    revalidatePath("/admin/users");
-    return {
-      status: "success",
-      message: `Created key "${created.name}". Copy it now: it is shown only once.`,
-      data: { key: created.key, name: created.name },
-    };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const createKeyAction = serverAction({
+  access: "admin",
+  input: createApiKeyInput,
+  run: ({ ctx, user, input }) => createApiKey(ctx.db, input, { tenantId: user.tenantId }),
+  success: (created) => ({
+    status: "success",
+    message: `Created key "${created.name}". Copy it now: it is shown only once.`,
+    data: { key: created.key, name: created.name },
+  }),
+  revalidate: USERS_PAGE,
+});
 
-export async function revokeKeyAction(_state: ActionState, form: FormData): Promise<ActionState> {
-  const admin = await requireAdmin();
-  try {
-    const { db } = await userContext(admin);
-    await revokeApiKey(db, admin.tenantId, field(form, "apiKeyId") ?? "");
-  } catch (error) {
-    return actionError(error);
-  }
-  revalidatePath("/admin/users");
-  return { status: "success", message: "Key revoked: it no longer works." };
-}
+export const revokeKeyAction = serverAction({
+  access: "admin",
+  input: z.object({ apiKeyId: z.string() }),
+  run: ({ ctx, user, input }) => revokeApiKey(ctx.db, user.tenantId, input.apiKeyId),
+  success: () => "Key revoked: it no longer works.",
+  revalidate: USERS_PAGE,
+});
 
 /**
  * The users table's buttons (one form): `op` is "<what>:<userId>", what being
@@ -71,31 +52,28 @@ export async function revokeKeyAction(_state: ActionState, form: FormData): Prom
  * their next request; deleting removes them and their keys, and the audit trail
  * keeps their name.
  */
-export async function manageUserAction(_state: ActionState, form: FormData): Promise<ActionState> {
-  const admin = await requireAdmin();
-  const [what = "", userId = ""] = (field(form, "op") ?? "").split(":");
-  try {
-    const { db } = await userContext(admin);
-    let message: string;
+export const manageUserAction = serverAction({
+  access: "admin",
+  input: z.object({ op: z.string() }),
+  async run({ ctx, user: admin, input }) {
+    const [what = "", userId = ""] = input.op.split(":");
     if (what === "make-admin" || what === "make-researcher") {
       const role = what === "make-admin" ? "admin" : "researcher";
-      const { email } = await setUserRole(db, admin, userId, role);
-      message = `${email} is now ${role === "admin" ? "an admin" : "a researcher"}.`;
-    } else if (what === "disable" || what === "enable") {
-      const { email } = await setUserDisabled(db, admin, userId, what === "disable");
-      message =
-        what === "disable"
-          ? `${email} is disabled: signed out everywhere, and their API keys no longer work.`
-          : `${email} is enabled: they can sign in again, and their API keys work again.`;
-    } else if (what === "delete") {
-      const { email } = await deleteTenantUser(db, admin, userId);
-      message = `Deleted ${email} and their API keys. The audit trail keeps their name.`;
-    } else {
-      return { status: "error", message: "Unknown action: reload the page and try again." };
+      const { email } = await setUserRole(ctx.db, admin, userId, role);
+      return `${email} is now ${role === "admin" ? "an admin" : "a researcher"}.`;
     }
-    revalidatePath("/admin/users");
-    return { status: "success", message };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+    if (what === "disable" || what === "enable") {
+      const { email } = await setUserDisabled(ctx.db, admin, userId, what === "disable");
+      return what === "disable"
+        ? `${email} is disabled: signed out everywhere, and their API keys no longer work.`
+        : `${email} is enabled: they can sign in again, and their API keys work again.`;
+    }
+    if (what === "delete") {
+      const { email } = await deleteTenantUser(ctx.db, admin, userId);
+      return `Deleted ${email} and their API keys. The audit trail keeps their name.`;
+    }
+    throw new AppError("VALIDATION_ERROR", "Unknown action: reload the page and try again.");
+  },
+  success: (message) => message,
+  revalidate: USERS_PAGE,
+});

@@ -1,74 +1,61 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
-import { requireUser, userContext } from "@/lib/auth/session";
-import { REVIEW_DECISIONS, type ReviewDecision } from "@/lib/plan-engine/states";
-import { assignReview } from "@/lib/services/assign-review";
-import { submitUserDecision } from "@/lib/services/submit-user-decision";
-import { type ActionState, actionError, field } from "@/lib/web/action-state";
+import { z } from "zod";
+import type { ReviewDecision } from "@/lib/plan-engine/states";
+import { assignReview, assignReviewInput } from "@/lib/services/assign-review";
+import { planIdField } from "@/lib/services/fields";
+import { submitUserDecision, submitUserDecisionInput } from "@/lib/services/submit-user-decision";
+import { serverAction } from "@/lib/web/server-action";
 
-const DONE: Record<ReviewDecision, string> = {
+const DECISION_CONFIRMATIONS: Record<ReviewDecision, string> = {
   approve: "Approved: the step is complete and the plan continues.",
   reject: "Rejected: the step and the plan have failed.",
   modify: "Sent back with your feedback: the agent will redo the step.",
-  skip: "Skipped: the plan continues with the next step.",
+  skip: "Skipped: the plan moves on to the next step.",
 };
 
 /** The review buttons: the same use case, with the same effect and audit rows, as submit_user_decision over MCP. */
-export async function decideReviewAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const user = await requireUser();
-  const planId = field(form, "planId") ?? "";
-  const decision = REVIEW_DECISIONS.find((d) => d === field(form, "decision"));
-  if (!decision) return { status: "error", message: "Choose approve, reject, modify or skip." };
-  try {
-    await submitUserDecision(await userContext(user), {
-      planId,
-      decision,
-      reviewRequestId: field(form, "reviewRequestId") || undefined,
-      feedback: field(form, "feedback") || undefined,
-    });
-  } catch (error) {
-    return actionError(error);
-  } finally {
-    revalidatePath(`/plans/${planId}`);
-    revalidatePath("/inbox");
-  }
-  return { status: "success", message: DONE[decision] };
-}
+export const decideReviewAction = serverAction({
+  access: "signed-in",
+  input: submitUserDecisionInput,
+  run: ({ ctx, input }) => submitUserDecision(ctx, input),
+  success: (_, input) => DECISION_CONFIRMATIONS[input.decision],
+  // The inbox answers with the same form, and lists the review too.
+  revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
+  revalidateAfterFailure: true,
+});
 
 /**
- * Take a review (the button "Assign to me"), or hand it off to a team member
- * or back to the team (the select's `handTo`: a user id or "team").
+ * The review panel's assignment form: "Assign to me" (`take=me`), or the
+ * select's `handTo` (a team member's user id, or "team" to hand it back).
  */
-export async function assignReviewAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const user = await requireUser();
-  const planId = field(form, "planId") ?? "";
-  const handTo = field(form, "take") === "me" ? user.userId : (field(form, "handTo") ?? "");
-  if (handTo === "") return { status: "error", message: "Choose who should answer the review." };
-  try {
-    const assigned = await assignReview(await userContext(user), {
-      reviewRequestId: field(form, "reviewRequestId") ?? "",
-      userId: handTo === "team" ? null : handTo,
-    });
-    return {
-      status: "success",
-      message:
-        assigned.assignedUserId === null
-          ? "Handed back to the team: anyone may answer it."
-          : assigned.assignedUserId === user.userId
-            ? "Assigned to you."
-            : `Handed off to ${assigned.assignedUserEmail}.`,
-    };
-  } catch (error) {
-    return actionError(error);
-  } finally {
-    revalidatePath(`/plans/${planId}`);
-    revalidatePath("/inbox");
-  }
-}
+const assignReviewForm = z.object({
+  planId: planIdField,
+  reviewRequestId: assignReviewInput.shape.reviewRequestId,
+  take: z.literal("me").optional(),
+  handTo: z.union([z.literal("team"), z.uuid("must be a user id (a UUID)")]).optional(),
+});
+
+/** Take a review, or hand it off to a team member or back to the team. */
+export const assignReviewAction = serverAction({
+  access: "signed-in",
+  input: assignReviewForm,
+  refuse: (form) =>
+    form.get("take") !== "me" && !form.get("handTo")
+      ? "Choose who should answer the review."
+      : undefined,
+  run: ({ ctx, user, input }) =>
+    assignReview(ctx, {
+      reviewRequestId: input.reviewRequestId,
+      userId:
+        input.take === "me" ? user.userId : input.handTo === "team" ? null : (input.handTo ?? null),
+    }),
+  success: (assigned, _, user) =>
+    assigned.assignedUserId === null
+      ? "Handed back to the team: anyone may answer it."
+      : assigned.assignedUserId === user.userId
+        ? "Assigned to you."
+        : `Handed off to ${assigned.assignedUserEmail}.`,
+  revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
+  revalidateAfterFailure: true,
+});

@@ -9,6 +9,9 @@ import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
+import { splitUserFeedback } from "@/lib/plan-engine/decisions";
+import { metadataText } from "@/lib/plan-engine/skill-executions";
+import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import type { PlanPage } from "@/lib/services/plan-views";
 import { views } from "@/lib/web/views";
 import { DeliverableView } from "./deliverable-view";
@@ -17,8 +20,6 @@ import { ReviewArea } from "./review-area";
 import { StepIo } from "./step-io";
 
 export const metadata: Metadata = { title: "Plan" };
-
-const FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
 
 /** This page's own origin, as the browser sees it: Markdown images from it may be shown. */
 async function pageOrigin(): Promise<string | null> {
@@ -49,10 +50,9 @@ export default async function PlanPageView({
   if (!page) notFound();
   const members = await views.teamMembers(user);
 
-  const active = page.plan.status !== "completed" && page.plan.status !== "failed";
+  const active = !isTerminalPlanStatus(page.plan.status);
   const pending = page.reviews.find((r) => r.status === "pending") ?? null;
   const metadata = page.skillExecution?.metadata ?? {};
-  const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : null);
   // A pause only holds up a plan that can still go on.
   const pause = active ? page.plan.pauseReason : null;
 
@@ -75,11 +75,11 @@ export default async function PlanPageView({
         {page.skillExecution ? (
           <dl className="facts" data-testid="skill-execution">
             <dt>Research type</dt>
-            <dd>{text(metadata.researchType) ?? "—"}</dd>
+            <dd>{metadataText(metadata, "researchType") || "—"}</dd>
             <dt>Routing</dt>
-            <dd>{text(metadata.delegatedTo) ?? "—"}</dd>
+            <dd>{metadataText(metadata, "delegatedTo") || "—"}</dd>
             <dt>Why</dt>
-            <dd className="pre-wrap">{text(metadata.routingRationale) ?? "—"}</dd>
+            <dd className="pre-wrap">{metadataText(metadata, "routingRationale") || "—"}</dd>
           </dl>
         ) : null}
         {page.plan.planDesignRationale ? (
@@ -270,7 +270,7 @@ function ArtifactList({ page }: { page: PlanPage }) {
 }
 
 function StepItem({ step, page }: { step: PlanPage["steps"][number]; page: PlanPage }) {
-  const [instructions, ...feedback] = step.instructions.split(FEEDBACK_MARK);
+  const { original: instructions, feedback } = splitUserFeedback(step.instructions);
   const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
   const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
   const withdrawn = page.reviews.some(

@@ -8,6 +8,7 @@
  * callback, is counted against its e-mail and client address before the password
  * is hashed (lib/services/attempt-limits.ts).
  */
+import "server-only";
 import NextAuth, { CredentialsSignin, type DefaultSession } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
 import { clientAddressOf } from "@/lib/auth/client-address";

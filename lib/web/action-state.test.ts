@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { formInput } from "./action-state";
+
+const schema = z.object({ email: z.string(), name: z.string().optional() });
+
+function form(entries: Record<string, string>): FormData {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(entries)) data.append(name, value);
+  return data;
+}
+
+describe("formInput", () => {
+  it("drops an empty optional field and keeps an empty required one for the schema's message", () => {
+    expect(formInput(schema, form({ email: "", name: "" }))).toEqual({ email: "" });
+  });
+
+  it("keeps filled fields, and fields the schema does not name (it strips them)", () => {
+    expect(formInput(schema, form({ email: "a@b.c", name: "Ada", extra: "x" }))).toEqual({
+      email: "a@b.c",
+      name: "Ada",
+      extra: "x",
+    });
+  });
+
+  it("reads the shape of a refined object schema", () => {
+    const refined = schema.refine((input) => input.email !== "");
+    expect(formInput(refined, form({ email: "a@b.c", name: "" }))).toEqual({ email: "a@b.c" });
+  });
+
+  it("leaves out files", () => {
+    const data = form({ email: "a@b.c" });
+    data.append("upload", new Blob(["x"]));
+    expect(formInput(schema, data)).toEqual({ email: "a@b.c" });
+  });
+});

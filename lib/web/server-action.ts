@@ -1,0 +1,93 @@
+/**
+ * The one wrapper of the web door's server actions, so that each action says
+ * only what is its own: who may call it, the use case's input schema, the use
+ * case, the message on success and the page to refresh. The wrapper does the
+ * rest the same way for every form:
+ *
+ * 1. sign-in and role: no session → the sign-in page; a researcher calling an
+ *    admin action → 404, like the admin pages themselves (lib/auth/session.ts);
+ * 2. the form's fields parsed with the use case's own schema (the schema the MCP
+ *    tool uses), so both doors refuse the same input with the same message;
+ * 3. the ServiceContext of the signed-in user (tenant, audit actor);
+ * 4. an AppError (or anything else) becomes the form's ActionState
+ *    (lib/web/action-state.ts), never a thrown error;
+ * 5. the page is revalidated once the use case succeeded, or also when it
+ *    failed where the spec asks (a review's CONFLICT shows the state someone
+ *    else left). Otherwise a failed action answers with its message alone.
+ *
+ * `success` runs after all that, outside the error mapping, so it may redirect.
+ */
+import "server-only";
+import { revalidatePath } from "next/cache";
+import type { z } from "zod";
+import { requireAdmin, requireUser, userContext } from "../auth/session";
+import type { SignedInUser } from "../services/accounts";
+import type { ServiceContext } from "../services/context";
+import { notificationsQueued } from "../services/notifications/queued";
+import { kickIfQueuedSince } from "../services/notifications/runtime";
+import { parseInput } from "../services/validation";
+import { type ActionState, actionError, formInput } from "./action-state";
+
+export type ActionCall<Input> = { ctx: ServiceContext; user: SignedInUser; input: Input };
+
+export type ServerActionSpec<Schema extends z.ZodType, Result> = {
+  /** `signed-in`: any user of the tenant, researcher or admin; `admin`: admins only. */
+  access: "signed-in" | "admin";
+  /** The use case's input schema; the form's fields are parsed with it. */
+  input: Schema;
+  /**
+   * A check of the form itself that no use case makes (a confirmation field that
+   * must match), before the schema; a message refuses the form.
+   */
+  refuse?: (form: FormData) => string | undefined;
+  run(call: ActionCall<z.output<Schema>>): Promise<Result>;
+  /** The form's message once the use case succeeded, or a whole state (with data); may redirect. */
+  success(
+    result: Result,
+    input: z.output<Schema>,
+    user: SignedInUser,
+  ): string | ActionState | Promise<string | ActionState>;
+  /** The path (or paths) whose pages show what the action changes. */
+  revalidate?: (input: z.output<Schema>) => string | string[];
+  /** Revalidate after a failed use case too: it may have failed because someone else acted first. */
+  revalidateAfterFailure?: boolean;
+};
+
+function revalidate<Schema extends z.ZodType>(
+  spec: Pick<ServerActionSpec<Schema, unknown>, "revalidate">,
+  input: z.output<Schema>,
+): void {
+  const paths = spec.revalidate?.(input) ?? [];
+  for (const path of typeof paths === "string" ? [paths] : paths) revalidatePath(path);
+}
+
+export type FormAction = (state: ActionState, form: FormData) => Promise<ActionState>;
+
+export function serverAction<Schema extends z.ZodType, Result>(
+  spec: ServerActionSpec<Schema, Result>,
+): FormAction {
+  return async (_state, form) => {
+    const user = spec.access === "admin" ? await requireAdmin() : await requireUser();
+    const refused = spec.refuse?.(form);
+    if (refused) return { status: "error", message: refused };
+    let input: z.output<Schema>;
+    let result: Result;
+    try {
+      input = parseInput(spec.input, formInput(spec.input, form));
+    } catch (error) {
+      return actionError(error);
+    }
+    const queuedBefore = notificationsQueued();
+    try {
+      result = await spec.run({ ctx: await userContext(user), user, input });
+    } catch (error) {
+      if (spec.revalidateAfterFailure) revalidate(spec, input);
+      return actionError(error);
+    }
+    // A decision that ended a plan queued plan.completed: send it now, not on the timer.
+    kickIfQueuedSince(queuedBefore);
+    revalidate(spec, input);
+    const done = await spec.success(result, input, user);
+    return typeof done === "string" ? { status: "success", message: done } : done;
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Use cases in process, on a fresh database: a tenant with an API key and its
+ * ServiceContext, as lib/mcp/request-context.ts builds one for the key, and an
+ * agent that calls the tools' use cases directly, with the same answers as the
+ * HTTP client in mcp-client.ts (the structured content as JSON, an error as the
+ * text the MCP door writes, code first). A test of a rule runs here; a test of
+ * the wire (schemas as listed, errors as MCP results, keys) runs over HTTP.
+ */
+import { afterAll, beforeAll } from "vitest";
+import type { Database, DatabaseHandle } from "@/lib/db/client";
+import type { ToolDefinition } from "@/lib/mcp/define-tool";
+import { toolError } from "@/lib/mcp/tool-result";
+import { TOOLS } from "@/lib/mcp/tools";
+import { createApiKey, createUser } from "@/lib/services/accounts";
+import type { ServiceContext } from "@/lib/services/context";
+import { type Backend, freshDatabase } from "./databases";
+import {
+  plainResult,
+  type Readable,
+  type ToolAnswer,
+  type ToolName,
+  type ToolOutput,
+} from "./mcp-client";
+
+/** A new tenant with one admin and one API key; the context is the key's. */
+export async function tenantContext(
+  db: Database,
+  name: string,
+  options: Partial<Pick<ServiceContext, "stallThresholdSeconds" | "stepLeaseSeconds" | "llm">> = {},
+): Promise<ServiceContext> {
+  const email = `${name.toLowerCase()}@example.com`;
+  const user = await createUser(db, {
+    email,
+    password: "a long enough password",
+    role: "admin",
+    tenant: name,
+  });
+  const key = await createApiKey(db, { email, name: `${name} agent` });
+  return {
+    db,
+    tenantId: user.tenantId,
+    actor: { type: "api_key", id: key.apiKeyId, label: `key "${name} agent" of ${email}` },
+    stallThresholdSeconds: 1800,
+    ...options,
+  };
+}
+
+const TOOLS_BY_NAME = new Map<string, ToolDefinition>(
+  TOOLS.map((tool) => [tool.name, tool as ToolDefinition]),
+);
+
+/** An agent whose calls run the tools' use cases in this process, with `ctx`. */
+export function inProcessAgent(ctx: ServiceContext) {
+  async function call(name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
+    const tool = TOOLS_BY_NAME.get(name);
+    if (!tool) throw new Error(`No tool ${name}`);
+    try {
+      const text = JSON.stringify(await tool.run(ctx, args));
+      return { isError: false, text, data: JSON.parse(text) };
+    } catch (error) {
+      const failure = toolError(error);
+      const first = failure.content[0];
+      return { isError: true, text: first?.type === "text" ? first.text : "", data: undefined };
+    }
+  }
+
+  /** Calls a tool that must succeed and returns its answer, typed by the tool's output schema. */
+  function ok<Name extends ToolName>(
+    name: Name,
+    args?: Record<string, unknown>,
+  ): Promise<Readable<ToolOutput<Name>>>;
+  async function ok(name: string, args: Record<string, unknown> = {}): Promise<unknown> {
+    const answer = await call(name, args);
+    if (answer.isError) throw new Error(`${name} failed: ${answer.text}`);
+    return answer.data;
+  }
+
+  /** Calls a tool that must fail and returns its error text. */
+  async function fails(name: string, args: Record<string, unknown> = {}): Promise<string> {
+    const answer = await call(name, args);
+    if (!answer.isError) throw new Error(`${name} should have failed but returned ${answer.text}`);
+    return answer.text;
+  }
+
+  /** submit_step_result with a plain result (`plainResult`). */
+  const submit = (planId: string, stepId: string, extra: Record<string, unknown> = {}) =>
+    ok("submit_step_result", plainResult(planId, stepId, extra));
+
+  return { ctx, call, ok, fails, submit };
+}
+
+export type InProcessAgent = ReturnType<typeof inProcessAgent>;
+
+/** Typed steps for create_research_plan: `Step n: do the <type> work.` */
+export const planSteps = (...types: string[]) =>
+  types.map((stepType, i) => ({
+    stepType,
+    instructions: `Step ${i + 1}: do the ${stepType} work.`,
+  }));
+
+/**
+ * A fresh database with tenant Alpha, for the enclosing describe: its hooks open
+ * the database before the tests and close it after. Read `agent` in the tests.
+ */
+export function useFreshTenant(
+  backend: Backend,
+  options: Parameters<typeof tenantContext>[2] = {},
+): { agent: InProcessAgent; handle: DatabaseHandle } {
+  const state = {} as { agent: InProcessAgent; handle: DatabaseHandle };
+  beforeAll(async () => {
+    state.handle = await freshDatabase(backend);
+    state.agent = inProcessAgent(await tenantContext(state.handle.db, "Alpha", options));
+  });
+  afterAll(async () => {
+    await state.handle?.close();
+  });
+  return state;
+}

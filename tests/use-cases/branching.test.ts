@@ -1,0 +1,118 @@
+/**
+ * Branching conditions when a step's result is submitted (submit_step_result):
+ * skip_to, a condition that does not hold, fail and add_steps (docs/branching-conditions.md).
+ * In process, on PGlite and on PostgreSQL 15.
+ */
+import { describe, expect, it } from "vitest";
+import { BACKENDS } from "../support/databases";
+import { planSteps, useFreshTenant } from "../support/in-process";
+
+describe.each(BACKENDS)("branching on submit_step_result on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("branching: skip_to skips the pending steps up to its target", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Skip",
+      researchQuestion: "q",
+      steps: planSteps("search", "extract", "analyze", "synthesize"),
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "confidence > 0.8",
+          ifTrueAction: "skip_to",
+          actionParams: { targetStepOrder: 4 },
+        },
+      ],
+    });
+    const planId = created.planId;
+    const first = await tenant.agent.ok("get_next_step", { planId });
+    const submitted = await tenant.agent.submit(planId, first.step.stepId, { confidence: 0.9 });
+    expect(submitted.firedConditions).toEqual([
+      expect.objectContaining({
+        action: "skip_to",
+        skippedStepIds: [created.steps[1].stepId, created.steps[2].stepId],
+      }),
+    ]);
+    const next = await tenant.agent.ok("get_next_step", { planId });
+    expect(next.step.stepOrder).toBe(4);
+    expect((await tenant.agent.submit(planId, next.step.stepId)).planStatus).toBe("completed");
+    const context = await tenant.agent.ok("get_research_context", { planId });
+    expect(context.steps.map((s: { status: string }) => s.status)).toEqual([
+      "completed",
+      "skipped",
+      "skipped",
+      "completed",
+    ]);
+    expect(context.branchingConditions[0]).toMatchObject({ afterStepOrder: 1, fired: true });
+  });
+  it("branching: a condition that does not hold changes nothing", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "No skip",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze"),
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "result.hasData === false",
+          ifTrueAction: "fail",
+        },
+      ],
+    });
+    const first = await tenant.agent.ok("get_next_step", { planId: created.planId });
+    const submitted = await tenant.agent.submit(created.planId, first.step.stepId, {
+      result: { hasData: true },
+    });
+    expect(submitted).toMatchObject({
+      conditionsEvaluated: 1,
+      firedConditions: [],
+      planStatus: "executing",
+    });
+  });
+  it("branching: fail fails the plan and add_steps asks for steps", async () => {
+    const failing = await tenant.agent.ok("create_research_plan", {
+      name: "Fail",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze"),
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "result.sourceCount < 3",
+          ifTrueAction: "fail",
+          actionParams: { reason: "too few sources" },
+        },
+        { afterStepOrder: 1, conditionExpression: "confidence >= 0", ifTrueAction: "add_steps" },
+      ],
+    });
+    const step = await tenant.agent.ok("get_next_step", { planId: failing.planId });
+    const failed = await tenant.agent.submit(failing.planId, step.step.stepId, {
+      result: { sourceCount: 1 },
+    });
+    expect(failed.planStatus).toBe("failed");
+    expect(failed.firedConditions).toEqual([expect.objectContaining({ action: "fail" })]);
+    expect((await tenant.agent.ok("get_next_step", { planId: failing.planId })).status).toBe(
+      "plan_failed",
+    );
+
+    const growing = await tenant.agent.ok("create_research_plan", {
+      name: "Grow",
+      researchQuestion: "q",
+      steps: planSteps("search", "critique"),
+      branchingConditions: [
+        {
+          afterStepOrder: 2,
+          conditionExpression: "result.gaps > 0",
+          ifTrueAction: "add_steps",
+          actionParams: { focus: "fill the gaps" },
+        },
+      ],
+    });
+    const a = await tenant.agent.ok("get_next_step", { planId: growing.planId });
+    await tenant.agent.submit(growing.planId, a.step.stepId);
+    const b = await tenant.agent.ok("get_next_step", { planId: growing.planId });
+    const grown = await tenant.agent.submit(growing.planId, b.step.stepId, { result: { gaps: 2 } });
+    expect(grown.firedConditions).toEqual([
+      expect.objectContaining({ action: "add_steps", addStepsParams: { focus: "fill the gaps" } }),
+    ]);
+    expect(grown.hint).toMatch(/modify_plan/);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * create_research_plan refuses bad step references and unparseable conditions,
+ * writing nothing.
+ * In process, on PGlite and on PostgreSQL 15.
+ */
+import { describe, expect, it } from "vitest";
+import { BACKENDS } from "../support/databases";
+import { planSteps, useFreshTenant } from "../support/in-process";
+
+describe.each(BACKENDS)("create_research_plan on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("rejects bad references and unparseable conditions at creation, writing nothing", async () => {
+    const before = (await tenant.agent.ok("list_active_plans", { limit: 100 })).plans.length;
+    expect(
+      await tenant.agent.fails("create_research_plan", {
+        name: "x",
+        researchQuestion: "q",
+        steps: planSteps("search"),
+        branchingConditions: [
+          { afterStepOrder: 2, conditionExpression: "confidence > 1", ifTrueAction: "fail" },
+        ],
+      }),
+    ).toMatch(/^INVALID_STEP_REFERENCE: branchingConditions\[0\]\.afterStepOrder is 2/);
+    expect(
+      await tenant.agent.fails("create_research_plan", {
+        name: "x",
+        researchQuestion: "q",
+        steps: planSteps("search", "analyze"),
+        branchingConditions: [
+          {
+            afterStepOrder: 1,
+            conditionExpression: "skip_to",
+            ifTrueAction: "skip_to",
+            actionParams: { targetStepOrder: 9 },
+          },
+        ],
+      }),
+    ).toMatch(/^INVALID_CONDITION: .*no comparison operator/);
+    expect(
+      await tenant.agent.fails("create_research_plan", {
+        name: "x",
+        researchQuestion: "q",
+        steps: planSteps("search", "analyze"),
+        branchingConditions: [
+          {
+            afterStepOrder: 1,
+            conditionExpression: "confidence > 0.5",
+            ifTrueAction: "skip_to",
+            actionParams: { targetStepOrder: 9 },
+          },
+        ],
+      }),
+    ).toMatch(/^INVALID_STEP_REFERENCE: .*targetStepOrder is 9/);
+    expect((await tenant.agent.ok("list_active_plans", { limit: 100 })).plans.length).toBe(before);
+  });
+});

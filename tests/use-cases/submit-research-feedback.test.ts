@@ -1,0 +1,47 @@
+/**
+ * submit_research_feedback records the initial and the closing feedback on a
+ * plan; satisfaction is 1 to 5; another tenant cannot give feedback on the
+ * plan. In process, on PGlite and on PostgreSQL 15.
+ */
+import { describe, expect, it } from "vitest";
+import { BACKENDS } from "../support/databases";
+import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
+
+describe.each(BACKENDS)("submit_research_feedback on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("records both feedback moments on the plan, refusing a satisfaction out of range", async () => {
+    const { agent } = tenant;
+    const plan = await agent.ok("create_research_plan", {
+      name: "Judged",
+      researchQuestion: "q",
+      steps: planSteps("synthesize"),
+    });
+    const feedback = (feedbackType: string, satisfaction: number) => ({
+      planId: plan.planId,
+      feedbackType,
+      satisfaction,
+      summary: `${feedbackType} words`,
+      followUpRequested: false,
+    });
+    expect(await agent.fails("submit_research_feedback", feedback("initial", 6))).toMatch(
+      /^VALIDATION_ERROR: satisfaction/,
+    );
+    const initial = await agent.ok("submit_research_feedback", feedback("initial", 4));
+    expect(initial).toMatchObject({ planId: plan.planId, feedbackType: "initial" });
+    await agent.ok("submit_research_feedback", feedback("closing", 5));
+
+    const context = await agent.ok("get_research_context", { planId: plan.planId });
+    expect(
+      context.feedback.map((entry) => [entry.feedbackType, entry.satisfaction, entry.summary]),
+    ).toEqual([
+      ["initial", 4, "initial words"],
+      ["closing", 5, "closing words"],
+    ]);
+
+    const beta = inProcessAgent(await tenantContext(tenant.handle.db, "Beta"));
+    expect(await beta.fails("submit_research_feedback", feedback("initial", 3))).toMatch(
+      /^NOT_FOUND: /,
+    );
+  });
+});
