@@ -31,7 +31,7 @@ import {
   planNotFound,
   setPlanStatus,
 } from "./plan-access";
-import { settleDeadlinesOfPlan, type TimedOutReview } from "./review-deadlines";
+import { applyDueReviews, planDeadlineState, type TimedOutReview } from "./review-deadlines";
 import { runServerSteps, type ServerStepRun } from "./run-server-steps";
 import { parseInput } from "./validation";
 
@@ -126,9 +126,22 @@ export async function getNextStep(
   raw: z.input<typeof getNextStepInput>,
 ): Promise<NextStep & { reviewTimedOut?: TimedOutReview }> {
   const { planId } = parseInput(getNextStepInput, raw);
-  const timedOut = await settleDeadlinesOfPlan(ctx, planId);
-  const answer = await nextStepOf(ctx, planId);
-  return timedOut ? { ...answer, reviewTimedOut: timedOut } : answer;
+  // The deadline check runs beside the claim, not before it: only a plan whose
+  // review is pending can have a due one, and such a plan hands nothing out, so
+  // the claim's answer stands unless the check finds a due review. The common
+  // call thus pays no extra round trip on a pooled database.
+  let [answer, deadlines] = await Promise.all([
+    nextStepOf(ctx, planId),
+    planDeadlineState(ctx, planId),
+  ]);
+  if (deadlines.due) {
+    await applyDueReviews(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
+    [answer, deadlines] = await Promise.all([
+      nextStepOf(ctx, planId),
+      planDeadlineState(ctx, planId),
+    ]);
+  }
+  return deadlines.timedOut ? { ...answer, reviewTimedOut: deadlines.timedOut } : answer;
 }
 
 async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep> {

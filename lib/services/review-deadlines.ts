@@ -198,7 +198,7 @@ export type TimedOutReview = {
  * One statement: whether the plan has a due review, and its latest review when
  * a deadline decided or escalated it.
  */
-async function planDeadlineState(
+export async function planDeadlineState(
   ctx: Pick<ServiceContext, "db" | "tenantId">,
   planId: string,
 ): Promise<{ due: boolean; timedOut: TimedOutReview | null }> {
