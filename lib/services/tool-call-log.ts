@@ -12,6 +12,7 @@ import { mcpToolCallLog } from "../db/schema";
 export type ToolCallRecord = {
   tenantId: string;
   apiKeyId: string | null;
+  oauthGrantId: string | null;
   toolName: string;
   durationMs: number;
   isError: boolean;

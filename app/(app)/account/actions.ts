@@ -1,11 +1,13 @@
 "use server";
 
+import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
 import { signIn } from "@/auth";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { changeOwnPassword } from "@/lib/services/accounts";
+import { revokeConnectedApp } from "@/lib/services/connected-apps";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 import { requestClientAddress } from "@/lib/web/request";
 
@@ -42,4 +44,24 @@ export async function changePasswordAction(
     redirect("/sign-in");
   }
   redirect("/account?changed=1");
+}
+
+/** Revokes one of the signed-in user's own connected apps: its tokens stop at once. */
+export async function revokeOwnAppAction(
+  _state: ActionState,
+  form: FormData,
+): Promise<ActionState> {
+  const user = await requireUser();
+  try {
+    await revokeConnectedApp(
+      await getDb(),
+      user.tenantId,
+      field(form, "grantId") ?? "",
+      user.userId,
+    );
+  } catch (error) {
+    return actionError(error);
+  }
+  revalidatePath("/account");
+  return { status: "success", message: "App revoked: its tokens no longer work." };
 }

@@ -1,5 +1,8 @@
 import type { Metadata } from "next";
-import { requireUser } from "@/lib/auth/session";
+import { ConnectedAppsTable } from "@/app/_components/connected-apps";
+import { requireUser, userContext } from "@/lib/auth/session";
+import { listConnectedApps } from "@/lib/services/connected-apps";
+import { revokeOwnAppAction } from "./actions";
 import { ChangePasswordForm } from "./password-form";
 
 export const metadata: Metadata = { title: "Your account" };
@@ -11,6 +14,8 @@ export default async function AccountPage({
 }) {
   const user = await requireUser();
   const { changed } = await searchParams;
+  const { db } = await userContext(user);
+  const apps = await listConnectedApps(db, user.tenantId, user.userId);
   return (
     <section className="narrow">
       <h1>Your account</h1>
@@ -23,6 +28,8 @@ export default async function AccountPage({
         Changing your password signs you out everywhere else. An admin of your team changes roles,
         and can disable or delete accounts.
       </p>
+      <h2>Your connected apps</h2>
+      <ConnectedAppsTable apps={apps} revoke={revokeOwnAppAction} showUser={false} />
     </section>
   );
 }

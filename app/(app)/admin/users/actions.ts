@@ -11,6 +11,7 @@ import {
   setUserDisabled,
   setUserRole,
 } from "@/lib/services/accounts";
+import { revokeConnectedApp } from "@/lib/services/connected-apps";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 
 export async function createUserAction(_state: ActionState, form: FormData): Promise<ActionState> {
@@ -50,6 +51,19 @@ export async function createKeyAction(_state: ActionState, form: FormData): Prom
   } catch (error) {
     return actionError(error);
   }
+}
+
+/** Revokes a connected app (an OAuth grant) of the team: its tokens stop at once. */
+export async function revokeAppAction(_state: ActionState, form: FormData): Promise<ActionState> {
+  const admin = await requireAdmin();
+  try {
+    const { db } = await userContext(admin);
+    await revokeConnectedApp(db, admin.tenantId, field(form, "grantId") ?? "");
+  } catch (error) {
+    return actionError(error);
+  }
+  revalidatePath("/admin/users");
+  return { status: "success", message: "App revoked: its tokens no longer work." };
 }
 
 export async function revokeKeyAction(_state: ActionState, form: FormData): Promise<ActionState> {
