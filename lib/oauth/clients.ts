@@ -81,7 +81,7 @@ const metadataSchema = z.object({
 
 type ClientMetadata = z.infer<typeof metadataSchema>;
 
-function checkMetadata(input: unknown): ClientMetadata & { redirect_uris: string[] } {
+export function checkClientMetadata(input: unknown): ClientMetadata & { redirect_uris: string[] } {
   const parsed = metadataSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -129,7 +129,7 @@ function toClient(row: typeof oauthClients.$inferSelect): OAuthClient {
 
 /** RFC 7591 registration: the stored client, or ClientMetadataError. */
 export async function registerClient(db: Database, input: unknown): Promise<OAuthClient> {
-  const metadata = checkMetadata(input);
+  const metadata = checkClientMetadata(input);
   const [row] = await db
     .insert(oauthClients)
     .values({
@@ -194,7 +194,7 @@ async function fetchMetadataDocument(
     );
   }
   try {
-    return checkMetadata(json);
+    return checkClientMetadata(json);
   } catch (error) {
     if (error instanceof ClientMetadataError) {
       throw new ClientMetadataError("invalid_client", `client metadata document: ${error.message}`);

@@ -35,7 +35,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ["::", 128],
   ["::1", 128],
-  ["::ffff:0:0", 96],
   ["64:ff9b::", 96],
   ["fc00::", 7],
   ["fe80::", 10],
@@ -43,6 +42,8 @@ for (const [network, prefix] of [
 ] as const) {
   PRIVATE.addSubnet(network, prefix, "ipv6");
 }
+// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are not listed: BlockList would
+// match them against every IPv4 address. isNonPublicAddress checks the IPv4 inside.
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
 LOOPBACK.addAddress("::1", "ipv6");
