@@ -7,7 +7,7 @@
  * The browser journey with the SDK client's own OAuth support is e2e/oauth.spec.ts.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -69,6 +69,37 @@ async function mcpStatus(app: AppServer, token: string): Promise<Response> {
         clientInfo: { name: "t", version: "1" },
       },
     }),
+  });
+}
+
+/** An MCP ping sent with another Host header: the server as reached by another of its names. */
+function mcpAt(
+  host: string,
+  app: AppServer,
+  token: string,
+): Promise<{ status: number; challenge: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      app.mcpUrl,
+      {
+        method: "POST",
+        headers: {
+          Host: host,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          Authorization: `Bearer ${token}`,
+        },
+      },
+      (response) => {
+        response.resume();
+        resolve({
+          status: response.statusCode ?? 0,
+          challenge: String(response.headers["www-authenticate"] ?? ""),
+        });
+      },
+    );
+    request.on("error", reject);
+    request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
   });
 }
 
@@ -312,6 +343,14 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     });
     expect(replayed.status).toBe(400);
     expect(replayed.body.error).toBe("invalid_grant");
+    // A rotated refresh token used again means a copy exists: the whole app is revoked.
+    expect((await mcpStatus(app, refreshed.body.access_token ?? "")).status).toBe(401);
+    const afterReplay = await postToken(app, {
+      grant_type: "refresh_token",
+      refresh_token: refreshed.body.refresh_token ?? "",
+      client_id: clientId,
+    });
+    expect(afterReplay.body.error).toBe("invalid_grant");
     // Another tenant's user approving the same client gets their own tenant.
     const betaTokens = await tokensFor(beta);
     const betaAgent = await connectAgent(app.mcpUrl, betaTokens.access_token);
@@ -400,6 +439,17 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     }
 
     const flow = await authorize(alpha);
+    // A token is bound to the resource it was issued for: at another of the
+    // server's addresses (localhost instead of 127.0.0.1) it is refused.
+    const tokens = await tokensFor(alpha);
+    expect((await mcpStatus(app, tokens.access_token)).status).toBe(200);
+    const elsewhere = await mcpAt(`localhost:${app.port}`, app, tokens.access_token);
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.challenge).toContain('error="invalid_token"');
+    expect(elsewhere.challenge).toContain(
+      `resource_metadata="http://localhost:${app.port}/.well-known/oauth-protected-resource/api/mcp"`,
+    );
+
     const otherAudience = await postToken(app, {
       grant_type: "authorization_code",
       code: flow.code,
@@ -472,6 +522,11 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     }
   });
 
+  it("names the app in the tool-call log (earlier tests' calls)", async () => {
+    const log = await (await alpha.get("/admin/tool-calls")).text();
+    expect(log).toContain("app Test Client");
+  });
+
   it("stops a token when its app is revoked or its user disabled", async () => {
     const tokens = await tokensFor(alpha);
     expect((await mcpStatus(app, tokens.access_token)).status).toBe(200);
@@ -479,6 +534,14 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     const html = await users.text();
     const grantIds = [...html.matchAll(/name="grantId" value="([0-9a-f-]{36})"/g)].map((m) => m[1]);
     expect(grantIds.length).toBeGreaterThan(0);
+    // A researcher's own-apps action cannot reach the admin's apps.
+    for (const grantId of grantIds) {
+      const foreign = await researcher.action("/account", "revokeOwnAppAction", {
+        grantId: grantId ?? "",
+      });
+      expect(foreign.text).toContain("Not found");
+    }
+    expect((await mcpStatus(app, tokens.access_token)).status).toBe(200);
     for (const grantId of grantIds) {
       const revoked = await alpha.action("/admin/users", "revokeAppAction", {
         grantId: grantId ?? "",
@@ -512,6 +575,21 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     expect((await mcpStatus(app, researcherTokens.access_token)).status).toBe(401);
   });
 
+  it("lets a client revoke its own tokens (RFC 7009)", async () => {
+    const tokens = await tokensFor(alpha);
+    const revoke = (token: string) =>
+      fetch(`${app.url}/api/oauth/revoke`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token, client_id: clientId }),
+      });
+    expect((await revoke(tokens.refresh_token)).status).toBe(200);
+    expect((await mcpStatus(app, tokens.access_token)).status).toBe(401);
+    // Revoking again, or an unknown token, is answered 200 all the same.
+    expect((await revoke(tokens.refresh_token)).status).toBe(200);
+    expect((await revoke("cairn_rt_unknown")).status).toBe(200);
+  });
+
   it("refuses an expired access token", async () => {
     const tokens = await tokensFor(alpha);
     expect((await mcpStatus(app, tokens.access_token)).status).toBe(200);
@@ -532,5 +610,20 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
     // API keys keep working beside tokens.
     expect((await mcpStatus(app, app.tenantA.key)).status).toBe(200);
+  });
+
+  // Last: it uses up this address's registrations.
+  it("limits registrations per client address", async () => {
+    let answer = await register(app, { redirect_uris: [REDIRECT_URI] });
+    let count = 1;
+    while (answer.status === 201 && count < 40) {
+      answer = await register(app, { redirect_uris: [REDIRECT_URI] });
+      count += 1;
+    }
+    expect(answer.status).toBe(429);
+    expect(answer.body.error).toBe("invalid_request");
+    expect(answer.body.error_description).toMatch(/Too many client registrations/);
+    // Clients registered before keep working.
+    expect((await authorize(alpha)).code).not.toBe("");
   });
 });

@@ -12,7 +12,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import OAuth2Server from "@node-oauth/oauth2-server";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../db/client";
 import {
   oauthAuthorizationCodes,
@@ -22,6 +22,8 @@ import {
   users,
 } from "../db/schema";
 import { env } from "../env";
+import { isAppError } from "../plan-engine/app-error";
+import { revokeConnectedApp } from "../services/connected-apps";
 import { ClientMetadataError, type OAuthClient, resolveClient } from "./clients";
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
@@ -98,6 +100,11 @@ function model(db: Database) {
         // Checked before the library runs (checkAuthorizationRequest); kept as a guard.
         throw new Error("an authorization code without an S256 challenge");
       }
+      // Codes are kept a day past their expiry (a late reuse still finds its
+      // row), then dropped here rather than by a job: the index makes it cheap.
+      await db
+        .delete(oauthAuthorizationCodes)
+        .where(lt(oauthAuthorizationCodes.expiresAt, new Date(Date.now() - 24 * 3600 * 1000)));
       await db.insert(oauthAuthorizationCodes).values({
         tenantId: user.tenantId,
         codeHash: hashToken(code.authorizationCode),
@@ -202,6 +209,11 @@ function model(db: Database) {
           expiresAt: refreshTokenExpiresAt,
         });
       }
+      // The grant's expired tokens go as new ones come. Rotated refresh tokens stay
+      // until they expire, so a replay of one is recognised (getRefreshToken).
+      await db
+        .delete(oauthTokens)
+        .where(and(eq(oauthTokens.grantId, grantId), lt(oauthTokens.expiresAt, new Date(now))));
       await db.insert(oauthTokens).values(rows);
       return {
         accessToken: token.accessToken,
@@ -215,21 +227,29 @@ function model(db: Database) {
 
     async getRefreshToken(refreshToken: string) {
       const [row] = await db
-        .select({ token: oauthTokens, grant: oauthGrants, client: oauthClients })
+        .select({
+          token: oauthTokens,
+          grant: oauthGrants,
+          client: oauthClients,
+          userDisabledAt: users.disabledAt,
+        })
         .from(oauthTokens)
         .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
         .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
         .innerJoin(users, eq(users.id, oauthGrants.userId))
         .where(
-          and(
-            eq(oauthTokens.tokenHash, hashToken(refreshToken)),
-            eq(oauthTokens.kind, "refresh"),
-            isNull(oauthTokens.revokedAt),
-            isNull(oauthGrants.revokedAt),
-            isNull(users.disabledAt),
-          ),
+          and(eq(oauthTokens.tokenHash, hashToken(refreshToken)), eq(oauthTokens.kind, "refresh")),
         );
       if (!row) return undefined;
+      if (row.token.revokedAt && !row.grant.revokedAt) {
+        // A refresh token used again after it was rotated: two parties hold it,
+        // one of them not the client (OAuth 2.1 §4.3.1). The whole connected app
+        // is revoked, the holder of the newer tokens included.
+        await revokeConnectedApp(db, row.grant.tenantId, row.grant.id).catch((error: unknown) => {
+          if (!isAppError(error)) throw error;
+        });
+      }
+      if (row.token.revokedAt || row.grant.revokedAt || row.userDisabledAt) return undefined;
       return {
         refreshToken,
         refreshTokenExpiresAt: row.token.expiresAt,

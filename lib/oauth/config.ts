@@ -5,6 +5,7 @@
  */
 import { env } from "../env";
 import { isAllowedHost } from "../mcp/front-door";
+import { allowedOrigins } from "../web/request";
 
 /** One-time codes live a minute: the client exchanges them right after the redirect. */
 export const AUTHORIZATION_CODE_LIFETIME_SECONDS = 60;
@@ -22,14 +23,6 @@ export const MCP_SCOPE = "mcp";
 
 export const ACCESS_TOKEN_PREFIX = "cairn_at_";
 export const REFRESH_TOKEN_PREFIX = "cairn_rt_";
-
-/** The origins allowed besides loopback ones (CAIRN_ALLOWED_ORIGINS), as the front door reads them. */
-export function allowedOrigins(): string[] {
-  return (env().CAIRN_ALLOWED_ORIGINS ?? "")
-    .split(",")
-    .map((origin) => origin.trim())
-    .filter(Boolean);
-}
 
 /**
  * Cairn's public origin for a request: CAIRN_PUBLIC_URL when set; otherwise the

@@ -6,11 +6,13 @@
  */
 import OAuth2Server from "@node-oauth/oauth2-server";
 import { eq } from "drizzle-orm";
+import { clientAddressOf } from "../auth/client-address";
 import type { Database } from "../db/client";
 import { oauthGrants, oauthTokens } from "../db/schema";
 import { env } from "../env";
 import { readLimited } from "../http/read-limited";
 import { isAppError } from "../plan-engine/app-error";
+import { registerAttempt, tryAgainIn } from "../services/attempt-limits";
 import { revokeConnectedApp } from "../services/connected-apps";
 import { hashToken, oauthServer } from "./authorization-server";
 import { ClientMetadataError, type OAuthClient, registerClient, resolveClient } from "./clients";
@@ -231,8 +233,21 @@ export async function tokenEndpoint(db: Database, origin: string, request: Reque
   return jsonResponse(libResponse.body, libResponse.status ?? 200);
 }
 
-/** RFC 7591 registration of a public client. */
+/**
+ * RFC 7591 registration of a public client. Anyone may register, so each client
+ * address gets a limited number of registrations an hour (the sign-in limits'
+ * shared counters), and a refused one is answered before the body is read.
+ */
 export async function registrationEndpoint(db: Database, request: Request) {
+  const address = clientAddressOf(request.headers, env().CAIRN_TRUST_PROXY);
+  const gate = await registerAttempt(db, [{ kind: "oauth_registration_address", key: address }]);
+  if (!gate.allowed) {
+    return oauthError(
+      429,
+      "invalid_request",
+      `Too many client registrations from this address; try again in ${tryAgainIn(gate.retryAt)}.`,
+    );
+  }
   const text = await readLimited(request.body, MAX_FORM_BYTES);
   if (text === undefined) return oauthError(413, "invalid_client_metadata", "metadata too large");
   let input: unknown;

@@ -1,9 +1,10 @@
 import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
-import { ACCESS_TOKEN_PREFIX, allowedOrigins, oauthUrls, publicOrigin } from "@/lib/oauth/config";
+import { ACCESS_TOKEN_PREFIX, oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { authenticateApiKey } from "@/lib/services/api-key-auth";
 import { authenticateOAuthToken } from "@/lib/services/oauth-token-auth";
+import { allowedOrigins } from "@/lib/web/request";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
