@@ -28,7 +28,14 @@ function pkce() {
 
 type TokenAnswer = {
   status: number;
-  body: { access_token?: string; refresh_token?: string; error?: string; expires_in?: number };
+  body: {
+    access_token?: string;
+    refresh_token?: string;
+    error?: string;
+    expires_in?: number;
+    scope?: string;
+    token_type?: string;
+  };
   headers: Headers;
 };
 
@@ -137,7 +144,8 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
       code_challenge_method: "S256",
       state: "state-123",
       resource: app.mcpUrl,
-      scope: "mcp",
+      // Scopes other than mcp are ignored, not refused.
+      scope: "mcp offline_access",
       ...options.extra,
     };
     const path = `/authorize?${new URLSearchParams(params)}`;
@@ -163,6 +171,11 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
       resource: app.mcpUrl,
     });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body).toMatchObject({ token_type: "Bearer", scope: "mcp" });
+    // An hour, counted from when the token was stored (so a second may have gone).
+    expect(answer.body.expires_in).toBeGreaterThan(3500);
+    expect(answer.body.expires_in).toBeLessThanOrEqual(3600);
+    expect(answer.headers.get("cache-control")).toBe("no-store");
     return answer.body as { access_token: string; refresh_token: string };
   }
 

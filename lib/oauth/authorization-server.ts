@@ -57,7 +57,12 @@ function scopeList(scope: string): string[] {
   return scope.split(" ").filter(Boolean);
 }
 
-function model(db: Database) {
+/**
+ * `resource` is the MCP resource of the origin the request came to: codes and
+ * refresh tokens issued for another are not found, so they are refused before
+ * anything is used up.
+ */
+function model(db: Database, resource: string) {
   return {
     async getClient(clientId: string) {
       try {
@@ -78,10 +83,9 @@ function model(db: Database) {
     generateRefreshToken: async () =>
       `${REFRESH_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`,
 
-    /** Cairn has one scope; asking for none gets it, asking for anything else is invalid_scope. */
-    async validateScope(_user: FlowUser, _client: FlowClient, scope?: string[]) {
-      const asked = (scope ?? []).filter(Boolean);
-      return asked.every((one) => one === MCP_SCOPE) ? [MCP_SCOPE] : false;
+    /** Cairn has one scope: whatever was asked, the grant is `mcp` (see checkAuthorizationRequest). */
+    async validateScope() {
+      return [MCP_SCOPE];
     },
 
     async saveAuthorizationCode(
@@ -133,6 +137,7 @@ function model(db: Database) {
           and(
             eq(oauthAuthorizationCodes.codeHash, hashToken(authorizationCode)),
             isNull(oauthAuthorizationCodes.usedAt),
+            eq(oauthAuthorizationCodes.resource, resource),
             isNull(users.disabledAt),
           ),
         );
@@ -238,7 +243,11 @@ function model(db: Database) {
         .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
         .innerJoin(users, eq(users.id, oauthGrants.userId))
         .where(
-          and(eq(oauthTokens.tokenHash, hashToken(refreshToken)), eq(oauthTokens.kind, "refresh")),
+          and(
+            eq(oauthTokens.tokenHash, hashToken(refreshToken)),
+            eq(oauthTokens.kind, "refresh"),
+            eq(oauthGrants.resource, resource),
+          ),
         );
       if (!row) return undefined;
       if (row.token.revokedAt && !row.grant.revokedAt) {
@@ -332,9 +341,9 @@ async function connectedApp(
   return created.id;
 }
 
-export function oauthServer(db: Database): OAuth2Server {
+export function oauthServer(db: Database, resource: string): OAuth2Server {
   return new OAuth2Server({
-    model: model(db) as unknown as OAuth2Server.AuthorizationCodeModel &
+    model: model(db, resource) as unknown as OAuth2Server.AuthorizationCodeModel &
       OAuth2Server.RefreshTokenModel,
     authorizationCodeLifetime: AUTHORIZATION_CODE_LIFETIME_SECONDS,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME_SECONDS,

@@ -16,7 +16,7 @@ import { registerAttempt, tryAgainIn } from "../services/attempt-limits";
 import { revokeConnectedApp } from "../services/connected-apps";
 import { hashToken, oauthServer } from "./authorization-server";
 import { ClientMetadataError, type OAuthClient, registerClient, resolveClient } from "./clients";
-import { jsonResponse, MCP_SCOPE, oauthError, oauthUrls } from "./config";
+import { jsonResponse, oauthError, oauthUrls } from "./config";
 
 /** The parameters of an authorization request that Cairn keeps from the query. */
 export const AUTHORIZE_PARAMS = [
@@ -113,10 +113,9 @@ export async function checkAuthorizationRequest(
   if (params.resource !== undefined && params.resource !== resource) {
     return fail("invalid_target", `resource must be ${resource}`);
   }
-  const scopes = (params.scope ?? "").split(" ").filter(Boolean);
-  if (scopes.some((scope) => scope !== MCP_SCOPE)) {
-    return fail("invalid_scope", `the only scope is ${MCP_SCOPE}`);
-  }
+  // Scopes other than `mcp` (some platforms add `openid` or `offline_access`)
+  // are ignored rather than refused (RFC 6749 §3.3): the token's scope, `mcp`,
+  // is in the token response.
   return { kind: "ok", client, params, redirectUri };
 }
 
@@ -159,7 +158,7 @@ export async function answerAuthorization(
     resource: oauthUrls(origin).resource,
   };
   try {
-    await oauthServer(db).authorize(request, response, {
+    await oauthServer(db, flowUser.resource).authorize(request, response, {
       authenticateHandler: { handle: async () => flowUser },
     });
   } catch (error) {
@@ -218,12 +217,7 @@ export async function tokenEndpoint(db: Database, origin: string, request: Reque
   );
   const libResponse = new OAuth2Server.Response();
   try {
-    const token = await oauthServer(db).token(libRequest, libResponse);
-    // Tokens of an earlier origin's resource are refused here as on the MCP route.
-    const user = token.user as { resource?: string };
-    if (user.resource !== resource) {
-      return oauthError(400, "invalid_grant", `the grant is for another resource, not ${resource}`);
-    }
+    await oauthServer(db, resource).token(libRequest, libResponse);
   } catch (error) {
     if (error instanceof OAuth2Server.OAuthError) {
       return oauthError(error.code, error.name, error.message);
