@@ -24,7 +24,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Page } from "@playwright/test";
 import { type AppServer, SEED_PASSWORD, startAppServer } from "../tests/support/app-server";
-import { test as base, expect } from "./fixtures";
+import { test as base, expect, keepScreenshot } from "./fixtures";
 
 // This file's own server: client metadata documents at http://127.0.0.1 are
 // allowed only with the test/dev flag (docs/oauth.md).
@@ -128,6 +128,7 @@ async function approveInBrowser(page: Page, provider: TestProvider, email: strin
   await expect(page.getByTestId("consent-client")).toHaveText(provider.name);
   await expect(page.getByTestId("consent-redirect-host")).toHaveText(callback.host);
   await expect(page.getByTestId("consent-account")).toContainText(email);
+  await keepScreenshot(page, "oauth-consent");
   await page.getByRole("button", { name: "Approve" }).click();
   await expect.poll(() => code).not.toBeNull();
   return code as unknown as string;
