@@ -392,10 +392,14 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
       redirect_uri: REDIRECT_URI,
       client_id: clientId,
     };
-    expect((await postToken(app, exchange)).status).toBe(200);
+    const exchanged = await postToken(app, exchange);
+    expect(exchanged.status).toBe(200);
+    expect((await mcpStatus(app, exchanged.body.access_token ?? "")).status).toBe(200);
     const reused = await postToken(app, exchange);
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe("invalid_grant");
+    // The code leaked: the tokens it was exchanged for stop too.
+    expect((await mcpStatus(app, exchanged.body.access_token ?? "")).status).toBe(401);
 
     // At the token endpoint: the code was issued for another redirect URI.
     const third = await authorize(alpha);

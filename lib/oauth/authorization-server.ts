@@ -136,12 +136,28 @@ function model(db: Database, resource: string) {
         .where(
           and(
             eq(oauthAuthorizationCodes.codeHash, hashToken(authorizationCode)),
-            isNull(oauthAuthorizationCodes.usedAt),
             eq(oauthAuthorizationCodes.resource, resource),
             isNull(users.disabledAt),
           ),
         );
       if (!row) return undefined;
+      if (row.code.usedAt) {
+        // A code presented twice has leaked (OAuth 2.1 §4.1.3): the app it
+        // connected (the user's one live grant for this client) is revoked.
+        const [grant] = await db
+          .select({ id: oauthGrants.id })
+          .from(oauthGrants)
+          .where(
+            and(
+              eq(oauthGrants.userId, row.code.userId),
+              eq(oauthGrants.clientId, row.code.clientId),
+              eq(oauthGrants.resource, row.code.resource),
+              isNull(oauthGrants.revokedAt),
+            ),
+          );
+        if (grant) await revokeQuietly(db, row.code.tenantId, grant.id);
+        return undefined;
+      }
       return {
         authorizationCode,
         expiresAt: row.code.expiresAt,
@@ -254,9 +270,7 @@ function model(db: Database, resource: string) {
         // A refresh token used again after it was rotated: two parties hold it,
         // one of them not the client (OAuth 2.1 §4.3.1). The whole connected app
         // is revoked, the holder of the newer tokens included.
-        await revokeConnectedApp(db, row.grant.tenantId, row.grant.id).catch((error: unknown) => {
-          if (!isAppError(error)) throw error;
-        });
+        await revokeQuietly(db, row.grant.tenantId, row.grant.id);
       }
       if (row.token.revokedAt || row.grant.revokedAt || row.userDisabledAt) return undefined;
       return {
@@ -302,6 +316,13 @@ function model(db: Database, resource: string) {
       return undefined;
     },
   };
+}
+
+/** Revokes a connected app; one revoked meanwhile (NOT_FOUND) is no error here. */
+async function revokeQuietly(db: Database, tenantId: string, grantId: string) {
+  await revokeConnectedApp(db, tenantId, grantId).catch((error: unknown) => {
+    if (!isAppError(error)) throw error;
+  });
 }
 
 /**
