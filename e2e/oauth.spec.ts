@@ -242,7 +242,7 @@ for (const registration of ["dynamic registration", "a client metadata document"
 }
 
 test("an admin revokes a user's connected app on Users & keys", async ({ app, page }) => {
-  const provider = new TestProvider(CALLBACK, "Admin-Revoked App");
+  const provider = new TestProvider(CALLBACK, "Team App");
   await expect(connect(app, provider)).rejects.toBeInstanceOf(UnauthorizedError);
   const code = await approveInBrowser(page, provider, app.tenantA.email);
   await new StreamableHTTPClientTransport(new URL(app.mcpUrl), {
@@ -254,8 +254,8 @@ test("an admin revokes a user's connected app on Users & keys", async ({ app, pa
   await page.goto("/admin/users");
   const apps = page.getByTestId("connected-apps");
   await expect(apps).toContainText(app.tenantA.email);
-  await apps.getByRole("button", { name: "Revoke app Admin-Revoked App" }).click();
-  await expect(apps.getByRole("row", { name: "Admin-Revoked App" })).toContainText("Revoked");
+  await apps.getByRole("button", { name: "Revoke app Team App" }).click();
+  await expect(apps.getByRole("row", { name: "Team App" })).toContainText("Revoked");
   await expect(client.callTool({ name: "ping", arguments: {} })).rejects.toBeInstanceOf(
     UnauthorizedError,
   );
