@@ -44,6 +44,12 @@ const envSchema = z.object({
   CAIRN_PUBLIC_URL: optionalString.pipe(
     z
       .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+      .refine((value) => {
+        // Runs after a failed URL check too: that one has said what is wrong.
+        if (!URL.canParse(value)) return true;
+        const url = new URL(value);
+        return url.pathname === "/" && !url.search && !url.hash;
+      }, "must be an origin (scheme://host[:port]) without a path: Cairn is served at the root")
       .transform((value) => new URL(value).origin)
       .optional(),
   ),
