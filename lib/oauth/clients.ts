@@ -144,7 +144,7 @@ export async function registerClient(db: Database, input: unknown): Promise<OAut
 }
 
 /** Whether a client_id is a metadata document's URL (rather than a registered id). */
-export function isMetadataDocumentUrl(clientId: string): boolean {
+function isMetadataDocumentUrl(clientId: string): boolean {
   return clientId.startsWith("https://") || clientId.startsWith("http://");
 }
 
