@@ -39,16 +39,34 @@ const envSchema = z.object({
    * default): none, and the header, which any client can write, is ignored.
    */
   CAIRN_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /**
+   * The address people and AI platforms reach Cairn at (scheme://host[:port]),
+   * the OAuth issuer and the MCP resource's origin. Unset: taken from each
+   * request's Host, which must be loopback or in CAIRN_ALLOWED_ORIGINS.
+   */
+  CAIRN_PUBLIC_URL: optionalString.pipe(
+    z
+      .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+      .refine((value) => {
+        // Runs after a failed URL check too: that one has said what is wrong.
+        if (!URL.canParse(value)) return true;
+        const url = new URL(value);
+        return url.pathname === "/" && !url.search && !url.hash;
+      }, "must be an origin (scheme://host[:port]) without a path: Cairn is served at the root")
+      .transform((value) => new URL(value).origin)
+      .optional(),
+  ),
+  /**
+   * Tests and development only: lets OAuth client_id metadata documents be
+   * served over http:// from a loopback address. Never set in production.
+   */
+  CAIRN_OAUTH_ALLOW_LOOPBACK_CLIENT_IDS: z
+    .enum(["0", "1", "true", "false", ""])
+    .default("")
+    .transform((value) => value === "1" || value === "true"),
   CAIRN_LLM_BASE_URL: optionalString,
   CAIRN_LLM_API_KEY: optionalString,
   CAIRN_LLM_MODEL: optionalString,
-  /** Where people reach this Cairn: the base of links in e-mails. */
-  CAIRN_PUBLIC_URL: z
-    .string()
-    .trim()
-    .url()
-    .default("http://127.0.0.1:3000")
-    .transform((value) => value.replace(/\/+$/, "")),
   /** An SMTP URL (smtp://user:pass@host:587, smtps://…); unset with CAIRN_MAIL_FROM, e-mail is off. */
   CAIRN_SMTP_URL: optionalString,
   /** The From address of Cairn's e-mails, e.g. "Cairn <cairn@example.com>". */

@@ -42,10 +42,17 @@ function post(
   });
 }
 
-/** RFC 6750: no credentials, a challenge with no error; a key that matches nothing, invalid_token. */
-const NO_KEY_CHALLENGE = "Bearer";
-const INVALID_KEY_CHALLENGE =
-  'Bearer error="invalid_token", error_description="invalid or revoked key"';
+/**
+ * RFC 6750: no credentials, a challenge with no error; a key that matches
+ * nothing, invalid_token. Both name the OAuth protected-resource metadata
+ * (RFC 9728), where an OAuth client starts.
+ */
+function metadataParams(app: AppServer): string {
+  return `resource_metadata="${app.url}/.well-known/oauth-protected-resource/api/mcp", scope="mcp"`;
+}
+const noKeyChallenge = (app: AppServer) => `Bearer ${metadataParams(app)}`;
+const invalidKeyChallenge = (app: AppServer) =>
+  `Bearer error="invalid_token", error_description="invalid, expired or revoked token", ${metadataParams(app)}`;
 
 type RawAnswer = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -126,12 +133,12 @@ describe("the front door of /api/mcp", () => {
   it("answers a valid key and refuses a missing, wrong or revoked one with 401", async () => {
     expect((await post(app, JSON.stringify(INIT), auth)).status).toBe(200);
     const cases: [Record<string, string>, string][] = [
-      [{}, NO_KEY_CHALLENGE],
-      [{ Authorization: "Bearer" }, NO_KEY_CHALLENGE],
-      [{ Authorization: `Basic ${app.tenantA.key}` }, NO_KEY_CHALLENGE],
-      [{ Authorization: "Bearer cairn_not-a-real-key" }, INVALID_KEY_CHALLENGE],
-      [{ Authorization: `Bearer ${app.revokedKey}` }, INVALID_KEY_CHALLENGE],
-      [{ Authorization: `bearer ${app.revokedKey}` }, INVALID_KEY_CHALLENGE],
+      [{}, noKeyChallenge(app)],
+      [{ Authorization: "Bearer" }, noKeyChallenge(app)],
+      [{ Authorization: `Basic ${app.tenantA.key}` }, noKeyChallenge(app)],
+      [{ Authorization: "Bearer cairn_not-a-real-key" }, invalidKeyChallenge(app)],
+      [{ Authorization: `Bearer ${app.revokedKey}` }, invalidKeyChallenge(app)],
+      [{ Authorization: `bearer ${app.revokedKey}` }, invalidKeyChallenge(app)],
     ];
     for (const [headers, challenge] of cases) {
       const response = await post(app, JSON.stringify(INIT), headers);
@@ -146,7 +153,7 @@ describe("the front door of /api/mcp", () => {
     }
   });
 
-  it("names no URL in a 401 that answers 404 (no OAuth metadata is advertised)", async () => {
+  it("names no URL in a 401 that answers 404 (the OAuth metadata it names is served)", async () => {
     const refusals = [
       await post(app, JSON.stringify(INIT), {}),
       await post(app, JSON.stringify(INIT), { Authorization: "Bearer cairn_not-a-real-key" }),
@@ -156,7 +163,7 @@ describe("the front door of /api/mcp", () => {
     for (const response of refusals) {
       expect(response.status).toBe(401);
       const challenge = response.headers.get("www-authenticate") ?? "";
-      expect(challenge).not.toMatch(/resource_metadata/);
+      expect(challenge).toMatch(/resource_metadata="/);
       const named = `${challenge} ${await response.text()}`.match(/https?:\/\/[^\s",]+/g) ?? [];
       for (const url of named) {
         const target = await fetch(url, { signal: AbortSignal.timeout(15_000) });
@@ -173,14 +180,14 @@ describe("the front door of /api/mcp", () => {
   it("answers a missing or wrong key before reading the body, even one that never ends", async () => {
     const none = await postEndlessBody(app, {}, false);
     expect(none.status).toBe(401);
-    expect(none.headers["www-authenticate"]).toBe(NO_KEY_CHALLENGE);
+    expect(none.headers["www-authenticate"]).toBe(noKeyChallenge(app));
     const wrong = await postEndlessBody(
       app,
       { Authorization: "Bearer cairn_not-a-real-key" },
       false,
     );
     expect(wrong.status).toBe(401);
-    expect(wrong.headers["www-authenticate"]).toBe(INVALID_KEY_CHALLENGE);
+    expect(wrong.headers["www-authenticate"]).toBe(invalidKeyChallenge(app));
     // The same endless body with a valid key is read, up to the limit: a flood
     // gets 413 there, so the 401s above came before the body was read.
     expect((await postEndlessBody(app, auth, true)).status).toBe(413);
@@ -195,7 +202,7 @@ describe("the front door of /api/mcp", () => {
         `/api/mcp?${query}=${app.tenantA.key}`,
       );
       expect(response.status, query).toBe(401);
-      expect(response.headers.get("www-authenticate"), query).toBe(NO_KEY_CHALLENGE);
+      expect(response.headers.get("www-authenticate"), query).toBe(noKeyChallenge(app));
     }
   });
 

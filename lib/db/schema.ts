@@ -34,7 +34,10 @@ import {
 } from "../plan-engine/states";
 
 export const USER_ROLES = ["researcher", "admin"] as const;
-export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
+/** `oauth_app`: an AI platform connected through OAuth, acting for the user who approved it. */
+export const ACTOR_TYPES = ["api_key", "user", "system", "oauth_app"] as const;
+export const OAUTH_CLIENT_KINDS = ["registered", "metadata_document"] as const;
+export const OAUTH_TOKEN_KINDS = ["access", "refresh"] as const;
 // The engine owns the tracking record's states (and their transitions); the
 // schema only stores them.
 export { SKILL_EXECUTION_STATUSES };
@@ -65,6 +68,8 @@ export const reviewDecision = pgEnum("review_decision_kind", REVIEW_DECISIONS);
 export const feedbackType = pgEnum("feedback_type", FEEDBACK_TYPES);
 export const reviewTimeoutAction = pgEnum("review_timeout_action", REVIEW_TIMEOUT_ACTIONS);
 export const deliveryStatus = pgEnum("delivery_status", DELIVERY_STATUSES);
+export const oauthClientKind = pgEnum("oauth_client_kind", OAUTH_CLIENT_KINDS);
+export const oauthTokenKind = pgEnum("oauth_token_kind", OAUTH_TOKEN_KINDS);
 
 const id = () => uuid("id").primaryKey().defaultRandom();
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
@@ -165,6 +170,96 @@ export const apiKeys = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
   (t) => [index("api_key_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/**
+ * OAuth clients (docs/oauth.md): registered by Dynamic Client Registration, or
+ * the cached copy of a Client ID Metadata Document whose URL is the client_id.
+ * Every client is public (no secret). Names are whatever the client said: shown
+ * as unverified text, never trusted.
+ */
+export const oauthClients = pgTable("oauth_client", {
+  id: id(),
+  /** What the client sends as client_id: a generated id, or the metadata document's URL. */
+  clientId: text("client_id").notNull().unique(),
+  kind: oauthClientKind("kind").notNull(),
+  clientName: text("client_name"),
+  redirectUris: jsonb("redirect_uris").$type<string[]>().notNull(),
+  createdAt: createdAt(),
+  /** A metadata document's copy: when it was fetched, and until when it is used without fetching again. */
+  fetchedAt: timestamp("fetched_at", { withTimezone: true }),
+  expiresAt: timestamp("expires_at", { withTimezone: true }),
+});
+
+/** One-time authorization codes: only the SHA-256 is stored; used_at is set by the one exchange. */
+export const oauthAuthorizationCodes = pgTable(
+  "oauth_authorization_code",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    codeHash: text("code_hash").notNull().unique(),
+    clientId: uuid("client_id")
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    redirectUri: text("redirect_uri").notNull(),
+    codeChallenge: text("code_challenge").notNull(),
+    codeChallengeMethod: text("code_challenge_method").notNull(),
+    resource: text("resource").notNull(),
+    scope: text("scope").notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+  },
+  (t) => [index("oauth_authorization_code_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * A connected app: one user's approval of one client, for Cairn's MCP resource.
+ * Its tokens act as that user in that user's tenant; revoking it (or disabling
+ * the user) stops every token at once, because each request joins to it.
+ */
+export const oauthGrants = pgTable(
+  "oauth_grant",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    clientId: uuid("client_id")
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: "cascade" }),
+    resource: text("resource").notNull(),
+    scope: text("scope").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("oauth_grant_tenant_user_idx").on(t.tenantId, t.userId),
+    index("oauth_grant_client_idx").on(t.clientId),
+  ],
+);
+
+/** Access and refresh tokens of a grant, stored as SHA-256 like API keys. */
+export const oauthTokens = pgTable(
+  "oauth_token",
+  {
+    id: id(),
+    grantId: uuid("grant_id")
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: "cascade" }),
+    kind: oauthTokenKind("kind").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    /** Set when the token is rotated (a refresh token once used) or its grant is revoked. */
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("oauth_token_grant_idx").on(t.grantId)],
 );
 
 export const skillExecutions = pgTable(
@@ -422,6 +517,8 @@ export const mcpToolCallLog = pgTable(
     id: id(),
     tenantId: tenantId(),
     apiKeyId: uuid("api_key_id").references(() => apiKeys.id, { onDelete: "set null" }),
+    /** The connected app whose OAuth token made the call (api_key_id is then null). */
+    oauthGrantId: uuid("oauth_grant_id").references(() => oauthGrants.id, { onDelete: "set null" }),
     toolName: text("tool_name").notNull(),
     durationMs: doublePrecision("duration_ms").notNull(),
     isError: boolean("is_error").notNull(),

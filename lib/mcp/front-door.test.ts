@@ -49,17 +49,33 @@ describe("withFrontDoor", () => {
   });
 
   it("answers a key that matches nothing with invalid_token, before reading the body", async () => {
-    const authenticate = vi.fn(async (_token: string) => undefined);
+    const authenticate = vi.fn(async (_token: string, _request: Request) => undefined);
     const door = withFrontDoor(handler, authenticate, OPTIONS);
     const { request, pulls } = endlessPost({ Authorization: "Bearer  cairn_wrong " });
     const response = await door(request);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toBe(
-      'Bearer error="invalid_token", error_description="invalid or revoked key"',
+      'Bearer error="invalid_token", error_description="invalid, expired or revoked token"',
     );
-    expect(authenticate).toHaveBeenCalledWith("cairn_wrong");
+    expect(authenticate).toHaveBeenCalledWith("cairn_wrong", request);
     expect(pulls()).toBeLessThanOrEqual(1);
     expect(handler).not.toHaveBeenCalled();
+  });
+
+  it("names the protected-resource metadata in both challenges when it is served", async () => {
+    const door = withFrontDoor(handler, async () => undefined, {
+      ...OPTIONS,
+      resourceMetadataUrl: (request) =>
+        `${new URL(request.url).origin}/.well-known/oauth-protected-resource/api/mcp`,
+    });
+    const metadata =
+      'resource_metadata="http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/mcp", scope="mcp"';
+    const none = await door(endlessPost({}).request);
+    expect(none.headers.get("www-authenticate")).toBe(`Bearer ${metadata}`);
+    const wrong = await door(endlessPost({ Authorization: "Bearer nope" }).request);
+    expect(wrong.headers.get("www-authenticate")).toBe(
+      `Bearer error="invalid_token", error_description="invalid, expired or revoked token", ${metadata}`,
+    );
   });
 
   it("answers 500, not 401, when the key cannot be checked", async () => {

@@ -1,7 +1,7 @@
 /**
  * Checks at /api/mcp before anything else runs, because the SDK's transport
  * makes none of them: a browser page from a foreign origin is refused (DNS rebinding),
- * the API key is checked before a byte of the body is read (a caller without one
+ * the API key or OAuth token is checked before a byte of the body is read (a caller without one
  * costs a header check, not a body read and a parse), a body over the limit gets
  * 413 without being read to the end, malformed JSON gets a JSON-RPC parse error
  * at once instead of a hanging request, and a JSON-RPC batch is refused.
@@ -12,20 +12,35 @@ export type FrontDoorOptions = {
   maxBodyBytes: number;
   /** Extra origins (scheme://host[:port]) allowed besides loopback ones. */
   allowedOrigins: readonly string[];
+  /**
+   * The URL of the route's OAuth Protected Resource Metadata (RFC 9728) for a
+   * request, named in every 401 challenge so an OAuth client can discover how
+   * to get a token; undefined leaves it out.
+   */
+  resourceMetadataUrl?: (request: Request) => string | undefined;
 };
 
-/** Looks up who a bearer token belongs to; undefined for a wrong or revoked key. */
-export type Authenticate<Caller> = (bearerToken: string) => Promise<Caller | undefined>;
+/** Looks up who a bearer token belongs to; undefined for a wrong, revoked or expired one. */
+export type Authenticate<Caller> = (
+  bearerToken: string,
+  request: Request,
+) => Promise<Caller | undefined>;
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 // RFC 6750 §3.1: a request without credentials gets a challenge with no error
-// code; a key that matches nothing gets invalid_token. No resource_metadata
-// parameter: Cairn serves no OAuth protected-resource metadata, and a client
-// told to fetch it would only find a 404.
-const NO_KEY_CHALLENGE = "Bearer";
-const INVALID_KEY_CHALLENGE =
-  'Bearer error="invalid_token", error_description="invalid or revoked key"';
+// code; a key or token that matches nothing gets invalid_token. Both name the
+// protected-resource metadata (RFC 9728 §5.1) and the scope, which is where an
+// MCP client starts the OAuth flow.
+function challenge(request: Request, options: FrontDoorOptions, invalid: boolean): string {
+  const parts: string[] = [];
+  if (invalid) {
+    parts.push('error="invalid_token"', 'error_description="invalid, expired or revoked token"');
+  }
+  const metadata = options.resourceMetadataUrl?.(request);
+  if (metadata) parts.push(`resource_metadata="${metadata}"`, 'scope="mcp"');
+  return parts.length === 0 ? "Bearer" : `Bearer ${parts.join(", ")}`;
+}
 
 function jsonRpcError(status: number, code: number, message: string, headers: HeadersInit = {}) {
   return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
@@ -108,13 +123,13 @@ export function withFrontDoor<Caller>(
       return jsonRpcError(
         401,
         -32000,
-        "Unauthorized: send an API key as `Authorization: Bearer <key>` (never in the URL).",
-        { "WWW-Authenticate": NO_KEY_CHALLENGE },
+        "Unauthorized: send an API key or OAuth access token as `Authorization: Bearer <token>` (never in the URL).",
+        { "WWW-Authenticate": challenge(request, options, false) },
       );
     }
     let caller: Caller | undefined;
     try {
-      caller = await authenticate(token);
+      caller = await authenticate(token, request);
     } catch (error) {
       // The key could not be checked (the database is unreachable, say); a 401
       // would tell the client its key is bad when it may not be.
@@ -122,8 +137,8 @@ export function withFrontDoor<Caller>(
       return jsonRpcError(500, -32603, "Internal error: the API key could not be checked.");
     }
     if (caller === undefined) {
-      return jsonRpcError(401, -32000, "Unauthorized: invalid or revoked key.", {
-        "WWW-Authenticate": INVALID_KEY_CHALLENGE,
+      return jsonRpcError(401, -32000, "Unauthorized: invalid, expired or revoked key or token.", {
+        "WWW-Authenticate": challenge(request, options, true),
       });
     }
 

@@ -20,8 +20,8 @@
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { ApiKeyPrincipal } from "../services/api-key-auth";
 import { type FrontDoorOptions, withFrontDoor } from "./front-door";
+import type { McpPrincipal } from "./request-context";
 import {
   type CairnServerDeps,
   registerCairnServer,
@@ -31,8 +31,8 @@ import {
 } from "./server";
 
 export type McpRouteDeps = CairnServerDeps & {
-  /** The key's principal; undefined for a wrong or revoked key. */
-  authenticate(bearerToken: string): Promise<ApiKeyPrincipal | undefined>;
+  /** The API key's or OAuth token's principal; undefined for a wrong, revoked or expired one. */
+  authenticate(bearerToken: string, request: Request): Promise<McpPrincipal | undefined>;
 };
 
 /** Idle servers kept for reuse: about the requests served at once, no more. */
@@ -60,7 +60,7 @@ export function createMcpRoute(
   const answer = async (
     request: Request,
     body: unknown,
-    principal: ApiKeyPrincipal,
+    principal: McpPrincipal,
   ): Promise<Response> => {
     const server = takeServer();
     // Plain JSON answers rather than a one-event SSE stream: every call has
@@ -76,7 +76,7 @@ export function createMcpRoute(
       // can let go of the transport and serve the next request.
       const authInfo: AuthInfo = {
         token: "",
-        clientId: principal.apiKeyId,
+        clientId: principal.credentialId,
         scopes: [],
         extra: { principal },
       };
@@ -87,6 +87,6 @@ export function createMcpRoute(
     }
   };
 
-  // Every request carries a key: none, a wrong one or a revoked one is a 401.
-  return withFrontDoor(answer, (token) => deps.authenticate(token), frontDoor);
+  // Every request carries a key or token: none, a wrong one or a revoked one is a 401.
+  return withFrontDoor(answer, (token, request) => deps.authenticate(token, request), frontDoor);
 }

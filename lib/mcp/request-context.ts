@@ -1,11 +1,25 @@
 /**
  * From an MCP request to the use cases' ServiceContext: the principal that the
- * route's API-key check put on the request decides the tenant and the audit
+ * route's credential check put on the request decides the tenant and the audit
  * actor, for tools and resources alike.
  */
 import type { Database } from "../db/client";
-import type { ApiKeyPrincipal } from "../services/api-key-auth";
 import type { LlmConfig, ServiceContext } from "../services/context";
+
+/**
+ * Who an MCP request acts for, whichever credential it carried: an API key, or
+ * the OAuth token of a connected app. Both act as their user in their user's
+ * tenant; only the audit actor (and the tool-call log) tells them apart.
+ */
+export type McpPrincipal = {
+  kind: "api_key" | "oauth_app";
+  /** The API key's id, or the connected app's (OAuth grant's) id. */
+  credentialId: string;
+  tenantId: string;
+  userId: string;
+  /** How the audit trail names this caller. */
+  label: string;
+};
 
 export type CairnServerDeps = {
   getDb(): Promise<Database>;
@@ -18,18 +32,18 @@ export type CairnServerDeps = {
 
 /** The principal that the route's auth wrapper put on the request. */
 export function principalOf(authInfo: { extra?: Record<string, unknown> } | undefined) {
-  return authInfo?.extra?.principal as ApiKeyPrincipal | undefined;
+  return authInfo?.extra?.principal as McpPrincipal | undefined;
 }
 
 export function serviceContextFor(
   deps: CairnServerDeps,
   db: Database,
-  principal: ApiKeyPrincipal,
+  principal: McpPrincipal,
 ): ServiceContext {
   return {
     db,
     tenantId: principal.tenantId,
-    actor: { type: "api_key", id: principal.apiKeyId, label: principal.label },
+    actor: { type: principal.kind, id: principal.credentialId, label: principal.label },
     stallThresholdSeconds: deps.stallThresholdSeconds,
     ...(deps.stepLeaseSeconds ? { stepLeaseSeconds: deps.stepLeaseSeconds } : {}),
     llm: deps.llm,

@@ -128,7 +128,8 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       const text = result.content[0]?.type === "text" ? result.content[0].text : "";
       recordToolCallLater(db, {
         tenantId: principal.tenantId,
-        apiKeyId: principal.apiKeyId,
+        apiKeyId: principal.kind === "api_key" ? principal.credentialId : null,
+        oauthGrantId: principal.kind === "oauth_app" ? principal.credentialId : null,
         toolName: tool.name,
         durationMs: performance.now() - started,
         isError: result.isError === true,

@@ -43,6 +43,13 @@ export const ATTEMPT_POLICIES = {
     firstBlockSeconds: 5 * 60,
     maxBlockSeconds: 60 * 60,
   },
+  /** OAuth Dynamic Client Registrations per client address: registration needs no account. */
+  oauth_registration_address: {
+    limit: 30,
+    windowSeconds: 60 * 60,
+    firstBlockSeconds: 10 * 60,
+    maxBlockSeconds: 60 * 60,
+  },
   /** First-run set-up codes tried per client address. */
   setup_address: {
     limit: 10,

@@ -21,7 +21,15 @@ import {
   sql,
 } from "drizzle-orm";
 import { z } from "zod";
-import { apiKeys, mcpToolCallLog, planAuditLog, planSteps, researchPlans } from "../db/schema";
+import {
+  apiKeys,
+  mcpToolCallLog,
+  oauthClients,
+  oauthGrants,
+  planAuditLog,
+  planSteps,
+  researchPlans,
+} from "../db/schema";
 import { isAppError } from "../plan-engine/app-error";
 import { findBindings } from "../plan-engine/bindings";
 import { computeProgress, stallWarnings } from "../plan-engine/progress";
@@ -388,7 +396,10 @@ export async function getToolCallLog(ctx: ViewContext, raw: z.input<typeof toolC
     .select({
       id: mcpToolCallLog.id,
       toolName: mcpToolCallLog.toolName,
-      keyName: apiKeys.name,
+      // A connected app's calls carry no key: they are named after the app.
+      keyName: sql<
+        string | null
+      >`coalesce(${apiKeys.name}, 'app ' || coalesce(${oauthClients.clientName}, ${oauthClients.clientId}))`,
       durationMs: mcpToolCallLog.durationMs,
       isError: mcpToolCallLog.isError,
       errorCode: mcpToolCallLog.errorCode,
@@ -398,6 +409,8 @@ export async function getToolCallLog(ctx: ViewContext, raw: z.input<typeof toolC
     })
     .from(mcpToolCallLog)
     .leftJoin(apiKeys, eq(apiKeys.id, mcpToolCallLog.apiKeyId))
+    .leftJoin(oauthGrants, eq(oauthGrants.id, mcpToolCallLog.oauthGrantId))
+    .leftJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
     .where(where)
     .orderBy(desc(mcpToolCallLog.createdAt), desc(mcpToolCallLog.id))
     .limit(TOOL_CALL_PAGE_SIZE)

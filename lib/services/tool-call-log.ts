@@ -13,6 +13,7 @@ import { mcpToolCallLog } from "../db/schema";
 export type ToolCallRecord = {
   tenantId: string;
   apiKeyId: string | null;
+  oauthGrantId: string | null;
   toolName: string;
   durationMs: number;
   isError: boolean;

@@ -50,6 +50,8 @@ export type RunningApp = {
   serverOutput(): string;
   /** Stops the server and keeps its database. */
   stopServer(): Promise<void>;
+  /** Starts the server again after stopServer(), on the same port and database. */
+  startServer(): Promise<void>;
   /** Kills the server with SIGKILL mid-work and starts it again on the same port and database. */
   crashAndRestart(): Promise<void>;
   /**
@@ -175,6 +177,9 @@ async function launch(
     },
     serverOutput: () => server.output(),
     stopServer,
+    async startServer() {
+      server = await startNextProcess(env, port);
+    },
     async startAnotherInstance() {
       if (backend !== "postgres") {
         throw new Error("Only a PostgreSQL database can be shared by several servers.");

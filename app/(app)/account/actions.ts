@@ -2,8 +2,10 @@
 
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
+import { z } from "zod";
 import { signIn } from "@/lib/auth/config";
 import { changeOwnPassword, changePasswordInput } from "@/lib/services/accounts";
+import { revokeConnectedApp } from "@/lib/services/connected-apps";
 import { emailNotificationsInput, setEmailNotifications } from "@/lib/services/email-preferences";
 import { field } from "@/lib/web/action-state";
 import { requestClientAddress } from "@/lib/web/request";
@@ -47,5 +49,15 @@ export const emailNotificationsAction = serverAction({
   run: ({ ctx, user, input }) => setEmailNotifications(ctx.db, user.userId, input.emails === "on"),
   success: (_, input) =>
     input.emails === "on" ? "Review e-mails are on." : "Review e-mails are off.",
+  revalidate: () => "/account",
+});
+
+/** Revokes one of the signed-in user's own connected apps: its tokens stop at once. */
+export const revokeOwnAppAction = serverAction({
+  access: "signed-in",
+  input: z.object({ grantId: z.string() }),
+  run: ({ ctx, user, input }) =>
+    revokeConnectedApp(ctx.db, user.tenantId, input.grantId, user.userId),
+  success: () => "App revoked: its tokens no longer work.",
   revalidate: () => "/account",
 });

@@ -1,8 +1,10 @@
 import type { Metadata } from "next";
-import { requireUser } from "@/lib/auth/session";
-import { getDb } from "@/lib/db/client";
+import { ConnectedAppsTable } from "@/app/_components/connected-apps";
+import { requireUser, userContext } from "@/lib/auth/session";
 import { env } from "@/lib/env";
+import { listConnectedApps } from "@/lib/services/connected-apps";
 import { emailNotificationsOn } from "@/lib/services/email-preferences";
+import { revokeOwnAppAction } from "./actions";
 import { EmailNotificationsForm } from "./email-form";
 import { ChangePasswordForm } from "./password-form";
 
@@ -15,7 +17,9 @@ export default async function AccountPage({
 }) {
   const user = await requireUser();
   const { changed } = await searchParams;
-  const emailsOn = await emailNotificationsOn(await getDb(), user.userId);
+  const { db } = await userContext(user);
+  const apps = await listConnectedApps(db, user.tenantId, user.userId);
+  const emailsOn = await emailNotificationsOn(db, user.userId);
   const config = env();
   return (
     <section className="narrow">
@@ -33,6 +37,8 @@ export default async function AccountPage({
         Changing your password signs you out everywhere else. An admin of your team changes roles,
         and can disable or delete accounts.
       </p>
+      <h2>Your connected apps</h2>
+      <ConnectedAppsTable apps={apps} revoke={revokeOwnAppAction} showUser={false} />
     </section>
   );
 }

@@ -1,12 +1,32 @@
 import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
+import { ACCESS_TOKEN_PREFIX, oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { authenticateApiKey } from "@/lib/services/api-key-auth";
+import { authenticateOAuthToken } from "@/lib/services/oauth-token-auth";
+import { allowedOrigins } from "@/lib/web/request";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
 const config = env();
+
+/**
+ * Both credentials work here: API keys (scripts, CLIs) and OAuth access tokens
+ * (AI platforms that connected through the consent page). Their prefixes say
+ * which table to look in, so each request costs one lookup.
+ */
+async function authenticate(token: string, request: Request) {
+  const db = await getDb();
+  if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
+    const origin = publicOrigin(request.headers, request.url);
+    if (!origin) return undefined;
+    const app = await authenticateOAuthToken(db, token, oauthUrls(origin).resource);
+    return app && { kind: "oauth_app" as const, credentialId: app.grantId, ...app };
+  }
+  const key = await authenticateApiKey(db, token);
+  return key && { kind: "api_key" as const, credentialId: key.apiKeyId, ...key };
+}
 
 const handler = createMcpRoute(
   {
@@ -18,14 +38,15 @@ const handler = createMcpRoute(
       apiKey: config.CAIRN_LLM_API_KEY,
       model: config.CAIRN_LLM_MODEL,
     },
-    authenticate: async (token) => authenticateApiKey(await getDb(), token),
+    authenticate,
   },
   {
     maxBodyBytes: config.CAIRN_MAX_BODY_BYTES,
-    allowedOrigins: (config.CAIRN_ALLOWED_ORIGINS ?? "")
-      .split(",")
-      .map((origin) => origin.trim())
-      .filter(Boolean),
+    allowedOrigins: allowedOrigins(),
+    resourceMetadataUrl: (request) => {
+      const origin = publicOrigin(request.headers, request.url);
+      return origin && oauthUrls(origin).resourceMetadata;
+    },
   },
 );
 

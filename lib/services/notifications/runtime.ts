@@ -32,7 +32,9 @@ export function notifierConfigFromEnv(): NotifierConfig {
   const config = env();
   return {
     mail: mailConfig(config.CAIRN_SMTP_URL, config.CAIRN_MAIL_FROM),
-    publicUrl: config.CAIRN_PUBLIC_URL,
+    // E-mails leave the request behind, so no Host can stand in for an unset
+    // CAIRN_PUBLIC_URL: the links then name the address `npm start` serves.
+    publicUrl: config.CAIRN_PUBLIC_URL ?? `http://127.0.0.1:${process.env.PORT ?? "3000"}`,
     timeoutMs: 10_000,
     firstRetryDelayMs: 30_000,
   };

@@ -12,6 +12,7 @@ import {
   setUserDisabled,
   setUserRole,
 } from "@/lib/services/accounts";
+import { revokeConnectedApp } from "@/lib/services/connected-apps";
 import { serverAction } from "@/lib/web/server-action";
 
 const USERS_PAGE = () => "/admin/users";
@@ -34,6 +35,15 @@ export const createKeyAction = serverAction({
     message: `Created key "${created.name}". Copy it now: it is shown only once.`,
     data: { key: created.key, name: created.name },
   }),
+  revalidate: USERS_PAGE,
+});
+
+/** Revokes a connected app (an OAuth grant) of the team: its tokens stop at once. */
+export const revokeAppAction = serverAction({
+  access: "admin",
+  input: z.object({ grantId: z.string() }),
+  run: ({ ctx, user, input }) => revokeConnectedApp(ctx.db, user.tenantId, input.grantId),
+  success: () => "App revoked: its tokens no longer work.",
   revalidate: USERS_PAGE,
 });
 

@@ -1,8 +1,11 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
+import { ConnectedAppsTable } from "@/app/_components/connected-apps";
 import { Time } from "@/app/_components/time";
-import { requireAdmin } from "@/lib/auth/session";
+import { requireAdmin, userContext } from "@/lib/auth/session";
+import { listConnectedApps } from "@/lib/services/connected-apps";
 import { views } from "@/lib/web/views";
+import { revokeAppAction } from "./actions";
 import { CreateKeyForm, CreateUserForm, RevokeKeyForm, UsersTable } from "./forms";
 
 /** As <Time> shows it, for the client-side users table. */
@@ -21,10 +24,12 @@ async function mcpEndpoint(): Promise<string> {
 
 export default async function UsersPage() {
   const admin = await requireAdmin();
-  const [users, keys, endpoint] = await Promise.all([
+  const { db } = await userContext(admin);
+  const [users, keys, endpoint, apps] = await Promise.all([
     views.users(admin),
     views.apiKeys(admin),
     mcpEndpoint(),
+    listConnectedApps(db, admin.tenantId),
   ]);
   return (
     <section>
@@ -91,6 +96,12 @@ export default async function UsersPage() {
           </table>
         </div>
       )}
+      <h2>Connected apps</h2>
+      <p className="muted">
+        AI platforms connected through OAuth (Claude.ai, ChatGPT): each acts as the user who
+        approved it. Revoking one stops its tokens at once; disabling its user does too.
+      </p>
+      <ConnectedAppsTable apps={apps} revoke={revokeAppAction} showUser />
     </section>
   );
 }

@@ -193,7 +193,7 @@ export default async function PlanPageView({
                   </td>
                   <td>
                     <span className="muted">
-                      {entry.actorType === "api_key"
+                      {entry.actorType === "api_key" || entry.actorType === "oauth_app"
                         ? "API "
                         : entry.actorType === "user"
                           ? "User "

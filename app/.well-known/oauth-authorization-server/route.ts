@@ -1,0 +1,6 @@
+import { authorizationServerMetadataRoute, OPTIONS } from "@/lib/oauth/routes";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+export { authorizationServerMetadataRoute as GET, OPTIONS };

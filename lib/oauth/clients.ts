@@ -1,0 +1,238 @@
+/**
+ * OAuth clients: Dynamic Client Registration (RFC 7591) and Client ID Metadata
+ * Documents (client_id is the HTTPS URL of the client's metadata). Both end up
+ * as an oauth_client row, so several app instances share them; a metadata
+ * document's copy is used until it expires, then fetched again.
+ *
+ * Every client is public: token_endpoint_auth_method "none", PKCE instead of a
+ * secret, and only the authorization_code and refresh_token grants.
+ */
+import { randomBytes } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "../db/client";
+import { oauthClients } from "../db/schema";
+import { DocumentFetchError, fetchDocument } from "./fetch-document";
+
+/** How long a fetched metadata document is used before it is fetched again. */
+const DOCUMENT_CACHE_SECONDS = 3600;
+const MAX_REDIRECT_URIS = 10;
+
+export type OAuthClient = {
+  /** The row's id. */
+  id: string;
+  clientId: string;
+  kind: "registered" | "metadata_document";
+  /** Unverified: whatever the client calls itself. */
+  clientName: string | null;
+  redirectUris: string[];
+};
+
+/** A client's metadata that Cairn refuses, with the reason (RFC 7591 invalid_client_metadata / invalid_redirect_uri). */
+export class ClientMetadataError extends Error {
+  override name = "ClientMetadataError";
+  constructor(
+    readonly error: "invalid_client_metadata" | "invalid_redirect_uri" | "invalid_client",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const LOOPBACK_REDIRECT_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * A redirect URI Cairn will send codes to: https anywhere, http only to the
+ * client's own machine (RFC 8252 §7.3), or a private-use scheme of a native app
+ * named after a domain (`com.example.app:/callback`, RFC 8252 §7.1). No
+ * fragments; javascript:, data: and friends are refused.
+ */
+function checkRedirectUri(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ClientMetadataError("invalid_redirect_uri", `${value} is not an absolute URI`);
+  }
+  if (url.hash) {
+    throw new ClientMetadataError("invalid_redirect_uri", `${value} has a fragment`);
+  }
+  const scheme = url.protocol.slice(0, -1);
+  const ok =
+    scheme === "https" ||
+    (scheme === "http" && LOOPBACK_REDIRECT_HOSTS.has(url.hostname)) ||
+    (scheme.includes(".") && /^[a-z][a-z0-9+.-]*$/.test(scheme));
+  if (!ok) {
+    throw new ClientMetadataError(
+      "invalid_redirect_uri",
+      `${value}: redirect URIs must be https, http on a loopback address, or a reverse-domain app scheme`,
+    );
+  }
+  return value;
+}
+
+const metadataSchema = z.object({
+  redirect_uris: z.array(z.string().max(2000)).min(1).max(MAX_REDIRECT_URIS),
+  client_name: z.string().max(200).optional(),
+  token_endpoint_auth_method: z.string().optional(),
+  grant_types: z.array(z.string()).optional(),
+  response_types: z.array(z.string()).optional(),
+});
+
+type ClientMetadata = z.infer<typeof metadataSchema>;
+
+export function checkClientMetadata(input: unknown): ClientMetadata & { redirect_uris: string[] } {
+  const parsed = metadataSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ClientMetadataError(
+      "invalid_client_metadata",
+      `${issue?.path.join(".") || "metadata"}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  const metadata = parsed.data;
+  if ((metadata.token_endpoint_auth_method ?? "none") !== "none") {
+    throw new ClientMetadataError(
+      "invalid_client_metadata",
+      'token_endpoint_auth_method must be "none": Cairn registers public clients only (PKCE, no secret)',
+    );
+  }
+  const badGrant = metadata.grant_types?.find(
+    (grant) => grant !== "authorization_code" && grant !== "refresh_token",
+  );
+  if (badGrant) {
+    throw new ClientMetadataError(
+      "invalid_client_metadata",
+      `grant type ${badGrant} is not supported (only authorization_code and refresh_token)`,
+    );
+  }
+  const badResponse = metadata.response_types?.find((type) => type !== "code");
+  if (badResponse) {
+    throw new ClientMetadataError(
+      "invalid_client_metadata",
+      `response type ${badResponse} is not supported (only code)`,
+    );
+  }
+  metadata.redirect_uris.forEach(checkRedirectUri);
+  return metadata;
+}
+
+function toClient(row: typeof oauthClients.$inferSelect): OAuthClient {
+  return {
+    id: row.id,
+    clientId: row.clientId,
+    kind: row.kind,
+    clientName: row.clientName,
+    redirectUris: row.redirectUris,
+  };
+}
+
+/** RFC 7591 registration: the stored client, or ClientMetadataError. */
+export async function registerClient(db: Database, input: unknown): Promise<OAuthClient> {
+  const metadata = checkClientMetadata(input);
+  const [row] = await db
+    .insert(oauthClients)
+    .values({
+      clientId: `cairn_client_${randomBytes(16).toString("base64url")}`,
+      kind: "registered",
+      clientName: metadata.client_name ?? null,
+      redirectUris: metadata.redirect_uris,
+    })
+    .returning();
+  if (!row) throw new Error("the client was not stored");
+  return toClient(row);
+}
+
+/** Whether a client_id is a metadata document's URL (rather than a registered id). */
+function isMetadataDocumentUrl(clientId: string): boolean {
+  return clientId.startsWith("https://") || clientId.startsWith("http://");
+}
+
+function documentUrl(clientId: string, allowLoopback: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(clientId);
+  } catch {
+    throw new ClientMetadataError("invalid_client", "client_id is not a valid URL");
+  }
+  const loopbackHttp =
+    allowLoopback && url.protocol === "http:" && LOOPBACK_REDIRECT_HOSTS.has(url.hostname);
+  if (url.protocol !== "https:" && !loopbackHttp) {
+    throw new ClientMetadataError("invalid_client", "a client_id URL must be https");
+  }
+  if (url.pathname === "/" || url.hash || url.username || url.password) {
+    throw new ClientMetadataError(
+      "invalid_client",
+      "a client_id URL needs a path and no fragment or credentials",
+    );
+  }
+  return url;
+}
+
+async function fetchMetadataDocument(
+  clientId: string,
+  allowLoopback: boolean,
+): Promise<ClientMetadata & { redirect_uris: string[] }> {
+  const url = documentUrl(clientId, allowLoopback);
+  let text: string;
+  try {
+    text = await fetchDocument(url, { allowLoopback });
+  } catch (error) {
+    const reason = error instanceof DocumentFetchError ? error.message : "could not be fetched";
+    throw new ClientMetadataError("invalid_client", `client metadata document ${reason}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ClientMetadataError("invalid_client", "client metadata document is not JSON");
+  }
+  if ((json as { client_id?: unknown } | null)?.client_id !== clientId) {
+    throw new ClientMetadataError(
+      "invalid_client",
+      "client metadata document's client_id is not its own URL",
+    );
+  }
+  try {
+    return checkClientMetadata(json);
+  } catch (error) {
+    if (error instanceof ClientMetadataError) {
+      throw new ClientMetadataError("invalid_client", `client metadata document: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * The client a client_id names: a registered one, or a metadata document's
+ * (fetched, checked and cached when missing or expired). Undefined for an
+ * unknown registered id; ClientMetadataError for a document Cairn refuses.
+ */
+export async function resolveClient(
+  db: Database,
+  clientId: string,
+  options: { allowLoopback: boolean },
+): Promise<OAuthClient | undefined> {
+  if (clientId.length > 2000) return undefined;
+  const [row] = await db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
+  if (row && (row.kind === "registered" || (row.expiresAt && row.expiresAt > new Date()))) {
+    return toClient(row);
+  }
+  if (!isMetadataDocumentUrl(clientId)) return undefined;
+
+  const metadata = await fetchMetadataDocument(clientId, options.allowLoopback);
+  const now = new Date();
+  const values = {
+    clientName: metadata.client_name ?? null,
+    redirectUris: metadata.redirect_uris,
+    fetchedAt: now,
+    expiresAt: new Date(now.getTime() + DOCUMENT_CACHE_SECONDS * 1000),
+  };
+  const [stored] = await db
+    .insert(oauthClients)
+    .values({ clientId, kind: "metadata_document", ...values })
+    .onConflictDoUpdate({ target: oauthClients.clientId, set: values })
+    .returning();
+  if (!stored) throw new Error("the client metadata document was not stored");
+  return toClient(stored);
+}
