@@ -5,10 +5,10 @@
  */
 import type { Sql } from "postgres";
 import { openDatabase } from "@/lib/db/client";
-import type { ServiceContext } from "@/lib/services/context";
-import { createPlan } from "@/lib/services/create-plan";
-import { getNextStep } from "@/lib/services/get-next-step";
-import { submitStepResult } from "@/lib/services/submit-step-result";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { submitStepResult } from "@/lib/services/plans/submit-step-result";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { type CairnCalls, type LoopRun, runOwnPlans, runSharedPlan } from "./support/agents";
 import type { BenchTenant } from "./support/tenant";
 import { type Verification, verifyRun } from "./support/verify";

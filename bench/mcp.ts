@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Sql } from "postgres";
-import type { NextStep } from "@/lib/services/get-next-step";
+import type { NextStep } from "@/lib/services/plans/get-next-step";
 import { OWN_PLAN_STEPS } from "./core";
 import { type CairnCalls, type LoopRun, runOwnPlans } from "./support/agents";
 import type { NextServer } from "./support/next-server";

@@ -9,9 +9,9 @@
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
 import { openDatabase } from "@/lib/db/client";
-import type { ServiceContext } from "@/lib/services/context";
-import { getNextStep } from "@/lib/services/get-next-step";
-import { getPlanStatus } from "@/lib/services/get-plan-status";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { type LatencySummary, summarise, timed } from "./support/stats";
 import type { BenchTenant } from "./support/tenant";
 

@@ -7,8 +7,8 @@
  */
 import type { Sql } from "postgres";
 import { openDatabase } from "@/lib/db/client";
-import type { ServiceContext } from "@/lib/services/context";
-import { searchSources } from "@/lib/services/search-sources";
+import { searchSources } from "@/lib/services/research/search-sources";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { type LatencySummary, summarise, timed } from "./support/stats";
 import type { BenchTenant } from "./support/tenant";
 

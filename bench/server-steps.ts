@@ -6,10 +6,10 @@
  * the statements it sends (each one round trip).
  */
 import { openDatabase } from "@/lib/db/client";
-import type { ServiceContext } from "@/lib/services/context";
-import { createPlan } from "@/lib/services/create-plan";
-import { getNextStep } from "@/lib/services/get-next-step";
-import { storeResearch } from "@/lib/services/store-research";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { storeResearch } from "@/lib/services/research/store-research";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { type LatencySummary, summarise } from "./support/stats";
 import type { BenchTenant } from "./support/tenant";
 

@@ -12,10 +12,10 @@ import { type Database, getDatabaseHandle } from "./db/client";
 import { env } from "./env";
 import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
-import { hasAnyUser } from "./services/accounts";
+import { hasAnyUser } from "./services/accounts/accounts";
+import { issueSetupCode, setupCodeAnnouncement } from "./services/accounts/setup-codes";
 import { startNotifier } from "./services/notifications/runtime";
-import { startReviewScheduler } from "./services/review-deadlines";
-import { issueSetupCode, setupCodeAnnouncement } from "./services/setup-codes";
+import { startReviewScheduler } from "./services/reviews/review-deadlines";
 
 export async function startCairn(): Promise<void> {
   installPeerAddressHeader();

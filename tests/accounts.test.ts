@@ -19,16 +19,16 @@ import {
   setUserRole,
   signInWithLimits,
   verifyCredentials,
-} from "@/lib/services/accounts";
-import { authenticateApiKey } from "@/lib/services/api-key-auth";
+} from "@/lib/services/accounts/accounts";
+import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import {
   ATTEMPT_POLICIES,
   accountKey,
   registerAttempt,
   tryAgainIn,
-} from "@/lib/services/attempt-limits";
-import { createPlan } from "@/lib/services/create-plan";
-import { hashSetupCode, issueSetupCode } from "@/lib/services/setup-codes";
+} from "@/lib/services/accounts/attempt-limits";
+import { hashSetupCode, issueSetupCode } from "@/lib/services/accounts/setup-codes";
+import { createPlan } from "@/lib/services/plans/create-plan";
 import { BACKENDS, freshDatabase } from "./support/databases";
 
 // Counts the password hashes, to show that refused attempts never reach one.

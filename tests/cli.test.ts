@@ -7,7 +7,7 @@ import { hashApiKey } from "@/lib/auth/api-key";
 import { verifyPassword } from "@/lib/auth/password";
 import { openDatabase } from "@/lib/db/client";
 import { apiKeys, setupCodes, tenants, users } from "@/lib/db/schema";
-import { hashSetupCode } from "@/lib/services/setup-codes";
+import { hashSetupCode } from "@/lib/services/accounts/setup-codes";
 import { createPostgresDatabase } from "./support/databases";
 import { holdEmbeddedDatabase, runCli } from "./support/run-cli";
 

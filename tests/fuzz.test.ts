@@ -34,7 +34,7 @@ import type { ToolDefinition } from "@/lib/mcp/define-tool";
 import { TOOLS } from "@/lib/mcp/tools";
 import { isAppError } from "@/lib/plan-engine/app-error";
 import type { StepStatus } from "@/lib/plan-engine/states";
-import type { ServiceContext } from "@/lib/services/context";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { replayAudit } from "./support/audit-replay";
 import { freshDatabase } from "./support/databases";

@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import type { ServiceContext } from "@/lib/services/context";
-import { createPlan } from "@/lib/services/create-plan";
-import { getNextStep } from "@/lib/services/get-next-step";
-import { getPlanStatus } from "@/lib/services/get-plan-status";
-import { submitStepResult } from "@/lib/services/submit-step-result";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
+import { submitStepResult } from "@/lib/services/plans/submit-step-result";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { freshDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
 import { report } from "./support/mcp-client";

@@ -56,7 +56,7 @@ describe.each(BACKENDS)("webhooks from the server on %s", (backend) => {
     const handle = await app.openDatabase();
     try {
       const { createWebhookEndpoint, setAllowPrivateWebhooks } = await import(
-        "@/lib/services/webhooks"
+        "@/lib/services/notifications/webhooks"
       );
       const ctx = {
         db: handle.db,

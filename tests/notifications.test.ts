@@ -13,22 +13,22 @@ import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { emailDeliveries, notificationEvents, users, webhookDeliveries } from "@/lib/db/schema";
-import { createApiKey, createTenantUser, createUser } from "@/lib/services/accounts";
-import type { ServiceContext } from "@/lib/services/context";
-import { createPlan } from "@/lib/services/create-plan";
-import { enqueueNotification } from "@/lib/services/enqueue-notification";
-import { getNextStep } from "@/lib/services/get-next-step";
+import { createApiKey, createTenantUser, createUser } from "@/lib/services/accounts/accounts";
 import { type NotifierConfig, runNotificationPass } from "@/lib/services/notifications/dispatcher";
+import { enqueueNotification } from "@/lib/services/notifications/enqueue-notification";
 import { mailConfig } from "@/lib/services/notifications/mail";
 import { verifyWebhookSignature } from "@/lib/services/notifications/signature";
-import { requestUserReview } from "@/lib/services/request-user-review";
-import { submitStepResult } from "@/lib/services/submit-step-result";
-import { submitUserDecision } from "@/lib/services/submit-user-decision";
 import {
   createWebhookEndpoint,
   setAllowPrivateWebhooks,
   setWebhookEndpointDisabled,
-} from "@/lib/services/webhooks";
+} from "@/lib/services/notifications/webhooks";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { requestUserReview } from "@/lib/services/plans/request-user-review";
+import { submitStepResult } from "@/lib/services/plans/submit-step-result";
+import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import { report } from "./support/mcp-client";
 

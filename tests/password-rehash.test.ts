@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword, needsRehash, verifyPassword } from "@/lib/auth/password";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { users } from "@/lib/db/schema";
-import { createUser, upgradePasswordHash, verifyCredentials } from "@/lib/services/accounts";
+import {
+  createUser,
+  upgradePasswordHash,
+  verifyCredentials,
+} from "@/lib/services/accounts/accounts";
 import { BACKENDS, freshDatabase } from "./support/databases";
 
 /** "correct horse battery", hashed by an earlier release (N = 2^14, r = 8, p = 1). */

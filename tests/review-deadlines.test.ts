@@ -16,22 +16,22 @@ import {
   reviewRequests,
   tenants,
 } from "@/lib/db/schema";
-import { createApiKey, createUser } from "@/lib/services/accounts";
-import { assignReview } from "@/lib/services/assign-review";
-import type { ServiceContext } from "@/lib/services/context";
-import { createPlan } from "@/lib/services/create-plan";
-import { getNextStep } from "@/lib/services/get-next-step";
-import { getPlanStatus } from "@/lib/services/get-plan-status";
-import { requestUserReview } from "@/lib/services/request-user-review";
+import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
+import { requestUserReview } from "@/lib/services/plans/request-user-review";
+import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
+import { assignReview } from "@/lib/services/reviews/assign-review";
 import {
   applyDueReviews,
   queueDueSoonReviews,
   runReviewScheduler,
   settleDeadlinesOfTenant,
   startReviewScheduler,
-} from "@/lib/services/review-deadlines";
-import { listInbox } from "@/lib/services/review-inbox";
-import { submitUserDecision } from "@/lib/services/submit-user-decision";
+} from "@/lib/services/reviews/review-deadlines";
+import type { ServiceContext } from "@/lib/services/shared/context";
+import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
 
 const SETTINGS = { stallThresholdSeconds: 1800 };

@@ -11,7 +11,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { attemptLimits, users } from "@/lib/db/schema";
-import { accountKey } from "@/lib/services/attempt-limits";
+import { accountKey } from "@/lib/services/accounts/attempt-limits";
 import { type AppServer, SEED_PASSWORD, startAppServer } from "./support/app-server";
 
 type Answer = { status: number; location: string; setCookie: string[]; body: string; ms: number };

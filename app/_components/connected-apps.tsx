@@ -1,4 +1,4 @@
-import type { ConnectedApp } from "@/lib/services/connected-apps";
+import type { ConnectedApp } from "@/lib/services/accounts/connected-apps";
 import type { ActionState } from "@/lib/web/action-state";
 import { RevokeAppForm } from "./revoke-app-form";
 import { Time } from "./time";

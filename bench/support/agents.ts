@@ -3,8 +3,8 @@
  * submit_step_result until the plan is complete. The same loop runs in process
  * (service functions) and over MCP, through one small interface.
  */
-import type { CreatePlanInput } from "@/lib/services/create-plan";
-import type { NextStep } from "@/lib/services/get-next-step";
+import type { CreatePlanInput } from "@/lib/services/plans/create-plan";
+import type { NextStep } from "@/lib/services/plans/get-next-step";
 import { type LatencySummary, round, sleep, summarise, timed } from "./stats";
 import { planInput, submitInput } from "./workload";
 

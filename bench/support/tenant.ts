@@ -1,6 +1,6 @@
 /** The benchmark's account: one tenant, one user, one API key, made through the real use cases. */
 import type { Database } from "@/lib/db/client";
-import { createApiKey, createUser } from "@/lib/services/accounts";
+import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
 
 export type BenchTenant = {
   tenantId: string;

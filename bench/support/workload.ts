@@ -3,7 +3,7 @@
  * condition, and a ~2 KB structured result per step (the size of a typical
  * search step's findings). No checkpoint steps: the loop must not wait for a person.
  */
-import type { CreatePlanInput } from "@/lib/services/create-plan";
+import type { CreatePlanInput } from "@/lib/services/plans/create-plan";
 
 const STEP_TYPES = ["search", "extract", "analyze", "critique", "synthesize"] as const;
 

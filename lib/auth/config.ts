@@ -6,7 +6,7 @@
  *
  * Every sign-in attempt, through the sign-in page or a direct POST to Auth.js's
  * callback, is counted against its e-mail and client address before the password
- * is hashed (lib/services/attempt-limits.ts).
+ * is hashed (lib/services/accounts/attempt-limits.ts).
  */
 import "server-only";
 import NextAuth, { CredentialsSignin, type DefaultSession } from "next-auth";
@@ -14,7 +14,7 @@ import Credentials from "next-auth/providers/credentials";
 import { clientAddressOf } from "@/lib/auth/client-address";
 import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
-import { type SessionClaims, signInWithLimits } from "@/lib/services/accounts";
+import { type SessionClaims, signInWithLimits } from "@/lib/services/accounts/accounts";
 
 declare module "next-auth" {
   interface Session {

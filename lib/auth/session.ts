@@ -14,8 +14,8 @@ import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "../db/client";
 import { env } from "../env";
-import { loadSessionUser, type SignedInUser } from "../services/accounts";
-import type { ServiceContext } from "../services/context";
+import { loadSessionUser, type SignedInUser } from "../services/accounts/accounts";
+import type { ServiceContext } from "../services/shared/context";
 import { auth } from "./config";
 
 export const currentUser = cache(async (): Promise<SignedInUser | null> => {

@@ -117,7 +117,7 @@ export const users = pgTable(
 
 /**
  * Attempt counters of sign-in and first-run set-up, shared by every app instance
- * (lib/services/attempt-limits.ts): one row per kind and key (a hashed e-mail, a
+ * (lib/services/accounts/attempt-limits.ts): one row per kind and key (a hashed e-mail, a
  * client address), updated by one upsert per attempt before any password is hashed.
  */
 export const attemptLimits = pgTable(

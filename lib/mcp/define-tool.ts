@@ -1,6 +1,6 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { ServiceContext } from "../services/context";
+import type { ServiceContext } from "../services/shared/context";
 
 /**
  * One MCP tool: what tools/list shows and the use case tools/call runs. The

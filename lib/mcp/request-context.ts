@@ -4,7 +4,7 @@
  * actor, for tools and resources alike.
  */
 import type { Database } from "../db/client";
-import type { LlmConfig, ServiceContext } from "../services/context";
+import type { LlmConfig, ServiceContext } from "../services/shared/context";
 
 /**
  * Who an MCP request acts for, whichever credential it carried: an API key, or

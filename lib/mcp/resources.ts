@@ -17,9 +17,9 @@ import {
   type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
 import { isAppError } from "../plan-engine/app-error";
-import type { ServiceContext } from "../services/context";
-import { listActivePlans } from "../services/list-active-plans";
-import { readPlanContext } from "../services/research-context";
+import { listActivePlans } from "../services/plans/list-active-plans";
+import { readPlanContext } from "../services/research/research-context";
+import type { ServiceContext } from "../services/shared/context";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 
 export const ACTIVE_PLANS_URI = "cairn://plans/active";

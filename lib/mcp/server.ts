@@ -19,7 +19,7 @@ import { z } from "zod";
 import { AppError } from "../plan-engine/app-error";
 import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
-import { recordToolCallLater } from "../services/tool-call-log";
+import { recordToolCallLater } from "../services/shared/tool-call-log";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";

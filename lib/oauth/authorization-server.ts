@@ -23,7 +23,7 @@ import {
 } from "../db/schema";
 import { env } from "../env";
 import { isAppError } from "../plan-engine/app-error";
-import { revokeConnectedApp } from "../services/connected-apps";
+import { revokeConnectedApp } from "../services/accounts/connected-apps";
 import { ClientMetadataError, type OAuthClient, resolveClient } from "./clients";
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
@@ -311,7 +311,7 @@ function model(db: Database, resource: string) {
     },
 
     // Required by the library's type; Cairn checks access tokens itself on the
-    // MCP route (lib/services/oauth-token-auth.ts), joined to grant and user.
+    // MCP route (lib/services/accounts/oauth-token-auth.ts), joined to grant and user.
     async getAccessToken() {
       return undefined;
     },

@@ -2,7 +2,7 @@
 import "server-only";
 import { getDb } from "../db/client";
 import { AppError } from "../plan-engine/app-error";
-import { createFirstAdmin, hasAnyUser } from "../services/accounts";
+import { createFirstAdmin, hasAnyUser } from "../services/accounts/accounts";
 import { foreignHost, requestClientAddress } from "./request";
 
 export async function needsFirstRun(): Promise<boolean> {

@@ -21,11 +21,11 @@ import "server-only";
 import { revalidatePath } from "next/cache";
 import type { z } from "zod";
 import { requireAdmin, requireUser, userContext } from "../auth/session";
-import type { SignedInUser } from "../services/accounts";
-import type { ServiceContext } from "../services/context";
+import type { SignedInUser } from "../services/accounts/accounts";
 import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
-import { parseInput } from "../services/validation";
+import type { ServiceContext } from "../services/shared/context";
+import { parseInput } from "../services/shared/validation";
 import { type ActionState, actionError, formInput } from "./action-state";
 
 export type ActionCall<Input> = { ctx: ServiceContext; user: SignedInUser; input: Input };

@@ -1,5 +1,5 @@
 /** What a refused sign-in says; none of it reveals whether the e-mail has an account. */
-import { tryAgainIn } from "../services/attempt-limits";
+import { tryAgainIn } from "../services/accounts/attempt-limits";
 
 export function signInRefusal(code: string | undefined, retryAt?: Date): string {
   if (code === "too_many_attempts") {

@@ -6,26 +6,33 @@ import "server-only";
 import { userContext } from "../auth/session";
 import { getDb } from "../db/client";
 import { env } from "../env";
-import { listTenantApiKeys, listTenantUsers, type SignedInUser } from "../services/accounts";
-import { adminOverview } from "../services/admin-overview";
+import {
+  listTenantApiKeys,
+  listTenantUsers,
+  type SignedInUser,
+} from "../services/accounts/accounts";
+import { webhooksView } from "../services/notifications/webhooks";
+import { searchSources } from "../services/research/search-sources";
+import {
+  settleDeadlinesOfPlan,
+  settleDeadlinesOfTenant,
+} from "../services/reviews/review-deadlines";
+import { getReviewDefaults } from "../services/reviews/review-defaults";
+import { adminOverview } from "../services/views/admin-overview";
 import {
   getArtifact,
   listArtifacts,
   listArtifactTypes,
   skillExecutionOverview,
-} from "../services/library-views";
+} from "../services/views/library-views";
 import {
   countAwaitingReview,
   getPlanPage,
   getToolCallLog,
   listPlans,
   listStalledPlans,
-} from "../services/plan-views";
-import { settleDeadlinesOfPlan, settleDeadlinesOfTenant } from "../services/review-deadlines";
-import { getReviewDefaults } from "../services/review-defaults";
-import { type InboxFilters, inboxPlans, listInbox } from "../services/review-inbox";
-import { searchSources } from "../services/search-sources";
-import { webhooksView } from "../services/webhooks";
+} from "../services/views/plan-views";
+import { type InboxFilters, inboxPlans, listInbox } from "../services/views/review-inbox";
 
 async function viewContext(user: SignedInUser) {
   return {

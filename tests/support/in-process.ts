@@ -11,8 +11,8 @@ import type { Database, DatabaseHandle } from "@/lib/db/client";
 import type { ToolDefinition } from "@/lib/mcp/define-tool";
 import { toolError } from "@/lib/mcp/tool-result";
 import { TOOLS } from "@/lib/mcp/tools";
-import { createApiKey, createUser } from "@/lib/services/accounts";
-import type { ServiceContext } from "@/lib/services/context";
+import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { type Backend, freshDatabase } from "./databases";
 import {
   plainResult,

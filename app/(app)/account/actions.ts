@@ -4,9 +4,12 @@ import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
 import { z } from "zod";
 import { signIn } from "@/lib/auth/config";
-import { changeOwnPassword, changePasswordInput } from "@/lib/services/accounts";
-import { revokeConnectedApp } from "@/lib/services/connected-apps";
-import { emailNotificationsInput, setEmailNotifications } from "@/lib/services/email-preferences";
+import { changeOwnPassword, changePasswordInput } from "@/lib/services/accounts/accounts";
+import { revokeConnectedApp } from "@/lib/services/accounts/connected-apps";
+import {
+  emailNotificationsInput,
+  setEmailNotifications,
+} from "@/lib/services/accounts/email-preferences";
 import { field } from "@/lib/web/action-state";
 import { requestClientAddress } from "@/lib/web/request";
 import { serverAction } from "@/lib/web/server-action";

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { requireAdmin } from "@/lib/auth/session";
-import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/admin-overview";
+import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/views/admin-overview";
 import { views } from "@/lib/web/views";
 import { ReviewDefaultsForm } from "./review-defaults-form";
 

@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { TIMEOUT_ACTIONS } from "@/lib/plan-engine/review-deadlines";
-import { setReviewDefaults } from "@/lib/services/review-defaults";
+import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 
 /** The team's default review deadline, in minutes on the form (empty: none). */

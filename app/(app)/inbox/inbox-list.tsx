@@ -9,7 +9,7 @@ import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewRequestText } from "@/app/_components/review/review-request-text";
 import { formatDuration } from "@/app/_components/time";
 import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
-import type { InboxReview } from "@/lib/services/review-inbox";
+import type { InboxReview } from "@/lib/services/views/review-inbox";
 import { IDLE } from "@/lib/web/action-state";
 
 /**

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
 import { requireUser } from "@/lib/auth/session";
-import { INBOX_AGES, type InboxAge } from "@/lib/services/review-inbox";
+import { INBOX_AGES, type InboxAge } from "@/lib/services/views/review-inbox";
 import { views } from "@/lib/web/views";
 import { InboxList } from "./inbox-list";
 

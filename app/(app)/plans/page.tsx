@@ -6,8 +6,8 @@ import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
-import type { SignedInUser } from "@/lib/services/accounts";
-import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/plan-views";
+import type { SignedInUser } from "@/lib/services/accounts/accounts";
+import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Plans" };

@@ -12,7 +12,7 @@ import { currentUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { publicOrigin } from "@/lib/oauth/config";
 import { authorizeParamsOf, checkAuthorizationRequest } from "@/lib/oauth/endpoints";
-import { tenantName } from "@/lib/services/connected-apps";
+import { tenantName } from "@/lib/services/accounts/connected-apps";
 import { ConsentForm } from "./consent-form";
 
 export const metadata: Metadata = { title: "Connect an app" };

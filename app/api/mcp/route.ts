@@ -2,8 +2,8 @@ import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
 import { ACCESS_TOKEN_PREFIX, oauthUrls, publicOrigin } from "@/lib/oauth/config";
-import { authenticateApiKey } from "@/lib/services/api-key-auth";
-import { authenticateOAuthToken } from "@/lib/services/oauth-token-auth";
+import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
+import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth";
 import { allowedOrigins } from "@/lib/web/request";
 
 export const runtime = "nodejs";

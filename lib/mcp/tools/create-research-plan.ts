@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createPlan, createPlanInput } from "../../services/create-plan";
+import { createPlan, createPlanInput } from "../../services/plans/create-plan";
 import { defineTool } from "../define-tool";
 import { stepRef, stepType } from "../output-fields";
 

@@ -3,8 +3,8 @@ import {
   completedStepOutput,
   completesStepField,
   withStepLink,
-} from "../../services/complete-linked-step";
-import { extractData, extractDataInput } from "../../services/extract-data";
+} from "../../services/plans/complete-linked-step";
+import { extractData, extractDataInput } from "../../services/research/extract-data";
 import { defineTool } from "../define-tool";
 
 export const extractDataTool = defineTool({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getNextStep, getNextStepInput } from "../../services/get-next-step";
+import { getNextStep, getNextStepInput } from "../../services/plans/get-next-step";
 import { defineTool } from "../define-tool";
 import { awaitingStepsOutput, pauseReasonOutput, planStatus, stepType } from "../output-fields";
 

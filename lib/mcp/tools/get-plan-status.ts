@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getPlanStatus, getPlanStatusInput } from "../../services/get-plan-status";
+import { getPlanStatus, getPlanStatusInput } from "../../services/plans/get-plan-status";
 import { defineTool } from "../define-tool";
 import {
   pauseReasonOutput,

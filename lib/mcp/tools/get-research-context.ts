@@ -5,7 +5,7 @@ import {
   CONTEXT_ARTIFACTS_MAX,
   getResearchContext,
   getResearchContextInput,
-} from "../../services/research-context";
+} from "../../services/research/research-context";
 import { defineTool } from "../define-tool";
 import {
   artifact,

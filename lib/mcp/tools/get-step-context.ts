@@ -4,7 +4,7 @@ import {
   CONTEXT_ARTIFACTS_MAX,
   getStepContext,
   getStepContextInput,
-} from "../../services/research-context";
+} from "../../services/research/research-context";
 import { defineTool } from "../define-tool";
 import { artifact, stepDetail } from "../output-fields";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listActivePlans, listActivePlansInput } from "../../services/list-active-plans";
+import { listActivePlans, listActivePlansInput } from "../../services/plans/list-active-plans";
 import { defineTool } from "../define-tool";
 import { planStatus, progress } from "../output-fields";
 

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
-import { logSkillExecution, logSkillExecutionInput } from "../../services/log-skill-execution";
+import {
+  logSkillExecution,
+  logSkillExecutionInput,
+} from "../../services/research/log-skill-execution";
 import { defineTool } from "../define-tool";
 
 export const logSkillExecutionTool = defineTool({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MODIFY_ACTIONS, modifyPlan, modifyPlanInput } from "../../services/modify-plan";
+import { MODIFY_ACTIONS, modifyPlan, modifyPlanInput } from "../../services/plans/modify-plan";
 import { defineTool } from "../define-tool";
 import { planStatus, stepStatus, stepType } from "../output-fields";
 

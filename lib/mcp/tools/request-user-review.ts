@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { requestUserReview, requestUserReviewInput } from "../../services/request-user-review";
+import {
+  requestUserReview,
+  requestUserReviewInput,
+} from "../../services/plans/request-user-review";
 import { defineTool } from "../define-tool";
 
 export const requestUserReviewTool = defineTool({

@@ -3,8 +3,8 @@ import {
   completedStepOutput,
   completesStepField,
   withStepLink,
-} from "../../services/complete-linked-step";
-import { searchSources, searchSourcesInput } from "../../services/search-sources";
+} from "../../services/plans/complete-linked-step";
+import { searchSources, searchSourcesInput } from "../../services/research/search-sources";
 import { defineTool } from "../define-tool";
 
 export const searchSourcesTool = defineTool({

@@ -2,7 +2,7 @@ import {
   storedOutputOutput,
   storeResearchOutput,
   storeResearchOutputInput,
-} from "../../services/store-research-output";
+} from "../../services/research/store-research-output";
 import { defineTool } from "../define-tool";
 
 export const storeResearchOutputTool = defineTool({

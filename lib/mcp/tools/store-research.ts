@@ -3,8 +3,8 @@ import {
   completedStepOutput,
   completesStepField,
   withStepLink,
-} from "../../services/complete-linked-step";
-import { storeResearch, storeResearchInput } from "../../services/store-research";
+} from "../../services/plans/complete-linked-step";
+import { storeResearch, storeResearchInput } from "../../services/research/store-research";
 import { defineTool } from "../define-tool";
 
 export const storeResearchTool = defineTool({

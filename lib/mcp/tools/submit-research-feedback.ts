@@ -2,7 +2,7 @@ import {
   submitResearchFeedback,
   submitResearchFeedbackInput,
   submittedFeedbackOutput,
-} from "../../services/submit-research-feedback";
+} from "../../services/research/submit-research-feedback";
 import { defineTool } from "../define-tool";
 
 export const submitResearchFeedbackTool = defineTool({

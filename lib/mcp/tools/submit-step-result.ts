@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { submitStepResult, submitStepResultInput } from "../../services/submit-step-result";
+import { submitStepResult, submitStepResultInput } from "../../services/plans/submit-step-result";
 import { defineTool } from "../define-tool";
 import { firedConditionsOutput, planStatus } from "../output-fields";
 

@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { submitUserDecision, submitUserDecisionInput } from "../../services/submit-user-decision";
+import {
+  submitUserDecision,
+  submitUserDecisionInput,
+} from "../../services/plans/submit-user-decision";
 import { defineTool } from "../define-tool";
 import { firedConditionsOutput, planStatus, stepStatus } from "../output-fields";
 

@@ -18,7 +18,7 @@ import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { emailDeliveries } from "../../db/schema";
-import type { NotificationEvent } from "../enqueue-notification";
+import type { NotificationEvent } from "./enqueue-notification";
 import { composeReviewMail, isMailedEvent, type MailConfig, reviewRecipients } from "./mail";
 import { postWebhook } from "./post";
 import { signWebhook } from "./signature";

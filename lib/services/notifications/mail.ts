@@ -6,7 +6,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import nodemailer from "nodemailer";
 import type { Executor } from "../../db/client";
 import { reviewRequests, type USER_ROLES, users } from "../../db/schema";
-import type { NotificationEvent } from "../enqueue-notification";
+import type { NotificationEvent } from "./enqueue-notification";
 
 export type MailConfig = {
   transport: nodemailer.Transporter;

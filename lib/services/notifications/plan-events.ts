@@ -7,7 +7,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";
 import type { PlanStatus } from "../../plan-engine/states";
-import type { NotificationEvent } from "../enqueue-notification";
+import type { NotificationEvent } from "./enqueue-notification";
 import { noteNotificationQueued } from "./queued";
 
 /** The event a plan's move to `status` raises, if any. */

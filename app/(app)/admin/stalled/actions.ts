@@ -2,7 +2,7 @@
 
 import { redirect } from "next/navigation";
 import { z } from "zod";
-import { modifyPlan, modifyPlanInput } from "@/lib/services/modify-plan";
+import { modifyPlan, modifyPlanInput } from "@/lib/services/plans/modify-plan";
 import { serverAction } from "@/lib/web/server-action";
 
 const RECOVERY = {

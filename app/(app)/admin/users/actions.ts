@@ -11,8 +11,8 @@ import {
   revokeApiKey,
   setUserDisabled,
   setUserRole,
-} from "@/lib/services/accounts";
-import { revokeConnectedApp } from "@/lib/services/connected-apps";
+} from "@/lib/services/accounts/accounts";
+import { revokeConnectedApp } from "@/lib/services/accounts/connected-apps";
 import { serverAction } from "@/lib/web/server-action";
 
 const USERS_PAGE = () => "/admin/users";

@@ -3,7 +3,7 @@ import { headers } from "next/headers";
 import { ConnectedAppsTable } from "@/app/_components/connected-apps";
 import { Time } from "@/app/_components/time";
 import { requireAdmin, userContext } from "@/lib/auth/session";
-import { listConnectedApps } from "@/lib/services/connected-apps";
+import { listConnectedApps } from "@/lib/services/accounts/connected-apps";
 import { views } from "@/lib/web/views";
 import { revokeAppAction } from "./actions";
 import { CreateKeyForm, CreateUserForm, RevokeKeyForm, UsersTable } from "./forms";

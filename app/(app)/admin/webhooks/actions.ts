@@ -8,7 +8,7 @@ import {
   resendWebhookDelivery,
   setAllowPrivateWebhooks,
   setWebhookEndpointDisabled,
-} from "@/lib/services/webhooks";
+} from "@/lib/services/notifications/webhooks";
 import { type ActionState, actionError, field } from "@/lib/web/action-state";
 
 /** The signing secret is returned once, to be shown once. */

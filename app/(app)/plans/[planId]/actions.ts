@@ -2,9 +2,12 @@
 
 import { z } from "zod";
 import type { ReviewDecision } from "@/lib/plan-engine/states";
-import { assignReview, assignReviewInput } from "@/lib/services/assign-review";
-import { planIdField } from "@/lib/services/fields";
-import { submitUserDecision, submitUserDecisionInput } from "@/lib/services/submit-user-decision";
+import {
+  submitUserDecision,
+  submitUserDecisionInput,
+} from "@/lib/services/plans/submit-user-decision";
+import { assignReview, assignReviewInput } from "@/lib/services/reviews/assign-review";
+import { planIdField } from "@/lib/services/shared/fields";
 import { serverAction } from "@/lib/web/server-action";
 
 const DECISION_CONFIRMATIONS: Record<ReviewDecision, string> = {

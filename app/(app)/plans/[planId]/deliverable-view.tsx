@@ -1,6 +1,6 @@
 import ReactMarkdown, { type Components, defaultUrlTransform } from "react-markdown";
 import { Time } from "@/app/_components/time";
-import type { PlanPage } from "@/lib/services/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-views";
 import { isAllowedImageSource, isMarkdown } from "@/lib/web/deliverable";
 
 /**

@@ -12,7 +12,7 @@ import { requireUser } from "@/lib/auth/session";
 import { splitUserFeedback } from "@/lib/plan-engine/decisions";
 import { metadataText } from "@/lib/plan-engine/skill-executions";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
-import type { PlanPage } from "@/lib/services/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 import { DeliverableView } from "./deliverable-view";
 import { PlanFlow, StepTimeline } from "./plan-picture";

@@ -1,4 +1,4 @@
-import type { BindingEdge, PlanPage } from "@/lib/services/plan-views";
+import type { BindingEdge, PlanPage } from "@/lib/services/views/plan-views";
 
 type Step = PlanPage["steps"][number];
 type Condition = PlanPage["branchingConditions"][number];

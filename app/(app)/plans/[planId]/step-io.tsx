@@ -1,5 +1,5 @@
 import { Time } from "@/app/_components/time";
-import type { PlanPage } from "@/lib/services/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-views";
 
 type Step = PlanPage["steps"][number];
 

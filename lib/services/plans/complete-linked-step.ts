@@ -1,0 +1,139 @@
+/**
+ * A tool call linked to a paused server-run step (`completesStep`, named in a
+ * pause reason's suggested call): the agent runs the step's tool itself, with
+ * what was missing filled in, and Cairn records the tool's result as the
+ * step's result, as if it had run it; the plan then goes on. The link is
+ * checked before the tool runs, so a wrong link costs no side effect.
+ */
+import "server-only";
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import { planSteps } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { PlanStatus } from "../../plan-engine/states";
+import type { ServiceContext } from "../shared/context";
+import { planIdField, stepIdField } from "../shared/fields";
+import { parseInput } from "../shared/validation";
+import { modifyPlan } from "./modify-plan";
+import { submitStepResult } from "./submit-step-result";
+
+export const completesStepField = z
+  .object({ planId: planIdField, stepId: stepIdField })
+  .optional()
+  .describe(
+    "Links this call to a plan's server-run step that paused (get_next_step's pauseReason.suggestedTool fills it in): the result becomes that step's result and the plan goes on.",
+  );
+
+const linkInput = z.object({ completesStep: completesStepField });
+
+export type LinkedStep = { planId: string; stepId: string };
+export type CompletedStep = { stepId: string; stepOrder: number; planStatus: PlanStatus };
+
+export async function checkLinkedStep(
+  ctx: ServiceContext,
+  link: LinkedStep,
+  tool: string,
+): Promise<void> {
+  const [step] = await ctx.db
+    .select({ tool: planSteps.tool, status: planSteps.status, stepOrder: planSteps.stepOrder })
+    .from(planSteps)
+    .where(
+      and(
+        eq(planSteps.id, link.stepId),
+        eq(planSteps.planId, link.planId),
+        eq(planSteps.tenantId, ctx.tenantId),
+      ),
+    );
+  if (!step) {
+    throw new AppError(
+      "NOT_FOUND",
+      `completesStep: plan ${link.planId} has no step ${link.stepId}. Nothing was run.`,
+      { field: "completesStep" },
+    );
+  }
+  if (step.tool !== tool) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `completesStep: step ${step.stepOrder} is ${step.tool ? `run with ${step.tool}` : "an agent step"}, not ${tool}; nothing was run. Submit an agent step's result with submit_step_result.`,
+      { field: "completesStep" },
+    );
+  }
+  if (step.status !== "pending" && step.status !== "failed") {
+    throw new AppError(
+      "CONFLICT",
+      `completesStep: step ${step.stepOrder} is ${step.status}, so it takes no result now; nothing was run. Call get_next_step to see where the plan is.`,
+      { field: "completesStep", stepStatus: step.status },
+    );
+  }
+}
+
+/** Records a linked call's result as its step's result (a failed step is retried first). */
+export async function completeLinkedStep(
+  ctx: ServiceContext,
+  link: LinkedStep,
+  tool: string,
+  result: Record<string, unknown>,
+): Promise<CompletedStep> {
+  const [step] = await ctx.db
+    .select({ status: planSteps.status })
+    .from(planSteps)
+    .where(and(eq(planSteps.id, link.stepId), eq(planSteps.tenantId, ctx.tenantId)));
+  if (step?.status === "failed") {
+    await modifyPlan(ctx, {
+      planId: link.planId,
+      action: "retry_step",
+      stepId: link.stepId,
+      modificationRationale: `The agent ran ${tool} for this step itself.`,
+    });
+  }
+  const submitted = await submitStepResult(ctx, {
+    planId: link.planId,
+    stepId: link.stepId,
+    result,
+    resultSummary: `The agent ran ${tool} for this server-run step.`,
+    stepExecutionReport: {
+      thinking: `Ran ${tool} itself after the step paused, linked with completesStep.`,
+      webSearches: [],
+      webFetches: [],
+      otherToolCalls: [{ tool }],
+      subagents: [],
+    },
+  });
+  return {
+    stepId: submitted.stepId,
+    stepOrder: submitted.stepOrder,
+    planStatus: submitted.planStatus,
+  };
+}
+
+/**
+ * A server-step tool's use case with the optional link: checks the link, runs
+ * the tool, then records its result on the linked step.
+ */
+export function withStepLink<In extends object, Out extends object>(
+  tool: string,
+  run: (ctx: ServiceContext, input: In) => Promise<Out>,
+) {
+  return async (
+    ctx: ServiceContext,
+    input: In & { completesStep?: LinkedStep | undefined },
+  ): Promise<Out & { completedStep?: CompletedStep }> => {
+    const { completesStep: link, ...rest } = input;
+    // Checked before it is looked up: a malformed id would fail the query.
+    const { completesStep } = parseInput(linkInput, { completesStep: link });
+    if (completesStep) await checkLinkedStep(ctx, completesStep, tool);
+    const result = await run(ctx, rest as In);
+    if (!completesStep) return result;
+    const completedStep = await completeLinkedStep(
+      ctx,
+      completesStep,
+      tool,
+      result as Record<string, unknown>,
+    );
+    return { ...result, completedStep };
+  };
+}
+
+export const completedStepOutput = z
+  .object({ stepId: z.string(), stepOrder: z.number(), planStatus: z.string() })
+  .optional();

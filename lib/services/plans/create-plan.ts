@@ -1,0 +1,318 @@
+/**
+ * create_research_plan (docs/execution-loop.md): the plan,
+ * its steps and branching conditions, the skill-execution auto-link and the
+ * `plan_modified/created` audit row, in one transaction. Every condition is
+ * parsed here so an agent learns of a typo at once, not when the step completes.
+ */
+import { and, desc, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import {
+  planBranchingConditions,
+  planSteps,
+  researchPlans,
+  skillExecutions,
+} from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
+import { parseConditionExpression } from "../../plan-engine/conditions";
+import type { StepType } from "../../plan-engine/states";
+import { writeAuditLog } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import { MAX_STEPS, newStepField, sessionIdField } from "../shared/fields";
+import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
+import { parseInput } from "../shared/validation";
+
+export const branchingConditionInput = z.object({
+  afterStepOrder: z
+    .int()
+    .min(1)
+    .describe("The 1-based order of the step after whose completion the condition is checked."),
+  conditionExpression: z
+    .string()
+    .max(500)
+    .describe(
+      'A comparison `<path> <op> <literal>`; path is confidence, status or result.<field>...; op is one of === !== >= <= > <. Examples: "confidence > 0.8", "result.hasData === true", "result.sourceCount >= 5".',
+    ),
+  ifTrueAction: z
+    .enum(BRANCH_ACTIONS)
+    .describe(
+      "skip_to: skip the pending steps up to a target step; add_steps: tell you to add steps (you then call modify_plan); fail: fail the whole plan; continue: do nothing.",
+    ),
+  actionParams: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "For skip_to: { targetStepOrder: <1-based order> } (or { stepId }). For fail: optional { reason }. For add_steps: any hints for the steps to add.",
+    ),
+});
+
+export const createPlanInput = z.object({
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(300)
+    .describe('A short name, e.g. "[Deep] EU battery recycling".'),
+  researchQuestion: z
+    .string()
+    .trim()
+    .min(1)
+    .max(5_000)
+    .describe("The core question the research answers."),
+  steps: z
+    .array(newStepField)
+    .min(1, "a plan needs at least one step")
+    .max(MAX_STEPS, `a plan has at most ${MAX_STEPS} steps`)
+    .describe("The steps in execution order; each gets a stepId and a 1-based stepOrder."),
+  branchingConditions: z
+    .array(branchingConditionInput)
+    .max(MAX_STEPS)
+    .optional()
+    .describe("Quality gates checked after a step completes."),
+  planDesignRationale: z.string().max(10_000).optional().describe("Why the plan has this shape."),
+  outputFormattingNotes: z
+    .string()
+    .max(10_000)
+    .optional()
+    .describe("Initial ideas for the final deliverable's layout."),
+  sessionId: sessionIdField.optional(),
+});
+
+export type CreatePlanInput = z.input<typeof createPlanInput>;
+
+type ResolvedCondition = {
+  afterStepOrder: number;
+  conditionExpression: string;
+  ifTrueAction: (typeof BRANCH_ACTIONS)[number];
+  actionParams: Record<string, unknown>;
+  targetStepOrder: number | null;
+};
+
+function resolveConditions(
+  conditions: z.output<typeof branchingConditionInput>[],
+  stepCount: number,
+): ResolvedCondition[] {
+  return conditions.map((condition, index) => {
+    const label = `branchingConditions[${index}]`;
+    if (condition.afterStepOrder > stepCount) {
+      throw new AppError(
+        "INVALID_STEP_REFERENCE",
+        `${label}.afterStepOrder is ${condition.afterStepOrder} but the plan has ${stepCount} step(s); use a stepOrder from 1 to ${stepCount}.`,
+        { index, afterStepOrder: condition.afterStepOrder },
+      );
+    }
+    const parsed = parseConditionExpression(condition.conditionExpression);
+    if (!parsed.ok) {
+      throw new AppError(
+        "INVALID_CONDITION",
+        `${label}.conditionExpression "${condition.conditionExpression}" cannot be evaluated: ${parsed.reason}.`,
+        { index, reason: parsed.reason },
+      );
+    }
+    const params = { ...(condition.actionParams ?? {}) };
+    let targetStepOrder: number | null = null;
+    if (condition.ifTrueAction === "skip_to") {
+      const order = params.targetStepOrder;
+      if (params.stepId !== undefined && order === undefined) {
+        // At creation no step id exists yet that the caller could know.
+        throw new AppError(
+          "INVALID_STEP_REFERENCE",
+          `${label}.actionParams.stepId cannot refer to a step of a plan that does not exist yet; give actionParams.targetStepOrder (the 1-based order of the target step) instead.`,
+          { index },
+        );
+      }
+      if (typeof order !== "number" || !Number.isInteger(order)) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `${label}: skip_to needs actionParams.targetStepOrder, the 1-based order of the step to skip to.`,
+          { index },
+        );
+      }
+      if (order > stepCount || order <= condition.afterStepOrder) {
+        throw new AppError(
+          "INVALID_STEP_REFERENCE",
+          `${label}.actionParams.targetStepOrder is ${order}; it must come after step ${condition.afterStepOrder} and be at most ${stepCount}.`,
+          { index, targetStepOrder: order },
+        );
+      }
+      targetStepOrder = order;
+    }
+    return {
+      afterStepOrder: condition.afterStepOrder,
+      conditionExpression: condition.conditionExpression.trim(),
+      ifTrueAction: condition.ifTrueAction,
+      actionParams: params,
+      targetStepOrder,
+    };
+  });
+}
+
+export type CreatedPlan = {
+  planId: string;
+  name: string;
+  status: "planning";
+  steps: { stepId: string; stepOrder: number; stepType: StepType }[];
+  firstStep: { stepId: string; stepOrder: number; stepType: StepType; instructions: string };
+  branchingConditions: {
+    conditionId: string;
+    afterStepOrder: number;
+    conditionExpression: string;
+    ifTrueAction: string;
+    actionParams: Record<string, unknown>;
+  }[];
+  linkedExecutionId: string | null;
+};
+
+export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Promise<CreatedPlan> {
+  const input = parseInput(createPlanInput, raw);
+  const conditions = resolveConditions(input.branchingConditions ?? [], input.steps.length);
+  input.steps.forEach((step, index) => {
+    validateStepDefinition(index + 1, step);
+  });
+  const now = new Date();
+
+  return ctx.db.transaction(async (tx) => {
+    const [plan] = await tx
+      .insert(researchPlans)
+      .values({
+        tenantId: ctx.tenantId,
+        name: input.name,
+        researchQuestion: input.researchQuestion,
+        planDesignRationale: input.planDesignRationale,
+        outputFormattingNotes: input.outputFormattingNotes,
+        sessionId: input.sessionId,
+        createdByKeyId: ctx.actor.type === "api_key" ? ctx.actor.id : null,
+        createdByUserId: ctx.actor.type === "user" ? ctx.actor.id : null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: researchPlans.id });
+    if (!plan) throw new AppError("INTERNAL_ERROR", "The plan was not created.");
+
+    const steps = await tx
+      .insert(planSteps)
+      .values(
+        input.steps.map((step, index) => ({
+          tenantId: ctx.tenantId,
+          planId: plan.id,
+          stepOrder: index + 1,
+          stepType: step.stepType,
+          instructions: step.instructions,
+          ...stepDefinitionColumns(step),
+          createdAt: now,
+          updatedAt: now,
+        })),
+      )
+      .returning({
+        id: planSteps.id,
+        stepOrder: planSteps.stepOrder,
+        stepType: planSteps.stepType,
+        instructions: planSteps.instructions,
+      });
+    steps.sort((a, b) => a.stepOrder - b.stepOrder);
+    const idByOrder = new Map(steps.map((step) => [step.stepOrder, step.id]));
+
+    const storedConditions =
+      conditions.length === 0
+        ? []
+        : await tx
+            .insert(planBranchingConditions)
+            .values(
+              conditions.map((condition, position) => ({
+                tenantId: ctx.tenantId,
+                planId: plan.id,
+                position,
+                afterStepId: idByOrder.get(condition.afterStepOrder) as string,
+                conditionExpression: condition.conditionExpression,
+                ifTrueAction: condition.ifTrueAction,
+                actionParams:
+                  condition.targetStepOrder === null
+                    ? condition.actionParams
+                    : {
+                        ...condition.actionParams,
+                        stepId: idByOrder.get(condition.targetStepOrder),
+                      },
+                createdAt: now,
+              })),
+            )
+            .returning({
+              id: planBranchingConditions.id,
+              afterStepId: planBranchingConditions.afterStepId,
+              conditionExpression: planBranchingConditions.conditionExpression,
+              ifTrueAction: planBranchingConditions.ifTrueAction,
+              actionParams: planBranchingConditions.actionParams,
+            });
+
+    // docs/execution-flow.md: the newest `started` execution of this session.
+    let linkedExecutionId: string | null = null;
+    if (input.sessionId) {
+      const [execution] = await tx
+        .select({ id: skillExecutions.id })
+        .from(skillExecutions)
+        .where(
+          and(
+            eq(skillExecutions.tenantId, ctx.tenantId),
+            eq(skillExecutions.sessionId, input.sessionId),
+            eq(skillExecutions.status, "started"),
+          ),
+        )
+        .orderBy(desc(skillExecutions.createdAt))
+        .limit(1)
+        .for("update");
+      if (execution) {
+        await tx
+          .update(skillExecutions)
+          .set({
+            planId: plan.id,
+            status: "executing",
+            updatedAt: now,
+            metadata: sql`${skillExecutions.metadata} || ${JSON.stringify({
+              planDesignRationale: input.planDesignRationale ?? null,
+            })}::jsonb`,
+          })
+          .where(eq(skillExecutions.id, execution.id));
+        linkedExecutionId = execution.id;
+      }
+    }
+
+    await writeAuditLog(tx, ctx, {
+      eventType: "plan_modified",
+      planId: plan.id,
+      payload: {
+        action: "created",
+        stepCount: steps.length,
+        conditionCount: storedConditions.length,
+        sessionId: input.sessionId ?? null,
+        linkedExecutionId,
+      },
+    });
+
+    const orderById = new Map(steps.map((step) => [step.id, step.stepOrder]));
+    const first = steps[0];
+    if (!first) throw new AppError("INTERNAL_ERROR", "The plan has no steps.");
+    return {
+      planId: plan.id,
+      name: input.name,
+      status: "planning",
+      steps: steps.map((step) => ({
+        stepId: step.id,
+        stepOrder: step.stepOrder,
+        stepType: step.stepType,
+      })),
+      firstStep: {
+        stepId: first.id,
+        stepOrder: first.stepOrder,
+        stepType: first.stepType,
+        instructions: first.instructions,
+      },
+      branchingConditions: storedConditions.map((condition) => ({
+        conditionId: condition.id,
+        afterStepOrder: orderById.get(condition.afterStepId) ?? 0,
+        conditionExpression: condition.conditionExpression,
+        ifTrueAction: condition.ifTrueAction,
+        actionParams: condition.actionParams,
+      })),
+      linkedExecutionId,
+    };
+  });
+}

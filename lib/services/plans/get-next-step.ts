@@ -1,0 +1,565 @@
+/**
+ * get_next_step (docs/execution-loop.md). Hands out the
+ * first pending step of a plan to exactly one caller, however many pull at once:
+ * the step is claimed with `FOR UPDATE SKIP LOCKED` on the partial index of
+ * pending steps, while the plan row is held in `share` mode so concurrent pulls
+ * do not queue behind each other but do wait for a status change in progress.
+ *
+ * The common case, an executing plan with a pending step, is one statement and
+ * so one round trip (see `claimFromExecutingPlan`). A completed or failed plan
+ * is answered without a lock; every other case (a plan to start or resume, one
+ * awaiting review, no pending step) takes the transaction below.
+ */
+import { and, asc, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Executor, Transaction } from "../../db/client";
+import { selectRows } from "../../db/rows";
+import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
+import { type PauseReason, resolveBindings } from "../../plan-engine/bindings";
+import type { AwaitingSteps } from "../../plan-engine/loop";
+import { metadataText } from "../../plan-engine/skill-executions";
+import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
+import {
+  isTerminalPlanStatus,
+  transitionPlan,
+  transitionStep,
+} from "../../plan-engine/transitions";
+import {
+  applyDueReviews,
+  planDeadlineState,
+  type TimedOutReview,
+} from "../reviews/review-deadlines";
+import { stepStartedAuditInsert } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import { planIdField } from "../shared/fields";
+import {
+  leaseSeconds,
+  lockedPlanIsCurrent,
+  lockPlan,
+  type PlanRow,
+  planNotFound,
+  setPlanStatus,
+} from "../shared/plan-access";
+import { parseInput } from "../shared/validation";
+import { runServerSteps, type ServerStepRun } from "./run-server-steps";
+
+export const getNextStepInput = z.object({ planId: planIdField });
+
+export type NextStep =
+  | {
+      status: "ready";
+      planId: string;
+      planStatus: "executing";
+      step: {
+        stepId: string;
+        stepOrder: number;
+        stepType: StepType;
+        instructions: string;
+        /** 1 for the first hand-out; more when the step is handed out again. */
+        attempt: number;
+        /** Until then the step is yours; after it, get_next_step may hand it to another caller. */
+        leaseExpiresAt: string;
+        /** The step's inputs with their bindings resolved (absent when it has none). */
+        inputs?: Record<string, unknown>;
+        /** Bindings of `inputs` that could not be resolved (left out of `inputs`). */
+        unresolvedInputs?: string[];
+      };
+      totalSteps: number;
+      serverSteps?: ServerStepRun[];
+      hint: string;
+    }
+  | {
+      status: "plan_complete";
+      planId: string;
+      outputMediaType: string | null;
+      outputFormattingInstructions: string | null;
+      planFormattingNotes: string | null;
+      stepFormattingNotes: { stepId: string; stepOrder: number; notes: string }[];
+      serverSteps?: ServerStepRun[];
+      hint: string;
+    }
+  | { status: "plan_failed"; planId: string; serverSteps?: ServerStepRun[]; hint: string }
+  | {
+      status: "paused";
+      planId: string;
+      planStatus: PlanStatus;
+      /** Why Cairn could not run the next server-run step, and the call that unblocks it. */
+      pauseReason: PauseReason;
+      serverSteps?: ServerStepRun[];
+      hint: string;
+    }
+  | {
+      status: "awaiting_review";
+      planId: string;
+      review: {
+        reviewRequestId: string;
+        stepId: string;
+        summary: string;
+        /** When Cairn acts itself, and how (absent without a deadline). */
+        dueAt?: string;
+        onTimeout?: string;
+        /** Set when the deadline handed the review to the admins. */
+        escalatedAt?: string;
+      } | null;
+      hint: string;
+    }
+  | {
+      status: "awaiting_steps";
+      planId: string;
+      planStatus: PlanStatus;
+      /** The fired add_steps condition the plan waits on. */
+      condition: AwaitingSteps;
+      serverSteps?: ServerStepRun[];
+      hint: string;
+    }
+  | {
+      status: "no_pending_steps";
+      planId: string;
+      planStatus: PlanStatus;
+      inProgressCount: number;
+      failedCount: number;
+      /** When the first lease of a step in progress runs out (it is then handed out again). */
+      nextLeaseExpiresAt: string | null;
+      serverSteps?: ServerStepRun[];
+      hint: string;
+    };
+
+/**
+ * The plan's due reviews are applied first (docs/reviews.md); when the plan's
+ * latest review was decided or escalated by its deadline, the answer says so in
+ * `reviewTimedOut`, with the reason.
+ */
+export async function getNextStep(
+  ctx: ServiceContext,
+  raw: z.input<typeof getNextStepInput>,
+): Promise<NextStep & { reviewTimedOut?: TimedOutReview }> {
+  const { planId } = parseInput(getNextStepInput, raw);
+  // The deadline check runs beside the claim, not before it: only a plan whose
+  // review is pending can have a due one, and such a plan hands nothing out, so
+  // the claim's answer stands unless the check finds a due review. The common
+  // call thus pays no extra round trip on a pooled database.
+  let [answer, deadlines] = await Promise.all([
+    nextStepOf(ctx, planId),
+    planDeadlineState(ctx, planId),
+  ]);
+  if (deadlines.due) {
+    await applyDueReviews(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
+    [answer, deadlines] = await Promise.all([
+      nextStepOf(ctx, planId),
+      planDeadlineState(ctx, planId),
+    ]);
+  }
+  return deadlines.timedOut ? { ...answer, reviewTimedOut: deadlines.timedOut } : answer;
+}
+
+async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep> {
+  let peeked = await claimFromExecutingPlan(ctx, planId);
+  // Stale only because a status change committed while the claim waited for
+  // the lock: a new statement sees it. Where such changes keep coming (many
+  // agents submitting to one plan) the transaction below takes over.
+  for (let retry = 0; retry < STALE_RETRIES && peeked.status === "stale"; retry += 1) {
+    peeked = await claimFromExecutingPlan(ctx, planId);
+  }
+  if (peeked.status === "ready") return withInputs(ctx, peeked.ready, peeked.inputs);
+  // A completed or failed plan never changes again, so its answer needs no lock.
+  if (isTerminalPlanStatus(peeked.plan.status)) {
+    return terminalPlanAnswer(ctx.db, ctx, peeked.plan);
+  }
+  // A plan that must change status (planning/stalled -> executing) or whose
+  // next step Cairn runs itself is locked exclusively, so no two callers run a
+  // server step twice; an executing plan otherwise only in share mode, so
+  // pulls run side by side.
+  const exclusive =
+    peeked.serverNext ||
+    peeked.paused ||
+    peeked.plan.status === "planning" ||
+    peeked.plan.status === "stalled";
+  for (let held = exclusive; ; held = true) {
+    const lockedAs = held;
+    const outcome = await ctx.db.transaction(async (tx) => {
+      const plan = await lockPlan(tx, ctx, planId, lockedAs ? "update" : "share");
+      const settled = await settledPlanAnswer(tx, ctx, plan);
+      if (settled) return settled;
+      if (!lockedAs && plan.status !== "executing") return "retry" as const;
+      return claimStep(tx, ctx, plan, lockedAs);
+    });
+    // "retry": the plan changed between the peek and the lock, or a server step
+    // turned out to be next; the second round holds the plan exclusively.
+    if (outcome !== "retry") return resolveInputs(ctx, outcome);
+  }
+}
+
+type ReadyStep = Extract<NextStep, { status: "ready" }>;
+
+const STALE_RETRIES = 3;
+
+type ClaimedRow = {
+  inputs: Record<string, unknown> | null;
+  stepId: string | null;
+  stepOrder: number | null;
+  stepType: StepType | null;
+  instructions: string | null;
+  attempt: number | null;
+  leaseExpiresAt: Date | string | null;
+};
+
+type ClaimRow = ClaimedRow & {
+  planStatus: PlanStatus;
+  serverNext: boolean;
+  paused: boolean;
+  planFormattingNotes: string | null;
+  totalSteps: number;
+  current: boolean;
+};
+
+/**
+ * The claim as CTEs of one statement: the plan's first step that nobody holds
+ * (pending, or in progress with its lease run out or released by a reviewer's
+ * modify), locked with SKIP LOCKED so two callers never get the same one,
+ * handed out with a new lease and attempt, and its `step_started` row. `planId`
+ * is an expression, so a caller can make the claim depend on the plan's status.
+ */
+function claimCtes(ctx: ServiceContext, planId: SQL, planStatusBefore: PlanStatus, now: string) {
+  const started = transitionStep("pending", "in_progress");
+  return sql`next as (
+      select id, status, lease_expires_at, tool from plan_step
+      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}::uuid
+        and (status = 'pending'
+          or (status = ${started}::step_status
+            and coalesce(lease_expires_at, '-infinity') <= ${now}::timestamptz))
+      order by step_order
+      limit 1
+      for update skip locked
+    ), claimed as (
+      update plan_step
+      set status = ${started}::step_status, attempt = plan_step.attempt + 1,
+        lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseSeconds(ctx)}),
+        started_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      from next
+      where plan_step.id = next.id and next.tool is null
+      returning plan_step.id, plan_step.plan_id, plan_step.step_order, plan_step.inputs, plan_step.step_type, plan_step.instructions,
+        plan_step.attempt, plan_step.lease_expires_at,
+        case when next.status = 'pending' then null
+          when next.lease_expires_at is null then 'redo_requested'
+          else 'lease_expired' end as reissued
+    ), audit as (
+      ${stepStartedAuditInsert(ctx, planStatusBefore, sql`claimed`)}
+    )`;
+}
+
+const claimedColumns = sql`claimed.inputs, claimed.id as "stepId", claimed.step_order as "stepOrder",
+  claimed.step_type as "stepType", claimed.instructions, claimed.attempt,
+  claimed.lease_expires_at as "leaseExpiresAt"`;
+
+/**
+ * The loop's hot path in one statement, so one round trip and no BEGIN/COMMIT:
+ * lock the plan row in share mode (the plan first, as everywhere), claim its
+ * first pending step if the plan is `executing`, write the step_started audit
+ * row, and count the plan's steps. The statement is atomic on its own, so the
+ * claim and its audit row commit together. A plan in any other status claims
+ * nothing here and only reports its status, for the transaction to handle.
+ *
+ * A statement reads the steps as of its start. If a call that changes the plan
+ * (submit, review, modify: they all lock it exclusively and update its row)
+ * committed while this one waited for the lock, the locked plan row is newer
+ * than the one the statement's snapshot holds; then it claims nothing either
+ * and answers `stale` (with the plan as locked, which is current).
+ */
+async function claimFromExecutingPlan(
+  ctx: ServiceContext,
+  planId: string,
+): Promise<
+  | { status: "ready"; ready: ReadyStep; inputs: Record<string, unknown> | null }
+  | { status: "stale" | "not_claimed"; plan: PlanForAnswer; serverNext: boolean; paused: boolean }
+> {
+  const now = new Date().toISOString();
+  const [row] = await selectRows<ClaimRow>(
+    ctx.db,
+    sql`
+    with plan as materialized (
+      select id, status, output_formatting_notes, pause_reason, xmin as version from research_plan
+      where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for share
+    ), fresh as materialized (
+      select ${lockedPlanIsCurrent(planId)} as current
+      from plan
+    ), ${claimCtes(ctx, sql`(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))`, "executing", now)}
+    select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
+      ${claimedColumns},
+      (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps",
+      fresh.current, exists (select 1 from next where tool is not null) as "serverNext",
+      plan.pause_reason is not null as paused
+    from plan cross join fresh left join claimed on true`,
+  );
+  if (!row) throw planNotFound(planId);
+  // The locked plan row is the newest one, stale snapshot or not.
+  const plan = {
+    id: planId,
+    status: row.planStatus,
+    outputFormattingNotes: row.planFormattingNotes,
+  };
+  const flags = { plan, serverNext: row.serverNext, paused: row.paused };
+  if (!row.current) return { status: "stale", ...flags };
+  const ready = readyAnswer(planId, row, row.totalSteps);
+  return ready
+    ? { status: "ready", ready, inputs: row.inputs }
+    : { status: "not_claimed", ...flags };
+}
+
+/** The plan fields an answer other than a hand-out is built from. */
+type PlanForAnswer = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
+
+/** The answer for a completed or failed plan. */
+async function terminalPlanAnswer(
+  db: Executor,
+  ctx: ServiceContext,
+  plan: PlanForAnswer,
+): Promise<NextStep> {
+  if (plan.status === "completed") return planComplete(db, ctx, plan);
+  return {
+    status: "plan_failed",
+    planId: plan.id,
+    hint: "The plan failed (a branching condition or a user's reject). Call get_research_context to see why and present what was gathered.",
+  };
+}
+
+/** The answer for a plan that hands out no step: completed, failed or awaiting review. */
+async function settledPlanAnswer(
+  tx: Transaction,
+  ctx: ServiceContext,
+  plan: PlanForAnswer,
+): Promise<NextStep | undefined> {
+  if (isTerminalPlanStatus(plan.status)) return terminalPlanAnswer(tx, ctx, plan);
+  if (plan.status === "awaiting_review") {
+    const [review] = await tx
+      .select()
+      .from(reviewRequests)
+      .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending")))
+      .orderBy(desc(reviewRequests.createdAt))
+      .limit(1);
+    return {
+      status: "awaiting_review",
+      planId: plan.id,
+      review: review
+        ? {
+            reviewRequestId: review.id,
+            stepId: review.stepId,
+            summary: review.summary,
+            ...(review.dueAt ? { dueAt: review.dueAt.toISOString() } : {}),
+            ...(review.onTimeout ? { onTimeout: review.onTimeout } : {}),
+            ...(review.escalatedAt ? { escalatedAt: review.escalatedAt.toISOString() } : {}),
+          }
+        : null,
+      hint: "A person must answer the checkpoint in Cairn first. Stop here and resume later with get_research_context and get_next_step.",
+    };
+  }
+  return undefined;
+}
+
+async function planComplete(
+  tx: Executor,
+  ctx: ServiceContext,
+  plan: PlanForAnswer,
+): Promise<NextStep> {
+  const [[execution], notes] = await Promise.all([
+    tx
+      .select({ metadata: skillExecutions.metadata })
+      .from(skillExecutions)
+      .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+      .orderBy(desc(skillExecutions.createdAt))
+      .limit(1),
+    tx
+      .select({
+        stepId: planSteps.id,
+        stepOrder: planSteps.stepOrder,
+        notes: planSteps.outputFormattingNotes,
+      })
+      .from(planSteps)
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.status, "completed"),
+          isNotNull(planSteps.outputFormattingNotes),
+        ),
+      )
+      .orderBy(asc(planSteps.stepOrder)),
+  ]);
+  return {
+    status: "plan_complete",
+    planId: plan.id,
+    outputMediaType: metadataText(execution?.metadata, "outputMediaType"),
+    outputFormattingInstructions: metadataText(execution?.metadata, "outputFormattingInstructions"),
+    planFormattingNotes: plan.outputFormattingNotes,
+    stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
+    hint: "Every step is done. Call get_research_context for all results, write the deliverable in the requested format, and store it.",
+  };
+}
+
+/**
+ * Hands out the plan's next agent step. With the plan held exclusively it first
+ * runs the server steps next in line (`runServerSteps`); in share mode, a
+ * server step next in line sends the caller back for the exclusive lock.
+ */
+async function claimStep(
+  tx: Transaction,
+  ctx: ServiceContext,
+  locked: PlanRow,
+  exclusive: boolean,
+): Promise<NextStepWithInputs | "retry"> {
+  let plan = locked;
+  let serverSteps: ServerStepRun[] | undefined;
+  if (exclusive) {
+    const run = await runServerSteps(tx, ctx, plan);
+    serverSteps = run.ran.length > 0 ? run.ran : undefined;
+    plan = { ...plan, status: run.planStatus };
+    if (run.pause) {
+      return {
+        status: "paused",
+        planId: plan.id,
+        planStatus: plan.status,
+        pauseReason: run.pause,
+        serverSteps,
+        hint: `${run.pause.message} The call that unblocks the plan is in pauseReason.suggestedTool.`,
+      };
+    }
+    if (isTerminalPlanStatus(plan.status)) {
+      return { ...(await terminalPlanAnswer(tx, ctx, plan)), serverSteps } as NextStep;
+    }
+    if (run.waiting) {
+      return {
+        ...(await noPendingSteps(tx, plan)),
+        serverSteps,
+        hint: `Step ${run.waiting.stepOrder} is run by Cairn and needs the result of step ${run.waiting.onStepOrder}, which is still in progress: finish that step with submit_step_result, then call get_next_step.`,
+      };
+    }
+  }
+  const now = new Date();
+  const [claimed] = await selectRows<ClaimedRow & { totalSteps: number; serverNext: boolean }>(
+    tx,
+    sql`with ${claimCtes(ctx, sql`${plan.id}::uuid`, plan.status, now.toISOString())}
+    select ${claimedColumns},
+      (select count(*)::int from plan_step where plan_id = ${plan.id}::uuid) as "totalSteps",
+      exists (select 1 from next where tool is not null) as "serverNext"
+    from (select 1) as one left join claimed on true`,
+  );
+  if (claimed?.serverNext && !exclusive) return "retry";
+  const ready = claimed && readyAnswer(plan.id, claimed, claimed.totalSteps);
+  if (ready) {
+    if (plan.status !== "executing") {
+      await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
+    }
+    return { ...ready, serverSteps, inputsToResolve: claimed.inputs };
+  }
+  if (plan.awaitingSteps) {
+    return {
+      status: "awaiting_steps",
+      planId: plan.id,
+      planStatus: plan.status,
+      serverSteps,
+      condition: plan.awaitingSteps,
+      hint: `Step ${plan.awaitingSteps.stepOrder}'s condition "${plan.awaitingSteps.conditionExpression}" asks for more steps, and the plan waits for them: call modify_plan with action add_steps (see condition.params), or with action decline_add_steps to finish the plan without them.`,
+    };
+  }
+  return { ...(await noPendingSteps(tx, plan)), serverSteps };
+}
+
+async function noPendingSteps(
+  tx: Transaction,
+  plan: Pick<PlanRow, "id" | "status">,
+): Promise<Extract<NextStep, { status: "no_pending_steps" }>> {
+  const [counts] = await tx
+    .select({
+      inProgress: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress')::int`,
+      failed: sql<number>`count(*) filter (where ${planSteps.status} = 'failed')::int`,
+      nextLease: sql<
+        string | null
+      >`min(${planSteps.leaseExpiresAt}) filter (where ${planSteps.status} = 'in_progress')`,
+    })
+    .from(planSteps)
+    .where(eq(planSteps.planId, plan.id));
+  const nextLease = counts?.nextLease ? new Date(counts.nextLease).toISOString() : null;
+  return {
+    status: "no_pending_steps",
+    planId: plan.id,
+    planStatus: plan.status,
+    inProgressCount: counts?.inProgress ?? 0,
+    failedCount: counts?.failed ?? 0,
+    nextLeaseExpiresAt: nextLease,
+    hint:
+      "No step is waiting. Finish the steps in progress with submit_step_result; a failed step can be retried with modify_plan (action retry_step)." +
+      (nextLease
+        ? ` A step in progress whose lease runs out (first at ${nextLease}) is handed out again by get_next_step.`
+        : ""),
+  };
+}
+
+type NextStepWithInputs =
+  | Exclude<NextStep, ReadyStep>
+  | (ReadyStep & { inputsToResolve?: Record<string, unknown> | null });
+
+/** A ready step's inputs, with their bindings resolved from the plan as it is now. */
+async function withInputs(
+  ctx: ServiceContext,
+  ready: ReadyStep,
+  inputs: Record<string, unknown> | null,
+): Promise<ReadyStep> {
+  if (!inputs) return ready;
+  const [plan] = await selectRows<{ researchQuestion: string; steps: BindingSourceRow[] }>(
+    ctx.db,
+    sql`select p.research_question as "researchQuestion",
+      coalesce((select jsonb_agg(jsonb_build_object('stepId', s.id, 'stepOrder', s.step_order,
+        'status', s.status, 'result', s.result, 'tool', s.tool))
+        from plan_step s where s.plan_id = p.id), '[]'::jsonb) as steps
+    from research_plan p where p.id = ${ready.planId}::uuid and p.tenant_id = ${ctx.tenantId}::uuid`,
+  );
+  if (!plan) return ready;
+  const resolved = resolveBindings(inputs, {
+    researchQuestion: plan.researchQuestion,
+    steps: new Map(plan.steps.map((s) => [s.stepOrder, s])),
+  });
+  const step = { ...ready.step, inputs: resolved.value as Record<string, unknown> };
+  if (resolved.unresolved.length > 0) {
+    step.unresolvedInputs = resolved.unresolved.map((u) => u.binding);
+  }
+  return { ...ready, step };
+}
+
+type BindingSourceRow = {
+  stepId: string;
+  stepOrder: number;
+  status: StepStatus;
+  result: unknown;
+  tool: string | null;
+};
+
+async function resolveInputs(ctx: ServiceContext, outcome: NextStepWithInputs): Promise<NextStep> {
+  if (outcome.status !== "ready") return outcome;
+  const { inputsToResolve, ...ready } = outcome;
+  return withInputs(ctx, ready, inputsToResolve ?? null);
+}
+
+function readyAnswer(planId: string, row: ClaimedRow, totalSteps: number): ReadyStep | undefined {
+  if (row.stepId === null || row.stepOrder === null || row.stepType === null) return undefined;
+  const attempt = row.attempt ?? 1;
+  return {
+    status: "ready",
+    planId,
+    planStatus: "executing",
+    step: {
+      stepId: row.stepId,
+      stepOrder: row.stepOrder,
+      stepType: row.stepType,
+      instructions: row.instructions ?? "",
+      attempt,
+      leaseExpiresAt: new Date(row.leaseExpiresAt ?? Date.now()).toISOString(),
+    },
+    totalSteps,
+    hint:
+      (attempt > 1
+        ? "This step was handed out before and nobody finished it (or a reviewer asked for a redo: see the User feedback in its instructions). "
+        : "") +
+      (row.stepOrder > 1
+        ? "Call get_step_context for earlier results if you need them, do the work, then call submit_step_result with this stepId before the lease runs out."
+        : "Do the work, then call submit_step_result with this stepId before the lease runs out."),
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * list_active_plans (docs/execution-flow.md): the tenant's
+ * plans that are not completed or failed, most recently active first, with
+ * their progress, so a new session can pick one to resume.
+ */
+import "server-only";
+import { and, desc, eq, inArray, notInArray } from "drizzle-orm";
+import { z } from "zod";
+import { planSteps, researchPlans } from "../../db/schema";
+import { computeProgress, type PlanProgress } from "../../plan-engine/progress";
+import { type PlanStatus, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import type { ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
+
+export const listActivePlansInput = z.object({
+  limit: z
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("How many plans to return (default 20, at most 100)."),
+});
+
+export type ActivePlan = {
+  planId: string;
+  name: string;
+  researchQuestion: string;
+  status: PlanStatus;
+  progress: PlanProgress;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export async function listActivePlans(
+  ctx: ServiceContext,
+  raw: z.input<typeof listActivePlansInput>,
+): Promise<{ plans: ActivePlan[] }> {
+  const { limit = 20 } = parseInput(listActivePlansInput, raw);
+  const plans = await ctx.db
+    .select()
+    .from(researchPlans)
+    .where(
+      and(
+        eq(researchPlans.tenantId, ctx.tenantId),
+        notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+      ),
+    )
+    .orderBy(desc(researchPlans.updatedAt))
+    .limit(limit);
+  const ids = plans.map((p) => p.id);
+  const steps =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({ planId: planSteps.planId, status: planSteps.status })
+          .from(planSteps)
+          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
+  return {
+    plans: plans.map((plan) => ({
+      planId: plan.id,
+      name: plan.name,
+      researchQuestion: plan.researchQuestion,
+      status: plan.status,
+      progress: computeProgress(steps.filter((s) => s.planId === plan.id).map((s) => s.status)),
+      createdAt: plan.createdAt.toISOString(),
+      updatedAt: plan.updatedAt.toISOString(),
+    })),
+  };
+}

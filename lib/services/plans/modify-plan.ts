@@ -1,0 +1,213 @@
+/**
+ * modify_plan: locks the plan, reads its steps, and asks the engine
+ * (`decideModify`, lib/plan-engine/modify.ts) what the change does: which
+ * checks refuse it, which writes and audit rows it makes, what the plan's
+ * status becomes and how bindings follow moved steps. This file only reads and
+ * performs the engine's operations, in one transaction.
+ */
+import "server-only";
+import { randomUUID } from "node:crypto";
+import { eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../../db/client";
+import { planSteps, researchPlans } from "../../db/schema";
+import {
+  decideModify,
+  MODIFY_ACTIONS,
+  type ModifyAction,
+  type ModifyOp,
+} from "../../plan-engine/modify";
+import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
+import { writeAuditLog } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import {
+  instructionsField,
+  MAX_STEPS,
+  newStepField,
+  planIdField,
+  stepIdField,
+} from "../shared/fields";
+import { loadSteps, lockPlan, setPlanStatus } from "../shared/plan-access";
+import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
+import { parseInput } from "../shared/validation";
+
+export { MODIFY_ACTIONS, type ModifyAction };
+
+// One flat object rather than a union per action: MCP clients expect a tool's
+// input schema to be a plain JSON object, and the engine's per-action checks give
+// clearer messages than a union's "no variant matched".
+export const modifyPlanInput = z.object({
+  planId: planIdField,
+  action: z
+    .enum(MODIFY_ACTIONS)
+    .describe(
+      "add_steps (steps, optional insertAfterOrder); remove_step (stepId of a pending step); reorder_steps (stepIds: every step id in the new order); update_step_instructions (stepId, instructions); fail_step (stepId of a pending or in-progress step, reason); retry_step (stepId of a failed step, back to pending); decline_add_steps (the plan waits on a fired add_steps condition and you will not add steps: it completes).",
+    ),
+  modificationRationale: z
+    .string()
+    .trim()
+    .min(1, "say why the plan changes")
+    .max(10_000)
+    .describe("Why the change is needed; recorded in the audit trail."),
+  steps: z
+    .array(newStepField)
+    .min(1)
+    .max(MAX_STEPS)
+    .optional()
+    .describe("add_steps: the new steps, in order."),
+  insertAfterOrder: z
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "add_steps: insert after this stepOrder (0 = at the start); omitted = append at the end.",
+    ),
+  stepId: stepIdField.optional().describe("The step that remove/update/fail/retry act on."),
+  stepIds: z
+    .array(z.uuid())
+    .max(MAX_STEPS * 2)
+    .optional()
+    .describe("reorder_steps: every step id of the plan, in the new order."),
+  instructions: instructionsField.optional().describe("update_step_instructions: the new text."),
+  reason: z
+    .string()
+    .trim()
+    .min(1)
+    .max(10_000)
+    .optional()
+    .describe("fail_step: why the step failed."),
+});
+
+export type ModifyPlanInput = z.input<typeof modifyPlanInput>;
+type Input = z.output<typeof modifyPlanInput>;
+
+export type PlanModified = {
+  planId: string;
+  action: ModifyAction;
+  planStatus: PlanStatus;
+  steps: { stepId: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
+};
+
+export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Promise<PlanModified> {
+  const input = parseInput(modifyPlanInput, raw);
+  // Ids for new steps are made here, so the engine can name them in its
+  // decision (and the audit row) before they are stored.
+  const newSteps = input.steps?.map((step) => ({ ...step, id: randomUUID() }));
+  return ctx.db.transaction(async (tx) => {
+    const plan = await lockPlan(tx, ctx, input.planId);
+    const before = await loadSteps(tx, ctx, plan.id);
+    const decided = decideModify(plan, before, { ...input, steps: newSteps });
+    const now = new Date();
+    await applyOps(tx, ctx, plan.id, decided.ops, newSteps ?? [], now);
+    const planStatus = await setPlanStatus(tx, plan, decided.planStatus, now);
+    // Any change ends a pause of the server-run steps: get_next_step decides
+    // again whether they can run now.
+    if (decided.awaitingSteps !== plan.awaitingSteps || plan.pauseReason) {
+      await tx
+        .update(researchPlans)
+        .set({ awaitingSteps: decided.awaitingSteps, pauseReason: null })
+        .where(eq(researchPlans.id, plan.id));
+    }
+    await writeAuditLog(tx, ctx, decided.audit);
+    return {
+      planId: plan.id,
+      action: input.action,
+      planStatus,
+      steps: decided.steps.map((s) => ({
+        stepId: s.id,
+        stepOrder: s.stepOrder,
+        stepType: s.stepType,
+        status: s.status,
+      })),
+    };
+  });
+}
+
+type NewStepInput = NonNullable<Input["steps"]>[number] & { id: string };
+
+/** Performs the engine's operations, in order. */
+async function applyOps(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  ops: ModifyOp[],
+  newSteps: NewStepInput[],
+  now: Date,
+) {
+  for (const op of ops) {
+    switch (op.op) {
+      case "setOrders": {
+        if (op.orders.length === 0) break;
+        await tx.execute(sql`
+          update plan_step set step_order = o."stepOrder", updated_at = ${now.toISOString()}
+          from jsonb_to_recordset(${JSON.stringify(op.orders)}::jsonb) as o(id uuid, "stepOrder" int)
+          where plan_step.id = o.id and plan_step.step_order <> o."stepOrder"`);
+        break;
+      }
+      case "insert": {
+        const orderOf = new Map(op.steps.map((s) => [s.id, s.stepOrder]));
+        for (const step of newSteps) validateStepDefinition(orderOf.get(step.id) ?? 0, step);
+        await tx.insert(planSteps).values(
+          newSteps.map((step) => ({
+            id: step.id,
+            tenantId: ctx.tenantId,
+            planId,
+            stepOrder: orderOf.get(step.id) ?? 0,
+            stepType: step.stepType,
+            instructions: step.instructions,
+            ...stepDefinitionColumns(step),
+            createdAt: now,
+            updatedAt: now,
+          })),
+        );
+        break;
+      }
+      case "delete":
+        await tx.delete(planSteps).where(eq(planSteps.id, op.stepId));
+        break;
+      case "setInstructions":
+        await tx
+          .update(planSteps)
+          .set({ instructions: op.instructions, updatedAt: now })
+          .where(eq(planSteps.id, op.stepId));
+        break;
+      case "fail":
+        await tx
+          .update(planSteps)
+          .set({
+            status: "failed",
+            failureReason: op.reason,
+            startedAt: sql`coalesce(${planSteps.startedAt}, ${now.toISOString()}::timestamptz)`,
+            completedAt: now,
+            leaseExpiresAt: null,
+            updatedAt: now,
+          })
+          .where(eq(planSteps.id, op.stepId));
+        break;
+      case "retry":
+        await tx
+          .update(planSteps)
+          .set({
+            status: "pending",
+            failureReason: null,
+            startedAt: null,
+            completedAt: null,
+            updatedAt: now,
+          })
+          .where(eq(planSteps.id, op.stepId));
+        break;
+      case "setBindings":
+        await tx
+          .update(planSteps)
+          .set({
+            ...(op.arguments !== undefined
+              ? { arguments: op.arguments as Record<string, unknown> }
+              : {}),
+            ...(op.inputs !== undefined ? { inputs: op.inputs as Record<string, unknown> } : {}),
+            updatedAt: now,
+          })
+          .where(eq(planSteps.id, op.stepId));
+        break;
+    }
+  }
+}

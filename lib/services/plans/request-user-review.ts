@@ -1,0 +1,228 @@
+/**
+ * request_user_review (docs/execution-loop.md): the step in
+ * progress waits for a person (`awaiting_input`) and the plan pauses
+ * (`awaiting_review`) until submit_user_decision. A stalled plan whose agent is
+ * still at work resumes first, since the agent has evidently come back.
+ *
+ * A review may carry a deadline and the action Cairn takes itself when it
+ * passes (or get the team's default), and may be assigned to a person or a
+ * role (docs/reviews.md). The `review.requested` notification is queued in the
+ * same transaction.
+ */
+import "server-only";
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../../db/client";
+import { planSteps, reviewRequests, tenants, USER_ROLES, users } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import {
+  MAX_DEADLINE_SECONDS,
+  resolveDeadline,
+  TIMEOUT_ACTIONS,
+} from "../../plan-engine/review-deadlines";
+import {
+  canTransitionPlan,
+  planTransitionPath,
+  transitionStep,
+} from "../../plan-engine/transitions";
+import { queueReviewEvent } from "../reviews/review-events";
+import { writeAuditLog } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import { planIdField, stepIdField } from "../shared/fields";
+import { lockPlan, lockStep, setPlanStatus } from "../shared/plan-access";
+import { parseInput } from "../shared/validation";
+
+export const assignToField = z
+  .union([
+    z.email("must be a team member's e-mail address"),
+    z.object({ role: z.enum(USER_ROLES) }).strict(),
+  ])
+  .describe(
+    'Who should answer: a team member\'s e-mail ("ada@example.com") or a role ({"role": "admin"}). Left out, the review goes to the whole team. Anyone in the team may still answer.',
+  );
+
+export const requestUserReviewInput = z.object({
+  planId: planIdField,
+  stepId: stepIdField.describe("The step in progress that the person should review."),
+  summary: z
+    .string()
+    .trim()
+    .min(1)
+    .max(20_000)
+    .describe("What you found so far and what you need the person to decide, in plain language."),
+  questions: z
+    .array(z.string().trim().min(1).max(2_000))
+    .max(10)
+    .optional()
+    .describe("Specific questions for the reviewer (at most 10)."),
+  deadlineSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_DEADLINE_SECONDS)
+    .optional()
+    .describe(
+      "Seconds the person has to answer; with onTimeout. Left out: the team's default, else no deadline.",
+    ),
+  deadlineAt: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 time, e.g. 2026-05-01T12:00:00Z" })
+    .optional()
+    .describe("The deadline as an absolute time instead of deadlineSeconds."),
+  onTimeout: z
+    .enum(TIMEOUT_ACTIONS)
+    .optional()
+    .describe(
+      'What Cairn does itself when the deadline passes: approve, reject or skip the step (as a decision recorded as "Cairn (deadline)"), or escalate (hand the review to the admins; the plan keeps waiting).',
+    ),
+  assignTo: assignToField.optional(),
+});
+
+export type ReviewRequested = {
+  planId: string;
+  stepId: string;
+  reviewRequestId: string;
+  stepStatus: "awaiting_input";
+  planStatus: "awaiting_review";
+  /** When Cairn acts itself, and how; absent without a deadline. */
+  dueAt?: string;
+  onTimeout?: (typeof TIMEOUT_ACTIONS)[number];
+  assignedUserId: string | null;
+  assignedRole: (typeof USER_ROLES)[number] | null;
+  hint: string;
+};
+
+/** The assignee named by `assignTo`: an unknown or disabled e-mail is a VALIDATION_ERROR. */
+async function resolveAssignee(
+  tx: Transaction,
+  ctx: ServiceContext,
+  assignTo: z.output<typeof assignToField> | undefined,
+): Promise<{ userId: string | null; role: (typeof USER_ROLES)[number] | null }> {
+  if (assignTo === undefined) return { userId: null, role: null };
+  if (typeof assignTo !== "string") return { userId: null, role: assignTo.role };
+  const [user] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(
+      and(
+        eq(users.tenantId, ctx.tenantId),
+        sql`lower(${users.email}) = lower(${assignTo})`,
+        sql`${users.disabledAt} is null`,
+      ),
+    );
+  if (!user) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `assignTo: nobody in this team signs in as ${assignTo}. Name an active team member's e-mail, a role ({"role": "admin"}), or leave assignTo out to ask the whole team.`,
+      { field: "assignTo" },
+    );
+  }
+  return { userId: user.id, role: null };
+}
+
+export async function requestUserReview(
+  ctx: ServiceContext,
+  raw: z.input<typeof requestUserReviewInput>,
+): Promise<ReviewRequested> {
+  const input = parseInput(requestUserReviewInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await lockPlan(tx, ctx, input.planId);
+    const planPath =
+      plan.status === "stalled" || canTransitionPlan(plan.status, "awaiting_review")
+        ? planTransitionPath(plan.status, "awaiting_review")
+        : undefined;
+    if (!planPath) {
+      throw new AppError(
+        "INVALID_TRANSITION",
+        `Plan ${plan.id} is ${plan.status}; a review can only be requested while it is executing.` +
+          (plan.status === "awaiting_review"
+            ? " A review is already pending: wait for the person's decision."
+            : plan.status === "planning"
+              ? " Call get_next_step to start a step first."
+              : ""),
+        { entity: "plan", from: plan.status, to: "awaiting_review" },
+      );
+    }
+    const step = await lockStep(tx, ctx, plan.id, input.stepId);
+    if (step.status !== "in_progress") {
+      throw new AppError(
+        "INVALID_TRANSITION",
+        `Step ${step.stepOrder} is ${step.status}; only the step in progress can be put up for review. ` +
+          (step.status === "pending"
+            ? "Call get_next_step to start it first."
+            : "Request the review for the step you are working on."),
+        { entity: "step", from: step.status, to: "awaiting_input" },
+      );
+    }
+    const now = new Date();
+    const [team] = await tx
+      .select({
+        reviewDeadlineSeconds: tenants.reviewDeadlineSeconds,
+        reviewOnTimeout: tenants.reviewOnTimeout,
+      })
+      .from(tenants)
+      .where(eq(tenants.id, ctx.tenantId));
+    const deadline = resolveDeadline(
+      {
+        deadlineSeconds: input.deadlineSeconds,
+        deadlineAt: input.deadlineAt === undefined ? undefined : Date.parse(input.deadlineAt),
+        onTimeout: input.onTimeout,
+      },
+      team ?? { reviewDeadlineSeconds: null, reviewOnTimeout: null },
+      now.getTime(),
+    );
+    const assignee = await resolveAssignee(tx, ctx, input.assignTo);
+    const dueAt = deadline ? new Date(deadline.dueAt) : null;
+    const [review] = await tx
+      .insert(reviewRequests)
+      .values({
+        tenantId: ctx.tenantId,
+        planId: plan.id,
+        stepId: step.id,
+        summary: input.summary,
+        questions: input.questions ?? [],
+        requestedByType: ctx.actor.type,
+        requestedById: ctx.actor.id,
+        requestedByLabel: ctx.actor.label,
+        createdAt: now,
+        dueAt,
+        onTimeout: deadline?.onTimeout ?? null,
+        assignedUserId: assignee.userId,
+        assignedRole: assignee.role,
+      })
+      .returning({ id: reviewRequests.id });
+    if (!review) throw new AppError("INTERNAL_ERROR", "The review request was not stored.");
+    await tx
+      .update(planSteps)
+      .set({ status: transitionStep("in_progress", "awaiting_input"), updatedAt: now })
+      .where(eq(planSteps.id, step.id));
+    await setPlanStatus(tx, plan, "awaiting_review", now);
+    await writeAuditLog(tx, ctx, {
+      eventType: "user_reviewed",
+      planId: plan.id,
+      stepId: step.id,
+      payload: {
+        action: "review_requested",
+        reviewRequestId: review.id,
+        summary: input.summary,
+        questions: input.questions ?? [],
+        ...(deadline ? { dueAt: dueAt?.toISOString(), onTimeout: deadline.onTimeout } : {}),
+        ...(assignee.userId ? { assignedUserId: assignee.userId } : {}),
+        ...(assignee.role ? { assignedRole: assignee.role } : {}),
+      },
+    });
+    await queueReviewEvent(tx, ctx.tenantId, "review.requested", review.id);
+    return {
+      planId: plan.id,
+      stepId: step.id,
+      reviewRequestId: review.id,
+      stepStatus: "awaiting_input",
+      planStatus: "awaiting_review",
+      ...(deadline && dueAt ? { dueAt: dueAt.toISOString(), onTimeout: deadline.onTimeout } : {}),
+      assignedUserId: assignee.userId,
+      assignedRole: assignee.role,
+      hint: deadline
+        ? `The plan is paused for a person until ${dueAt?.toISOString()}; if nobody answers by then Cairn will ${deadline.onTimeout === "escalate" ? "hand the review to the admins" : `${deadline.onTimeout} the step itself`}. get_next_step answers awaiting_review until then and tells you what happened after.`
+        : "The plan is paused for a person. Tell the user the review is waiting in Cairn; get_next_step answers awaiting_review until they decide.",
+    };
+  });
+}

@@ -1,0 +1,454 @@
+/**
+ * Server-run steps (README, "Server-run steps"): get_next_step runs every
+ * server step that is next in line, in order, inside its transaction with the
+ * plan row locked exclusively, so two callers never run one step twice. Each
+ * step's bindings are resolved by the engine, the tool runs as "Cairn", and its
+ * completion is decided by the engine exactly as a submit would be (branching
+ * conditions included). Results stay in memory until the run ends; then one
+ * statement writes every step, verdict, skip, the plan and the audit rows.
+ *
+ * A step that cannot run stops the run with a pause reason naming the call
+ * that unblocks it; a step whose binding waits for an earlier step still in
+ * progress stops it without a pause.
+ */
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
+import type { Database, Transaction } from "../../db/client";
+import { planBranchingConditions, planSteps, reviewRequests } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { AuditEntry } from "../../plan-engine/audit-entries";
+import {
+  type BindingSource,
+  classifyUnresolved,
+  MAX_RESOLVED_BYTES,
+  type PauseReason,
+  resolveBindings,
+} from "../../plan-engine/bindings";
+import {
+  decideSubmit,
+  type LoopCondition,
+  type PlanSnapshot,
+  planStatusAfter,
+} from "../../plan-engine/loop";
+import type { PlanStatus, StepStatus } from "../../plan-engine/states";
+import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { planEndedCte } from "../notifications/plan-events";
+import { compileSchema, describeErrors } from "../research/extract-data";
+import { auditInsert } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import type { PlanRow } from "../shared/plan-access";
+import { isServerStepTool, SERVER_STEP_TOOLS } from "../shared/server-step-tools";
+
+export type ServerStepRun = {
+  stepId: string;
+  stepOrder: number;
+  tool: string;
+  status: "completed" | "failed";
+};
+
+export type ServerRunOutcome = {
+  ran: ServerStepRun[];
+  pause: PauseReason | null;
+  /** A server step next in line that waits for an earlier step still in progress. */
+  waiting: { stepOrder: number; onStepOrder: number } | null;
+  planStatus: PlanStatus;
+};
+
+type StepRow = {
+  id: string;
+  stepOrder: number;
+  status: StepStatus;
+  tool: string | null;
+  arguments: Record<string, unknown> | null;
+  result: unknown;
+  outputSchema: Record<string, unknown> | null;
+  leaseExpiresAt: Date | null;
+};
+
+type StepWrite = {
+  id: string;
+  status: StepStatus;
+  result: unknown;
+  failureReason: string | null;
+};
+
+/** The first step get_next_step would hand out: pending, or in progress with no live lease. */
+function firstClaimable(steps: readonly StepRow[], now: Date): StepRow | undefined {
+  return steps.find(
+    (s) =>
+      s.status === "pending" ||
+      (s.status === "in_progress" && (s.leaseExpiresAt === null || s.leaseExpiresAt <= now)),
+  );
+}
+
+function loadRunSteps(tx: Transaction, planId: string): Promise<StepRow[]> {
+  return tx
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      status: planSteps.status,
+      tool: planSteps.tool,
+      arguments: planSteps.arguments,
+      result: planSteps.result,
+      outputSchema: planSteps.outputSchema,
+      leaseExpiresAt: planSteps.leaseExpiresAt,
+    })
+    .from(planSteps)
+    .where(eq(planSteps.planId, planId))
+    .orderBy(asc(planSteps.stepOrder));
+}
+
+function errorOf(error: unknown): { code: string; message: string } {
+  if (error instanceof AppError) return { code: error.code, message: error.message };
+  return {
+    code: "INTERNAL_ERROR",
+    message: error instanceof Error ? error.message : String(error),
+  };
+}
+
+export async function runServerSteps(
+  tx: Transaction,
+  ctx: ServiceContext,
+  plan: PlanRow,
+): Promise<ServerRunOutcome> {
+  const stored = plan.pauseReason;
+  const steps = await loadRunSteps(tx, plan.id);
+  // A tool error leaves its step failed; the plan stays paused on it until the
+  // step moves on (retry_step, or the suggested call), whatever comes after.
+  if (stored?.type === "tool_error") {
+    const paused = steps.find((s) => s.id === stored.stepId);
+    if (paused?.status === "failed") {
+      return { ran: [], pause: stored, waiting: null, planStatus: plan.status };
+    }
+  }
+  const [conditionRows, pending] = await Promise.all([
+    tx
+      .select({
+        id: planBranchingConditions.id,
+        afterStepId: planBranchingConditions.afterStepId,
+        conditionExpression: planBranchingConditions.conditionExpression,
+        ifTrueAction: planBranchingConditions.ifTrueAction,
+        actionParams: planBranchingConditions.actionParams,
+      })
+      .from(planBranchingConditions)
+      .where(eq(planBranchingConditions.planId, plan.id))
+      .orderBy(asc(planBranchingConditions.position)),
+    tx
+      .select({ id: reviewRequests.id, stepId: reviewRequests.stepId })
+      .from(reviewRequests)
+      .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending"))),
+  ]);
+  const conditionsOf = (stepId: string): LoopCondition[] =>
+    conditionRows.filter((c) => c.afterStepId === stepId);
+
+  const cairn: ServiceContext = {
+    ...ctx,
+    // Tools that open a transaction get a savepoint of this one.
+    db: tx as unknown as Database,
+    actor: { type: "system", id: null, label: "Cairn (server-run step)" },
+  };
+  let snapshot: PlanSnapshot = {
+    id: plan.id,
+    status: plan.status,
+    awaitingSteps: plan.awaitingSteps,
+    steps: steps.map((s) => ({ id: s.id, stepOrder: s.stepOrder, status: s.status })),
+    pendingReviews: pending,
+  };
+  const writes = new Map<string, StepWrite>();
+  const verdicts: { id: string; fired: boolean }[] = [];
+  const skipped: string[] = [];
+  const withdrawn: string[] = [];
+  const audit: AuditEntry[] = [];
+  const ran: ServerStepRun[] = [];
+  let pause: PauseReason | null = null;
+  let waiting: ServerRunOutcome["waiting"] = null;
+  const now = new Date();
+
+  const statusOf = (id: string) => snapshot.steps.find((s) => s.id === id)?.status ?? "pending";
+  const resultOf = (row: StepRow) => (writes.has(row.id) ? writes.get(row.id)?.result : row.result);
+
+  for (;;) {
+    if (isTerminalPlanStatus(snapshot.status)) break;
+    const current = steps.map((s) => ({ ...s, status: statusOf(s.id) }));
+    const next = firstClaimable(current, now);
+    if (!next?.tool || !isServerStepTool(next.tool)) break;
+    const tool = SERVER_STEP_TOOLS[next.tool];
+    const source: BindingSource = {
+      researchQuestion: plan.researchQuestion,
+      steps: new Map(
+        current.map((s) => [
+          s.stepOrder,
+          { stepId: s.id, status: s.status, result: resultOf(s), tool: s.tool },
+        ]),
+      ),
+    };
+    const resolved = resolveBindings(next.arguments ?? {}, source);
+    const args = (resolved.value ?? {}) as Record<string, unknown>;
+    const stepRef = { stepId: next.id, stepOrder: next.stepOrder, tool: next.tool };
+    const notYet = resolved.unresolved.filter((u) => u.reason === "not_completed");
+    if (resolved.unresolved.length > 0 && notYet.length === resolved.unresolved.length) {
+      waiting = { stepOrder: next.stepOrder, onStepOrder: notYet[0]?.producingStepOrder ?? 0 };
+      break;
+    }
+    if (resolved.unresolved.length > 0) {
+      pause = classifyUnresolved(stepRef, plan.id, args, resolved.unresolved);
+      break;
+    }
+    if (JSON.stringify(args).length > MAX_RESOLVED_BYTES) {
+      pause = {
+        type: "schema_mismatch",
+        ...stepRef,
+        issues: [
+          { path: "arguments", message: `larger than ${MAX_RESOLVED_BYTES} bytes once bound` },
+        ],
+        message: `Step ${next.stepOrder}'s arguments are larger than ${MAX_RESOLVED_BYTES} bytes once their bindings are resolved. Call ${next.tool} yourself with a smaller input (completesStep links the result to the step).`,
+        suggestedTool: {
+          name: next.tool,
+          arguments: { completesStep: { planId: plan.id, stepId: next.id } },
+        },
+      };
+      break;
+    }
+    // An artifact a plan stores belongs to the plan and its step unless the
+    // arguments say otherwise, as when the agent stores one during a step.
+    if (next.tool === "store_research" && args.planId === undefined) {
+      Object.assign(args, { planId: plan.id, stepId: args.stepId ?? next.id });
+    }
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({
+        path: i.path.map(String).join(".") || "(arguments)",
+        message: i.message,
+      }));
+      pause = {
+        type: "schema_mismatch",
+        ...stepRef,
+        issues,
+        message: `Step ${next.stepOrder}'s arguments, once bound, do not fit ${next.tool}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}. Call ${next.tool} yourself with corrected arguments (completesStep links the result to the step).`,
+        suggestedTool: {
+          name: next.tool,
+          arguments: { ...args, completesStep: { planId: plan.id, stepId: next.id } },
+        },
+      };
+      break;
+    }
+    let result: Record<string, unknown>;
+    try {
+      result = (await tool.run(cairn, parsed.data as never)) as Record<string, unknown>;
+    } catch (error) {
+      const { code, message } = errorOf(error);
+      const retryable = tool.retryable(code);
+      writes.set(next.id, {
+        id: next.id,
+        status: "failed",
+        result: { error: { code, message } },
+        failureReason: `${next.tool} failed: ${code}: ${message}`,
+      });
+      snapshot = {
+        ...snapshot,
+        steps: snapshot.steps.map((s) => (s.id === next.id ? { ...s, status: "failed" } : s)),
+      };
+      audit.push(
+        {
+          eventType: "step_started",
+          planId: plan.id,
+          stepId: next.id,
+          payload: {
+            stepOrder: next.stepOrder,
+            planStatusBefore: snapshot.status,
+            attempt: 1,
+            tool: next.tool,
+            arguments: args,
+          },
+        },
+        {
+          eventType: "step_failed",
+          planId: plan.id,
+          stepId: next.id,
+          payload: {
+            stepOrder: next.stepOrder,
+            reason: `${code}: ${message}`,
+            source: "server_tool",
+            tool: next.tool,
+            errorCode: code,
+          },
+        },
+      );
+      ran.push({ ...stepRef, status: "failed" });
+      pause = {
+        type: "tool_error",
+        ...stepRef,
+        errorCode: code,
+        retryable,
+        message: `Step ${next.stepOrder} (${next.tool}) failed: ${code}: ${message.replace(/\.$/, "")}. ${retryable ? "Calling it again may help: retry the step with modify_plan retry_step, then get_next_step." : `Calling it again will fail the same way: do the step yourself and give its result with submit_step_result (or call ${next.tool} with completesStep once what was wrong is fixed).`}`,
+        suggestedTool: retryable
+          ? {
+              name: "modify_plan",
+              arguments: {
+                planId: plan.id,
+                action: "retry_step",
+                stepId: next.id,
+                modificationRationale: `Retry ${next.tool} after ${code}.`,
+              },
+            }
+          : {
+              name: "submit_step_result",
+              arguments: {
+                planId: plan.id,
+                stepId: next.id,
+                result: {},
+                stepExecutionReport: {
+                  thinking: `Did step ${next.stepOrder} myself after ${next.tool} failed with ${code}.`,
+                  webSearches: [],
+                  webFetches: [],
+                  otherToolCalls: [],
+                  subagents: [],
+                },
+              },
+            },
+      };
+      break;
+    }
+    if (next.outputSchema) {
+      const validate = compileSchema(next.outputSchema);
+      if (!validate(result)) {
+        const detail = describeErrors(validate);
+        pause = {
+          type: "schema_mismatch",
+          ...stepRef,
+          issues: [{ path: "result", message: detail }],
+          message: `Step ${next.stepOrder}'s ${next.tool} result does not satisfy its outputSchema: ${detail}. Submit a result that does with submit_step_result (the tool's result is in suggestedTool.arguments.result).`,
+          suggestedTool: {
+            name: "submit_step_result",
+            arguments: { planId: plan.id, stepId: next.id, result },
+          },
+        };
+        break;
+      }
+    }
+    const decided = decideSubmit(snapshot, conditionsOf(next.id), {
+      stepId: next.id,
+      result,
+      resultSummary: null,
+      confidence: null,
+    });
+    writes.set(next.id, { id: next.id, status: "completed", result, failureReason: null });
+    snapshot = {
+      ...snapshot,
+      status: decided.planStatus,
+      awaitingSteps: decided.awaitingSteps,
+      pendingReviews: snapshot.pendingReviews.filter(
+        (r) => !decided.withdrawnReviewIds.includes(r.id),
+      ),
+      steps: snapshot.steps.map((s) =>
+        s.id === next.id
+          ? { ...s, status: "completed" }
+          : decided.skippedStepIds.includes(s.id)
+            ? { ...s, status: "skipped" }
+            : s,
+      ),
+    };
+    verdicts.push(...decided.verdicts);
+    skipped.push(...decided.skippedStepIds);
+    withdrawn.push(...decided.withdrawnReviewIds);
+    audit.push(
+      ...decided.audit.map((entry): AuditEntry => {
+        if (entry.eventType === "step_started") {
+          return {
+            ...entry,
+            payload: { ...entry.payload, tool: next.tool ?? "", arguments: args },
+          };
+        }
+        if (entry.eventType === "step_completed") {
+          return { ...entry, payload: { ...entry.payload, tool: next.tool ?? "" } };
+        }
+        return entry;
+      }),
+    );
+    ran.push({ ...stepRef, status: "completed" });
+  }
+
+  // A plan whose first steps Cairn ran (or tried to) is executing, as after a hand-out.
+  if ((ran.length > 0 || pause) && !isTerminalPlanStatus(snapshot.status)) {
+    const derived = snapshot.status === "awaiting_review" ? snapshot.status : "executing";
+    snapshot = { ...snapshot, status: planStatusAfter(snapshot.status, derived) };
+  }
+  const pauseChanged = JSON.stringify(pause) !== JSON.stringify(stored ?? null);
+  if (ran.length > 0 || pauseChanged) {
+    await writeRun(tx, cairn, plan, {
+      steps: [...writes.values()],
+      verdicts,
+      skipped,
+      withdrawn,
+      planStatus: snapshot.status,
+      awaitingSteps: snapshot.awaitingSteps,
+      pause,
+      audit,
+      now: now.toISOString(),
+    });
+  }
+  return { ran, pause, waiting, planStatus: snapshot.status };
+}
+
+/** The run's one write: every step, verdict, skip and withdrawal, the plan and the audit rows. */
+function writeRun(
+  tx: Transaction,
+  ctx: ServiceContext,
+  plan: PlanRow,
+  run: {
+    steps: StepWrite[];
+    verdicts: { id: string; fired: boolean }[];
+    skipped: string[];
+    withdrawn: string[];
+    planStatus: PlanStatus;
+    awaitingSteps: PlanSnapshot["awaitingSteps"];
+    pause: PauseReason | null;
+    audit: AuditEntry[];
+    now: string;
+  },
+): Promise<unknown> {
+  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+  const ids = (list: string[]) =>
+    sql`(select value::uuid from jsonb_array_elements_text(${json(list)}))`;
+  // jsonb_to_recordset reads the camelCase key as its own column name.
+  const parts: SQL[] = [
+    sql`step_writes as (
+      update plan_step set status = w.status, result = w.result,
+        failure_reason = w."failureReason",
+        started_at = ${run.now}::timestamptz, completed_at = ${run.now}::timestamptz,
+        attempt = plan_step.attempt + 1, updated_at = ${run.now}::timestamptz
+      from jsonb_to_recordset(${json(run.steps)})
+        as w(id uuid, status step_status, result jsonb, "failureReason" text)
+      where plan_step.id = w.id
+    )`,
+  ];
+  if (run.verdicts.length > 0) {
+    parts.push(sql`verdicts as (
+      update plan_branching_condition c set evaluated_at = ${run.now}::timestamptz, fired = v.fired
+      from jsonb_to_recordset(${json(run.verdicts)}) as v(id uuid, fired boolean)
+      where c.id = v.id
+    )`);
+  }
+  if (run.skipped.length > 0) {
+    parts.push(sql`skips as (
+      update plan_step set status = 'skipped', updated_at = ${run.now}::timestamptz
+      where id in ${ids(run.skipped)} and status = 'pending'
+    )`);
+  }
+  if (run.withdrawn.length > 0) {
+    parts.push(sql`withdrawn as (
+      update review_request set status = 'withdrawn', decided_at = ${run.now}::timestamptz
+      where id in ${ids(run.withdrawn)} and status = 'pending'
+    )`);
+  }
+  parts.push(sql`plan_update as (
+    update research_plan set status = ${run.planStatus}::plan_status,
+      awaiting_steps = ${run.awaitingSteps ? json(run.awaitingSteps) : sql`null::jsonb`},
+      pause_reason = ${run.pause ? json(run.pause) : sql`null::jsonb`},
+      updated_at = ${run.now}::timestamptz,
+      completed_at = case when ${isTerminalPlanStatus(run.planStatus)}::boolean
+        then ${run.now}::timestamptz else completed_at end
+    where id = ${plan.id}::uuid
+  )`);
+  parts.push(...planEndedCte(plan.id, run.planStatus));
+  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, run.audit)}`);
+}

@@ -1,0 +1,426 @@
+/**
+ * submit_step_result: locks the plan, then the step, and reads a snapshot;
+ * the engine (`decideSubmit`) decides the step's completion, its branching
+ * conditions, the skips, the plan's status and every audit row; one statement
+ * writes all of it.
+ *
+ * The loop calls this once per step, so it is two statements inside its
+ * transaction: one that locks and reads everything the decision needs, and,
+ * after the engine has decided, one that writes every change and its audit rows.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../../db/client";
+import { selectRows } from "../../db/rows";
+import { AppError } from "../../plan-engine/app-error";
+import type { PauseReason } from "../../plan-engine/bindings";
+import {
+  type AwaitingSteps,
+  decideCommonSubmit,
+  decideSubmit,
+  type FiredCondition,
+  type LoopCondition,
+  type LoopStep,
+  type PlanSnapshot,
+  type SubmitDecision,
+} from "../../plan-engine/loop";
+import type { PlanStatus } from "../../plan-engine/states";
+import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { noteNotificationQueued } from "../notifications/queued";
+import { compileSchema, describeErrors } from "../research/extract-data";
+import { auditInsert } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import { planIdField, stepIdField } from "../shared/fields";
+import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "../shared/loop-writes";
+import { lockedPlanIsCurrent, planNotFound, stepNotFound } from "../shared/plan-access";
+import { parseInput } from "../shared/validation";
+
+export const stepExecutionReportInput = z
+  .object({
+    thinking: z
+      .string()
+      .max(200_000)
+      .describe(
+        "Reasoning narrative: hypotheses, decisions, discarded approaches, confidence factors.",
+      ),
+    webSearches: z
+      .array(z.unknown())
+      .describe("Exact queries, result counts, which results were used and why ([] if none)."),
+    webFetches: z
+      .array(z.unknown())
+      .describe("URLs fetched, content summaries, extracted facts ([] if none)."),
+    otherToolCalls: z
+      .array(z.unknown())
+      .describe("Other tool invocations with inputs and results ([] if none)."),
+    subagents: z
+      .array(z.unknown())
+      .describe("Subagent delegations with task descriptions and report ids ([] if none)."),
+  })
+  .describe(
+    "How the step was done. Every field is required; use [] for lists with nothing in them.",
+  );
+
+export const submitStepResultInput = z.object({
+  planId: planIdField,
+  stepId: stepIdField,
+  result: z
+    .record(z.string(), z.unknown())
+    .describe(
+      "The step's structured result as a JSON object; branching conditions read its fields as result.<field>.",
+    ),
+  resultSummary: z
+    .string()
+    .max(10_000)
+    .optional()
+    .describe("Two or three sentences a person can read in the plan view."),
+  confidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe("Your confidence in the result, from 0 to 1 (conditions see 0 when omitted)."),
+  stepExecutionReport: stepExecutionReportInput,
+  outputFormattingNotes: z
+    .string()
+    .max(10_000)
+    .optional()
+    .describe("Notes for the final deliverable's formatting that this step taught you."),
+});
+
+export type { FiredCondition };
+
+export type SubmittedStep = {
+  planId: string;
+  stepId: string;
+  stepOrder: number;
+  stepStatus: "completed";
+  planStatus: PlanStatus;
+  conditionsEvaluated: number;
+  firedConditions: FiredCondition[];
+  hint: string;
+};
+
+type Snapshot = {
+  planId: string;
+  planStatus: PlanStatus;
+  awaitingSteps: AwaitingSteps | null;
+  pauseReason: PauseReason | null;
+  pendingReviews: { id: string; stepId: string }[] | null;
+  stepId: string | null;
+  startedAt: Date | string | null;
+  outputSchema: Record<string, unknown> | null;
+  fresh: boolean;
+  conditions: LoopCondition[] | null;
+  steps: LoopStep[] | null;
+};
+
+const conditionsOf = (ctx: ServiceContext, stepId: string) => sql`
+  (select coalesce(jsonb_agg(jsonb_build_object(
+      'id', c.id, 'conditionExpression', c.condition_expression,
+      'ifTrueAction', c.if_true_action, 'actionParams', c.action_params
+    ) order by c.position), '[]'::jsonb)
+  from plan_branching_condition c
+  where c.after_step_id = ${stepId}::uuid and c.tenant_id = ${ctx.tenantId}::uuid)`;
+
+const statusesOf = (ctx: ServiceContext, planId: string) => sql`
+  (select coalesce(jsonb_agg(jsonb_build_object(
+      'id', s.id, 'stepOrder', s.step_order, 'status', s.status
+    ) order by s.step_order), '[]'::jsonb)
+  from plan_step s
+  where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid)`;
+
+const pendingReviewsOf = (ctx: ServiceContext, planId: string) => sql`
+  (select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id)), '[]'::jsonb)
+  from review_request r
+  where r.plan_id = ${planId}::uuid and r.tenant_id = ${ctx.tenantId}::uuid
+    and r.status = 'pending')`;
+
+/**
+ * Locks the plan row, then the step row (the step's lookup needs the locked
+ * plan's id, so PostgreSQL takes them in that order), and reads what the
+ * engine needs: the step's conditions in stored order, every step's status,
+ * the plan's pending reviews and its wait on a fired add_steps.
+ *
+ * A statement sees the data as of its start, which may be before it got the
+ * lock. Every call that changes a plan's steps under an exclusive lock also
+ * updates the plan row, so when the locked plan row is still the one the
+ * statement's snapshot holds, the reads are current, and one statement does it
+ * all. Otherwise the reads run again in a statement that starts after the lock.
+ * The one change that can slip past (get_next_step handing out a step under a
+ * share lock) never changes a derived status; it only matters to skip_to, which
+ * the caller decides again on statuses read after the lock (`mayLagClaims`).
+ */
+async function lockAndRead(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  stepId: string,
+): Promise<{ snapshot: Snapshot; mayLagClaims: boolean } | undefined> {
+  const [locked] = await selectRows<Snapshot>(
+    tx,
+    sql`
+    with plan as materialized (
+      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
+      where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), step as materialized (
+      select id, started_at, output_schema from plan_step
+      where id = ${stepId}::uuid and plan_id = (select id from plan)
+        and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), fresh as materialized (
+      select ${lockedPlanIsCurrent(planId)} as ok
+      from plan
+    )
+    select plan.id as "planId", plan.status as "planStatus",
+      plan.awaiting_steps as "awaitingSteps", plan.pause_reason as "pauseReason",
+      step.id as "stepId",
+      step.started_at as "startedAt", step.output_schema as "outputSchema", fresh.ok as fresh,
+      case when fresh.ok then ${conditionsOf(ctx, stepId)} end as conditions,
+      case when fresh.ok then ${statusesOf(ctx, planId)} end as steps,
+      case when fresh.ok then ${pendingReviewsOf(ctx, planId)} end as "pendingReviews"
+    from plan cross join fresh left join step on true`,
+  );
+  if (!locked) return undefined;
+  if (locked.fresh) return { snapshot: locked, mayLagClaims: true };
+  return { snapshot: await readAgain(tx, ctx, locked, stepId), mayLagClaims: false };
+}
+
+async function readAgain(
+  tx: Transaction,
+  ctx: ServiceContext,
+  locked: Snapshot,
+  stepId: string,
+): Promise<Snapshot> {
+  const [read] = await selectRows<Pick<Snapshot, "conditions" | "steps" | "pendingReviews">>(
+    tx,
+    sql`select ${conditionsOf(ctx, stepId)} as conditions,
+      ${statusesOf(ctx, locked.planId)} as steps,
+      ${pendingReviewsOf(ctx, locked.planId)} as "pendingReviews"`,
+  );
+  return { ...locked, ...read };
+}
+
+/** What the transaction path writes: the submitted result and the engine's decision on it. */
+type DecidedSubmitWrites = {
+  planId: string;
+  step: {
+    id: string;
+    result: Record<string, unknown>;
+    resultSummary: string | null;
+    confidence: number | null;
+    stepExecutionReport: unknown;
+    outputFormattingNotes: string | null;
+    startedAt: string;
+  };
+  decision: SubmitDecision;
+  now: string;
+};
+
+/** Every change the engine decided, and its audit rows, as one statement. */
+function writeDecidedSubmit(
+  tx: Transaction,
+  ctx: ServiceContext,
+  changes: DecidedSubmitWrites,
+): Promise<unknown> {
+  const { step, decision, now } = changes;
+  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+  const parts: SQL[] = [
+    sql`step_update as (
+      update plan_step set status = ${decision.step.status}::step_status,
+        result = ${json(step.result)},
+        result_summary = ${step.resultSummary}::text, confidence = ${step.confidence}::float8,
+        step_execution_report = ${json(step.stepExecutionReport)},
+        output_formatting_notes = ${step.outputFormattingNotes}::text,
+        started_at = ${step.startedAt}::timestamptz, completed_at = ${now}::timestamptz,
+        lease_expires_at = null, attempt = greatest(attempt, 1),
+        updated_at = ${now}::timestamptz
+      where id = ${step.id}::uuid
+    )`,
+    ...loopEffectsSql(changes.planId, step.id, decision, now),
+  ];
+  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decision.audit)}`);
+}
+
+type SubmitInput = z.output<typeof submitStepResultInput>;
+
+/**
+ * The common submit as one statement, so one round trip and no BEGIN/COMMIT:
+ * the engine decided it ahead (`decideCommonSubmit`), and the statement locks
+ * the plan, then the step, checks the engine's preconditions, picks the plan's
+ * next status from the stored steps, and writes the step, the plan and the
+ * audit rows only if every precondition held. Undefined when one did not (or
+ * the plan changed while the statement waited for its lock): the caller then
+ * decides on a full snapshot.
+ */
+async function submitInOneStatement(
+  ctx: ServiceContext,
+  input: SubmitInput,
+  now: string,
+): Promise<SubmittedStep | undefined> {
+  const event = {
+    stepId: input.stepId,
+    result: input.result,
+    resultSummary: input.resultSummary ?? null,
+    confidence: input.confidence ?? null,
+  };
+  const decided = decideCommonSubmit(input.planId, event);
+  const { planStatusWhen: when, preconditions: pre } = decided;
+  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+  const [row] = await selectRows<{ ok: boolean; planStatus: PlanStatus; stepOrder: number }>(
+    ctx.db,
+    sql`
+    with plan as materialized (
+      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
+      where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), step as materialized (
+      select id, step_order, status, output_schema from plan_step
+      where id = ${input.stepId}::uuid and plan_id = (select id from plan)
+        and tenant_id = ${ctx.tenantId}::uuid
+      for update
+    ), decided as materialized (
+      select step.step_order,
+        ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
+      from plan join step on true
+        left join plan_step other on other.plan_id = plan.id and other.id <> step.id
+      where ${lockedPlanIsCurrent(input.planId)}
+        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
+        and plan.pause_reason is null
+        and step.status = ${pre.stepStatus} and step.output_schema is null
+        and not exists (
+          select 1 from plan_branching_condition c where c.after_step_id = ${input.stepId}::uuid
+        )
+      group by step.step_order
+    ), step_update as (
+      update plan_step set status = 'completed', result = ${json(input.result)},
+        result_summary = ${input.resultSummary ?? null}::text,
+        confidence = ${input.confidence ?? null}::float8,
+        step_execution_report = ${json(input.stepExecutionReport)},
+        output_formatting_notes = ${input.outputFormattingNotes ?? null}::text,
+        completed_at = ${now}::timestamptz, lease_expires_at = null,
+        attempt = greatest(attempt, 1), updated_at = ${now}::timestamptz
+      where id = ${input.stepId}::uuid and exists (select 1 from decided)
+    ), ${decidedPlanUpdate(input.planId, now)}, audit as (
+      ${auditInsert(ctx, decided.audit, {
+        when: sql`select 1 from decided`,
+        payloadFrom: sql`jsonb_build_object('stepOrder', (select step_order from decided))`,
+      })}
+    )
+    select exists (select 1 from decided) as ok,
+      (select plan_status from decided) as "planStatus",
+      (select step_order from decided) as "stepOrder"`,
+  );
+  if (!row?.ok) return undefined;
+  // decidedPlanUpdate queued plan.completed or plan.failed in the statement.
+  if (isTerminalPlanStatus(row.planStatus)) noteNotificationQueued();
+  return {
+    planId: input.planId,
+    stepId: input.stepId,
+    stepOrder: row.stepOrder,
+    stepStatus: "completed",
+    planStatus: row.planStatus,
+    conditionsEvaluated: 0,
+    firedConditions: [],
+    hint: submitHint(row.planStatus, null, []),
+  };
+}
+
+export async function submitStepResult(
+  ctx: ServiceContext,
+  raw: z.input<typeof submitStepResultInput>,
+): Promise<SubmittedStep> {
+  const input = parseInput(submitStepResultInput, raw);
+  const committed = await submitInOneStatement(ctx, input, new Date().toISOString());
+  if (committed) return committed;
+  return ctx.db.transaction(async (tx) => {
+    const read = await lockAndRead(tx, ctx, input.planId, input.stepId);
+    if (!read) throw planNotFound(input.planId);
+    let { snapshot } = read;
+    if (snapshot.stepId === null) throw stepNotFound(snapshot.planId, input.stepId);
+    if (snapshot.outputSchema) checkOutputSchema(snapshot.outputSchema, input.result);
+    const event = {
+      stepId: input.stepId,
+      result: input.result,
+      resultSummary: input.resultSummary ?? null,
+      confidence: input.confidence ?? null,
+    };
+    let decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
+    // A skip decided on statuses that may miss a step handed out meanwhile is
+    // decided again on statuses read now, under the plan lock.
+    if (decision.skippedStepIds.length > 0 && read.mayLagClaims) {
+      snapshot = await readAgain(tx, ctx, snapshot, input.stepId);
+      decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
+    }
+    const now = new Date().toISOString();
+    await writeDecidedSubmit(tx, ctx, {
+      planId: snapshot.planId,
+      step: {
+        id: input.stepId,
+        result: input.result,
+        resultSummary: input.resultSummary ?? null,
+        confidence: input.confidence ?? null,
+        stepExecutionReport: input.stepExecutionReport,
+        outputFormattingNotes: input.outputFormattingNotes ?? null,
+        startedAt: snapshot.startedAt ? new Date(snapshot.startedAt).toISOString() : now,
+      },
+      decision,
+      now,
+    });
+    const { planStatus, fired } = decision;
+    return {
+      planId: snapshot.planId,
+      stepId: input.stepId,
+      stepOrder: decision.step.stepOrder,
+      stepStatus: "completed",
+      planStatus,
+      conditionsEvaluated: snapshot.conditions?.length ?? 0,
+      firedConditions: fired,
+      hint: submitHint(planStatus, decision.awaitingSteps, fired),
+    };
+  });
+}
+
+/** A result that does not satisfy the step's outputSchema is refused; nothing is stored. */
+function checkOutputSchema(schema: Record<string, unknown>, result: Record<string, unknown>) {
+  const validate = compileSchema(schema);
+  if (!validate(result)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `result does not satisfy the step's outputSchema: ${describeErrors(validate)}. Nothing was stored; submit a result that does (get_research_context shows the schema).`,
+      { field: "result" },
+    );
+  }
+}
+
+function submitHint(
+  planStatus: PlanStatus,
+  awaitingSteps: AwaitingSteps | null,
+  fired: FiredCondition[],
+): string {
+  if (planStatus === "failed") {
+    return "A branching condition failed the plan. Present what was gathered and where it stopped.";
+  }
+  if (awaitingSteps) {
+    return "A condition asks for more steps and the plan waits for them: call modify_plan with action add_steps (or decline_add_steps to finish without them), then get_next_step.";
+  }
+  if (fired.some((f) => f.action === "add_steps")) {
+    return "A condition asks for more steps: call modify_plan with action add_steps, then get_next_step.";
+  }
+  if (planStatus === "completed") {
+    return "The plan is complete. Call get_next_step for the formatting notes, then deliver the output.";
+  }
+  return "Call get_next_step for the next step.";
+}
+
+function planSnapshot(snapshot: Snapshot): PlanSnapshot {
+  return {
+    id: snapshot.planId,
+    status: snapshot.planStatus,
+    awaitingSteps: snapshot.awaitingSteps,
+    steps: snapshot.steps ?? [],
+    pendingReviews: snapshot.pendingReviews ?? [],
+    pausedOnFailedStepId:
+      snapshot.pauseReason?.type === "tool_error" ? snapshot.pauseReason.stepId : null,
+  };
+}

@@ -1,0 +1,316 @@
+/**
+ * log_skill_execution (docs/execution-flow.md and
+ * "Tracking Completion"): creates the tracking record of one research skill
+ * invocation, with the interview's extraction and the routing decision, and
+ * moves it through started -> executing -> completed | failed (see
+ * lib/plan-engine/skill-executions.ts). Writes `skill_started` on create and
+ * `skill_completed` when the record closes, in the same transaction.
+ */
+import "server-only";
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import { skillExecutions } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import {
+  decideSkillExecutionUpdate,
+  isTerminalSkillExecutionStatus,
+  SKILL_EXECUTION_STATUSES,
+  type SkillExecutionStatus,
+} from "../../plan-engine/skill-executions";
+import { writeAuditLog } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import { planIdField, sessionIdField } from "../shared/fields";
+import { getPlan } from "../shared/plan-access";
+import { lockSkillExecution } from "../shared/skill-execution-access";
+import { parseInput } from "../shared/validation";
+
+export const RESEARCH_TYPES = [
+  "general_topic",
+  "competitive_analysis",
+  "decision_support",
+] as const;
+export const ORIGINAL_QUERY_MAX = 5_000;
+
+const text = (max: number) => z.string().trim().max(max);
+
+/**
+ * The metadata fields of docs/execution-flow.md, described for the LLM that fills
+ * them. Other keys are kept as given (the output skill adds stepsCompleted,
+ * artifactsStored, checkpointFeedback), so the object is open.
+ */
+export const skillExecutionMetadata = z
+  .looseObject({
+    topic: text(1_000).min(1).optional().describe("The core research subject."),
+    researchType: z
+      .enum(RESEARCH_TYPES)
+      .optional()
+      .describe(
+        "general_topic: understand a subject; competitive_analysis: compare named options; decision_support: inform a specific choice.",
+      ),
+    scope: text(2_000).optional().describe("Breadth and depth boundaries of the research."),
+    depthSignals: z
+      .array(text(200))
+      .max(20)
+      .optional()
+      .describe(
+        'Words in the request that signal depth, e.g. ["quick"] or ["thorough"]; [] if none.',
+      ),
+    decisionContext: text(2_000)
+      .optional()
+      .describe("The decision this research informs, if there is one."),
+    knownContext: text(5_000).optional().describe("What the user already knows, if they said."),
+    outputMediaType: text(100)
+      .optional()
+      .describe(
+        "The deliverable's form: markdown_report, executive_summary, comparison_table, slide_outline, email, chat_answer, or another short name.",
+      ),
+    outputFormattingInstructions: text(5_000)
+      .optional()
+      .describe("Styling, layout or length requirements the user gave."),
+    clarifyingQuestions: z
+      .array(z.object({ question: text(2_000).min(1), answer: text(5_000) }))
+      .max(2, "never more than two clarifying questions")
+      .optional()
+      .describe("The one or two questions you asked and the user's answers."),
+    skipQuestionsReason: text(2_000)
+      .optional()
+      .describe("Why you asked no question (the request was focused, depth was clear, ...)."),
+    routingRationale: text(5_000)
+      .optional()
+      .describe(
+        "How you routed: number of options, number of dimensions, ambiguity, depth signals, and the final reasoning for scan or deep.",
+      ),
+    delegatedTo: z.enum(["scan", "deep"]).optional().describe("The mode the router chose."),
+    originalQuery: z
+      .string()
+      .optional()
+      .describe(
+        `The user's message as they wrote it. Only the first ${ORIGINAL_QUERY_MAX} characters are kept.`,
+      ),
+    priorResearchCheck: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "The prior-research check: { artifactsFound, artifactIds, userDecision: none | use_existing | refresh | unique, exchange }.",
+      ),
+  })
+  .describe(
+    "Facts about this skill run. On create: topic, researchType, scope, depthSignals, routingRationale, delegatedTo, originalQuery, and clarifyingQuestions or skipQuestionsReason (plus decisionContext, knownContext, outputMediaType, outputFormattingInstructions when known). On update: only the keys to add or replace.",
+  );
+
+export const logSkillExecutionInput = z.object({
+  executionId: z
+    .uuid("must be an execution id (a UUID)")
+    .optional()
+    .describe("The record to update. Omit it to create a new record (status must be started)."),
+  skillName: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .describe(
+      'The skill that is running: "research" for a run the router started (also when research-scan, research-deep or research-output continue it).',
+    ),
+  status: z
+    .enum(SKILL_EXECUTION_STATUSES)
+    .describe(
+      "started: create the record; executing: work under way (create_research_plan sets it for you when you pass sessionId); completed: finished (add closedReason when no plan was made); failed: stopped by an error (errorMessage required). Repeat the current status to add metadata only.",
+    ),
+  sessionId: sessionIdField
+    .optional()
+    .describe(
+      "Your client's session id. Pass the same one to create_research_plan so the plan links to this record.",
+    ),
+  planId: planIdField
+    .optional()
+    .describe(
+      "Link the record to this plan. Only needed when create_research_plan returned linkedExecutionId null (it links by sessionId itself).",
+    ),
+  metadata: skillExecutionMetadata.default({}),
+  errorMessage: text(5_000)
+    .min(1)
+    .optional()
+    .describe("For failed: what went wrong and where the research stopped."),
+  closedReason: text(2_000)
+    .min(1)
+    .optional()
+    .describe(
+      'For completed: why the run ended, e.g. "delivered" or "user chose existing research".',
+    ),
+});
+
+export type LoggedSkillExecution = {
+  executionId: string;
+  status: SkillExecutionStatus;
+  planId: string | null;
+  hint: string;
+};
+
+type Metadata = z.output<typeof skillExecutionMetadata>;
+
+/** What the router must record when it creates a record, so routing can be analysed later. */
+function missingCreateFields(metadata: Metadata): string[] {
+  const missing: string[] = [];
+  const required = [
+    "topic",
+    "researchType",
+    "scope",
+    "depthSignals",
+    "routingRationale",
+    "delegatedTo",
+    "originalQuery",
+  ] as const;
+  for (const key of required) {
+    if (metadata[key] === undefined || metadata[key] === "") missing.push(`metadata.${key}`);
+  }
+  const asked = (metadata.clarifyingQuestions?.length ?? 0) > 0;
+  if (!asked && !metadata.skipQuestionsReason) {
+    missing.push("metadata.clarifyingQuestions or metadata.skipQuestionsReason");
+  }
+  return missing;
+}
+
+function normalised(metadata: Metadata): Metadata {
+  if (metadata.originalQuery === undefined) return metadata;
+  return { ...metadata, originalQuery: metadata.originalQuery.slice(0, ORIGINAL_QUERY_MAX) };
+}
+
+type Input = z.output<typeof logSkillExecutionInput>;
+
+export async function logSkillExecution(
+  ctx: ServiceContext,
+  raw: z.input<typeof logSkillExecutionInput>,
+): Promise<LoggedSkillExecution> {
+  const input = parseInput(logSkillExecutionInput, raw);
+  const metadata = normalised(input.metadata);
+  return input.executionId
+    ? updateExecution(ctx, input, input.executionId, metadata)
+    : createExecution(ctx, input, metadata);
+}
+
+async function createExecution(
+  ctx: ServiceContext,
+  input: Input,
+  metadata: Metadata,
+): Promise<LoggedSkillExecution> {
+  const now = new Date();
+  if (input.status !== "started") {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `status: a new tracking record starts as "started" (you sent "${input.status}"); to update a record, pass its executionId.`,
+    );
+  }
+  const missing = missingCreateFields(metadata);
+  if (missing.length > 0) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `${missing.join(", ")}: required when creating a tracking record (docs/execution-flow.md).`,
+      { missing },
+    );
+  }
+  return ctx.db.transaction(async (tx) => {
+    if (input.planId) await getPlan(tx, ctx, input.planId);
+    const [row] = await tx
+      .insert(skillExecutions)
+      .values({
+        tenantId: ctx.tenantId,
+        planId: input.planId ?? null,
+        skillName: input.skillName,
+        status: "started",
+        sessionId: input.sessionId ?? null,
+        metadata,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: skillExecutions.id });
+    if (!row) throw new AppError("INTERNAL_ERROR", "The skill execution was not created.");
+    await writeAuditLog(tx, ctx, {
+      eventType: "skill_started",
+      planId: input.planId ?? null,
+      payload: {
+        executionId: row.id,
+        skillName: input.skillName,
+        status: "started",
+        sessionId: input.sessionId ?? null,
+        researchType: metadata.researchType ?? null,
+        delegatedTo: metadata.delegatedTo ?? null,
+      },
+    });
+    return {
+      executionId: row.id,
+      status: "started" as const,
+      planId: input.planId ?? null,
+      hint: input.sessionId
+        ? "Keep this executionId. Pass the same sessionId to create_research_plan and the plan links to this record."
+        : "Keep this executionId for the later updates. Without a sessionId, create_research_plan cannot link the plan to this record.",
+    };
+  });
+}
+
+async function updateExecution(
+  ctx: ServiceContext,
+  input: Input,
+  executionId: string,
+  metadata: Metadata,
+): Promise<LoggedSkillExecution> {
+  const now = new Date();
+  return ctx.db.transaction(async (tx) => {
+    const current = await lockSkillExecution(tx, ctx, executionId);
+    const { statusChanges } = decideSkillExecutionUpdate({
+      from: current.status,
+      to: input.status,
+      closedReason: input.closedReason,
+      errorMessage: input.errorMessage,
+    });
+    if (input.planId) {
+      await getPlan(tx, ctx, input.planId);
+      if (current.planId !== null && current.planId !== input.planId) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `planId: this skill execution is already linked to plan ${current.planId}; a record follows one plan.`,
+          { linkedPlanId: current.planId },
+        );
+      }
+    }
+    const planId = current.planId ?? input.planId ?? null;
+    const closing = isTerminalSkillExecutionStatus(input.status);
+    // The expected current status is part of the `where` as well as the row
+    // lock: the write itself is guarded, as docs/architecture.md asks.
+    const [updated] = await tx
+      .update(skillExecutions)
+      .set({
+        status: input.status,
+        sessionId: current.sessionId ?? input.sessionId ?? null,
+        planId,
+        metadata: sql`${skillExecutions.metadata} || ${JSON.stringify(metadata)}::jsonb`,
+        updatedAt: now,
+        // The closing fields belong to the move that closes the record.
+        ...(input.status === "failed" ? { errorMessage: input.errorMessage ?? null } : {}),
+        ...(closing ? { closedReason: input.closedReason ?? null, completedAt: now } : {}),
+      })
+      .where(and(eq(skillExecutions.id, current.id), eq(skillExecutions.status, current.status)))
+      .returning({ id: skillExecutions.id, status: skillExecutions.status });
+    if (!updated) throw new AppError("CONFLICT", "The skill execution changed meanwhile; retry.");
+    if (statusChanges && closing) {
+      await writeAuditLog(tx, ctx, {
+        eventType: "skill_completed",
+        planId,
+        payload: {
+          executionId: current.id,
+          skillName: current.skillName,
+          status: input.status,
+          closedReason: input.closedReason ?? null,
+          errorMessage: input.errorMessage ?? null,
+        },
+      });
+    }
+    return {
+      executionId: current.id,
+      status: input.status,
+      planId,
+      hint: closing
+        ? "This record is closed; a new research request starts a new one."
+        : "Recorded. Close the record with status completed (or failed with errorMessage) when the research ends.",
+    };
+  });
+}

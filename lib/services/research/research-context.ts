@@ -1,0 +1,410 @@
+/**
+ * What an agent reads to resume or continue: get_research_context (the whole
+ * plan, written down as a `session_resumed` audit event) and get_step_context
+ * (the results before one step, plus the plan's artifacts). Artifacts come in
+ * pages (artifactsOffset, artifactsLimit), and only the newest deliverable is
+ * read: neither grows with how much a plan has stored. The plan page reads the
+ * same core with short artifact summaries instead (artifactSummaries).
+ */
+import "server-only";
+import { and, asc, count, desc, eq, lt, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Executor } from "../../db/client";
+import {
+  planBranchingConditions,
+  planSteps,
+  researchArtifacts,
+  researchFeedback,
+  researchOutputs,
+  reviewDecisions,
+  reviewRequests,
+  skillExecutions,
+} from "../../db/schema";
+import { computeProgress } from "../../plan-engine/progress";
+import { writeAuditLog } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+import { planIdField, sessionIdField, stepIdField } from "../shared/fields";
+import { getPlan, getStep, loadSteps, renewLease, type StepRow } from "../shared/plan-access";
+import { parseInput } from "../shared/validation";
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+function stepView(step: StepRow) {
+  return {
+    stepId: step.id,
+    stepOrder: step.stepOrder,
+    stepType: step.stepType,
+    status: step.status,
+    instructions: step.instructions,
+    result: step.result ?? null,
+    resultSummary: step.resultSummary,
+    confidence: step.confidence,
+    stepExecutionReport: step.stepExecutionReport ?? null,
+    outputFormattingNotes: step.outputFormattingNotes,
+    failureReason: step.failureReason,
+    startedAt: iso(step.startedAt),
+    completedAt: iso(step.completedAt),
+    /** A server-run step's tool and arguments (with their bindings); null for agent steps. */
+    tool: step.tool,
+    arguments: step.arguments,
+    inputs: step.inputs,
+    outputSchema: step.outputSchema,
+  };
+}
+
+function artifactView(a: typeof researchArtifacts.$inferSelect) {
+  return {
+    artifactId: a.id,
+    stepId: a.stepId,
+    artifactType: a.artifactType,
+    title: a.title,
+    content: a.content,
+    contentText: a.contentText,
+    confidence: a.confidence,
+    sourceUrls: a.sourceUrls,
+    createdAt: a.createdAt.toISOString(),
+  };
+}
+
+const artifactsOfPlan = (ctx: Pick<ServiceContext, "tenantId">, planId: string) =>
+  and(eq(researchArtifacts.planId, planId), eq(researchArtifacts.tenantId, ctx.tenantId));
+
+/** How many of a plan's artifacts get_research_context and get_step_context return in full unless asked otherwise, and at most. */
+export const CONTEXT_ARTIFACTS_DEFAULT = 25;
+export const CONTEXT_ARTIFACTS_MAX = 100;
+
+/**
+ * One page of a plan's artifacts in full, oldest first, with the total and where
+ * the next page starts (null on the last one).
+ */
+async function artifactPage(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  { offset, limit }: { offset: number; limit: number },
+) {
+  const where = artifactsOfPlan(ctx, planId);
+  const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
+  const rows = await db
+    .select()
+    .from(researchArtifacts)
+    .where(where)
+    .orderBy(asc(researchArtifacts.createdAt), asc(researchArtifacts.id))
+    .limit(limit)
+    .offset(offset);
+  const artifactsTotal = total?.n ?? 0;
+  return {
+    artifacts: rows.map(artifactView),
+    artifactsTotal,
+    artifactsNextOffset: offset + rows.length < artifactsTotal ? offset + rows.length : null,
+  };
+}
+
+/** Characters of an artifact's text that the plan page shows. */
+export const ARTIFACT_EXCERPT_CHARS = 240;
+
+/**
+ * The plan page's view of its artifacts: the newest few by title, type and a
+ * short excerpt (never their full content), and how many there are in all.
+ */
+export async function artifactSummaries(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  cap: number,
+) {
+  const where = artifactsOfPlan(ctx, planId);
+  const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
+  const rows = await db
+    .select({
+      artifactId: researchArtifacts.id,
+      stepId: researchArtifacts.stepId,
+      artifactType: researchArtifacts.artifactType,
+      title: researchArtifacts.title,
+      confidence: researchArtifacts.confidence,
+      createdAt: researchArtifacts.createdAt,
+      excerpt: sql<string>`left(${researchArtifacts.contentText}, ${ARTIFACT_EXCERPT_CHARS})`,
+      textLength: sql<number>`char_length(${researchArtifacts.contentText})::int`,
+    })
+    .from(researchArtifacts)
+    .where(where)
+    .orderBy(desc(researchArtifacts.createdAt), desc(researchArtifacts.id))
+    .limit(cap);
+  return {
+    total: total?.n ?? 0,
+    newest: rows.map(({ textLength, ...row }) => ({
+      ...row,
+      excerptTruncated: textLength > ARTIFACT_EXCERPT_CHARS,
+      createdAt: row.createdAt.toISOString(),
+    })),
+  };
+}
+
+const artifactsOffsetField = z
+  .number()
+  .int()
+  .min(0)
+  .max(1_000_000)
+  .default(0)
+  .describe(
+    "Where the page of artifacts starts (oldest first); pass the previous answer's artifactsNextOffset to read on. Default 0.",
+  );
+const artifactsLimitField = z
+  .number()
+  .int()
+  .min(0)
+  .max(CONTEXT_ARTIFACTS_MAX)
+  .default(CONTEXT_ARTIFACTS_DEFAULT)
+  .describe(
+    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX}. Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
+  );
+
+export const getResearchContextInput = z.object({
+  planId: planIdField,
+  sessionId: sessionIdField
+    .optional()
+    .describe("Your current session id; recorded as the session that resumed the plan."),
+  artifactsOffset: artifactsOffsetField,
+  artifactsLimit: artifactsLimitField,
+});
+
+/**
+ * Everything recorded about a plan but its artifacts, read inside the caller's
+ * transaction: the newest deliverable only (the one shown and returned), never
+ * the earlier ones. What get_research_context and the plan resource return, and
+ * the web UI's plan page renders, each with its own view of the artifacts.
+ */
+export async function loadPlanCore(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+) {
+  const plan = await getPlan(db, ctx, planId);
+  const steps = await loadSteps(db, ctx, plan.id);
+  const orderOf = new Map(steps.map((s) => [s.id, s.stepOrder]));
+  const conditions = await db
+    .select()
+    .from(planBranchingConditions)
+    .where(
+      and(
+        eq(planBranchingConditions.planId, plan.id),
+        eq(planBranchingConditions.tenantId, ctx.tenantId),
+      ),
+    )
+    .orderBy(asc(planBranchingConditions.position));
+  const reviews = await db
+    .select()
+    .from(reviewRequests)
+    .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.tenantId, ctx.tenantId)))
+    .orderBy(asc(reviewRequests.createdAt));
+  const decisions = await db
+    .select()
+    .from(reviewDecisions)
+    .where(and(eq(reviewDecisions.planId, plan.id), eq(reviewDecisions.tenantId, ctx.tenantId)));
+  const [execution] = await db
+    .select()
+    .from(skillExecutions)
+    .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
+    .orderBy(desc(skillExecutions.createdAt))
+    .limit(1);
+  const outputs = await db
+    .select()
+    .from(researchOutputs)
+    .where(and(eq(researchOutputs.planId, plan.id), eq(researchOutputs.tenantId, ctx.tenantId)))
+    .orderBy(desc(researchOutputs.createdAt), desc(researchOutputs.id))
+    .limit(1);
+  const feedback = await db
+    .select()
+    .from(researchFeedback)
+    .where(and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)))
+    .orderBy(asc(researchFeedback.createdAt));
+  const latestOutput = outputs[0];
+  return {
+    plan: {
+      planId: plan.id,
+      name: plan.name,
+      researchQuestion: plan.researchQuestion,
+      status: plan.status,
+      planDesignRationale: plan.planDesignRationale,
+      outputFormattingNotes: plan.outputFormattingNotes,
+      sessionId: plan.sessionId,
+      createdAt: plan.createdAt.toISOString(),
+      updatedAt: plan.updatedAt.toISOString(),
+      completedAt: iso(plan.completedAt),
+      pauseReason: plan.pauseReason,
+      awaitingSteps: plan.awaitingSteps,
+    },
+    progress: computeProgress(steps.map((s) => s.status)),
+    steps: steps.map(stepView),
+    branchingConditions: conditions.map((c) => ({
+      conditionId: c.id,
+      afterStepId: c.afterStepId,
+      afterStepOrder: orderOf.get(c.afterStepId) ?? null,
+      conditionExpression: c.conditionExpression,
+      ifTrueAction: c.ifTrueAction,
+      actionParams: c.actionParams,
+      evaluatedAt: iso(c.evaluatedAt),
+      fired: c.fired,
+    })),
+    reviews: reviews.map((r) => {
+      const decision = decisions.find((d) => d.reviewRequestId === r.id);
+      return {
+        reviewRequestId: r.id,
+        stepId: r.stepId,
+        stepOrder: orderOf.get(r.stepId) ?? null,
+        status: r.status,
+        summary: r.summary,
+        questions: r.questions,
+        requestedBy: r.requestedByLabel,
+        requestedAt: r.createdAt.toISOString(),
+        dueAt: iso(r.dueAt),
+        onTimeout: r.onTimeout,
+        escalatedAt: iso(r.escalatedAt),
+        assignedUserId: r.assignedUserId,
+        assignedRole: r.assignedRole,
+        decision: decision
+          ? {
+              decision: decision.decision,
+              feedback: decision.feedback,
+              decidedBy: decision.decidedByLabel,
+              decidedAt: decision.createdAt.toISOString(),
+            }
+          : null,
+      };
+    }),
+    skillExecution: execution
+      ? {
+          executionId: execution.id,
+          skillName: execution.skillName,
+          status: execution.status,
+          sessionId: execution.sessionId,
+          metadata: execution.metadata,
+          closedReason: execution.closedReason,
+          errorMessage: execution.errorMessage,
+          createdAt: execution.createdAt.toISOString(),
+          completedAt: iso(execution.completedAt),
+        }
+      : null,
+    deliverable: latestOutput
+      ? {
+          outputId: latestOutput.id,
+          outputMediaType: latestOutput.outputMediaType,
+          content: latestOutput.content,
+          formattingNotes: latestOutput.formattingNotes,
+          createdAt: latestOutput.createdAt.toISOString(),
+        }
+      : null,
+    feedback: feedback.map((f) => ({
+      feedbackId: f.id,
+      feedbackType: f.feedbackType,
+      satisfaction: f.satisfaction,
+      summary: f.summary,
+      improvementSuggestions: f.improvementSuggestions,
+      followUpRequested: f.followUpRequested,
+      createdAt: f.createdAt.toISOString(),
+    })),
+  };
+}
+
+export type PlanCore = Awaited<ReturnType<typeof loadPlanCore>>;
+
+/**
+ * What an agent reads to resume: the plan's core and one page of its artifacts
+ * in full (the first CONTEXT_ARTIFACTS_DEFAULT unless asked otherwise), with
+ * artifactsTotal and artifactsNextOffset to read the rest.
+ */
+export async function loadPlanContext(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  page: { offset?: number; limit?: number } = {},
+) {
+  const core = await loadPlanCore(db, ctx, planId);
+  const artifacts = await artifactPage(db, ctx, core.plan.planId, {
+    offset: page.offset ?? 0,
+    limit: page.limit ?? CONTEXT_ARTIFACTS_DEFAULT,
+  });
+  const { deliverable, feedback, ...rest } = core;
+  return { ...rest, ...artifacts, deliverable, feedback };
+}
+
+export type PlanContext = Awaited<ReturnType<typeof loadPlanContext>>;
+
+/** get_research_context: the plan's whole context, recording that a session resumed it. */
+export async function getResearchContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof getResearchContextInput>,
+): Promise<PlanContext> {
+  const input = parseInput(getResearchContextInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const context = await loadPlanContext(tx, ctx, input.planId, {
+      offset: input.artifactsOffset,
+      limit: input.artifactsLimit,
+    });
+    await writeAuditLog(tx, ctx, {
+      eventType: "session_resumed",
+      planId: context.plan.planId,
+      payload: { sessionId: input.sessionId ?? null },
+    });
+    return context;
+  });
+}
+
+export const readPlanContextInput = z.object({ planId: planIdField });
+
+/**
+ * The same context without the `session_resumed` record: what a client that
+ * browses MCP resources reads (`cairn://plans/{planId}`). Browsing is not
+ * resuming; get_research_context is, and records it.
+ */
+export async function readPlanContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof readPlanContextInput>,
+): Promise<PlanContext> {
+  const input = parseInput(readPlanContextInput, raw);
+  return ctx.db.transaction((tx) => loadPlanContext(tx, ctx, input.planId));
+}
+
+export const getStepContextInput = z.object({
+  planId: planIdField,
+  stepId: stepIdField,
+  artifactsOffset: artifactsOffsetField,
+  artifactsLimit: artifactsLimitField,
+});
+
+export async function getStepContext(
+  ctx: ServiceContext,
+  raw: z.input<typeof getStepContextInput>,
+) {
+  const input = parseInput(getStepContextInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, input.planId);
+    const step = await getStep(tx, ctx, plan.id, input.stepId);
+    const leaseExpiresAt = await renewLease(tx, ctx, step.id);
+    const prior = await tx
+      .select()
+      .from(planSteps)
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.tenantId, ctx.tenantId),
+          lt(planSteps.stepOrder, step.stepOrder),
+        ),
+      )
+      .orderBy(asc(planSteps.stepOrder));
+    return {
+      planId: plan.id,
+      researchQuestion: plan.researchQuestion,
+      step: stepView(step),
+      /** The step's lease, renewed by this call; null when the step is not in progress. */
+      leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
+      priorSteps: prior.map(stepView),
+      ...(await artifactPage(tx, ctx, plan.id, {
+        offset: input.artifactsOffset,
+        limit: input.artifactsLimit,
+      })),
+    };
+  });
+}
+
+export type StepContext = Awaited<ReturnType<typeof getStepContext>>;

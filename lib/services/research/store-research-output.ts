@@ -1,0 +1,91 @@
+/**
+ * store_research_output (docs/execution-flow.md, step 3): keeps the
+ * final deliverable with its plan and skill execution, so the user can find it
+ * later in the web UI and get_research_context returns it. A plan may hold
+ * several (a redone or reformatted delivery); the newest is the deliverable.
+ */
+import "server-only";
+import { z } from "zod";
+import { researchOutputs } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "../shared/context";
+import { planIdField } from "../shared/fields";
+import { getPlan } from "../shared/plan-access";
+import { executionForPlan } from "../shared/skill-execution-access";
+import { parseInput } from "../shared/validation";
+
+export const OUTPUT_CONTENT_MAX = 500_000;
+
+export const executionIdField = z
+  .uuid("must be an execution id (a UUID)")
+  .describe(
+    "The skill execution (from log_skill_execution). Omit it to use the execution linked to the plan.",
+  );
+
+export const storeResearchOutputInput = z.object({
+  planId: planIdField,
+  executionId: executionIdField.optional(),
+  outputMediaType: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .describe(
+      "The deliverable's form, as the interview recorded it: markdown_report, executive_summary, comparison_table, slide_outline, email, chat_answer, or another short name.",
+    ),
+  content: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(OUTPUT_CONTENT_MAX)
+    .describe(
+      "The full deliverable exactly as you present it to the user (Markdown for text forms).",
+    ),
+  formattingNotes: z
+    .string()
+    .trim()
+    .max(10_000)
+    .optional()
+    .describe(
+      "How you formatted it and why: the user's instructions and the step notes you followed.",
+    ),
+});
+
+/** The answer: the stored deliverable's id and what it belongs to (the MCP tool's output schema). */
+export const storedOutputOutput = z.object({
+  outputId: z.string(),
+  planId: z.string(),
+  executionId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export type StoredOutput = z.infer<typeof storedOutputOutput>;
+
+export async function storeResearchOutput(
+  ctx: ServiceContext,
+  raw: z.input<typeof storeResearchOutputInput>,
+): Promise<StoredOutput> {
+  const input = parseInput(storeResearchOutputInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, input.planId);
+    const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
+    const [row] = await tx
+      .insert(researchOutputs)
+      .values({
+        tenantId: ctx.tenantId,
+        planId: plan.id,
+        executionId,
+        outputMediaType: input.outputMediaType,
+        content: input.content,
+        formattingNotes: input.formattingNotes ?? null,
+      })
+      .returning({ id: researchOutputs.id, createdAt: researchOutputs.createdAt });
+    if (!row) throw new AppError("INTERNAL_ERROR", "The deliverable was not stored.");
+    return {
+      outputId: row.id,
+      planId: plan.id,
+      executionId,
+      createdAt: row.createdAt.toISOString(),
+    };
+  });
+}

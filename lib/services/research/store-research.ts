@@ -1,0 +1,107 @@
+/**
+ * store_research (docs/execution-flow.md): keeps a
+ * significant finding in the tenant's artifact library, where search_sources
+ * finds it for later research and get_step_context / get_research_context show
+ * it with its plan. A plan or step given must be the tenant's own.
+ */
+import { z } from "zod";
+import { researchArtifacts } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "../shared/context";
+import { planIdField, stepIdField } from "../shared/fields";
+import { getPlan, getStep } from "../shared/plan-access";
+import { parseInput } from "../shared/validation";
+
+/** PostgreSQL refuses a tsvector over 1 MB; text this long is far below that. */
+export const CONTENT_TEXT_MAX = 200_000;
+
+export const artifactTypeField = z
+  .string()
+  .trim()
+  .regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a short snake_case name such as source_summary")
+  .describe(
+    "What kind of artifact this is, in snake_case: source_summary, finding, data_extract, comparison_table, analysis, critique, synthesis, or another short name.",
+  );
+
+export const storeResearchInput = z.object({
+  artifactType: artifactTypeField,
+  title: z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .describe('A specific, searchable title, e.g. "EU battery recycling capacity 2024".'),
+  content: z
+    .record(z.string(), z.unknown())
+    .describe("The artifact's structured content as a JSON object (facts, figures, tables)."),
+  contentText: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(CONTENT_TEXT_MAX)
+    .describe(
+      "The same content as readable prose: this is what search_sources searches and quotes in snippets.",
+    ),
+  confidence: z.number().min(0).max(1).describe("Your confidence in the content, from 0 to 1."),
+  sourceUrls: z
+    .array(z.url({ protocol: /^https?$/ }).max(2_000))
+    .max(100)
+    .optional()
+    .describe("The http(s) URLs the content came from."),
+  planId: planIdField.optional().describe("The plan this artifact belongs to, if any."),
+  stepId: stepIdField
+    .optional()
+    .describe("The step that produced it (needs planId), so the artifact shows with that step."),
+});
+
+export type StoredArtifact = {
+  artifactId: string;
+  planId: string | null;
+  stepId: string | null;
+  createdAt: string;
+};
+
+export async function storeResearch(
+  ctx: ServiceContext,
+  raw: z.input<typeof storeResearchInput>,
+): Promise<StoredArtifact> {
+  const input = parseInput(storeResearchInput, raw);
+  if (input.stepId && !input.planId) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "planId: required with stepId; pass the plan the step belongs to.",
+    );
+  }
+  return ctx.db.transaction(async (tx) => {
+    if (input.planId) {
+      await getPlan(tx, ctx, input.planId);
+      if (input.stepId) await getStep(tx, ctx, input.planId, input.stepId);
+    }
+    const [row] = await tx
+      .insert(researchArtifacts)
+      .values({
+        tenantId: ctx.tenantId,
+        planId: input.planId ?? null,
+        stepId: input.stepId ?? null,
+        artifactType: input.artifactType,
+        title: input.title,
+        content: input.content,
+        contentText: input.contentText,
+        confidence: input.confidence,
+        sourceUrls: input.sourceUrls ?? [],
+      })
+      .returning({
+        id: researchArtifacts.id,
+        planId: researchArtifacts.planId,
+        stepId: researchArtifacts.stepId,
+        createdAt: researchArtifacts.createdAt,
+      });
+    if (!row) throw new AppError("INTERNAL_ERROR", "The artifact was not stored.");
+    return {
+      artifactId: row.id,
+      planId: row.planId,
+      stepId: row.stepId,
+      createdAt: row.createdAt.toISOString(),
+    };
+  });
+}

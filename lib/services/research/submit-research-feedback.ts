@@ -1,0 +1,91 @@
+/**
+ * submit_research_feedback (docs/execution-flow.md): the two
+ * feedback moments after delivery. `initial` right after the deliverable is
+ * presented; `closing` when the conversation moves on, with what the later
+ * discussion showed. Both belong to the plan and its skill execution.
+ */
+import "server-only";
+import { z } from "zod";
+import { FEEDBACK_TYPES, researchFeedback } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "../shared/context";
+import { planIdField } from "../shared/fields";
+import { getPlan } from "../shared/plan-access";
+import { executionForPlan } from "../shared/skill-execution-access";
+import { parseInput } from "../shared/validation";
+import { executionIdField } from "./store-research-output";
+
+export const submitResearchFeedbackInput = z.object({
+  planId: planIdField,
+  executionId: executionIdField.optional(),
+  feedbackType: z
+    .enum(FEEDBACK_TYPES)
+    .describe(
+      "initial: the user's answer right after delivery; closing: what the later conversation showed, when it moves away from this research.",
+    ),
+  satisfaction: z
+    .int("must be a whole number from 1 to 5")
+    .min(1)
+    .max(5)
+    .describe(
+      "The user's satisfaction: 1 very unhappy, 3 neutral, 5 very happy. Infer it from their words.",
+    ),
+  summary: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(5_000)
+    .describe("What the user said about the result, in one to three sentences."),
+  improvementSuggestions: z
+    .string()
+    .trim()
+    .max(5_000)
+    .optional()
+    .describe("What should have been done differently, in the user's terms."),
+  followUpRequested: z
+    .boolean()
+    .describe("Whether the user asked for more research on this topic."),
+});
+
+/** The answer: the stored feedback's id and what it belongs to (the MCP tool's output schema). */
+export const submittedFeedbackOutput = z.object({
+  feedbackId: z.string(),
+  planId: z.string(),
+  executionId: z.string().nullable(),
+  feedbackType: z.enum(FEEDBACK_TYPES),
+  createdAt: z.string(),
+});
+
+export type SubmittedFeedback = z.infer<typeof submittedFeedbackOutput>;
+
+export async function submitResearchFeedback(
+  ctx: ServiceContext,
+  raw: z.input<typeof submitResearchFeedbackInput>,
+): Promise<SubmittedFeedback> {
+  const input = parseInput(submitResearchFeedbackInput, raw);
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, input.planId);
+    const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
+    const [row] = await tx
+      .insert(researchFeedback)
+      .values({
+        tenantId: ctx.tenantId,
+        planId: plan.id,
+        executionId,
+        feedbackType: input.feedbackType,
+        satisfaction: input.satisfaction,
+        summary: input.summary,
+        improvementSuggestions: input.improvementSuggestions ?? null,
+        followUpRequested: input.followUpRequested,
+      })
+      .returning({ id: researchFeedback.id, createdAt: researchFeedback.createdAt });
+    if (!row) throw new AppError("INTERNAL_ERROR", "The feedback was not stored.");
+    return {
+      feedbackId: row.id,
+      planId: plan.id,
+      executionId,
+      feedbackType: input.feedbackType,
+      createdAt: row.createdAt.toISOString(),
+    };
+  });
+}

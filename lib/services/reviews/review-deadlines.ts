@@ -1,0 +1,293 @@
+/**
+ * The review deadline scheduler (docs/reviews.md). Everything it knows is in
+ * the database: a due review is found by the partial index on `due_at`, and
+ * claimed with its plan by `FOR UPDATE SKIP LOCKED`, so with several app
+ * instances (and the opportunistic runs of get_next_step, get_plan_status and
+ * the plan page) exactly one applies it and the others pass it by. A restart
+ * loses nothing: the first run after start applies every review that fell due
+ * meanwhile.
+ *
+ * approve, reject and skip go through `submitUserDecision`, the one decision
+ * service, inside the claiming transaction and as the actor "Cairn (deadline)";
+ * escalate hands the review to the admins and leaves it pending.
+ */
+import { sql } from "drizzle-orm";
+import type { Database, Transaction } from "../../db/client";
+import { selectRows } from "../../db/rows";
+import {
+  DEADLINE_ACTOR_LABEL,
+  decideTimeout,
+  type TimeoutAction,
+} from "../../plan-engine/review-deadlines";
+import type { ReviewDecision } from "../../plan-engine/states";
+import { notificationsQueued } from "../notifications/queued";
+import { kickIfQueuedSince } from "../notifications/runtime";
+import { submitUserDecision } from "../plans/submit-user-decision";
+import { writeAuditLog } from "../shared/audit";
+import type { Actor, ServiceContext } from "../shared/context";
+import { queueReviewEvent } from "./review-events";
+
+export const DEADLINE_ACTOR: Actor = { type: "system", id: null, label: DEADLINE_ACTOR_LABEL };
+
+/** What a scheduler run needs besides the database: the loop's settings for the decision service. */
+export type SchedulerSettings = Pick<ServiceContext, "stallThresholdSeconds" | "stepLeaseSeconds">;
+
+type DueReview = {
+  id: string;
+  tenantId: string;
+  planId: string;
+  stepId: string;
+  onTimeout: TimeoutAction;
+  dueAt: string;
+};
+
+/**
+ * Pending, due and not yet escalated (an escalated review keeps its past
+ * `due_at` so the inbox can show it, but it is never escalated twice).
+ */
+const dueWhere = sql`r.status = 'pending' and r.due_at is not null and r.due_at <= now()
+  and r.on_timeout is not null and r.escalated_at is null`;
+
+/**
+ * Claims one due review (with its plan row, the lock order every decision
+ * takes) in the caller's transaction, skipping any another transaction holds.
+ */
+async function claimDueReview(
+  tx: Transaction,
+  scope: { planId?: string; tenantId?: string },
+  passedBy: string[],
+): Promise<DueReview | undefined> {
+  const [row] = await selectRows<DueReview>(
+    tx,
+    sql`select r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
+        r.on_timeout as "onTimeout",
+        to_char(r.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "dueAt"
+      from review_request r join research_plan p on p.id = r.plan_id
+      where ${dueWhere}
+        and (${scope.planId ?? null}::uuid is null or r.plan_id = ${scope.planId ?? null}::uuid)
+        and (${scope.tenantId ?? null}::uuid is null or r.tenant_id = ${scope.tenantId ?? null}::uuid)
+        and not (r.id = any(${`{${passedBy.join(",")}}`}::uuid[]))
+      order by r.due_at
+      limit 1
+      for update of p, r skip locked`,
+  );
+  return row;
+}
+
+async function applyTimeout(
+  tx: Transaction,
+  settings: SchedulerSettings,
+  review: DueReview,
+): Promise<void> {
+  const ctx: ServiceContext = {
+    // The decision service runs inside the claiming transaction (its own
+    // transaction becomes a savepoint), so the claim holds until it commits.
+    db: tx as unknown as Database,
+    tenantId: review.tenantId,
+    actor: DEADLINE_ACTOR,
+    stallThresholdSeconds: settings.stallThresholdSeconds,
+    stepLeaseSeconds: settings.stepLeaseSeconds,
+  };
+  const outcome = decideTimeout(review.onTimeout, Date.parse(review.dueAt));
+  if (outcome.kind === "decide") {
+    await submitUserDecision(ctx, {
+      planId: review.planId,
+      reviewRequestId: review.id,
+      decision: outcome.decision satisfies ReviewDecision,
+      feedback: outcome.feedback,
+    });
+  } else {
+    await tx.execute(
+      sql`update review_request set assigned_role = 'admin', assigned_user_id = null,
+        escalated_at = now() where id = ${review.id}::uuid`,
+    );
+    await writeAuditLog(tx, ctx, {
+      eventType: "user_reviewed",
+      planId: review.planId,
+      stepId: review.stepId,
+      payload: { action: "review_escalated", reviewRequestId: review.id, reason: outcome.reason },
+    });
+  }
+  await queueReviewEvent(tx, review.tenantId, "review.timed_out", review.id, {
+    action: review.onTimeout,
+    reason: outcome.kind === "decide" ? outcome.feedback : outcome.reason,
+  });
+}
+
+/**
+ * Applies every due review (of one plan or tenant when scoped), one claiming
+ * transaction each, and returns how many this call applied. A review whose
+ * action fails (its transaction rolls back) is logged and passed by for the
+ * rest of this run, so it cannot hold up the reviews due after it; the next
+ * run tries it again.
+ */
+export async function applyDueReviews(
+  db: Database,
+  settings: SchedulerSettings,
+  scope: { planId?: string; tenantId?: string } = {},
+): Promise<number> {
+  let applied = 0;
+  const passedBy: string[] = [];
+  for (;;) {
+    let claimed: DueReview | undefined;
+    try {
+      claimed = await db.transaction(async (tx) => {
+        const review = await claimDueReview(tx, scope, passedBy);
+        if (review) {
+          claimed = review;
+          await applyTimeout(tx, settings, review);
+        }
+        return review;
+      });
+    } catch (error) {
+      if (!claimed) throw error;
+      passedBy.push(claimed.id);
+      console.warn(
+        `Cairn: the deadline of review ${claimed.id} could not be applied (${error instanceof Error ? error.message : String(error)}); it is tried again on the next check.`,
+      );
+      continue;
+    }
+    if (!claimed) return applied;
+    applied += 1;
+  }
+}
+
+/**
+ * Queues `review.due_soon` once per review: when 80% of its time has passed, or
+ * 5 minutes before the deadline if that comes first (`dueSoonAt` in the engine,
+ * repeated here as the query). A review already past its deadline gets
+ * `review.timed_out` instead.
+ */
+export async function queueDueSoonReviews(db: Database): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await selectRows<{ id: string; tenantId: string }>(
+      tx,
+      sql`update review_request set due_soon_notified_at = now()
+        where id in (
+          select id from review_request
+          where status = 'pending' and due_at is not null and due_soon_notified_at is null
+            and escalated_at is null and due_at > now()
+            and now() >= due_at - least(interval '5 minutes', (due_at - created_at) * 0.2)
+          for update skip locked)
+        returning id, tenant_id as "tenantId"`,
+    );
+    for (const row of rows) await queueReviewEvent(tx, row.tenantId, "review.due_soon", row.id);
+    return rows.length;
+  });
+}
+
+/** One scheduler tick: due-soon notices, then the deadlines themselves. */
+export async function runReviewScheduler(
+  db: Database,
+  settings: SchedulerSettings,
+): Promise<{ dueSoon: number; applied: number }> {
+  const dueSoon = await queueDueSoonReviews(db);
+  const applied = await applyDueReviews(db, settings);
+  return { dueSoon, applied };
+}
+
+export type TimedOutReview = {
+  reviewRequestId: string;
+  stepId: string;
+  action: TimeoutAction;
+  reason: string;
+  at: string;
+};
+
+/**
+ * One statement: whether the plan has a due review, and its latest review when
+ * a deadline decided or escalated it.
+ */
+export async function planDeadlineState(
+  ctx: Pick<ServiceContext, "db" | "tenantId">,
+  planId: string,
+): Promise<{ due: boolean; timedOut: TimedOutReview | null }> {
+  const [row] = await selectRows<{ due: boolean; timedOut: TimedOutReview | null }>(
+    ctx.db,
+    sql`select exists (select 1 from review_request r
+        where r.plan_id = ${planId}::uuid and r.tenant_id = ${ctx.tenantId}::uuid and ${dueWhere}) as due,
+      (select json_build_object('reviewRequestId', r.id, 'stepId', r.step_id,
+          'action', r.on_timeout, 'reason', coalesce(d.feedback, a.payload->>'reason'),
+          'at', to_char(coalesce(d.created_at, r.escalated_at) at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        from (select * from review_request
+          where plan_id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+          order by created_at desc limit 1) r
+          left join review_decision d on d.review_request_id = r.id
+          left join lateral (select payload from plan_audit_log l
+            where l.plan_id = r.plan_id and l.event_type = 'user_reviewed'
+              and l.payload->>'action' = 'review_escalated'
+              and l.payload->>'reviewRequestId' = r.id::text
+            limit 1) a on true
+        where (d.decided_by_type = 'system' and d.decided_by_label = ${DEADLINE_ACTOR_LABEL})
+          or (r.status = 'pending' and r.escalated_at is not null)) as "timedOut"`,
+  );
+  return { due: row?.due ?? false, timedOut: row?.timedOut ?? null };
+}
+
+/**
+ * Before a call reads a plan (get_next_step, get_plan_status, the plan page):
+ * applies that plan's due reviews first, so no answer shows a review whose
+ * deadline passed, and returns the plan's latest review when its deadline
+ * decided or escalated it (get_next_step tells the agent why the plan moved on
+ * without a person). One indexed query when nothing is due.
+ */
+export async function settleDeadlinesOfPlan(
+  ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
+  planId: string,
+): Promise<TimedOutReview | undefined> {
+  const state = await planDeadlineState(ctx, planId);
+  if (!state.due) return state.timedOut ?? undefined;
+  await applyDueReviews(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
+  return (await planDeadlineState(ctx, planId)).timedOut ?? undefined;
+}
+
+/**
+ * Before the inbox lists a team's reviews: applies the team's due reviews
+ * first, so it never lists one whose deadline passed. One indexed query when
+ * nothing is due.
+ */
+export async function settleDeadlinesOfTenant(
+  ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
+): Promise<void> {
+  const [row] = await selectRows<{ due: boolean }>(
+    ctx.db,
+    sql`select exists (select 1 from review_request r
+      where r.tenant_id = ${ctx.tenantId}::uuid and ${dueWhere}) as due`,
+  );
+  if (row?.due) await applyDueReviews(ctx.db, ctx, { tenantId: ctx.tenantId });
+}
+
+/**
+ * The timer every app instance runs (lib/startup.ts): a tick at once (a
+ * restart applies what fell due while no instance ran), then every
+ * `intervalMs`. Unref'd, so it never keeps a process (or a test) alive; a tick
+ * that fails is logged and the next one tries again.
+ */
+export function startReviewScheduler(
+  db: () => Promise<Database>,
+  settings: SchedulerSettings,
+  intervalMs: number,
+): () => void {
+  let running = false;
+  const tick = async () => {
+    if (running) return;
+    running = true;
+    const queuedBefore = notificationsQueued();
+    try {
+      await runReviewScheduler(await db(), settings);
+      // The reviews it applied queued review.timed_out / due_soon: send them now.
+      kickIfQueuedSince(queuedBefore);
+    } catch (error) {
+      console.warn(
+        `Cairn: the review deadline check failed (${error instanceof Error ? error.message : String(error)}); it runs again in ${intervalMs} ms.`,
+      );
+    } finally {
+      running = false;
+    }
+  };
+  void tick();
+  const timer = setInterval(() => void tick(), intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

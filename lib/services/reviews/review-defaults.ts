@@ -1,0 +1,44 @@
+/**
+ * The team's default review deadline (docs/reviews.md): used by
+ * request_user_review when the agent names none. Both parts or neither: a
+ * deadline needs the action Cairn takes when it passes.
+ */
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "../../db/client";
+import { tenants } from "../../db/schema";
+import { MAX_DEADLINE_SECONDS, TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
+import { parseInput } from "../shared/validation";
+
+export const reviewDefaultsInput = z
+  .object({
+    deadlineSeconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullable(),
+    onTimeout: z.enum(TIMEOUT_ACTIONS).nullable(),
+  })
+  .refine((input) => (input.deadlineSeconds === null) === (input.onTimeout === null), {
+    message: "give both a deadline and what Cairn does when it passes, or neither",
+    path: ["onTimeout"],
+  });
+
+export type ReviewDefaults = z.output<typeof reviewDefaultsInput>;
+
+export async function getReviewDefaults(db: Database, tenantId: string): Promise<ReviewDefaults> {
+  const [row] = await db
+    .select({ deadlineSeconds: tenants.reviewDeadlineSeconds, onTimeout: tenants.reviewOnTimeout })
+    .from(tenants)
+    .where(eq(tenants.id, tenantId));
+  return row ?? { deadlineSeconds: null, onTimeout: null };
+}
+
+export async function setReviewDefaults(
+  db: Database,
+  tenantId: string,
+  raw: z.input<typeof reviewDefaultsInput>,
+): Promise<ReviewDefaults> {
+  const input = parseInput(reviewDefaultsInput, raw);
+  await db
+    .update(tenants)
+    .set({ reviewDeadlineSeconds: input.deadlineSeconds, reviewOnTimeout: input.onTimeout })
+    .where(eq(tenants.id, tenantId));
+  return input;
+}

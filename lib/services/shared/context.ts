@@ -1,0 +1,40 @@
+/**
+ * Who is acting, for which tenant, on which database. Both doors build one: the
+ * MCP route from the API key, the web UI from the session. Every use case takes
+ * it first, so tenancy and the audit actor are never optional.
+ */
+import type { Database } from "../../db/client";
+import type { ACTOR_TYPES } from "../../db/schema";
+
+export type Actor = {
+  type: (typeof ACTOR_TYPES)[number];
+  /** The API key id or user id; null for the system. */
+  id: string | null;
+  /** How the audit trail names the actor, e.g. `key "Claude Code" of ada@example.com`. */
+  label: string;
+};
+
+export type ServiceContext = {
+  db: Database;
+  tenantId: string;
+  actor: Actor;
+  /** Seconds a step may stay in progress before the plan counts as stalled. */
+  stallThresholdSeconds: number;
+  /**
+   * Seconds a hand-out of get_next_step holds its step before it is handed out
+   * again (CAIRN_STEP_LEASE_SECONDS); unset, the stall threshold.
+   */
+  stepLeaseSeconds?: number;
+  /**
+   * The language-model endpoint, from CAIRN_LLM_* (lib/env.ts). Only extract_data
+   * reads it, and it reports LLM_NOT_CONFIGURED when a part is missing, so a door
+   * that never extracts (the web UI) may leave it out.
+   */
+  llm?: LlmConfig;
+};
+
+export type LlmConfig = {
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  model?: string | undefined;
+};

@@ -1,0 +1,178 @@
+/**
+ * Tenant-scoped loading and locking. Every lookup carries the tenant in its
+ * `where`, so another tenant's id answers NOT_FOUND and reveals nothing. Locks are
+ * always taken plan first, then step (the order that keeps concurrent calls free
+ * of deadlocks).
+ */
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
+import type { Executor, Transaction } from "../../db/client";
+import { planSteps, researchPlans } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import { planStatusAfter } from "../../plan-engine/loop";
+import type { PlanStatus } from "../../plan-engine/states";
+import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { enqueuePlanEvent } from "../notifications/plan-events";
+import type { ServiceContext } from "./context";
+
+/** Lookups need only the tenant. */
+type Tenant = Pick<ServiceContext, "tenantId">;
+
+export type PlanRow = typeof researchPlans.$inferSelect;
+export type StepRow = typeof planSteps.$inferSelect;
+
+export function planNotFound(planId: string): AppError {
+  return new AppError(
+    "NOT_FOUND",
+    `No plan ${planId} exists for this account. Call list_active_plans to see the plans you can use.`,
+    { planId },
+  );
+}
+
+export function stepNotFound(planId: string, stepId: string): AppError {
+  return new AppError(
+    "NOT_FOUND",
+    `Plan ${planId} has no step ${stepId}. Call get_research_context to see the plan's steps and their ids.`,
+    { planId, stepId },
+  );
+}
+
+const planWhere = (ctx: Tenant, planId: string) =>
+  and(eq(researchPlans.id, planId), eq(researchPlans.tenantId, ctx.tenantId));
+
+export async function getPlan(db: Executor, ctx: Tenant, planId: string) {
+  const [plan] = await db.select().from(researchPlans).where(planWhere(ctx, planId));
+  if (!plan) throw planNotFound(planId);
+  return plan;
+}
+
+/**
+ * Locks the plan row. `update` for any call that changes the plan's status;
+ * `share` for get_next_step, so many agents can claim steps of one plan at once
+ * while a status change (submit, decision, modify) waits for them and they for it.
+ */
+export async function lockPlan(
+  tx: Transaction,
+  ctx: Tenant,
+  planId: string,
+  mode: "update" | "share" = "update",
+) {
+  const [plan] = await tx.select().from(researchPlans).where(planWhere(ctx, planId)).for(mode);
+  if (!plan) throw planNotFound(planId);
+  return plan;
+}
+
+const stepWhere = (ctx: Tenant, planId: string, stepId: string) =>
+  and(eq(planSteps.id, stepId), eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId));
+
+export async function getStep(db: Executor, ctx: Tenant, planId: string, stepId: string) {
+  const [step] = await db
+    .select()
+    .from(planSteps)
+    .where(stepWhere(ctx, planId, stepId));
+  if (!step) throw stepNotFound(planId, stepId);
+  return step;
+}
+
+export async function lockStep(tx: Transaction, ctx: Tenant, planId: string, stepId: string) {
+  const [step] = await tx
+    .select()
+    .from(planSteps)
+    .where(stepWhere(ctx, planId, stepId))
+    .for("update");
+  if (!step) throw stepNotFound(planId, stepId);
+  return step;
+}
+
+export async function loadSteps(db: Executor, ctx: Tenant, planId: string) {
+  return db
+    .select()
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder));
+}
+
+/** A plan's steps in order without their results or reports: what progress and stalls need. */
+export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: string) {
+  return db
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+      startedAt: planSteps.startedAt,
+    })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder));
+}
+
+/**
+ * Moves a locked plan to `to` through valid transitions only (see
+ * `planTransitionPath`), stamping `completedAt` when it completes, and queues
+ * plan.completed, plan.failed or plan.stalled when the move raises one.
+ */
+export async function setPlanStatus(
+  tx: Transaction,
+  plan: { id: string; status: PlanStatus },
+  to: PlanStatus,
+  now: Date,
+): Promise<PlanStatus> {
+  const status = planStatusAfter(plan.status, to);
+  await enqueuePlanEvent(tx, plan.id, plan.status, to);
+  await tx
+    .update(researchPlans)
+    .set({
+      status: to,
+      updatedAt: now,
+      ...(isTerminalPlanStatus(to) ? { completedAt: now } : {}),
+    })
+    .where(eq(researchPlans.id, plan.id));
+  return status;
+}
+
+/** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
+export function leaseSeconds(
+  ctx: Pick<ServiceContext, "stepLeaseSeconds" | "stallThresholdSeconds">,
+) {
+  return ctx.stepLeaseSeconds ?? ctx.stallThresholdSeconds;
+}
+
+/**
+ * A call that names a step in progress shows its holder is still at work, so
+ * the step's lease starts again (a released step, one a reviewer sent back, is
+ * taken by the caller). Returns the new expiry, or null when the step is not in
+ * progress.
+ */
+export async function renewLease(
+  tx: Transaction,
+  ctx: ServiceContext,
+  stepId: string,
+): Promise<Date | null> {
+  const [row] = await tx
+    .update(planSteps)
+    .set({
+      leaseExpiresAt: sql`now() + make_interval(secs => ${leaseSeconds(ctx)})`,
+      attempt: sql`greatest(${planSteps.attempt}, 1)`,
+    })
+    .where(
+      and(
+        eq(planSteps.id, stepId),
+        eq(planSteps.tenantId, ctx.tenantId),
+        eq(planSteps.status, "in_progress"),
+      ),
+    )
+    .returning({ leaseExpiresAt: planSteps.leaseExpiresAt });
+  return row?.leaseExpiresAt ?? null;
+}
+
+/**
+ * For a statement that locks the plan row in a CTE named `plan` selecting
+ * `xmin as version`: whether the locked row is still the one the statement's
+ * snapshot holds. A statement reads as of its start, possibly before it got the
+ * lock; every call that changes a plan's steps under an exclusive lock also
+ * updates the plan row, so an unchanged row means the statement's reads of the
+ * steps are current.
+ */
+export function lockedPlanIsCurrent(planId: string): SQL {
+  return sql`plan.version = (select xmin from research_plan where id = ${planId}::uuid)`;
+}

@@ -1,0 +1,175 @@
+/**
+ * Read models for the research library and the admin's view of skill runs:
+ * recent artifacts, one artifact with its provenance, and how the research skill
+ * routed and how satisfied people were. Reads only, scoped to the tenant; the
+ * search itself is search_sources' own use case.
+ */
+import "server-only";
+import { and, asc, count, desc, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import {
+  planSteps,
+  researchArtifacts,
+  researchFeedback,
+  researchPlans,
+  skillExecutions,
+} from "../../db/schema";
+import { metadataText } from "../../plan-engine/skill-executions";
+import { artifactTypeField } from "../research/store-research";
+import type { ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
+
+type ViewContext = Pick<ServiceContext, "db" | "tenantId">;
+
+export const ARTIFACT_PAGE_SIZE = 20;
+
+export const listArtifactsInput = z.object({
+  artifactType: artifactTypeField.optional(),
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+});
+
+/** The library without a query: newest artifacts first. */
+export async function listArtifacts(ctx: ViewContext, raw: z.input<typeof listArtifactsInput>) {
+  const input = parseInput(listArtifactsInput, raw);
+  const where = and(
+    eq(researchArtifacts.tenantId, ctx.tenantId),
+    input.artifactType ? eq(researchArtifacts.artifactType, input.artifactType) : undefined,
+  );
+  const [total] = await ctx.db.select({ n: count() }).from(researchArtifacts).where(where);
+  const rows = await ctx.db
+    .select({
+      artifactId: researchArtifacts.id,
+      title: researchArtifacts.title,
+      artifactType: researchArtifacts.artifactType,
+      confidence: researchArtifacts.confidence,
+      createdAt: researchArtifacts.createdAt,
+      planId: researchArtifacts.planId,
+      researchQuestion: researchPlans.researchQuestion,
+      excerpt: sql<string>`left(${researchArtifacts.contentText}, 240)`,
+    })
+    .from(researchArtifacts)
+    .leftJoin(researchPlans, eq(researchPlans.id, researchArtifacts.planId))
+    .where(where)
+    .orderBy(desc(researchArtifacts.createdAt), desc(researchArtifacts.id))
+    .limit(ARTIFACT_PAGE_SIZE)
+    .offset((input.page - 1) * ARTIFACT_PAGE_SIZE);
+  return {
+    page: input.page,
+    pageSize: ARTIFACT_PAGE_SIZE,
+    total: total?.n ?? 0,
+    artifacts: rows.map((row) => ({ ...row, createdAt: row.createdAt.toISOString() })),
+  };
+}
+
+/** The artifact types in the tenant's library, for the type filter. */
+export async function listArtifactTypes(ctx: ViewContext): Promise<string[]> {
+  const types = await ctx.db
+    .selectDistinct({ artifactType: researchArtifacts.artifactType })
+    .from(researchArtifacts)
+    .where(eq(researchArtifacts.tenantId, ctx.tenantId))
+    .orderBy(researchArtifacts.artifactType);
+  return types.map((t) => t.artifactType);
+}
+
+/** One artifact with where it came from: its plan, research question and step. */
+export async function getArtifact(ctx: ViewContext, artifactId: string) {
+  if (!z.uuid().safeParse(artifactId).success) return undefined;
+  const [row] = await ctx.db
+    .select({
+      artifact: researchArtifacts,
+      planName: researchPlans.name,
+      researchQuestion: researchPlans.researchQuestion,
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+    })
+    .from(researchArtifacts)
+    .leftJoin(researchPlans, eq(researchPlans.id, researchArtifacts.planId))
+    .leftJoin(planSteps, eq(planSteps.id, researchArtifacts.stepId))
+    .where(and(eq(researchArtifacts.id, artifactId), eq(researchArtifacts.tenantId, ctx.tenantId)));
+  if (!row) return undefined;
+  const { artifact } = row;
+  return {
+    artifactId: artifact.id,
+    title: artifact.title,
+    artifactType: artifact.artifactType,
+    content: artifact.content,
+    contentText: artifact.contentText,
+    confidence: artifact.confidence,
+    sourceUrls: artifact.sourceUrls,
+    createdAt: artifact.createdAt.toISOString(),
+    plan: artifact.planId
+      ? { planId: artifact.planId, name: row.planName, researchQuestion: row.researchQuestion }
+      : null,
+    step:
+      artifact.stepId && row.stepOrder !== null
+        ? { stepId: artifact.stepId, stepOrder: row.stepOrder, stepType: row.stepType }
+        : null,
+  };
+}
+
+/**
+ * How the research skill has been used: scan vs deep routing, the runs with
+ * their rationale, and satisfaction from feedback over time (daily averages).
+ */
+export async function skillExecutionOverview(ctx: ViewContext) {
+  const mode = sql<string>`coalesce(${skillExecutions.metadata}->>'delegatedTo', 'unrouted')`;
+  const routing = await ctx.db
+    .select({ mode, status: skillExecutions.status, n: sql<number>`count(*)::int` })
+    .from(skillExecutions)
+    .where(eq(skillExecutions.tenantId, ctx.tenantId))
+    .groupBy(mode, skillExecutions.status);
+  const recent = await ctx.db
+    .select({
+      executionId: skillExecutions.id,
+      skillName: skillExecutions.skillName,
+      status: skillExecutions.status,
+      metadata: skillExecutions.metadata,
+      closedReason: skillExecutions.closedReason,
+      errorMessage: skillExecutions.errorMessage,
+      planId: skillExecutions.planId,
+      planName: researchPlans.name,
+      createdAt: skillExecutions.createdAt,
+    })
+    .from(skillExecutions)
+    .leftJoin(researchPlans, eq(researchPlans.id, skillExecutions.planId))
+    .where(eq(skillExecutions.tenantId, ctx.tenantId))
+    .orderBy(desc(skillExecutions.createdAt))
+    .limit(50);
+  const day = sql<string>`to_char(date_trunc('day', ${researchFeedback.createdAt} at time zone 'UTC'), 'YYYY-MM-DD')`;
+  const satisfaction = await ctx.db
+    .select({
+      day,
+      average: sql<number>`avg(${researchFeedback.satisfaction})::float8`,
+      responses: sql<number>`count(*)::int`,
+    })
+    .from(researchFeedback)
+    .where(eq(researchFeedback.tenantId, ctx.tenantId))
+    .groupBy(day)
+    .orderBy(asc(day))
+    .limit(366);
+  return {
+    routing: {
+      scan: routing.filter((r) => r.mode === "scan").reduce((sum, r) => sum + r.n, 0),
+      deep: routing.filter((r) => r.mode === "deep").reduce((sum, r) => sum + r.n, 0),
+      unrouted: routing
+        .filter((r) => r.mode !== "scan" && r.mode !== "deep")
+        .reduce((sum, r) => sum + r.n, 0),
+      byStatus: routing,
+    },
+    recent: recent.map((run) => ({
+      executionId: run.executionId,
+      skillName: run.skillName,
+      status: run.status,
+      topic: metadataText(run.metadata, "topic"),
+      researchType: metadataText(run.metadata, "researchType"),
+      delegatedTo: metadataText(run.metadata, "delegatedTo"),
+      routingRationale: metadataText(run.metadata, "routingRationale"),
+      closedReason: run.closedReason,
+      errorMessage: run.errorMessage,
+      planId: run.planId,
+      planName: run.planName,
+      createdAt: run.createdAt.toISOString(),
+    })),
+    satisfaction: satisfaction.map((point) => ({ ...point, average: Number(point.average) })),
+  };
+}

@@ -1,0 +1,450 @@
+/**
+ * Read models for the web UI: the plans list with filters and paging, the
+ * reviewer's inbox count, a plan's page with its audit trail and the bindings
+ * between its steps, and the admin's views of stalled and paused work and the
+ * tool-call log. Reads only; every query is scoped to the tenant.
+ */
+import "server-only";
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gte,
+  ilike,
+  inArray,
+  isNotNull,
+  lte,
+  notInArray,
+  or,
+  sql,
+} from "drizzle-orm";
+import { z } from "zod";
+import {
+  apiKeys,
+  mcpToolCallLog,
+  oauthClients,
+  oauthGrants,
+  planAuditLog,
+  planSteps,
+  researchPlans,
+} from "../../db/schema";
+import { isAppError } from "../../plan-engine/app-error";
+import { findBindings } from "../../plan-engine/bindings";
+import { computeProgress, stallWarnings } from "../../plan-engine/progress";
+import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { artifactSummaries, loadPlanCore, type PlanCore } from "../research/research-context";
+import type { ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
+
+export const PLAN_FILTERS = [
+  "active",
+  "awaiting_review",
+  "stalled",
+  "completed",
+  "failed",
+] as const;
+export type PlanFilter = (typeof PLAN_FILTERS)[number];
+
+export const listPlansInput = z.object({
+  filter: z.enum(PLAN_FILTERS).optional(),
+  q: z.string().trim().max(200).optional(),
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+type ViewContext = Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds">;
+
+function stalledBefore(ctx: ViewContext, now: Date) {
+  return new Date(now.getTime() - ctx.stallThresholdSeconds * 1000);
+}
+
+export async function listPlans(ctx: ViewContext, raw: z.input<typeof listPlansInput>) {
+  const input = parseInput(listPlansInput, raw);
+  const now = new Date();
+  const hasStalledStep = sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${stalledBefore(ctx, now).toISOString()})`;
+  const conditions = [eq(researchPlans.tenantId, ctx.tenantId)];
+  if (input.filter === "active") {
+    conditions.push(notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]));
+  } else if (input.filter === "stalled") {
+    // Stalled as the UI shows it: marked so, or executing with a step past the threshold.
+    conditions.push(
+      or(
+        eq(researchPlans.status, "stalled"),
+        and(eq(researchPlans.status, "executing"), hasStalledStep),
+      ) ?? sql`false`,
+    );
+  } else if (input.filter) {
+    conditions.push(eq(researchPlans.status, input.filter));
+  }
+  if (input.q) {
+    const pattern = `%${input.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(
+      or(ilike(researchPlans.name, pattern), ilike(researchPlans.researchQuestion, pattern)) ??
+        sql`false`,
+    );
+  }
+  const where = and(...conditions);
+  const [total] = await ctx.db.select({ n: count() }).from(researchPlans).where(where);
+  const plans = await ctx.db
+    .select()
+    .from(researchPlans)
+    .where(where)
+    .orderBy(desc(researchPlans.updatedAt), desc(researchPlans.id))
+    .limit(input.pageSize)
+    .offset((input.page - 1) * input.pageSize);
+  const ids = plans.map((p) => p.id);
+  const steps =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({
+            id: planSteps.id,
+            planId: planSteps.planId,
+            stepOrder: planSteps.stepOrder,
+            status: planSteps.status,
+            startedAt: planSteps.startedAt,
+          })
+          .from(planSteps)
+          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
+  const activity =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({
+            planId: planAuditLog.planId,
+            last: sql<string>`max(${planAuditLog.createdAt})`,
+          })
+          .from(planAuditLog)
+          .where(and(eq(planAuditLog.tenantId, ctx.tenantId), inArray(planAuditLog.planId, ids)))
+          .groupBy(planAuditLog.planId);
+  return {
+    ...input,
+    total: total?.n ?? 0,
+    plans: plans.map((plan) => {
+      const own = steps.filter((s) => s.planId === plan.id);
+      const last = activity.find((a) => a.planId === plan.id)?.last;
+      const lastActivity = last ? new Date(last) : plan.updatedAt;
+      return {
+        planId: plan.id,
+        name: plan.name,
+        researchQuestion: plan.researchQuestion,
+        status: plan.status,
+        progress: computeProgress(own.map((s) => s.status)),
+        stallWarnings: stallWarnings(own, now, ctx.stallThresholdSeconds),
+        lastActivityAt: (lastActivity > plan.updatedAt
+          ? lastActivity
+          : plan.updatedAt
+        ).toISOString(),
+      };
+    }),
+  };
+}
+
+export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number];
+
+/** The reviewer's inbox: plans of the tenant waiting for a person's decision. */
+export async function countAwaitingReview(ctx: ViewContext): Promise<number> {
+  const [row] = await ctx.db
+    .select({ n: count() })
+    .from(researchPlans)
+    .where(
+      and(eq(researchPlans.tenantId, ctx.tenantId), eq(researchPlans.status, "awaiting_review")),
+    );
+  return row?.n ?? 0;
+}
+
+export const AUDIT_PAGE_SIZE = 25;
+
+/**
+ * Every binding of a step on an earlier step's result, as an edge of the flow
+ * from the producing step to the consuming one: one edge per pair and field,
+ * carrying the binding texts. `{{plan.researchQuestion}}` reads no step, so it
+ * draws no edge.
+ */
+function bindingEdges(steps: PlanCore["steps"]) {
+  const idOf = new Map(steps.map((s) => [s.stepOrder, s.stepId]));
+  return steps.flatMap((step) =>
+    (["arguments", "inputs"] as const).flatMap((field) => {
+      const byProducer = new Map<number, Set<string>>();
+      for (const binding of findBindings(step[field]).bindings) {
+        if (binding.kind !== "step") continue;
+        const texts = byProducer.get(binding.stepOrder) ?? new Set<string>();
+        byProducer.set(binding.stepOrder, texts.add(binding.text));
+      }
+      return [...byProducer].flatMap(([fromStepOrder, texts]) => {
+        const fromStepId = idOf.get(fromStepOrder);
+        return fromStepId
+          ? [
+              {
+                fromStepId,
+                fromStepOrder,
+                toStepId: step.stepId,
+                toStepOrder: step.stepOrder,
+                field,
+                bindings: [...texts],
+              },
+            ]
+          : [];
+      });
+    }),
+  );
+}
+
+export type BindingEdge = ReturnType<typeof bindingEdges>[number];
+
+/** How many of a plan's artifacts its page lists (newest first); the rest are counted, and found in the Library. */
+export const PLAN_PAGE_ARTIFACTS = 10;
+
+/**
+ * The plan page: the plan, its steps, reviews, newest deliverable and feedback,
+ * its newest artifacts by title and excerpt (never their content) with their
+ * count, stall information, the bindings between steps, the arguments each
+ * server-run step last ran with, and one page of its audit trail, newest first.
+ * It is read again every few seconds while the plan runs, so it reads only what
+ * it shows.
+ */
+export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 1) {
+  if (!z.uuid().safeParse(planId).success) return undefined;
+  const page = Math.max(1, Math.floor(auditPage));
+  return ctx.db.transaction(async (tx) => {
+    // Another tenant's plan, or none: the page answers 404 either way.
+    const context = await loadPlanCore(tx, ctx, planId).catch((error: unknown) => {
+      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    });
+    if (!context) return undefined;
+    const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
+    const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
+    const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
+    const audit = await tx
+      .select()
+      .from(planAuditLog)
+      .where(where)
+      .orderBy(desc(planAuditLog.seq))
+      .limit(AUDIT_PAGE_SIZE)
+      .offset((page - 1) * AUDIT_PAGE_SIZE);
+    // A server step's resolved arguments are kept only on the step_started row
+    // Cairn wrote when it ran the step; the latest one is the run its result
+    // (or failure) came from. Plans without server steps skip the query.
+    const serverStepIds = context.steps.filter((s) => s.tool).map((s) => s.stepId);
+    const runs =
+      serverStepIds.length === 0
+        ? []
+        : await tx
+            .selectDistinctOn([planAuditLog.stepId], {
+              stepId: planAuditLog.stepId,
+              arguments: sql<unknown>`${planAuditLog.payload} -> 'arguments'`,
+              createdAt: planAuditLog.createdAt,
+            })
+            .from(planAuditLog)
+            .where(
+              and(
+                where,
+                eq(planAuditLog.eventType, "step_started"),
+                eq(planAuditLog.actorType, "system"),
+                inArray(planAuditLog.stepId, serverStepIds),
+              ),
+            )
+            .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
+    const now = new Date();
+    const warnings = stallWarnings(
+      context.steps.map((s) => ({
+        id: s.stepId,
+        stepOrder: s.stepOrder,
+        status: s.status,
+        startedAt: s.startedAt ? new Date(s.startedAt) : null,
+      })),
+      now,
+      ctx.stallThresholdSeconds,
+    );
+    return {
+      ...context,
+      artifacts,
+      steps: context.steps.map((step) => {
+        const run = runs.find((r) => r.stepId === step.stepId);
+        return {
+          ...step,
+          /** The arguments Cairn last ran this server step with, bindings resolved. */
+          ranWith: run ? { arguments: run.arguments, at: run.createdAt.toISOString() } : null,
+        };
+      }),
+      bindingEdges: bindingEdges(context.steps),
+      stallWarnings: warnings,
+      stallThresholdSeconds: ctx.stallThresholdSeconds,
+      now: now.toISOString(),
+      audit: {
+        page,
+        pageSize: AUDIT_PAGE_SIZE,
+        total: total?.n ?? 0,
+        entries: audit.map((entry) => ({
+          id: entry.id,
+          eventType: entry.eventType,
+          actorType: entry.actorType,
+          actorLabel: entry.actorLabel,
+          stepId: entry.stepId,
+          payload: entry.payload,
+          createdAt: entry.createdAt.toISOString(),
+        })),
+      },
+    };
+  });
+}
+
+export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
+
+/**
+ * Admin: work that needs a person, least recently active first. `stalled`:
+ * plans marked stalled, executing plans with a step in progress past the
+ * threshold, and active plans holding a failed step (which retry_step can send
+ * back to pending). `paused`: active plans whose server-run steps stopped, with
+ * the reason; a plan listed there is not listed again under `stalled`, but
+ * keeps its stalled and failed steps (a tool error leaves its step failed).
+ */
+export async function listStalledPlans(ctx: ViewContext) {
+  const now = new Date();
+  const cutoff = stalledBefore(ctx, now).toISOString();
+  const candidates = await ctx.db
+    .select()
+    .from(researchPlans)
+    .where(
+      and(
+        eq(researchPlans.tenantId, ctx.tenantId),
+        or(
+          eq(researchPlans.status, "stalled"),
+          and(
+            eq(researchPlans.status, "executing"),
+            sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${cutoff})`,
+          ),
+          and(
+            inArray(researchPlans.status, ["planning", "executing"]),
+            sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'failed')`,
+          ),
+          and(
+            notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+            isNotNull(researchPlans.pauseReason),
+          ),
+        ),
+      ),
+    )
+    .orderBy(asc(researchPlans.updatedAt))
+    .limit(200);
+  const ids = candidates.map((p) => p.id);
+  const steps =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select()
+          .from(planSteps)
+          .where(
+            and(
+              eq(planSteps.tenantId, ctx.tenantId),
+              inArray(planSteps.planId, ids),
+              inArray(planSteps.status, ["in_progress", "failed"]),
+            ),
+          )
+          .orderBy(asc(planSteps.stepOrder));
+  const cards = candidates.map((plan) => {
+    const own = steps.filter((s) => s.planId === plan.id);
+    return {
+      planId: plan.id,
+      name: plan.name,
+      status: plan.status,
+      lastActivityAt: plan.updatedAt.toISOString(),
+      stalledSteps: stallWarnings(own, now, ctx.stallThresholdSeconds),
+      failedSteps: own
+        .filter((s) => s.status === "failed")
+        .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
+      pauseReason: plan.pauseReason,
+    };
+  });
+  return {
+    stalled: cards.filter((card) => !card.pauseReason),
+    paused: cards.flatMap(({ pauseReason, ...card }) =>
+      pauseReason ? [{ ...card, pauseReason }] : [],
+    ),
+  };
+}
+
+export type StalledPlans = Awaited<ReturnType<typeof listStalledPlans>>;
+
+export const toolCallFilterInput = z.object({
+  tool: z.string().trim().max(100).optional(),
+  apiKeyId: z.uuid().optional(),
+  errors: z.enum(["only", "none"]).optional(),
+  since: z.coerce.date().optional(),
+  until: z.coerce.date().optional(),
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+});
+
+const TOOL_CALL_PAGE_SIZE = 50;
+
+/** Admin: the tool-call log with filters, and per tool the error rate and latency percentiles. */
+export async function getToolCallLog(ctx: ViewContext, raw: z.input<typeof toolCallFilterInput>) {
+  const input = parseInput(toolCallFilterInput, raw);
+  const conditions = [eq(mcpToolCallLog.tenantId, ctx.tenantId)];
+  if (input.tool) conditions.push(eq(mcpToolCallLog.toolName, input.tool));
+  if (input.apiKeyId) conditions.push(eq(mcpToolCallLog.apiKeyId, input.apiKeyId));
+  if (input.errors === "only") conditions.push(eq(mcpToolCallLog.isError, true));
+  if (input.errors === "none") conditions.push(eq(mcpToolCallLog.isError, false));
+  if (input.since) conditions.push(gte(mcpToolCallLog.createdAt, input.since));
+  if (input.until) conditions.push(lte(mcpToolCallLog.createdAt, input.until));
+  const where = and(...conditions);
+  const [total] = await ctx.db.select({ n: count() }).from(mcpToolCallLog).where(where);
+  const calls = await ctx.db
+    .select({
+      id: mcpToolCallLog.id,
+      toolName: mcpToolCallLog.toolName,
+      // A connected app's calls carry no key: they are named after the app.
+      keyName: sql<
+        string | null
+      >`coalesce(${apiKeys.name}, 'app ' || coalesce(${oauthClients.clientName}, ${oauthClients.clientId}))`,
+      durationMs: mcpToolCallLog.durationMs,
+      isError: mcpToolCallLog.isError,
+      errorCode: mcpToolCallLog.errorCode,
+      requestBytes: mcpToolCallLog.requestBytes,
+      responseBytes: mcpToolCallLog.responseBytes,
+      createdAt: mcpToolCallLog.createdAt,
+    })
+    .from(mcpToolCallLog)
+    .leftJoin(apiKeys, eq(apiKeys.id, mcpToolCallLog.apiKeyId))
+    .leftJoin(oauthGrants, eq(oauthGrants.id, mcpToolCallLog.oauthGrantId))
+    .leftJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .where(where)
+    .orderBy(desc(mcpToolCallLog.createdAt), desc(mcpToolCallLog.id))
+    .limit(TOOL_CALL_PAGE_SIZE)
+    .offset((input.page - 1) * TOOL_CALL_PAGE_SIZE);
+  const stats = await ctx.db
+    .select({
+      toolName: mcpToolCallLog.toolName,
+      calls: sql<number>`count(*)::int`,
+      errors: sql<number>`count(*) filter (where ${mcpToolCallLog.isError})::int`,
+      p50: sql<number>`percentile_cont(0.5) within group (order by ${mcpToolCallLog.durationMs})`,
+      p95: sql<number>`percentile_cont(0.95) within group (order by ${mcpToolCallLog.durationMs})`,
+      p99: sql<number>`percentile_cont(0.99) within group (order by ${mcpToolCallLog.durationMs})`,
+    })
+    .from(mcpToolCallLog)
+    .where(where)
+    .groupBy(mcpToolCallLog.toolName)
+    .orderBy(mcpToolCallLog.toolName);
+  const tools = await ctx.db
+    .selectDistinct({ toolName: mcpToolCallLog.toolName })
+    .from(mcpToolCallLog)
+    .where(eq(mcpToolCallLog.tenantId, ctx.tenantId))
+    .orderBy(mcpToolCallLog.toolName);
+  return {
+    filters: input,
+    total: total?.n ?? 0,
+    pageSize: TOOL_CALL_PAGE_SIZE,
+    calls: calls.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
+    stats: stats.map((s) => ({
+      ...s,
+      errorRate: s.calls === 0 ? 0 : s.errors / s.calls,
+      p50: Number(s.p50),
+      p95: Number(s.p95),
+      p99: Number(s.p99),
+    })),
+    toolNames: tools.map((t) => t.toolName),
+  };
+}

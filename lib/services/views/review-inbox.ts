@@ -1,0 +1,102 @@
+/**
+ * The reviewer's inbox (docs/reviews.md): every pending review of the team,
+ * oldest first, with its plan and step, the agent's summary and questions, its
+ * deadline and who it is assigned to. Filters: assigned to me (the assignee,
+ * or anyone holding the assigned role, e.g. every admin for an escalated
+ * review), one plan, and waiting longer than an age.
+ */
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "../../db/client";
+import { selectRows } from "../../db/rows";
+import type { USER_ROLES } from "../../db/schema";
+
+export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
+export type InboxAge = keyof typeof INBOX_AGES;
+
+/** At most this many reviews on the page; the oldest come first. */
+export const INBOX_LIMIT = 200;
+
+export const inboxFilters = z.object({
+  mine: z.boolean().default(false),
+  planId: z.uuid().optional().catch(undefined),
+  age: z
+    .enum(Object.keys(INBOX_AGES) as [InboxAge, ...InboxAge[]])
+    .optional()
+    .catch(undefined),
+});
+export type InboxFilters = z.input<typeof inboxFilters>;
+
+export type InboxViewer = {
+  db: Database;
+  tenantId: string;
+  userId: string;
+  role: (typeof USER_ROLES)[number];
+};
+
+export type InboxReview = {
+  reviewRequestId: string;
+  planId: string;
+  planName: string;
+  stepId: string;
+  stepOrder: number;
+  stepType: string;
+  summary: string;
+  questions: string[];
+  requestedBy: string;
+  createdAt: string;
+  waitingSeconds: number;
+  dueAt: string | null;
+  onTimeout: string | null;
+  escalatedAt: string | null;
+  assignedUserId: string | null;
+  assignedUserLabel: string | null;
+  assignedRole: string | null;
+};
+
+const iso = (column: string) =>
+  sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+export async function listInbox(viewer: InboxViewer, raw: InboxFilters): Promise<InboxReview[]> {
+  const filters = inboxFilters.parse(raw);
+  const minAge = filters.age ? INBOX_AGES[filters.age] : null;
+  return selectRows<InboxReview>(
+    viewer.db,
+    sql`select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
+        r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
+        r.summary, r.questions, r.requested_by_label as "requestedBy",
+        ${iso("r.created_at")} as "createdAt",
+        floor(extract(epoch from now() - r.created_at))::int as "waitingSeconds",
+        ${iso("r.due_at")} as "dueAt", r.on_timeout as "onTimeout",
+        ${iso("r.escalated_at")} as "escalatedAt",
+        r.assigned_user_id as "assignedUserId",
+        case when u.id is null then null
+          when u.name is null then u.email else u.name || ' <' || u.email || '>' end
+          as "assignedUserLabel",
+        r.assigned_role as "assignedRole"
+      from review_request r
+        join research_plan p on p.id = r.plan_id
+        join plan_step s on s.id = r.step_id
+        left join app_user u on u.id = r.assigned_user_id
+      where r.tenant_id = ${viewer.tenantId}::uuid and r.status = 'pending'
+        and (not ${filters.mine}::boolean or r.assigned_user_id = ${viewer.userId}::uuid
+          or r.assigned_role = ${viewer.role}::user_role)
+        and (${filters.planId ?? null}::uuid is null or r.plan_id = ${filters.planId ?? null}::uuid)
+        and (${minAge}::int is null or r.created_at <= now() - make_interval(secs => ${minAge}::int))
+      order by r.created_at, r.id
+      limit ${INBOX_LIMIT}`,
+  );
+}
+
+/** The plans that have a pending review, for the inbox's plan filter. */
+export async function inboxPlans(
+  viewer: Pick<InboxViewer, "db" | "tenantId">,
+): Promise<{ planId: string; name: string }[]> {
+  return selectRows(
+    viewer.db,
+    sql`select distinct p.id as "planId", p.name
+      from review_request r join research_plan p on p.id = r.plan_id
+      where r.tenant_id = ${viewer.tenantId}::uuid and r.status = 'pending'
+      order by p.name`,
+  );
+}
