@@ -14,7 +14,7 @@ const DECISION_CONFIRMATIONS: Record<ReviewDecision, string> = {
   approve: "Approved: the step is complete and the plan continues.",
   reject: "Rejected: the step and the plan have failed.",
   modify: "Sent back with your feedback: the agent will redo the step.",
-  skip: "Skipped: the plan moves on to the next step.",
+  skip: "Skipped: the plan continues with the next step.",
 };
 
 /** The review buttons: the same use case, with the same effect and audit rows, as submit_user_decision over MCP. */
