@@ -20,7 +20,11 @@ test("a researcher of another tenant gets 404 for the plan and its server action
 
     // Replay the review action from Beta's own page with Alpha's ids.
     await page.goto(`/plans/${betaPlan.planId}`);
-    const panel = page.getByTestId("review-panel");
+    // The decision form (the panel also holds the assignment form).
+    const panel = page
+      .getByTestId("review-panel")
+      .locator("form")
+      .filter({ has: page.getByRole("button", { name: "Approve" }) });
     await panel.locator('input[name="planId"]').evaluate((input, id) => {
       (input as HTMLInputElement).value = id;
     }, alphaPlan.planId);

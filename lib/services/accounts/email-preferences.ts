@@ -12,8 +12,8 @@ export async function emailNotificationsOn(db: Database, userId: string): Promis
   return user?.on ?? false;
 }
 
-/** The account page's checkbox: present and "on" when ticked, absent when not. */
-export const emailNotificationsInput = z.object({ emails: z.literal("on").optional() });
+/** The account page's switch: the state the person asks for. */
+export const emailNotificationsInput = z.object({ emails: z.enum(["on", "off"]) });
 
 export async function setEmailNotifications(
   db: Database,
