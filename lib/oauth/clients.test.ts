@@ -6,8 +6,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { isNonPublicAddress } from "../http/non-public-address";
 import { ClientMetadataError, checkClientMetadata } from "./clients";
-import { fetchDocument, isNonPublicAddress } from "./fetch-document";
+import { fetchDocument } from "./fetch-document";
 
 function refusal(input: unknown): string {
   try {

@@ -8,61 +8,14 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import { isLoopbackAddress, isNonPublicAddress } from "../http/non-public-address";
 
 export const DOCUMENT_MAX_BYTES = 5 * 1024;
 export const DOCUMENT_TIMEOUT_MS = 5_000;
 
 export class DocumentFetchError extends Error {
   override name = "DocumentFetchError";
-}
-
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 3],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["64:ff9b::", 96],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, "ipv6");
-}
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are not listed: BlockList would
-// match them against every IPv4 address. isNonPublicAddress checks the IPv4 inside.
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
-LOOPBACK.addAddress("::1", "ipv6");
-
-/** Whether an address is loopback, private, link-local, multicast or otherwise not public. */
-export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  const type = family === 4 ? "ipv4" : "ipv6";
-  if (type === "ipv6" && address.toLowerCase().startsWith("::ffff:")) {
-    // An IPv4-mapped IPv6 address is checked as the IPv4 address it carries.
-    return isNonPublicAddress(address.slice(7));
-  }
-  return PRIVATE.check(address, type);
-}
-
-function isLoopbackAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && LOOPBACK.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
 export type FetchDocumentOptions = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isPrivateAddress, parseWebhookUrl, resolveWebhookHost } from "./address";
+import { isNonPublicAddress } from "../../http/non-public-address";
+import { parseWebhookUrl, resolveWebhookHost } from "./address";
 
 describe("webhook addresses", () => {
   it("calls loopback, private, link-local, CGNAT, multicast and unspecified addresses private", () => {
@@ -21,13 +22,13 @@ describe("webhook addresses", () => {
       "::ffff:10.1.2.3",
       "not an address",
     ]) {
-      expect(isPrivateAddress(address), address).toBe(true);
+      expect(isNonPublicAddress(address), address).toBe(true);
     }
   });
 
   it("lets public addresses through", () => {
     for (const address of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700::1111"]) {
-      expect(isPrivateAddress(address), address).toBe(false);
+      expect(isNonPublicAddress(address), address).toBe(false);
     }
   });
 

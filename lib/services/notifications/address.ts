@@ -7,46 +7,9 @@
  * can change in between).
  */
 import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import { isNonPublicAddress } from "../../http/non-public-address";
 import { AppError } from "../../plan-engine/app-error";
-
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const) {
-  blocked.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["64:ff9b::", 96],
-] as const) {
-  blocked.addSubnet(network, prefix, "ipv6");
-}
-
-/** True for an address a webhook may not reach without the tenant's permission. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, "ipv4");
-  if (family !== 6) return true;
-  // An IPv4 address written as IPv6 (::ffff:127.0.0.1) is checked as IPv4.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return blocked.check(mapped[1], "ipv4");
-  return blocked.check(address, "ipv6");
-}
 
 /** A webhook URL's syntax: http(s), no credentials; http only where private addresses are allowed. */
 export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
@@ -96,7 +59,7 @@ export async function resolveWebhookHost(
   if (addresses.length === 0) {
     throw new AppError("VALIDATION_ERROR", `The webhook host ${host} does not resolve.`);
   }
-  const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+  const refused = allowPrivate ? undefined : addresses.find((a) => isNonPublicAddress(a.address));
   if (refused) {
     throw new AppError(
       "VALIDATION_ERROR",
