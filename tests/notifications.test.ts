@@ -13,7 +13,9 @@ import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { emailDeliveries, notificationEvents, users, webhookDeliveries } from "@/lib/db/schema";
-import { createApiKey, createTenantUser, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createTenantUser } from "@/lib/services/accounts/create-tenant-user";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { type NotifierConfig, runNotificationPass } from "@/lib/services/notifications/dispatcher";
 import { enqueueNotification } from "@/lib/services/notifications/enqueue-notification";
 import { mailConfig } from "@/lib/services/notifications/mail";
@@ -124,11 +126,6 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       tenant: "Notify",
     });
     const key = await createApiKey(handle.db, { email: adminEmail });
-    ({ userId: researcherId } = await createTenantUser(handle.db, admin.tenantId, {
-      email: researcherEmail,
-      password: "a long enough password",
-      role: "researcher",
-    }));
     ctx = {
       db: handle.db,
       tenantId: admin.tenantId,
@@ -136,6 +133,11 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       stallThresholdSeconds: 1800,
     };
     reviewer = { ...ctx, actor: { type: "user", id: admin.userId, label: adminEmail } };
+    ({ userId: researcherId } = await createTenantUser(reviewer, {
+      email: researcherEmail,
+      password: "a long enough password",
+      role: "researcher",
+    }));
     receiver = await startReceiver();
     smtp = await startSmtp();
     config = {

@@ -16,7 +16,8 @@ import {
   reviewRequests,
   tenants,
 } from "@/lib/db/schema";
-import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";

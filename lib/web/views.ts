@@ -6,11 +6,7 @@ import "server-only";
 import { userContext } from "../auth/session";
 import { getDb } from "../db/client";
 import { env } from "../env";
-import {
-  listTenantApiKeys,
-  listTenantUsers,
-  type SignedInUser,
-} from "../services/accounts/accounts";
+import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
 import {
@@ -33,6 +29,7 @@ import {
   listStalledPlans,
 } from "../services/views/plan-views";
 import { type InboxFilters, inboxPlans, listInbox } from "../services/views/review-inbox";
+import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 async function viewContext(user: SignedInUser) {
   return {
@@ -66,11 +63,11 @@ export const views = {
     return { reviews, plans };
   },
   async reviewDefaults(user: SignedInUser) {
-    return getReviewDefaults(await getDb(), user.tenantId);
+    return getReviewDefaults(await userContext(user));
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {
-    const members = await listTenantUsers(await getDb(), user.tenantId);
+    const members = await listTenantUsers(await userContext(user));
     return members
       .filter((member) => member.disabledAt === null)
       .map((member) => ({
@@ -100,10 +97,10 @@ export const views = {
     return skillExecutionOverview(await viewContext(user));
   },
   async users(user: SignedInUser) {
-    return listTenantUsers(await getDb(), user.tenantId);
+    return listTenantUsers(await userContext(user));
   },
   async apiKeys(user: SignedInUser) {
-    return listTenantApiKeys(await getDb(), user.tenantId);
+    return listTenantApiKeys(await userContext(user));
   },
   async adminOverview(user: SignedInUser) {
     return adminOverview(await viewContext(user));

@@ -76,6 +76,11 @@ export function accountKey(email: string): AttemptKey {
   };
 }
 
+/** A password check's keys, the e-mail's before the address's: attempt counters are always locked in that order. */
+export function passwordAttemptKeys(email: string, address: string): AttemptKey[] {
+  return [accountKey(email), { kind: "sign_in_address", key: address }];
+}
+
 function perKind(column: (policy: AttemptPolicy) => number) {
   const cases = Object.entries(ATTEMPT_POLICIES).map(
     ([kind, policy]) => sql`when ${kind} then ${column(policy)}::int`,
