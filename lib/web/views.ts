@@ -4,8 +4,6 @@
  */
 import "server-only";
 import { userContext } from "../auth/session";
-import { getDb } from "../db/client";
-import { env } from "../env";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
@@ -31,35 +29,28 @@ import {
 import { type InboxFilters, inboxPlans, listInbox } from "../services/views/review-inbox";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
-async function viewContext(user: SignedInUser) {
-  return {
-    db: await getDb(),
-    tenantId: user.tenantId,
-    stallThresholdSeconds: env().CAIRN_STALL_THRESHOLD_SECONDS,
-    stepLeaseSeconds: env().CAIRN_STEP_LEASE_SECONDS,
-  };
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const views = {
   async plans(user: SignedInUser, input: Parameters<typeof listPlans>[1]) {
-    return listPlans(await viewContext(user), input);
+    return listPlans(await userContext(user), input);
   },
   async inboxCount(user: SignedInUser) {
-    return countAwaitingReview(await viewContext(user));
+    return countAwaitingReview(await userContext(user));
   },
   async planPage(user: SignedInUser, planId: string, auditPage: number) {
-    const ctx = await viewContext(user);
+    const ctx = await userContext(user);
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
     return getPlanPage(ctx, planId, auditPage);
   },
   async inbox(user: SignedInUser, filters: InboxFilters) {
-    const ctx = await viewContext(user);
+    const ctx = await userContext(user);
     await settleDeadlinesOfTenant(ctx);
-    const viewer = { db: ctx.db, tenantId: user.tenantId, userId: user.userId, role: user.role };
-    const [reviews, plans] = await Promise.all([listInbox(viewer, filters), inboxPlans(viewer)]);
+    const [reviews, plans] = await Promise.all([
+      listInbox(ctx, { ...filters, role: user.role }),
+      inboxPlans(ctx),
+    ]);
     return { reviews, plans };
   },
   async reviewDefaults(user: SignedInUser) {
@@ -76,25 +67,25 @@ export const views = {
       }));
   },
   async stalledPlans(user: SignedInUser) {
-    return listStalledPlans(await viewContext(user));
+    return listStalledPlans(await userContext(user));
   },
   async toolCalls(user: SignedInUser, input: Parameters<typeof getToolCallLog>[1]) {
-    return getToolCallLog(await viewContext(user), input);
+    return getToolCallLog(await userContext(user), input);
   },
   async search(user: SignedInUser, input: Parameters<typeof searchSources>[1]) {
     return searchSources(await userContext(user), input);
   },
   async artifacts(user: SignedInUser, input: Parameters<typeof listArtifacts>[1]) {
-    return listArtifacts(await viewContext(user), input);
+    return listArtifacts(await userContext(user), input);
   },
   async artifactTypes(user: SignedInUser) {
-    return listArtifactTypes(await viewContext(user));
+    return listArtifactTypes(await userContext(user));
   },
   async artifact(user: SignedInUser, artifactId: string) {
-    return getArtifact(await viewContext(user), artifactId);
+    return getArtifact(await userContext(user), artifactId);
   },
   async skillRuns(user: SignedInUser) {
-    return skillExecutionOverview(await viewContext(user));
+    return skillExecutionOverview(await userContext(user));
   },
   async users(user: SignedInUser) {
     return listTenantUsers(await userContext(user));
@@ -103,7 +94,7 @@ export const views = {
     return listTenantApiKeys(await userContext(user));
   },
   async adminOverview(user: SignedInUser) {
-    return adminOverview(await viewContext(user));
+    return adminOverview(await userContext(user));
   },
   async webhooks(user: SignedInUser) {
     return webhooksView(await userContext(user));
