@@ -167,7 +167,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
         url,
       ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
     }
-    await setAllowPrivateWebhooks(ctx, true);
+    await setAllowPrivateWebhooks(ctx, { allowed: true });
     const created = await createWebhookEndpoint(ctx, {
       url: `${receiver.url}/hook`,
       events: ["plan.completed", "plan.failed", "review.requested"],
@@ -303,7 +303,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
 
   it("checks the address again at delivery time", async () => {
     receiver.received.length = 0;
-    await setAllowPrivateWebhooks(ctx, false);
+    await setAllowPrivateWebhooks(ctx, { allowed: false });
     await handle.db.transaction((tx) =>
       enqueueNotification(tx, ctx.tenantId, "plan.completed", { planId: "private-now" }),
     );
@@ -313,7 +313,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       );
     await dispatchUntil(refused);
     expect(receiver.received).toEqual([]);
-    await setAllowPrivateWebhooks(ctx, true);
+    await setAllowPrivateWebhooks(ctx, { allowed: true });
   });
 
   it("e-mails the assignee, or the team, with a link, and honours the opt-out", async () => {
@@ -363,7 +363,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       url: `${receiver.url}/other`,
       events: ["plan.stalled"],
     });
-    await setWebhookEndpointDisabled(ctx, endpoints.endpointId, true);
+    await setWebhookEndpointDisabled(ctx, { endpointId: endpoints.endpointId, disabled: true });
     await handle.db.transaction((tx) =>
       enqueueNotification(tx, ctx.tenantId, "plan.stalled", { planId: "p" }),
     );
