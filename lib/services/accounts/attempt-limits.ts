@@ -15,6 +15,7 @@
  * A successful sign-in clears its e-mail's counter, never its address's (one
  * valid account must not buy a guesser more tries on others).
  */
+import "server-only";
 import { createHash } from "node:crypto";
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";

@@ -5,6 +5,7 @@
  * caller's address. Raises the session version, so every session of the user
  * ends; the caller signs this one in again with the new password.
  */
+import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { hashPassword, verifyPassword } from "../../auth/password";

@@ -2,6 +2,7 @@
  * Internal to an admin's changes to another user of their tenant (set-user-role,
  * set-user-disabled, delete-tenant-user): the admin is the context's actor.
  */
+import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";

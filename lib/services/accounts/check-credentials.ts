@@ -3,6 +3,7 @@
  * signed in, it takes the database and one input object, not a ServiceContext:
  * there is no tenant or actor yet (docs/architecture.md).
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import { DUMMY_PASSWORD_HASH, verifyPassword } from "../../auth/password";
 import type { Database } from "../../db/client";

@@ -4,6 +4,7 @@
  * and its tokens, and the MCP route reads the grant on every request, so the
  * app stops at once.
  */
+import "server-only";
 import { and, desc, eq, isNull, min } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../../db/client";

@@ -5,6 +5,7 @@
  * takes the database rather than a ServiceContext; docs/architecture.md).
  * Returns the key in clear exactly once; only its hash is stored.
  */
+import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { generateApiKey } from "../../auth/api-key";

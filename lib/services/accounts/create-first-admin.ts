@@ -3,6 +3,7 @@
  * signed in and no tenant exists yet, so it takes the database, the form, and
  * the caller (the address its attempt limit counts), not a ServiceContext.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { hashPassword } from "../../auth/password";

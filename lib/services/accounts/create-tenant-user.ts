@@ -1,4 +1,5 @@
 /** An admin adds a user to their own tenant (the admin page). */
+import "server-only";
 import type { z } from "zod";
 import { hashPassword } from "../../auth/password";
 import type { ServiceContext } from "../shared/context";

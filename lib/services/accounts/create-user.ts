@@ -3,6 +3,7 @@
  * when new. It takes the database, not a ServiceContext, because it runs for no
  * tenant: it may create the tenant itself (docs/architecture.md).
  */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { hashPassword } from "../../auth/password";

@@ -5,6 +5,7 @@
  * existing (their creator becomes unknown: created_by_user_id and
  * created_by_key_id are set null).
  */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
 import type { ServiceContext } from "../shared/context";

@@ -1,4 +1,5 @@
 /** A person's own switch for review e-mails (app_user.email_notifications; the account page). */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { users } from "../../db/schema";

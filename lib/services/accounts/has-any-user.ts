@@ -2,6 +2,7 @@
  * Whether anyone has an account yet: the first-run page exists only while
  * nobody does. Asked before there is any tenant, so it takes the database.
  */
+import "server-only";
 import type { Database } from "../../db/client";
 import { users } from "../../db/schema";
 

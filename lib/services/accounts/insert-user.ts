@@ -2,6 +2,7 @@
  * Internal to the account use cases that add a user (create-user, create-tenant-user,
  * create-first-admin): the insert and its refusal when the e-mail is taken.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import type { Transaction } from "../../db/client";
 import { type USER_ROLES, users } from "../../db/schema";

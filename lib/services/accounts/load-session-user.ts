@@ -4,6 +4,7 @@
  * role, name and e-mail are today's, not the token's. It builds the signed-in
  * user a ServiceContext is then made from, so it takes the database.
  */
+import "server-only";
 import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { users } from "../../db/schema";

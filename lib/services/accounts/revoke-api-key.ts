@@ -1,4 +1,5 @@
 /** Revokes a key of the tenant; the MCP route looks keys up on every request, so it stops at once. */
+import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { apiKeys } from "../../db/schema";

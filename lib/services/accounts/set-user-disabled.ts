@@ -4,6 +4,7 @@
  * request) and refuses their sign-in; enabling lets them sign in again (old
  * sessions stay ended) and their keys work again.
  */
+import "server-only";
 import { eq, sql } from "drizzle-orm";
 import { users } from "../../db/schema";
 import type { ServiceContext } from "../shared/context";

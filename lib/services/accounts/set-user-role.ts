@@ -1,4 +1,5 @@
 /** An admin changes a teammate's role; it takes effect on the user's next request (sessions read the role from the database). */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { type USER_ROLES, users } from "../../db/schema";
 import type { ServiceContext } from "../shared/context";

@@ -6,6 +6,7 @@
  * hashed, when either is over its limit. A refusal is the same whether or not
  * the e-mail has an account. Success clears the e-mail's counter.
  */
+import "server-only";
 import type { Database } from "../../db/client";
 import { accountKey, clearAttempts, passwordAttemptKeys, registerAttempt } from "./attempt-limits";
 import { type Credentials, type CredentialsCheck, checkCredentials } from "./check-credentials";

@@ -1,4 +1,5 @@
 /** Who a session belongs to: what sign-in returns, the session token carries and every request reloads. */
+import "server-only";
 import type { USER_ROLES } from "../../db/schema";
 
 export type SignedInUser = {

@@ -6,6 +6,7 @@
  * password changed in the meantime is never overwritten. True when it upgraded
  * the hash.
  */
+import "server-only";
 import { and, eq } from "drizzle-orm";
 import { hashPassword, needsRehash } from "../../auth/password";
 import type { Database } from "../../db/client";

@@ -5,6 +5,7 @@
  * private addresses; plus the page's read model. The caller checks the admin
  * role (app/(app)/admin/webhooks/actions.ts); every query is scoped to the tenant.
  */
+import "server-only";
 import { and, desc, eq } from "drizzle-orm";
 import { z } from "zod";
 import {

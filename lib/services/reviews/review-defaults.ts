@@ -3,6 +3,7 @@
  * request_user_review when the agent names none. Both parts or neither: a
  * deadline needs the action Cairn takes when it passes.
  */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { tenants } from "../../db/schema";

@@ -3,6 +3,7 @@
  * MCP route from the API key, the web UI from the session. Every use case takes
  * it first, so tenancy and the audit actor are never optional.
  */
+import "server-only";
 import type { Database } from "../../db/client";
 import type { ACTOR_TYPES } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";

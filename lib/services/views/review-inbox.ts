@@ -5,6 +5,7 @@
  * or anyone holding the assigned role, e.g. every admin for an escalated
  * review), one plan, and waiting longer than an age.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";

@@ -1,4 +1,5 @@
 /** The admin page's read models of the tenant's users and API keys. */
+import "server-only";
 import { desc, eq } from "drizzle-orm";
 import { apiKeys, users } from "../../db/schema";
 import type { ServiceContext } from "../shared/context";
