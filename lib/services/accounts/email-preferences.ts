@@ -15,8 +15,8 @@ export async function emailNotificationsOn(ctx: ServiceContext): Promise<boolean
   return user?.on ?? false;
 }
 
-/** The account page's checkbox: present and "on" when ticked, absent when not. */
-export const emailNotificationsInput = z.object({ emails: z.literal("on").optional() });
+/** The account page's switch: its hidden field says what pressing it asks for, "on" or "off" (absent: off). */
+export const emailNotificationsInput = z.object({ emails: z.enum(["on", "off"]).optional() });
 
 /** Turns the acting user's review e-mails on or off. */
 export async function setEmailNotifications(
