@@ -31,4 +31,7 @@ export default defineConfig({
     },
   },
   globalSetup: "./e2e/global-setup.ts",
+  // The fixtures seed accounts through the use cases, which are server-only:
+  // the tsx settings map that to an empty module (tsconfig.tsx.json).
+  tsconfig: "./tsconfig.tsx.json",
 });

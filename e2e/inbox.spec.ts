@@ -102,7 +102,7 @@ test("the inbox lists pending reviews oldest first; take, hand off and answer fr
   expect(audit).toContain("alpha-researcher@example.com");
   await page.goto("/inbox");
   await newerEntry.getByRole("link", { name: "Inbox newer" }).click();
-  // The click navigates: read the trail once the plan page shows it.
+  // The link navigates on the client: read the trail once the plan's page shows it.
   await expect(page.getByTestId("audit-trail")).toBeVisible();
   const trail = (await page.getByTestId("audit-trail").locator("tbody tr").allInnerTexts()).join(
     "\n",

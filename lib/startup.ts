@@ -12,7 +12,7 @@ import { type Database, getDatabaseHandle } from "./db/client";
 import { env } from "./env";
 import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
-import { hasAnyUser } from "./services/accounts/accounts";
+import { hasAnyUser } from "./services/accounts/has-any-user";
 import { issueSetupCode, setupCodeAnnouncement } from "./services/accounts/setup-codes";
 import { startNotifier } from "./services/notifications/runtime";
 import { startReviewScheduler } from "./services/reviews/review-deadlines";

@@ -7,7 +7,8 @@
 import { parseArgs } from "node:util";
 import { closeDb, getDatabaseHandle } from "@/lib/db/client";
 import { isAppError } from "@/lib/plan-engine/app-error";
-import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { issueSetupCode } from "@/lib/services/accounts/setup-codes";
 
 const USAGE = `Usage: npm run cairn -- <command> [options]

@@ -8,18 +8,6 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { attemptLimits, planAuditLog, researchPlans, setupCodes, users } from "@/lib/db/schema";
-import {
-  changeOwnPassword,
-  createApiKey,
-  createFirstAdmin,
-  createUser,
-  deleteTenantUser,
-  loadSessionUser,
-  setUserDisabled,
-  setUserRole,
-  signInWithLimits,
-  verifyCredentials,
-} from "@/lib/services/accounts/accounts";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import {
   ATTEMPT_POLICIES,
@@ -27,8 +15,19 @@ import {
   registerAttempt,
   tryAgainIn,
 } from "@/lib/services/accounts/attempt-limits";
+import { changeOwnPassword } from "@/lib/services/accounts/change-own-password";
+import { verifyCredentials } from "@/lib/services/accounts/check-credentials";
+import { createApiKey, createTenantApiKey } from "@/lib/services/accounts/create-api-key";
+import { createFirstAdmin } from "@/lib/services/accounts/create-first-admin";
+import { createUser } from "@/lib/services/accounts/create-user";
+import { deleteTenantUser } from "@/lib/services/accounts/delete-tenant-user";
+import { loadSessionUser } from "@/lib/services/accounts/load-session-user";
+import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
+import { setUserRole } from "@/lib/services/accounts/set-user-role";
 import { hashSetupCode, issueSetupCode } from "@/lib/services/accounts/setup-codes";
+import { signInWithLimits } from "@/lib/services/accounts/sign-in-with-limits";
 import { createPlan } from "@/lib/services/plans/create-plan";
+import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
 
 // Counts the password hashes, to show that refused attempts never reach one.
@@ -82,7 +81,14 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
   });
 
   const signIn = (email: string, password: string, when: Date, address = "10.0.0.1") =>
-    signInWithLimits(handle.db, { email, password, address }, when);
+    signInWithLimits(handle.db, { email, password }, { address, now: when });
+  /** A user's context, as the web door builds it from their session (lib/auth/session.ts). */
+  const as = (user: { userId: string; tenantId: string }): ServiceContext => ({
+    db: handle.db,
+    tenantId: user.tenantId,
+    actor: { type: "user", id: user.userId, label: user.userId },
+    stallThresholdSeconds: 1800,
+  });
 
   describe("sign-in attempt limits", () => {
     it("refuse the sixth attempt on an e-mail within 15 minutes before hashing, then back off doubling", async () => {
@@ -189,12 +195,14 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
 
   describe("changing one's own password", () => {
     it("needs the current password, ends every session, and counts toward the limits", async () => {
-      const bob = await verifyCredentials(handle.db, "bob@example.com", PASSWORD);
+      const bob = await verifyCredentials(handle.db, {
+        email: "bob@example.com",
+        password: PASSWORD,
+      });
       if (!bob) throw new Error("bob cannot sign in");
       await expect(
         changeOwnPassword(
-          handle.db,
-          bob,
+          as(bob),
           { currentPassword: "wrong", newPassword: "a new long password" },
           { address: "10.0.0.2", now: at(0) },
         ),
@@ -202,15 +210,19 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
       expect(await loadSessionUser(handle.db, bob)).not.toBeNull();
 
       await changeOwnPassword(
-        handle.db,
-        bob,
+        as(bob),
         { currentPassword: PASSWORD, newPassword: "a new long password" },
         { address: "10.0.0.2", now: at(1) },
       );
       // The session issued before the change ends; a new sign-in carries the new version.
       expect(await loadSessionUser(handle.db, bob)).toBeNull();
-      expect(await verifyCredentials(handle.db, "bob@example.com", PASSWORD)).toBeUndefined();
-      const again = await verifyCredentials(handle.db, "bob@example.com", "a new long password");
+      expect(
+        await verifyCredentials(handle.db, { email: "bob@example.com", password: PASSWORD }),
+      ).toBeUndefined();
+      const again = await verifyCredentials(handle.db, {
+        email: "bob@example.com",
+        password: "a new long password",
+      });
       expect(again?.sessionVersion).toBe(bob.sessionVersion + 1);
       expect(await loadSessionUser(handle.db, again ?? bob)).toMatchObject({
         email: "bob@example.com",
@@ -219,8 +231,7 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
       for (let i = 0; i < 5; i++) {
         await expect(
           changeOwnPassword(
-            handle.db,
-            bob,
+            as(bob),
             { currentPassword: "wrong", newPassword: "whatever long" },
             { address: "10.0.0.2", now: at(10 + i) },
           ),
@@ -228,8 +239,7 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
       }
       await expect(
         changeOwnPassword(
-          handle.db,
-          bob,
+          as(bob),
           { currentPassword: "a new long password", newPassword: "whatever long" },
           { address: "10.0.0.2", now: at(20) },
         ),
@@ -238,8 +248,7 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
       // Back to the shared password for the tests below.
       await handle.db.delete(attemptLimits);
       await changeOwnPassword(
-        handle.db,
-        { userId: bob.userId },
+        as(bob),
         { currentPassword: "a new long password", newPassword: PASSWORD },
         { address: "10.0.0.2" },
       );
@@ -262,44 +271,50 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
     });
 
     it("a role change applies to the session at once", async () => {
-      const session = await verifyCredentials(handle.db, "carol@example.com", PASSWORD);
+      const session = await verifyCredentials(handle.db, {
+        email: "carol@example.com",
+        password: PASSWORD,
+      });
       if (!session) throw new Error("carol cannot sign in");
       expect(session.role).toBe("researcher");
-      await setUserRole(handle.db, admin, carol.userId, "admin");
+      await setUserRole(as(admin), { userId: carol.userId, role: "admin" });
       // Same token, read again: the role is the database's.
       expect((await loadSessionUser(handle.db, session))?.role).toBe("admin");
-      await setUserRole(handle.db, admin, carol.userId, "researcher");
+      await setUserRole(as(admin), { userId: carol.userId, role: "researcher" });
       expect((await loadSessionUser(handle.db, session))?.role).toBe("researcher");
     });
 
     it("disabling ends sessions and stops API keys at once; enabling restores keys and sign-in, not old sessions", async () => {
-      const session = await verifyCredentials(handle.db, "carol@example.com", PASSWORD);
+      const session = await verifyCredentials(handle.db, {
+        email: "carol@example.com",
+        password: PASSWORD,
+      });
       if (!session) throw new Error("carol cannot sign in");
       expect(await authenticateApiKey(handle.db, carol.key)).toBeDefined();
 
-      await setUserDisabled(handle.db, admin, carol.userId, true);
+      await setUserDisabled(as(admin), { userId: carol.userId, disabled: true });
       expect(await loadSessionUser(handle.db, session)).toBeNull();
       expect(await authenticateApiKey(handle.db, carol.key)).toBeUndefined();
       expect((await signIn("carol@example.com", PASSWORD, at(0))).kind).toBe("disabled");
       expect((await signIn("carol@example.com", "wrong", at(1))).kind).toBe("invalid");
-      await expect(
-        createApiKey(handle.db, { email: "carol@example.com" }, { tenantId: admin.tenantId }),
-      ).rejects.toThrow(/is disabled/);
+      await expect(createTenantApiKey(as(admin), { email: "carol@example.com" })).rejects.toThrow(
+        /is disabled/,
+      );
 
-      await setUserDisabled(handle.db, admin, carol.userId, false);
+      await setUserDisabled(as(admin), { userId: carol.userId, disabled: false });
       expect(await authenticateApiKey(handle.db, carol.key)).toBeDefined();
       expect(await loadSessionUser(handle.db, session)).toBeNull();
       expect((await signIn("carol@example.com", PASSWORD, at(2))).kind).toBe("ok");
     });
 
     it("an admin cannot act on themselves, nor leave the team without an admin, nor reach another team", async () => {
-      await expect(setUserRole(handle.db, admin, admin.userId, "researcher")).rejects.toThrow(
-        "You cannot change the role of your own account",
-      );
-      await expect(setUserDisabled(handle.db, admin, admin.userId, true)).rejects.toThrow(
-        "You cannot disable your own account",
-      );
-      await expect(deleteTenantUser(handle.db, admin, admin.userId)).rejects.toThrow(
+      await expect(
+        setUserRole(as(admin), { userId: admin.userId, role: "researcher" }),
+      ).rejects.toThrow("You cannot change the role of your own account");
+      await expect(
+        setUserDisabled(as(admin), { userId: admin.userId, disabled: true }),
+      ).rejects.toThrow("You cannot disable your own account");
+      await expect(deleteTenantUser(as(admin), { userId: admin.userId })).rejects.toThrow(
         "You cannot delete your own account",
       );
 
@@ -309,33 +324,33 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
         role: "admin",
         tenant: "Elsewhere",
       });
-      await expect(setUserDisabled(handle.db, admin, other.userId, true)).rejects.toMatchObject({
+      await expect(
+        setUserDisabled(as(admin), { userId: other.userId, disabled: true }),
+      ).rejects.toMatchObject({
         code: "NOT_FOUND",
       });
-      await expect(deleteTenantUser(handle.db, admin, "not-a-uuid")).rejects.toMatchObject({
+      await expect(deleteTenantUser(as(admin), { userId: "not-a-uuid" })).rejects.toMatchObject({
         code: "NOT_FOUND",
       });
 
       // Two admins: one demotes the other; the demoted one can no longer act.
       const [bob] = await handle.db.select().from(users).where(eq(users.email, "bob@example.com"));
       if (!bob) throw new Error("no bob");
-      await setUserRole(handle.db, admin, bob.id, "admin");
-      await setUserRole(
-        handle.db,
-        { userId: bob.id, tenantId: admin.tenantId },
-        admin.userId,
-        "researcher",
-      );
-      await expect(setUserRole(handle.db, admin, bob.id, "researcher")).rejects.toMatchObject({
+      await setUserRole(as(admin), { userId: bob.id, role: "admin" });
+      await setUserRole(as({ userId: bob.id, tenantId: admin.tenantId }), {
+        userId: admin.userId,
+        role: "researcher",
+      });
+      await expect(
+        setUserRole(as(admin), { userId: bob.id, role: "researcher" }),
+      ).rejects.toMatchObject({
         code: "FORBIDDEN",
       });
-      await setUserRole(
-        handle.db,
-        { userId: bob.id, tenantId: admin.tenantId },
-        admin.userId,
-        "admin",
-      );
-      await setUserRole(handle.db, admin, bob.id, "researcher");
+      await setUserRole(as({ userId: bob.id, tenantId: admin.tenantId }), {
+        userId: admin.userId,
+        role: "admin",
+      });
+      await setUserRole(as(admin), { userId: bob.id, role: "researcher" });
     });
 
     it("deleting a user removes them and their keys, and keeps the audit trail and their plans", async () => {
@@ -374,7 +389,7 @@ describe.each(BACKENDS)("accounts on %s", (backend) => {
         },
       ]);
 
-      await deleteTenantUser(handle.db, admin, carol.userId);
+      await deleteTenantUser(as(admin), { userId: carol.userId });
 
       expect(await handle.db.select().from(users).where(eq(users.id, carol.userId))).toEqual([]);
       expect(await authenticateApiKey(handle.db, carol.key)).toBeUndefined();

@@ -64,7 +64,7 @@ describe.each(BACKENDS)("webhooks from the server on %s", (backend) => {
         actor: { type: "system" as const, id: null, label: "test" },
         stallThresholdSeconds: 1800,
       };
-      await setAllowPrivateWebhooks(ctx, true);
+      await setAllowPrivateWebhooks(ctx, { allowed: true });
       ({ secret } = await createWebhookEndpoint(ctx, {
         url,
         events: ["plan.completed", "plan.failed"],

@@ -13,7 +13,9 @@ import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { emailDeliveries, notificationEvents, users, webhookDeliveries } from "@/lib/db/schema";
-import { createApiKey, createTenantUser, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createTenantUser } from "@/lib/services/accounts/create-tenant-user";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { type NotifierConfig, runNotificationPass } from "@/lib/services/notifications/dispatcher";
 import { enqueueNotification } from "@/lib/services/notifications/enqueue-notification";
 import { mailConfig } from "@/lib/services/notifications/mail";
@@ -124,11 +126,6 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       tenant: "Notify",
     });
     const key = await createApiKey(handle.db, { email: adminEmail });
-    ({ userId: researcherId } = await createTenantUser(handle.db, admin.tenantId, {
-      email: researcherEmail,
-      password: "a long enough password",
-      role: "researcher",
-    }));
     ctx = {
       db: handle.db,
       tenantId: admin.tenantId,
@@ -136,6 +133,11 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       stallThresholdSeconds: 1800,
     };
     reviewer = { ...ctx, actor: { type: "user", id: admin.userId, label: adminEmail } };
+    ({ userId: researcherId } = await createTenantUser(reviewer, {
+      email: researcherEmail,
+      password: "a long enough password",
+      role: "researcher",
+    }));
     receiver = await startReceiver();
     smtp = await startSmtp();
     config = {
@@ -165,7 +167,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
         url,
       ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
     }
-    await setAllowPrivateWebhooks(ctx, true);
+    await setAllowPrivateWebhooks(ctx, { allowed: true });
     const created = await createWebhookEndpoint(ctx, {
       url: `${receiver.url}/hook`,
       events: ["plan.completed", "plan.failed", "review.requested"],
@@ -307,7 +309,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
 
   it("checks the address again at delivery time", async () => {
     receiver.received.length = 0;
-    await setAllowPrivateWebhooks(ctx, false);
+    await setAllowPrivateWebhooks(ctx, { allowed: false });
     await handle.db.transaction((tx) =>
       enqueueNotification(tx, ctx.tenantId, "plan.completed", { planId: "private-now" }),
     );
@@ -317,7 +319,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       );
     await dispatchUntil(refused);
     expect(receiver.received).toEqual([]);
-    await setAllowPrivateWebhooks(ctx, true);
+    await setAllowPrivateWebhooks(ctx, { allowed: true });
   });
 
   it("e-mails the assignee, or the team, with a link, and honours the opt-out", async () => {
@@ -367,7 +369,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       url: `${receiver.url}/other`,
       events: ["plan.stalled"],
     });
-    await setWebhookEndpointDisabled(ctx, endpoints.endpointId, true);
+    await setWebhookEndpointDisabled(ctx, { endpointId: endpoints.endpointId, disabled: true });
     await handle.db.transaction((tx) =>
       enqueueNotification(tx, ctx.tenantId, "plan.stalled", { planId: "p" }),
     );

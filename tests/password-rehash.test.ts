@@ -7,11 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword, needsRehash, verifyPassword } from "@/lib/auth/password";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { users } from "@/lib/db/schema";
-import {
-  createUser,
-  upgradePasswordHash,
-  verifyCredentials,
-} from "@/lib/services/accounts/accounts";
+import { verifyCredentials } from "@/lib/services/accounts/check-credentials";
+import { createUser } from "@/lib/services/accounts/create-user";
+import { upgradePasswordHash } from "@/lib/services/accounts/upgrade-password-hash";
 import { BACKENDS, freshDatabase } from "./support/databases";
 
 /** "correct horse battery", hashed by an earlier release (N = 2^14, r = 8, p = 1). */
@@ -43,13 +41,18 @@ describe.each(BACKENDS)("password hash upgrade at sign-in on %s", (backend) => {
 
   it("a wrong password leaves an old hash as it is", async () => {
     await setHash(OLD_HASH);
-    expect(await verifyCredentials(handle.db, "ada@example.com", "wrong password")).toBeUndefined();
+    expect(
+      await verifyCredentials(handle.db, { email: "ada@example.com", password: "wrong password" }),
+    ).toBeUndefined();
     expect(await storedHash()).toBe(OLD_HASH);
   });
 
   it("signing in with an old hash re-hashes the password with today's parameters", async () => {
     await setHash(OLD_HASH);
-    const user = await verifyCredentials(handle.db, "Ada@Example.com", PASSWORD);
+    const user = await verifyCredentials(handle.db, {
+      email: "Ada@Example.com",
+      password: PASSWORD,
+    });
     expect(user).toMatchObject({ userId, email: "ada@example.com", role: "admin" });
 
     const upgraded = await storedHash();
@@ -59,14 +62,18 @@ describe.each(BACKENDS)("password hash upgrade at sign-in on %s", (backend) => {
     expect(await verifyPassword(PASSWORD, upgraded)).toBe(true);
 
     // The next sign-in verifies against the new hash and leaves it alone.
-    expect(await verifyCredentials(handle.db, "ada@example.com", PASSWORD)).toBeDefined();
+    expect(
+      await verifyCredentials(handle.db, { email: "ada@example.com", password: PASSWORD }),
+    ).toBeDefined();
     expect(await storedHash()).toBe(upgraded);
   });
 
   it("does not overwrite a password changed since the old hash verified", async () => {
     const changed = await hashPassword("a newer password");
     await setHash(changed);
-    expect(await upgradePasswordHash(handle.db, userId, PASSWORD, OLD_HASH)).toBe(false);
+    expect(
+      await upgradePasswordHash(handle.db, { userId, password: PASSWORD, verifiedHash: OLD_HASH }),
+    ).toBe(false);
     expect(await storedHash()).toBe(changed);
   });
 });

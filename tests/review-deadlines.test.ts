@@ -16,7 +16,8 @@ import {
   reviewRequests,
   tenants,
 } from "@/lib/db/schema";
-import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
@@ -342,18 +343,16 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     });
     const second = await planAtFirstStep(ctx, "Inbox two");
     const two = await requestUserReview(ctx, { ...second, summary: "Two.", questions: ["Why?"] });
-    const viewer = (userId: string, role: "admin" | "researcher") => ({
-      db: handle.db,
-      tenantId: ctx.tenantId,
-      userId,
-      role,
+    const viewer = (userId: string): ServiceContext => ({
+      ...ctx,
+      actor: { type: "user", id: userId, label: userId },
     });
     const ids = (rows: { reviewRequestId: string }[]) =>
       rows
         .map((r) => r.reviewRequestId)
         .filter((id) => [one, two].some((x) => x.reviewRequestId === id));
 
-    const all = await listInbox(viewer(adminId, "admin"), {});
+    const all = await listInbox(viewer(adminId), { role: "admin" });
     expect(ids(all)).toEqual([one.reviewRequestId, two.reviewRequestId]);
     expect(all.find((r) => r.reviewRequestId === two.reviewRequestId)).toMatchObject({
       planName: "Inbox two",
@@ -361,25 +360,25 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       questions: ["Why?"],
       assignedUserId: null,
     });
-    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+    expect(ids(await listInbox(viewer(researcherId), { role: "researcher", mine: true }))).toEqual([
       one.reviewRequestId,
     ]);
-    expect(ids(await listInbox(viewer(adminId, "admin"), { planId: second.planId }))).toEqual([
-      two.reviewRequestId,
-    ]);
-    expect(ids(await listInbox(viewer(adminId, "admin"), { age: "1h" }))).toEqual([]);
+    expect(ids(await listInbox(viewer(adminId), { role: "admin", planId: second.planId }))).toEqual(
+      [two.reviewRequestId],
+    );
+    expect(ids(await listInbox(viewer(adminId), { role: "admin", age: "1h" }))).toEqual([]);
 
     const researcher: ServiceContext = {
       ...ctx,
       actor: { type: "user", id: researcherId, label: "Ada" },
     };
     await assignReview(researcher, { reviewRequestId: two.reviewRequestId, userId: researcherId });
-    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+    expect(ids(await listInbox(viewer(researcherId), { role: "researcher", mine: true }))).toEqual([
       one.reviewRequestId,
       two.reviewRequestId,
     ]);
     await assignReview(researcher, { reviewRequestId: two.reviewRequestId, userId: null });
-    expect(ids(await listInbox(viewer(researcherId, "researcher"), { mine: true }))).toEqual([
+    expect(ids(await listInbox(viewer(researcherId), { role: "researcher", mine: true }))).toEqual([
       one.reviewRequestId,
     ]);
     await expect(
@@ -402,7 +401,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     await expect(
       assignReview(researcher, { reviewRequestId: one.reviewRequestId, userId: null }),
     ).rejects.toMatchObject({ code: "CONFLICT" });
-    expect(ids(await listInbox(viewer(adminId, "admin"), {}))).toEqual([two.reviewRequestId]);
+    expect(ids(await listInbox(viewer(adminId), { role: "admin" }))).toEqual([two.reviewRequestId]);
   });
 
   it("passes by a review whose action fails, and applies the ones due after it", async () => {

@@ -15,7 +15,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { selectRows } from "@/lib/db/rows";
-import { createApiKey } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
 import { type StubModel, startStubModel } from "./support/stub-model";

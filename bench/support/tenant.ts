@@ -1,6 +1,7 @@
 /** The benchmark's account: one tenant, one user, one API key, made through the real use cases. */
 import type { Database } from "@/lib/db/client";
-import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
 
 export type BenchTenant = {
   tenantId: string;

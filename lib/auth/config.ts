@@ -14,7 +14,8 @@ import Credentials from "next-auth/providers/credentials";
 import { clientAddressOf } from "@/lib/auth/client-address";
 import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
-import { type SessionClaims, signInWithLimits } from "@/lib/services/accounts/accounts";
+import { signInWithLimits } from "@/lib/services/accounts/sign-in-with-limits";
+import type { SessionClaims } from "@/lib/services/accounts/signed-in-user";
 
 declare module "next-auth" {
   interface Session {
@@ -61,11 +62,11 @@ export const { handlers, auth, signIn, signOut } = NextAuth({
         if (!email || !password || email.length > 320 || password.length > 1000) {
           throw new CredentialsSignin();
         }
-        const outcome = await signInWithLimits(await getDb(), {
-          email,
-          password,
-          address: clientAddressOf(request.headers, env().CAIRN_TRUST_PROXY),
-        });
+        const outcome = await signInWithLimits(
+          await getDb(),
+          { email, password },
+          { address: clientAddressOf(request.headers, env().CAIRN_TRUST_PROXY) },
+        );
         if (outcome.kind === "too_many_attempts") throw new TooManyAttempts(outcome.retryAt);
         if (outcome.kind === "disabled") throw new AccountDisabled();
         if (outcome.kind !== "ok") throw new CredentialsSignin();

@@ -14,7 +14,8 @@ import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "../db/client";
 import { env } from "../env";
-import { loadSessionUser, type SignedInUser } from "../services/accounts/accounts";
+import { loadSessionUser } from "../services/accounts/load-session-user";
+import type { SignedInUser } from "../services/accounts/signed-in-user";
 import type { ServiceContext } from "../services/shared/context";
 import { auth } from "./config";
 

@@ -4,6 +4,7 @@
  * Services receive a `Database` and open their own transactions; nothing
  * outside lib/ imports this module's client directly.
  */
+import "server-only";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";

@@ -23,7 +23,7 @@ import {
 } from "../db/schema";
 import { env } from "../env";
 import { isAppError } from "../plan-engine/app-error";
-import { revokeConnectedApp } from "../services/accounts/connected-apps";
+import { revokeGrant } from "../services/accounts/connected-apps";
 import { ClientMetadataError, type OAuthClient, resolveClient } from "./clients";
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
@@ -320,7 +320,7 @@ function model(db: Database, resource: string) {
 
 /** Revokes a connected app; one revoked meanwhile (NOT_FOUND) is no error here. */
 async function revokeQuietly(db: Database, tenantId: string, grantId: string) {
-  await revokeConnectedApp(db, tenantId, grantId).catch((error: unknown) => {
+  await revokeGrant(db, tenantId, grantId).catch((error: unknown) => {
     if (!isAppError(error)) throw error;
   });
 }

@@ -13,7 +13,7 @@ import { env } from "../env";
 import { readLimited } from "../http/read-limited";
 import { isAppError } from "../plan-engine/app-error";
 import { registerAttempt, tryAgainIn } from "../services/accounts/attempt-limits";
-import { revokeConnectedApp } from "../services/accounts/connected-apps";
+import { revokeGrant } from "../services/accounts/connected-apps";
 import { hashToken, oauthServer } from "./authorization-server";
 import { ClientMetadataError, type OAuthClient, registerClient, resolveClient } from "./clients";
 import { jsonResponse, oauthError, oauthUrls } from "./config";
@@ -287,7 +287,7 @@ export async function revocationEndpoint(db: Database, request: Request) {
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .where(eq(oauthTokens.tokenHash, hashToken(token)));
   if (row) {
-    await revokeConnectedApp(db, row.tenantId, row.grantId).catch((error: unknown) => {
+    await revokeGrant(db, row.tenantId, row.grantId).catch((error: unknown) => {
       // Already revoked: RFC 7009 answers 200 all the same.
       if (!isAppError(error)) throw error;
     });

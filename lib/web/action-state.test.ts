@@ -28,6 +28,15 @@ describe("formInput", () => {
     expect(formInput(refined, form({ email: "a@b.c", name: "" }))).toEqual({ email: "a@b.c" });
   });
 
+  it("gathers every value of a list field (checkboxes of one name)", () => {
+    const listed = z.object({ events: z.array(z.string()).default([]) });
+    const data = new FormData();
+    data.append("events", "plan.completed");
+    data.append("events", "plan.failed");
+    expect(formInput(listed, data)).toEqual({ events: ["plan.completed", "plan.failed"] });
+    expect(formInput(listed, form({ events: "plan.failed" }))).toEqual({ events: ["plan.failed"] });
+  });
+
   it("leaves out files", () => {
     const data = form({ email: "a@b.c" });
     data.append("upload", new Blob(["x"]));

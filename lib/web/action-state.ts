@@ -38,13 +38,19 @@ export function field(form: FormData, name: string): string | undefined {
  * The form's text fields by name. A browser sends an empty input as "": for a
  * field the schema may leave out that means "not given" (an empty optional name
  * is no name), while a required one keeps its "" so the schema's own message
- * ("is required", "must be an e-mail address") names it.
+ * ("is required", "must be an e-mail address") names it. A field the schema
+ * takes as a list (checkboxes sharing a name) gets every value the form sent.
  */
-export function formInput(schema: z.ZodType, form: FormData): Record<string, string> {
+export function formInput(schema: z.ZodType, form: FormData): Record<string, string | string[]> {
   const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
-  const input: Record<string, string> = {};
+  const input: Record<string, string | string[]> = {};
   for (const [name, value] of form) {
     if (typeof value !== "string") continue;
+    if (shape[name]?.safeParse([]).success) {
+      const list = input[name];
+      input[name] = Array.isArray(list) ? [...list, value] : [value];
+      continue;
+    }
     if (value === "" && shape[name]?.safeParse(undefined).success) continue;
     input[name] = value;
   }

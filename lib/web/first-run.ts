@@ -2,7 +2,8 @@
 import "server-only";
 import { getDb } from "../db/client";
 import { AppError } from "../plan-engine/app-error";
-import { createFirstAdmin, hasAnyUser } from "../services/accounts/accounts";
+import { createFirstAdmin } from "../services/accounts/create-first-admin";
+import { hasAnyUser } from "../services/accounts/has-any-user";
 import { foreignHost, requestClientAddress } from "./request";
 
 export async function needsFirstRun(): Promise<boolean> {

@@ -21,7 +21,7 @@ import "server-only";
 import { revalidatePath } from "next/cache";
 import type { z } from "zod";
 import { requireAdmin, requireUser, userContext } from "../auth/session";
-import type { SignedInUser } from "../services/accounts/accounts";
+import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
 import type { ServiceContext } from "../services/shared/context";

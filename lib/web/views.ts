@@ -4,13 +4,7 @@
  */
 import "server-only";
 import { userContext } from "../auth/session";
-import { getDb } from "../db/client";
-import { env } from "../env";
-import {
-  listTenantApiKeys,
-  listTenantUsers,
-  type SignedInUser,
-} from "../services/accounts/accounts";
+import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
 import {
@@ -33,44 +27,38 @@ import {
   listStalledPlans,
 } from "../services/views/plan-views";
 import { type InboxFilters, inboxPlans, listInbox } from "../services/views/review-inbox";
-
-async function viewContext(user: SignedInUser) {
-  return {
-    db: await getDb(),
-    tenantId: user.tenantId,
-    stallThresholdSeconds: env().CAIRN_STALL_THRESHOLD_SECONDS,
-    stepLeaseSeconds: env().CAIRN_STEP_LEASE_SECONDS,
-  };
-}
+import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const views = {
   async plans(user: SignedInUser, input: Parameters<typeof listPlans>[1]) {
-    return listPlans(await viewContext(user), input);
+    return listPlans(await userContext(user), input);
   },
   async inboxCount(user: SignedInUser) {
-    return countAwaitingReview(await viewContext(user));
+    return countAwaitingReview(await userContext(user));
   },
   async planPage(user: SignedInUser, planId: string, auditPage: number) {
-    const ctx = await viewContext(user);
+    const ctx = await userContext(user);
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
     return getPlanPage(ctx, planId, auditPage);
   },
   async inbox(user: SignedInUser, filters: InboxFilters) {
-    const ctx = await viewContext(user);
+    const ctx = await userContext(user);
     await settleDeadlinesOfTenant(ctx);
-    const viewer = { db: ctx.db, tenantId: user.tenantId, userId: user.userId, role: user.role };
-    const [reviews, plans] = await Promise.all([listInbox(viewer, filters), inboxPlans(viewer)]);
+    const [reviews, plans] = await Promise.all([
+      listInbox(ctx, { ...filters, role: user.role }),
+      inboxPlans(ctx),
+    ]);
     return { reviews, plans };
   },
   async reviewDefaults(user: SignedInUser) {
-    return getReviewDefaults(await getDb(), user.tenantId);
+    return getReviewDefaults(await userContext(user));
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {
-    const members = await listTenantUsers(await getDb(), user.tenantId);
+    const members = await listTenantUsers(await userContext(user));
     return members
       .filter((member) => member.disabledAt === null)
       .map((member) => ({
@@ -79,34 +67,34 @@ export const views = {
       }));
   },
   async stalledPlans(user: SignedInUser) {
-    return listStalledPlans(await viewContext(user));
+    return listStalledPlans(await userContext(user));
   },
   async toolCalls(user: SignedInUser, input: Parameters<typeof getToolCallLog>[1]) {
-    return getToolCallLog(await viewContext(user), input);
+    return getToolCallLog(await userContext(user), input);
   },
   async search(user: SignedInUser, input: Parameters<typeof searchSources>[1]) {
     return searchSources(await userContext(user), input);
   },
   async artifacts(user: SignedInUser, input: Parameters<typeof listArtifacts>[1]) {
-    return listArtifacts(await viewContext(user), input);
+    return listArtifacts(await userContext(user), input);
   },
   async artifactTypes(user: SignedInUser) {
-    return listArtifactTypes(await viewContext(user));
+    return listArtifactTypes(await userContext(user));
   },
   async artifact(user: SignedInUser, artifactId: string) {
-    return getArtifact(await viewContext(user), artifactId);
+    return getArtifact(await userContext(user), artifactId);
   },
   async skillRuns(user: SignedInUser) {
-    return skillExecutionOverview(await viewContext(user));
+    return skillExecutionOverview(await userContext(user));
   },
   async users(user: SignedInUser) {
-    return listTenantUsers(await getDb(), user.tenantId);
+    return listTenantUsers(await userContext(user));
   },
   async apiKeys(user: SignedInUser) {
-    return listTenantApiKeys(await getDb(), user.tenantId);
+    return listTenantApiKeys(await userContext(user));
   },
   async adminOverview(user: SignedInUser) {
-    return adminOverview(await viewContext(user));
+    return adminOverview(await userContext(user));
   },
   async webhooks(user: SignedInUser) {
     return webhooksView(await userContext(user));

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { apiKeys } from "@/lib/db/schema";
-import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { type Backend, createPostgresDatabase } from "./databases";
 import { type NextProcess, startNextProcess } from "./next-process";
 

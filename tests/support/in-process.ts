@@ -11,7 +11,8 @@ import type { Database, DatabaseHandle } from "@/lib/db/client";
 import type { ToolDefinition } from "@/lib/mcp/define-tool";
 import { toolError } from "@/lib/mcp/tool-result";
 import { TOOLS } from "@/lib/mcp/tools";
-import { createApiKey, createUser } from "@/lib/services/accounts/accounts";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { type Backend, freshDatabase } from "./databases";
 import {

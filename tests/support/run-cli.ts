@@ -2,11 +2,14 @@ import { spawn, spawnSync } from "node:child_process";
 
 export type CliResult = { status: number | null; stdout: string; stderr: string };
 
+/** What `npm run cairn` passes as --tsconfig: tsx maps `server-only` to an empty module with it. */
+const TSX_ENV = { TSX_TSCONFIG_PATH: "tsconfig.tsx.json" };
+
 /** Runs `npm run cairn -- ...args` as a user would, with the given environment and standard input. */
 export function runCli(args: string[], env: Record<string, string>, input = ""): CliResult {
   const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/cairn.ts", ...args], {
     encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: "", CAIRN_PASSWORD: "", ...env },
+    env: { ...process.env, ...TSX_ENV, DATABASE_URL: "", CAIRN_PASSWORD: "", ...env },
     input,
     timeout: 120_000,
   });
@@ -18,9 +21,7 @@ export function holdEmbeddedDatabase(dataDir: string): Promise<{ release(): Prom
   const child = spawn(
     process.execPath,
     ["--import", "tsx", "tests/support/hold-embedded-database.ts", dataDir],
-    {
-      stdio: ["pipe", "pipe", "inherit"],
-    },
+    { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...TSX_ENV } },
   );
   return new Promise((resolve, reject) => {
     child.on("error", reject);

@@ -2,10 +2,15 @@
 
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
-import { z } from "zod";
 import { signIn } from "@/lib/auth/config";
-import { changeOwnPassword, changePasswordInput } from "@/lib/services/accounts/accounts";
-import { revokeConnectedApp } from "@/lib/services/accounts/connected-apps";
+import {
+  changeOwnPassword,
+  changePasswordInput,
+} from "@/lib/services/accounts/change-own-password";
+import {
+  revokeConnectedApp,
+  revokeConnectedAppInput,
+} from "@/lib/services/accounts/connected-apps";
 import {
   emailNotificationsInput,
   setEmailNotifications,
@@ -25,8 +30,8 @@ export const changePasswordAction = serverAction({
     field(form, "newPassword") !== field(form, "confirmPassword")
       ? "The new password and its confirmation differ."
       : undefined,
-  run: async ({ ctx, user, input }) =>
-    changeOwnPassword(ctx.db, user, input, { address: await requestClientAddress() }),
+  run: async ({ ctx, input }) =>
+    changeOwnPassword(ctx, input, { address: await requestClientAddress() }),
   // A redirect, not an answer: the page is then rendered with the new session's
   // cookie (re-rendering it in this request would still see the old token, which
   // the change has just ended).
@@ -49,7 +54,7 @@ export const changePasswordAction = serverAction({
 export const emailNotificationsAction = serverAction({
   access: "signed-in",
   input: emailNotificationsInput,
-  run: ({ ctx, user, input }) => setEmailNotifications(ctx.db, user.userId, input.emails === "on"),
+  run: ({ ctx, input }) => setEmailNotifications(ctx, input),
   success: (_, input) =>
     input.emails === "on" ? "Review e-mails are on." : "Review e-mails are off.",
   revalidate: () => "/account",
@@ -58,9 +63,8 @@ export const emailNotificationsAction = serverAction({
 /** Revokes one of the signed-in user's own connected apps: its tokens stop at once. */
 export const revokeOwnAppAction = serverAction({
   access: "signed-in",
-  input: z.object({ grantId: z.string() }),
-  run: ({ ctx, user, input }) =>
-    revokeConnectedApp(ctx.db, user.tenantId, input.grantId, user.userId),
+  input: revokeConnectedAppInput,
+  run: ({ ctx, input }) => revokeConnectedApp(ctx, { ...input, own: true }),
   success: () => "App revoked: its tokens no longer work.",
   revalidate: () => "/account",
 });

@@ -17,9 +17,9 @@ export default async function AccountPage({
 }) {
   const user = await requireUser();
   const { changed } = await searchParams;
-  const { db } = await userContext(user);
-  const apps = await listConnectedApps(db, user.tenantId, user.userId);
-  const emailsOn = await emailNotificationsOn(db, user.userId);
+  const ctx = await userContext(user);
+  const apps = await listConnectedApps(ctx, { own: true });
+  const emailsOn = await emailNotificationsOn(ctx);
   const config = env();
   return (
     <section className="narrow">

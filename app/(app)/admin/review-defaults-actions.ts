@@ -1,37 +1,36 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
-import { requireAdmin } from "@/lib/auth/session";
-import { getDb } from "@/lib/db/client";
+import { z } from "zod";
 import { TIMEOUT_ACTIONS } from "@/lib/plan-engine/review-deadlines";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
-import { type ActionState, actionError, field } from "@/lib/web/action-state";
+import { field } from "@/lib/web/action-state";
+import { serverAction } from "@/lib/web/server-action";
+
+/**
+ * The form's fields, which are not the use case's: the deadline in minutes
+ * (empty: none), and the select's action (anything else: none).
+ */
+const reviewDefaultsForm = z.object({
+  deadlineMinutes: z.string().trim().optional(),
+  onTimeout: z.string().optional(),
+});
 
 /** The team's default review deadline, in minutes on the form (empty: none). */
-export async function setReviewDefaultsAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const admin = await requireAdmin();
-  const minutes = (field(form, "deadlineMinutes") ?? "").trim();
-  const onTimeout = TIMEOUT_ACTIONS.find((a) => a === field(form, "onTimeout")) ?? null;
-  if (minutes !== "" && !/^\d+$/.test(minutes)) {
-    return { status: "error", message: "The deadline is a whole number of minutes." };
-  }
-  try {
-    const saved = await setReviewDefaults(await getDb(), admin.tenantId, {
-      deadlineSeconds: minutes === "" ? null : Number(minutes) * 60,
-      onTimeout,
-    });
-    revalidatePath("/admin");
-    return {
-      status: "success",
-      message:
-        saved.deadlineSeconds === null
-          ? "Saved: reviews without their own deadline wait until someone answers."
-          : `Saved: reviews without their own deadline get ${minutes} min, then Cairn will ${saved.onTimeout}.`,
-    };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const setReviewDefaultsAction = serverAction({
+  access: "admin",
+  input: reviewDefaultsForm,
+  refuse: (form) =>
+    /^\d*$/.test((field(form, "deadlineMinutes") ?? "").trim())
+      ? undefined
+      : "The deadline is a whole number of minutes.",
+  run: ({ ctx, input }) =>
+    setReviewDefaults(ctx, {
+      deadlineSeconds: input.deadlineMinutes ? Number(input.deadlineMinutes) * 60 : null,
+      onTimeout: TIMEOUT_ACTIONS.find((action) => action === input.onTimeout) ?? null,
+    }),
+  success: (saved, input) =>
+    saved.deadlineSeconds === null
+      ? "Saved: reviews without their own deadline wait until someone answers."
+      : `Saved: reviews without their own deadline get ${input.deadlineMinutes} min, then Cairn will ${saved.onTimeout}.`,
+  revalidate: () => "/admin",
+});

@@ -6,7 +6,7 @@ import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
-import type { SignedInUser } from "@/lib/services/accounts/accounts";
+import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
 import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 

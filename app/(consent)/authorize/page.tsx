@@ -8,7 +8,7 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
-import { currentUser } from "@/lib/auth/session";
+import { currentUser, userContext } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { publicOrigin } from "@/lib/oauth/config";
 import { authorizeParamsOf, checkAuthorizationRequest } from "@/lib/oauth/endpoints";
@@ -55,7 +55,7 @@ export default async function AuthorizePage({
 
   const user = await currentUser();
   if (!user) redirect(`/sign-in?callbackUrl=${encodeURIComponent(`/authorize?${query}`)}`);
-  const team = await tenantName(db, user.tenantId);
+  const team = await tenantName(await userContext(user));
   const redirectHost = new URL(check.redirectUri).host || check.redirectUri;
   const fromDocument = check.client.kind === "metadata_document";
   return (

@@ -15,6 +15,7 @@
  * A successful sign-in clears its e-mail's counter, never its address's (one
  * valid account must not buy a guesser more tries on others).
  */
+import "server-only";
 import { createHash } from "node:crypto";
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";
@@ -74,6 +75,11 @@ export function accountKey(email: string): AttemptKey {
     kind: "sign_in_account",
     key: createHash("sha256").update(normalized).digest("hex"),
   };
+}
+
+/** A password check's keys, the e-mail's before the address's: attempt counters are always locked in that order. */
+export function passwordAttemptKeys(email: string, address: string): AttemptKey[] {
+  return [accountKey(email), { kind: "sign_in_address", key: address }];
 }
 
 function perKind(column: (policy: AttemptPolicy) => number) {

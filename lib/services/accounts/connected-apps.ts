@@ -4,7 +4,9 @@
  * and its tokens, and the MCP route reads the grant on every request, so the
  * app stops at once.
  */
+import "server-only";
 import { and, desc, eq, isNull, min } from "drizzle-orm";
+import { z } from "zod";
 import type { Database } from "../../db/client";
 import {
   mcpToolCallLog,
@@ -15,6 +17,7 @@ import {
   users,
 } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { actingUserId, type ServiceContext } from "../shared/context";
 
 export type ConnectedApp = {
   grantId: string;
@@ -29,12 +32,13 @@ export type ConnectedApp = {
   revokedAt: Date | null;
 };
 
-/** The tenant's connected apps, newest first; only one user's with `userId`. */
+/** The tenant's connected apps, newest first; with `own`, only the acting user's (the account page). */
 export async function listConnectedApps(
-  db: Database,
-  tenantId: string,
-  userId?: string,
+  ctx: ServiceContext,
+  input: { own?: boolean } = {},
 ): Promise<ConnectedApp[]> {
+  const { db, tenantId } = ctx;
+  const userId = input.own ? actingUserId(ctx) : undefined;
   const firstUse = db
     .select({ grantId: mcpToolCallLog.oauthGrantId, at: min(mcpToolCallLog.createdAt).as("at") })
     .from(mcpToolCallLog)
@@ -66,11 +70,26 @@ export async function listConnectedApps(
     .orderBy(desc(oauthGrants.createdAt));
 }
 
+export const revokeConnectedAppInput = z.object({ grantId: z.string() });
+
 /**
- * Revokes a connected app of the tenant (of one user with `userId`): the grant
- * and every token of it. NOT_FOUND for another tenant's, or an already revoked one.
+ * Revokes a connected app of the tenant (with `own`, only one of the acting
+ * user's: the account page): the grant and every token of it. NOT_FOUND for
+ * another tenant's, or an already revoked one.
  */
 export async function revokeConnectedApp(
+  ctx: ServiceContext,
+  input: z.output<typeof revokeConnectedAppInput> & { own?: boolean },
+): Promise<void> {
+  await revokeGrant(ctx.db, ctx.tenantId, input.grantId, input.own ? actingUserId(ctx) : undefined);
+}
+
+/**
+ * The OAuth door's revocation (RFC 7009, and a reused refresh token): the token
+ * itself names the grant and its tenant, and no person acts, so it takes the
+ * database and the grant's tenant rather than a ServiceContext.
+ */
+export async function revokeGrant(
   db: Database,
   tenantId: string,
   grantId: string,
@@ -105,10 +124,11 @@ export async function revokeConnectedApp(
   }
 }
 
-export async function tenantName(db: Database, tenantId: string): Promise<string> {
-  const [row] = await db
+/** The team's name, as the consent page shows it to the person approving an app. */
+export async function tenantName(ctx: ServiceContext): Promise<string> {
+  const [row] = await ctx.db
     .select({ name: tenants.name })
     .from(tenants)
-    .where(eq(tenants.id, tenantId));
+    .where(eq(tenants.id, ctx.tenantId));
   return row?.name ?? "";
 }

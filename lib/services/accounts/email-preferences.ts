@@ -1,24 +1,31 @@
 /** A person's own switch for review e-mails (app_user.email_notifications; the account page). */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Database } from "../../db/client";
 import { users } from "../../db/schema";
+import { actingUserId, type ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
 
-export async function emailNotificationsOn(db: Database, userId: string): Promise<boolean> {
-  const [user] = await db
+/** Whether the acting user gets review e-mails. */
+export async function emailNotificationsOn(ctx: ServiceContext): Promise<boolean> {
+  const [user] = await ctx.db
     .select({ on: users.emailNotifications })
     .from(users)
-    .where(eq(users.id, userId));
+    .where(eq(users.id, actingUserId(ctx)));
   return user?.on ?? false;
 }
 
-/** The account page's switch: the state the person asks for. */
-export const emailNotificationsInput = z.object({ emails: z.enum(["on", "off"]) });
+/** The account page's switch: its hidden field says what pressing it asks for, "on" or "off" (absent: off). */
+export const emailNotificationsInput = z.object({ emails: z.enum(["on", "off"]).optional() });
 
+/** Turns the acting user's review e-mails on or off. */
 export async function setEmailNotifications(
-  db: Database,
-  userId: string,
-  on: boolean,
+  ctx: ServiceContext,
+  raw: z.input<typeof emailNotificationsInput>,
 ): Promise<void> {
-  await db.update(users).set({ emailNotifications: on }).where(eq(users.id, userId));
+  const input = parseInput(emailNotificationsInput, raw);
+  await ctx.db
+    .update(users)
+    .set({ emailNotifications: input.emails === "on" })
+    .where(eq(users.id, actingUserId(ctx)));
 }

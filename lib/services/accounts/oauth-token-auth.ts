@@ -5,6 +5,7 @@
  * stops at once. The token must have been issued for this server's MCP
  * resource (RFC 8707): a token for another audience is refused.
  */
+import "server-only";
 import { and, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { oauthClients, oauthGrants, oauthTokens, users } from "../../db/schema";

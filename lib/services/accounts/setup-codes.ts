@@ -6,6 +6,7 @@
  * when the first admin is created. Only their SHA-256 is stored: a code has 80
  * random bits, so a fast hash is enough.
  */
+import "server-only";
 import { createHash, randomInt } from "node:crypto";
 import { desc, eq, notInArray } from "drizzle-orm";
 import type { Executor } from "../../db/client";

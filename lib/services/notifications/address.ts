@@ -6,6 +6,7 @@
  * again at each delivery, on the very addresses the connection then uses (DNS
  * can change in between).
  */
+import "server-only";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { isNonPublicAddress } from "../../http/non-public-address";

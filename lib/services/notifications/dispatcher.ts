@@ -14,6 +14,7 @@
  * Delivery is at least once: a crash between the POST and its record sends it
  * again after the lease, with the same Cairn-Delivery id for de-duplication.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";

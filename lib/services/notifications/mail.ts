@@ -2,6 +2,7 @@
  * Review e-mails: who receives them, what they say, and the SMTP transport.
  * E-mail is on only when CAIRN_SMTP_URL and CAIRN_MAIL_FROM are both set.
  */
+import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import nodemailer from "nodemailer";
 import type { Executor } from "../../db/client";

@@ -4,6 +4,7 @@
  * statement writes get a CTE (no extra round trip), added only when the plan
  * ends, or, for the guarded fast path, filtered by the status it decides.
  */
+import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";
 import type { PlanStatus } from "../../plan-engine/states";

@@ -4,6 +4,7 @@
  * address is the one used. Redirects are not followed (a 3xx is a failure), and
  * the whole exchange has a time limit.
  */
+import "server-only";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";

@@ -9,6 +9,7 @@
  * The state lives on globalThis because Next.js may load this module more than
  * once (instrumentation and route bundles), and all must share one notifier.
  */
+import "server-only";
 import type { Database } from "../../db/client";
 import { env } from "../../env";
 import { type NotifierConfig, runNotificationPass } from "./dispatcher";

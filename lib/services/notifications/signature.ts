@@ -4,6 +4,7 @@
  * and `Cairn-Signature: v1=<hex>`. Signing the timestamp with the body lets a
  * receiver refuse an old delivery replayed by someone who recorded it.
  */
+import "server-only";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** How old a delivery's timestamp may be before a receiver refuses it. */

@@ -5,7 +5,9 @@
  * private addresses; plus the page's read model. The caller checks the admin
  * role (app/(app)/admin/webhooks/actions.ts); every query is scoped to the tenant.
  */
+import "server-only";
 import { and, desc, eq } from "drizzle-orm";
+import { z } from "zod";
 import {
   NOTIFICATION_EVENTS,
   notificationEvents,
@@ -16,6 +18,7 @@ import {
 import { env } from "../../env";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
 import { checkWebhookUrl } from "./address";
 import type { NotificationEvent } from "./enqueue-notification";
 import { smtpHost } from "./mail";
@@ -37,11 +40,19 @@ export function isNotificationEvent(value: unknown): value is NotificationEvent 
   return NOTIFICATION_EVENTS.some((event) => event === value);
 }
 
+/** The register form's fields: the events are its checkboxes, none ticked is an empty list. */
+export const createWebhookEndpointInput = z.object({
+  url: z.string(),
+  events: z.array(z.string()).default([]),
+  description: z.string().optional(),
+});
+
 /** Registers an endpoint; the secret in the answer is never shown again. */
 export async function createWebhookEndpoint(
   ctx: ServiceContext,
-  input: { url: string; events: readonly string[]; description?: string | undefined },
+  raw: z.input<typeof createWebhookEndpointInput>,
 ): Promise<{ endpointId: string; url: string; secret: string }> {
+  const input = parseInput(createWebhookEndpointInput, raw);
   const events = [...new Set(input.events)].filter(isNotificationEvent);
   if (events.length === 0 || events.length !== new Set(input.events).size) {
     throw new AppError("VALIDATION_ERROR", "Pick at least one event from the list.");
@@ -66,22 +77,25 @@ export async function createWebhookEndpoint(
 /** Disabled endpoints get no new deliveries; their pending ones fail. */
 export async function setWebhookEndpointDisabled(
   ctx: ServiceContext,
-  endpointId: string,
-  disabled: boolean,
+  input: { endpointId: string; disabled: boolean },
 ): Promise<void> {
   const updated = await ctx.db
     .update(webhookEndpoints)
-    .set({ disabledAt: disabled ? new Date() : null })
-    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.tenantId, ctx.tenantId)))
+    .set({ disabledAt: input.disabled ? new Date() : null })
+    .where(
+      and(eq(webhookEndpoints.id, input.endpointId), eq(webhookEndpoints.tenantId, ctx.tenantId)),
+    )
     .returning({ id: webhookEndpoints.id });
   if (updated.length === 0) throw new AppError("NOT_FOUND", "No such webhook endpoint.");
 }
 
 /** Deletes the endpoint and its deliveries. */
-export async function deleteWebhookEndpoint(ctx: ServiceContext, endpointId: string) {
+export async function deleteWebhookEndpoint(ctx: ServiceContext, input: { endpointId: string }) {
   const deleted = await ctx.db
     .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.tenantId, ctx.tenantId)))
+    .where(
+      and(eq(webhookEndpoints.id, input.endpointId), eq(webhookEndpoints.tenantId, ctx.tenantId)),
+    )
     .returning({ id: webhookEndpoints.id });
   if (deleted.length === 0) throw new AppError("NOT_FOUND", "No such webhook endpoint.");
 }
@@ -90,7 +104,12 @@ export async function deleteWebhookEndpoint(ctx: ServiceContext, endpointId: str
  * Sends a delivery again, now, with a fresh run of attempts and the same
  * Cairn-Delivery id (a receiver that de-duplicates by it ignores the copy).
  */
-export async function resendWebhookDelivery(ctx: ServiceContext, deliveryId: string) {
+export const resendWebhookDeliveryInput = z.object({ deliveryId: z.string() });
+
+export async function resendWebhookDelivery(
+  ctx: ServiceContext,
+  { deliveryId }: z.output<typeof resendWebhookDeliveryInput>,
+) {
   const [delivery] = await ctx.db
     .select({ disabledAt: webhookEndpoints.disabledAt })
     .from(webhookDeliveries)
@@ -107,10 +126,10 @@ export async function resendWebhookDelivery(ctx: ServiceContext, deliveryId: str
   kickNotifier();
 }
 
-export async function setAllowPrivateWebhooks(ctx: ServiceContext, allowed: boolean) {
+export async function setAllowPrivateWebhooks(ctx: ServiceContext, input: { allowed: boolean }) {
   await ctx.db
     .update(tenants)
-    .set({ allowPrivateWebhooks: allowed })
+    .set({ allowPrivateWebhooks: input.allowed })
     .where(eq(tenants.id, ctx.tenantId));
 }
 

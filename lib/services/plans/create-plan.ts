@@ -4,6 +4,7 @@
  * `plan_modified/created` audit row, in one transaction. Every condition is
  * parsed here so an agent learns of a typo at once, not when the step completes.
  */
+import "server-only";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import {

@@ -10,6 +10,7 @@
  * is answered without a lock; every other case (a plan to start or resume, one
  * awaiting review, no pending step) takes the transaction below.
  */
+import "server-only";
 import { and, asc, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor, Transaction } from "../../db/client";

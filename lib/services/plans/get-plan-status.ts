@@ -5,6 +5,7 @@
  * to `stalled` here (with its audit row), which get_next_step later resumes.
  */
 
+import "server-only";
 import { z } from "zod";
 import type { PauseReason } from "../../plan-engine/bindings";
 import {

@@ -11,6 +11,7 @@
  * that unblocks it; a step whose binding waits for an earlier step still in
  * progress stops it without a pause.
  */
+import "server-only";
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { planBranchingConditions, planSteps, reviewRequests } from "../../db/schema";

@@ -8,6 +8,7 @@
  * transaction: one that locks and reads everything the decision needs, and,
  * after the engine has decided, one that writes every change and its audit rows.
  */
+import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";

@@ -7,6 +7,7 @@
  * artifacts are read in a single query, and no transaction stays open while the
  * model works.
  */
+import "server-only";
 import Ajv, { type ValidateFunction } from "ajv";
 import Ajv2019 from "ajv/dist/2019";
 import Ajv2020 from "ajv/dist/2020";

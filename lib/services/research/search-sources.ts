@@ -16,6 +16,7 @@
  * (`ts_headline`) are built only for the rows returned, so the cost stays
  * bounded by the index lookups as the library grows.
  */
+import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";

@@ -4,6 +4,7 @@
  * finds it for later research and get_step_context / get_research_context show
  * it with its plan. A plan or step given must be the tenant's own.
  */
+import "server-only";
 import { z } from "zod";
 import { researchArtifacts } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";

@@ -4,6 +4,7 @@
  * says who is asked; anyone in the team may still answer. Each change writes a
  * `user_reviewed` audit row with the action `review_assigned`.
  */
+import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { reviewRequests, users } from "../../db/schema";

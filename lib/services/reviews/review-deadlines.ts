@@ -11,6 +11,7 @@
  * service, inside the claiming transaction and as the actor "Cairn (deadline)";
  * escalate hands the review to the admins and leaves it pending.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";

@@ -3,11 +3,12 @@
  * request_user_review when the agent names none. Both parts or neither: a
  * deadline needs the action Cairn takes when it passes.
  */
+import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Database } from "../../db/client";
 import { tenants } from "../../db/schema";
 import { MAX_DEADLINE_SECONDS, TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
+import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
 
 export const reviewDefaultsInput = z
@@ -22,23 +23,22 @@ export const reviewDefaultsInput = z
 
 export type ReviewDefaults = z.output<typeof reviewDefaultsInput>;
 
-export async function getReviewDefaults(db: Database, tenantId: string): Promise<ReviewDefaults> {
-  const [row] = await db
+export async function getReviewDefaults(ctx: ServiceContext): Promise<ReviewDefaults> {
+  const [row] = await ctx.db
     .select({ deadlineSeconds: tenants.reviewDeadlineSeconds, onTimeout: tenants.reviewOnTimeout })
     .from(tenants)
-    .where(eq(tenants.id, tenantId));
+    .where(eq(tenants.id, ctx.tenantId));
   return row ?? { deadlineSeconds: null, onTimeout: null };
 }
 
 export async function setReviewDefaults(
-  db: Database,
-  tenantId: string,
+  ctx: ServiceContext,
   raw: z.input<typeof reviewDefaultsInput>,
 ): Promise<ReviewDefaults> {
   const input = parseInput(reviewDefaultsInput, raw);
-  await db
+  await ctx.db
     .update(tenants)
     .set({ reviewDeadlineSeconds: input.deadlineSeconds, reviewOnTimeout: input.onTimeout })
-    .where(eq(tenants.id, tenantId));
+    .where(eq(tenants.id, ctx.tenantId));
   return input;
 }

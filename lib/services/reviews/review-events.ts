@@ -4,6 +4,7 @@
  * shape for all three, read in the transaction that queues the event, so the
  * dispatcher needs no further lookup.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";

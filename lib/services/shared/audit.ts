@@ -4,6 +4,7 @@
  * before commit, so no change exists without its record. Payloads are typed per
  * event type.
  */
+import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import type { Transaction } from "../../db/client";
 import { planAuditLog } from "../../db/schema";

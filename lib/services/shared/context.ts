@@ -3,8 +3,10 @@
  * MCP route from the API key, the web UI from the session. Every use case takes
  * it first, so tenancy and the audit actor are never optional.
  */
+import "server-only";
 import type { Database } from "../../db/client";
 import type { ACTOR_TYPES } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
 
 export type Actor = {
   type: (typeof ACTOR_TYPES)[number];
@@ -38,3 +40,15 @@ export type LlmConfig = {
   apiKey?: string | undefined;
   model?: string | undefined;
 };
+
+/**
+ * The signed-in person a use case acts for (their own password, their own
+ * e-mail switch, an admin's change to a teammate): the actor of a web door's
+ * context. An API key or OAuth app acting is refused, as no door asks for this.
+ */
+export function actingUserId(ctx: ServiceContext): string {
+  if (ctx.actor.type !== "user" || ctx.actor.id === null) {
+    throw new AppError("FORBIDDEN", "Only a signed-in person can do this.");
+  }
+  return ctx.actor.id;
+}

@@ -1,4 +1,5 @@
 /** Zod fields shared by the use cases' input schemas (and so by the MCP tools and the UI). */
+import "server-only";
 import { z } from "zod";
 import { MAX_PLAN_STEPS } from "../../plan-engine/modify";
 import { STEP_TYPES } from "../../plan-engine/states";

@@ -4,6 +4,7 @@
  * steps, withdrawn reviews and the plan row. submit_step_result and a review
  * decision end their one write statement with these and the audit insert.
  */
+import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import type { CompletionEffects } from "../../plan-engine/loop";
 import { isTerminalPlanStatus, transitionStep } from "../../plan-engine/transitions";

@@ -4,6 +4,7 @@
  * always taken plan first, then step (the order that keeps concurrent calls free
  * of deadlocks).
  */
+import "server-only";
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import type { Executor, Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";

@@ -5,6 +5,7 @@
  * tool's input schema once bindings are resolved, bindings name earlier steps,
  * and an output schema is a usable JSON Schema.
  */
+import "server-only";
 import type { z } from "zod";
 import { AppError } from "../../plan-engine/app-error";
 import { isWholeBinding, validateBindings } from "../../plan-engine/bindings";

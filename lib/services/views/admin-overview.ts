@@ -9,8 +9,6 @@ import { apiKeys, mcpToolCallLog, skillExecutions, users } from "../../db/schema
 import type { ServiceContext } from "../shared/context";
 import { listStalledPlans } from "./plan-views";
 
-type ViewContext = Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds">;
-
 /** The window of the overview's tool-call count. */
 export const TOOL_CALL_WINDOW_HOURS = 24;
 
@@ -28,7 +26,7 @@ export type AdminOverview = {
   activeApiKeys: number;
 };
 
-export async function adminOverview(ctx: ViewContext, now = new Date()): Promise<AdminOverview> {
+export async function adminOverview(ctx: ServiceContext, now = new Date()): Promise<AdminOverview> {
   const since = new Date(now.getTime() - TOOL_CALL_WINDOW_HOURS * 3600 * 1000);
   const stalled = await listStalledPlans(ctx);
   const [calls] = await ctx.db

@@ -19,8 +19,6 @@ import { artifactTypeField } from "../research/store-research";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
 
-type ViewContext = Pick<ServiceContext, "db" | "tenantId">;
-
 export const ARTIFACT_PAGE_SIZE = 20;
 
 export const listArtifactsInput = z.object({
@@ -29,7 +27,7 @@ export const listArtifactsInput = z.object({
 });
 
 /** The library without a query: newest artifacts first. */
-export async function listArtifacts(ctx: ViewContext, raw: z.input<typeof listArtifactsInput>) {
+export async function listArtifacts(ctx: ServiceContext, raw: z.input<typeof listArtifactsInput>) {
   const input = parseInput(listArtifactsInput, raw);
   const where = and(
     eq(researchArtifacts.tenantId, ctx.tenantId),
@@ -62,7 +60,7 @@ export async function listArtifacts(ctx: ViewContext, raw: z.input<typeof listAr
 }
 
 /** The artifact types in the tenant's library, for the type filter. */
-export async function listArtifactTypes(ctx: ViewContext): Promise<string[]> {
+export async function listArtifactTypes(ctx: ServiceContext): Promise<string[]> {
   const types = await ctx.db
     .selectDistinct({ artifactType: researchArtifacts.artifactType })
     .from(researchArtifacts)
@@ -72,7 +70,7 @@ export async function listArtifactTypes(ctx: ViewContext): Promise<string[]> {
 }
 
 /** One artifact with where it came from: its plan, research question and step. */
-export async function getArtifact(ctx: ViewContext, artifactId: string) {
+export async function getArtifact(ctx: ServiceContext, artifactId: string) {
   if (!z.uuid().safeParse(artifactId).success) return undefined;
   const [row] = await ctx.db
     .select({
@@ -111,7 +109,7 @@ export async function getArtifact(ctx: ViewContext, artifactId: string) {
  * How the research skill has been used: scan vs deep routing, the runs with
  * their rationale, and satisfaction from feedback over time (daily averages).
  */
-export async function skillExecutionOverview(ctx: ViewContext) {
+export async function skillExecutionOverview(ctx: ServiceContext) {
   const mode = sql<string>`coalesce(${skillExecutions.metadata}->>'delegatedTo', 'unrouted')`;
   const routing = await ctx.db
     .select({ mode, status: skillExecutions.status, n: sql<number>`count(*)::int` })

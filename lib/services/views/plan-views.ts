@@ -54,13 +54,11 @@ export const listPlansInput = z.object({
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
 });
 
-type ViewContext = Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds">;
-
-function stalledBefore(ctx: ViewContext, now: Date) {
+function stalledBefore(ctx: ServiceContext, now: Date) {
   return new Date(now.getTime() - ctx.stallThresholdSeconds * 1000);
 }
 
-export async function listPlans(ctx: ViewContext, raw: z.input<typeof listPlansInput>) {
+export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPlansInput>) {
   const input = parseInput(listPlansInput, raw);
   const now = new Date();
   const hasStalledStep = sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${stalledBefore(ctx, now).toISOString()})`;
@@ -145,7 +143,7 @@ export async function listPlans(ctx: ViewContext, raw: z.input<typeof listPlansI
 export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number];
 
 /** The reviewer's inbox: plans of the tenant waiting for a person's decision. */
-export async function countAwaitingReview(ctx: ViewContext): Promise<number> {
+export async function countAwaitingReview(ctx: ServiceContext): Promise<number> {
   const [row] = await ctx.db
     .select({ n: count() })
     .from(researchPlans)
@@ -205,7 +203,7 @@ export const PLAN_PAGE_ARTIFACTS = 10;
  * It is read again every few seconds while the plan runs, so it reads only what
  * it shows.
  */
-export async function getPlanPage(ctx: ViewContext, planId: string, auditPage = 1) {
+export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage = 1) {
   if (!z.uuid().safeParse(planId).success) return undefined;
   const page = Math.max(1, Math.floor(auditPage));
   return ctx.db.transaction(async (tx) => {
@@ -302,7 +300,7 @@ export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
  * the reason; a plan listed there is not listed again under `stalled`, but
  * keeps its stalled and failed steps (a tool error leaves its step failed).
  */
-export async function listStalledPlans(ctx: ViewContext) {
+export async function listStalledPlans(ctx: ServiceContext) {
   const now = new Date();
   const cutoff = stalledBefore(ctx, now).toISOString();
   const candidates = await ctx.db
@@ -381,7 +379,10 @@ export const toolCallFilterInput = z.object({
 const TOOL_CALL_PAGE_SIZE = 50;
 
 /** Admin: the tool-call log with filters, and per tool the error rate and latency percentiles. */
-export async function getToolCallLog(ctx: ViewContext, raw: z.input<typeof toolCallFilterInput>) {
+export async function getToolCallLog(
+  ctx: ServiceContext,
+  raw: z.input<typeof toolCallFilterInput>,
+) {
   const input = parseInput(toolCallFilterInput, raw);
   const conditions = [eq(mcpToolCallLog.tenantId, ctx.tenantId)];
   if (input.tool) conditions.push(eq(mcpToolCallLog.toolName, input.tool));

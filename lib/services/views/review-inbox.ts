@@ -5,11 +5,12 @@
  * or anyone holding the assigned role, e.g. every admin for an escalated
  * review), one plan, and waiting longer than an age.
  */
+import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Database } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import type { USER_ROLES } from "../../db/schema";
+import { actingUserId, type ServiceContext } from "../shared/context";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
 export type InboxAge = keyof typeof INBOX_AGES;
@@ -27,12 +28,8 @@ export const inboxFilters = z.object({
 });
 export type InboxFilters = z.input<typeof inboxFilters>;
 
-export type InboxViewer = {
-  db: Database;
-  tenantId: string;
-  userId: string;
-  role: (typeof USER_ROLES)[number];
-};
+/** The filters, and the viewer's role: "mine" includes reviews assigned to it (the viewer is the context's actor). */
+export type InboxQuery = InboxFilters & { role: (typeof USER_ROLES)[number] };
 
 export type InboxReview = {
   reviewRequestId: string;
@@ -57,11 +54,12 @@ export type InboxReview = {
 const iso = (column: string) =>
   sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
-export async function listInbox(viewer: InboxViewer, raw: InboxFilters): Promise<InboxReview[]> {
+export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<InboxReview[]> {
   const filters = inboxFilters.parse(raw);
+  const userId = actingUserId(ctx);
   const minAge = filters.age ? INBOX_AGES[filters.age] : null;
   return selectRows<InboxReview>(
-    viewer.db,
+    ctx.db,
     sql`select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
         r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
         r.summary, r.questions, r.requested_by_label as "requestedBy",
@@ -78,9 +76,9 @@ export async function listInbox(viewer: InboxViewer, raw: InboxFilters): Promise
         join research_plan p on p.id = r.plan_id
         join plan_step s on s.id = r.step_id
         left join app_user u on u.id = r.assigned_user_id
-      where r.tenant_id = ${viewer.tenantId}::uuid and r.status = 'pending'
-        and (not ${filters.mine}::boolean or r.assigned_user_id = ${viewer.userId}::uuid
-          or r.assigned_role = ${viewer.role}::user_role)
+      where r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
+        and (not ${filters.mine}::boolean or r.assigned_user_id = ${userId}::uuid
+          or r.assigned_role = ${raw.role}::user_role)
         and (${filters.planId ?? null}::uuid is null or r.plan_id = ${filters.planId ?? null}::uuid)
         and (${minAge}::int is null or r.created_at <= now() - make_interval(secs => ${minAge}::int))
       order by r.created_at, r.id
@@ -89,14 +87,12 @@ export async function listInbox(viewer: InboxViewer, raw: InboxFilters): Promise
 }
 
 /** The plans that have a pending review, for the inbox's plan filter. */
-export async function inboxPlans(
-  viewer: Pick<InboxViewer, "db" | "tenantId">,
-): Promise<{ planId: string; name: string }[]> {
+export async function inboxPlans(ctx: ServiceContext): Promise<{ planId: string; name: string }[]> {
   return selectRows(
-    viewer.db,
+    ctx.db,
     sql`select distinct p.id as "planId", p.name
       from review_request r join research_plan p on p.id = r.plan_id
-      where r.tenant_id = ${viewer.tenantId}::uuid and r.status = 'pending'
+      where r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
       order by p.name`,
   );
 }

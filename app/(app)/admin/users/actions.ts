@@ -3,16 +3,18 @@
 import { z } from "zod";
 import { AppError } from "@/lib/plan-engine/app-error";
 import {
-  createApiKey,
-  createApiKeyInput,
+  revokeConnectedApp,
+  revokeConnectedAppInput,
+} from "@/lib/services/accounts/connected-apps";
+import { createApiKeyInput, createTenantApiKey } from "@/lib/services/accounts/create-api-key";
+import {
   createTenantUser,
   createTenantUserInput,
-  deleteTenantUser,
-  revokeApiKey,
-  setUserDisabled,
-  setUserRole,
-} from "@/lib/services/accounts/accounts";
-import { revokeConnectedApp } from "@/lib/services/accounts/connected-apps";
+} from "@/lib/services/accounts/create-tenant-user";
+import { deleteTenantUser } from "@/lib/services/accounts/delete-tenant-user";
+import { revokeApiKey, revokeApiKeyInput } from "@/lib/services/accounts/revoke-api-key";
+import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
+import { setUserRole } from "@/lib/services/accounts/set-user-role";
 import { serverAction } from "@/lib/web/server-action";
 
 const USERS_PAGE = () => "/admin/users";
@@ -20,7 +22,7 @@ const USERS_PAGE = () => "/admin/users";
 export const createUserAction = serverAction({
   access: "admin",
   input: createTenantUserInput,
-  run: ({ ctx, user, input }) => createTenantUser(ctx.db, user.tenantId, input),
+  run: ({ ctx, input }) => createTenantUser(ctx, input),
   success: (_, input) => `Created ${input.role} ${input.email}.`,
   revalidate: USERS_PAGE,
 });
@@ -29,7 +31,7 @@ export const createUserAction = serverAction({
 export const createKeyAction = serverAction({
   access: "admin",
   input: createApiKeyInput,
-  run: ({ ctx, user, input }) => createApiKey(ctx.db, input, { tenantId: user.tenantId }),
+  run: ({ ctx, input }) => createTenantApiKey(ctx, input),
   success: (created) => ({
     status: "success",
     message: `Created key "${created.name}". Copy it now: it is shown only once.`,
@@ -41,16 +43,16 @@ export const createKeyAction = serverAction({
 /** Revokes a connected app (an OAuth grant) of the team: its tokens stop at once. */
 export const revokeAppAction = serverAction({
   access: "admin",
-  input: z.object({ grantId: z.string() }),
-  run: ({ ctx, user, input }) => revokeConnectedApp(ctx.db, user.tenantId, input.grantId),
+  input: revokeConnectedAppInput,
+  run: ({ ctx, input }) => revokeConnectedApp(ctx, input),
   success: () => "App revoked: its tokens no longer work.",
   revalidate: USERS_PAGE,
 });
 
 export const revokeKeyAction = serverAction({
   access: "admin",
-  input: z.object({ apiKeyId: z.string() }),
-  run: ({ ctx, user, input }) => revokeApiKey(ctx.db, user.tenantId, input.apiKeyId),
+  input: revokeApiKeyInput,
+  run: ({ ctx, input }) => revokeApiKey(ctx, input),
   success: () => "Key revoked: it no longer works.",
   revalidate: USERS_PAGE,
 });
@@ -65,21 +67,21 @@ export const revokeKeyAction = serverAction({
 export const manageUserAction = serverAction({
   access: "admin",
   input: z.object({ op: z.string() }),
-  async run({ ctx, user: admin, input }) {
+  async run({ ctx, input }) {
     const [what = "", userId = ""] = input.op.split(":");
     if (what === "make-admin" || what === "make-researcher") {
       const role = what === "make-admin" ? "admin" : "researcher";
-      const { email } = await setUserRole(ctx.db, admin, userId, role);
+      const { email } = await setUserRole(ctx, { userId, role });
       return `${email} is now ${role === "admin" ? "an admin" : "a researcher"}.`;
     }
     if (what === "disable" || what === "enable") {
-      const { email } = await setUserDisabled(ctx.db, admin, userId, what === "disable");
+      const { email } = await setUserDisabled(ctx, { userId, disabled: what === "disable" });
       return what === "disable"
         ? `${email} is disabled: signed out everywhere, and their API keys no longer work.`
         : `${email} is enabled: they can sign in again, and their API keys work again.`;
     }
     if (what === "delete") {
-      const { email } = await deleteTenantUser(ctx.db, admin, userId);
+      const { email } = await deleteTenantUser(ctx, { userId });
       return `Deleted ${email} and their API keys. The audit trail keeps their name.`;
     }
     throw new AppError("VALIDATION_ERROR", "Unknown action: reload the page and try again.");

@@ -24,12 +24,12 @@ async function mcpEndpoint(): Promise<string> {
 
 export default async function UsersPage() {
   const admin = await requireAdmin();
-  const { db } = await userContext(admin);
+  const ctx = await userContext(admin);
   const [users, keys, endpoint, apps] = await Promise.all([
     views.users(admin),
     views.apiKeys(admin),
     mcpEndpoint(),
-    listConnectedApps(db, admin.tenantId),
+    listConnectedApps(ctx),
   ]);
   return (
     <section>

@@ -1,95 +1,69 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
-import { requireAdmin, userContext } from "@/lib/auth/session";
+import { z } from "zod";
+import { AppError } from "@/lib/plan-engine/app-error";
 import {
   createWebhookEndpoint,
+  createWebhookEndpointInput,
   deleteWebhookEndpoint,
   resendWebhookDelivery,
+  resendWebhookDeliveryInput,
   setAllowPrivateWebhooks,
   setWebhookEndpointDisabled,
 } from "@/lib/services/notifications/webhooks";
-import { type ActionState, actionError, field } from "@/lib/web/action-state";
+import { serverAction } from "@/lib/web/server-action";
+
+const WEBHOOKS_PAGE = () => "/admin/webhooks";
 
 /** The signing secret is returned once, to be shown once. */
-export async function registerWebhookAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const admin = await requireAdmin();
-  try {
-    const created = await createWebhookEndpoint(await userContext(admin), {
-      url: field(form, "url") ?? "",
-      events: form.getAll("events").filter((value) => typeof value === "string"),
-      description: field(form, "description"),
-    });
-    revalidatePath("/admin/webhooks");
-    return {
-      status: "success",
-      message: `Registered ${created.url}. Copy the signing secret now: it is shown only once.`,
-      data: { secret: created.secret },
-    };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const registerWebhookAction = serverAction({
+  access: "admin",
+  input: createWebhookEndpointInput,
+  run: ({ ctx, input }) => createWebhookEndpoint(ctx, input),
+  success: (created) => ({
+    status: "success",
+    message: `Registered ${created.url}. Copy the signing secret now: it is shown only once.`,
+    data: { secret: created.secret },
+  }),
+  revalidate: WEBHOOKS_PAGE,
+});
 
 /** An endpoint's buttons: `op` is "<disable|enable|delete>:<endpointId>". */
-export async function manageWebhookAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const admin = await requireAdmin();
-  const [what = "", endpointId = ""] = (field(form, "op") ?? "").split(":");
-  try {
-    const ctx = await userContext(admin);
-    let message: string;
+export const manageWebhookAction = serverAction({
+  access: "admin",
+  input: z.object({ op: z.string() }),
+  async run({ ctx, input }) {
+    const [what = "", endpointId = ""] = input.op.split(":");
     if (what === "disable" || what === "enable") {
-      await setWebhookEndpointDisabled(ctx, endpointId, what === "disable");
-      message = what === "disable" ? "Endpoint disabled." : "Endpoint enabled.";
-    } else if (what === "delete") {
-      await deleteWebhookEndpoint(ctx, endpointId);
-      message = "Endpoint deleted, with its deliveries.";
-    } else {
-      return { status: "error", message: "Unknown action." };
+      await setWebhookEndpointDisabled(ctx, { endpointId, disabled: what === "disable" });
+      return what === "disable" ? "Endpoint disabled." : "Endpoint enabled.";
     }
-    revalidatePath("/admin/webhooks");
-    return { status: "success", message };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+    if (what === "delete") {
+      await deleteWebhookEndpoint(ctx, { endpointId });
+      return "Endpoint deleted, with its deliveries.";
+    }
+    throw new AppError("VALIDATION_ERROR", "Unknown action.");
+  },
+  success: (message) => message,
+  revalidate: WEBHOOKS_PAGE,
+});
 
-export async function resendDeliveryAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const admin = await requireAdmin();
-  try {
-    await resendWebhookDelivery(await userContext(admin), field(form, "deliveryId") ?? "");
-  } catch (error) {
-    return actionError(error);
-  }
-  revalidatePath("/admin/webhooks");
-  return { status: "success", message: "Queued to be sent again now." };
-}
+export const resendDeliveryAction = serverAction({
+  access: "admin",
+  input: resendWebhookDeliveryInput,
+  run: ({ ctx, input }) => resendWebhookDelivery(ctx, input),
+  success: () => "Queued to be sent again now.",
+  revalidate: WEBHOOKS_PAGE,
+});
 
-export async function allowPrivateWebhooksAction(
-  _state: ActionState,
-  form: FormData,
-): Promise<ActionState> {
-  const admin = await requireAdmin();
-  const allowed = field(form, "allow") === "yes";
-  try {
-    await setAllowPrivateWebhooks(await userContext(admin), allowed);
-  } catch (error) {
-    return actionError(error);
-  }
-  revalidatePath("/admin/webhooks");
-  return {
-    status: "success",
-    message: allowed
+/** The switch's hidden field says what pressing it asks for: "yes" allows, anything else refuses. */
+export const allowPrivateWebhooksAction = serverAction({
+  access: "admin",
+  input: z.object({ allow: z.string().optional() }),
+  run: ({ ctx, input }) => setAllowPrivateWebhooks(ctx, { allowed: input.allow === "yes" }),
+  success: (_, input) =>
+    input.allow === "yes"
       ? "Webhooks may now reach loopback and private addresses, and use http://."
       : "Webhooks to loopback and private addresses are refused again.",
-  };
-}
+  revalidate: WEBHOOKS_PAGE,
+});

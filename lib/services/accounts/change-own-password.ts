@@ -1,0 +1,70 @@
+/**
+ * A signed-in user (the context's actor) changes their own password, which
+ * needs the current one (a session left open somewhere must not be enough).
+ * Counted against the same limits as sign-in, so besides the form it takes the
+ * caller's address. Raises the session version, so every session of the user
+ * ends; the caller signs this one in again with the new password.
+ */
+import "server-only";
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import { hashPassword, verifyPassword } from "../../auth/password";
+import { users } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import { actingUserId, type ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
+import {
+  accountKey,
+  clearAttempts,
+  passwordAttemptKeys,
+  registerAttempt,
+  tryAgainIn,
+} from "./attempt-limits";
+
+export const changePasswordInput = z.object({
+  currentPassword: z.string().min(1, "is required"),
+  newPassword: z.string().min(8, "must be at least 8 characters").max(200),
+});
+
+export async function changeOwnPassword(
+  ctx: ServiceContext,
+  raw: z.input<typeof changePasswordInput>,
+  caller: { address: string; now?: Date },
+): Promise<void> {
+  const input = parseInput(changePasswordInput, raw);
+  const userId = actingUserId(ctx);
+  const { db } = ctx;
+  const [row] = await db
+    .select({ email: users.email, passwordHash: users.passwordHash, disabledAt: users.disabledAt })
+    .from(users)
+    .where(and(eq(users.id, userId), eq(users.tenantId, ctx.tenantId)));
+  if (!row || row.disabledAt) throw new AppError("NOT_FOUND", "Your account no longer exists.");
+  const gate = await registerAttempt(
+    db,
+    passwordAttemptKeys(row.email, caller.address),
+    caller.now,
+  );
+  if (!gate.allowed) {
+    throw new AppError(
+      "FORBIDDEN",
+      `Too many password attempts. ${tryAgainIn(gate.retryAt, caller.now)}`,
+      { retryAt: gate.retryAt.toISOString() },
+    );
+  }
+  if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
+    throw new AppError("VALIDATION_ERROR", "That is not your current password.");
+  }
+  await clearAttempts(db, accountKey(row.email));
+  const passwordHash = await hashPassword(input.newPassword);
+  const updated = await db
+    .update(users)
+    .set({ passwordHash, sessionVersion: sql`${users.sessionVersion} + 1` })
+    .where(and(eq(users.id, userId), eq(users.passwordHash, row.passwordHash)))
+    .returning({ id: users.id });
+  if (updated.length === 0) {
+    throw new AppError(
+      "CONFLICT",
+      "Your password was changed elsewhere meanwhile: sign in again with the new one.",
+    );
+  }
+}

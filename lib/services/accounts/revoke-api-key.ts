@@ -1,0 +1,29 @@
+/** Revokes a key of the tenant; the MCP route looks keys up on every request, so it stops at once. */
+import "server-only";
+import { and, eq, isNull } from "drizzle-orm";
+import { z } from "zod";
+import { apiKeys } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "../shared/context";
+
+export const revokeApiKeyInput = z.object({ apiKeyId: z.string() });
+
+export async function revokeApiKey(
+  ctx: ServiceContext,
+  input: z.output<typeof revokeApiKeyInput>,
+): Promise<void> {
+  const [row] = await ctx.db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(
+        eq(apiKeys.id, input.apiKeyId),
+        eq(apiKeys.tenantId, ctx.tenantId),
+        isNull(apiKeys.revokedAt),
+      ),
+    )
+    .returning({ id: apiKeys.id });
+  if (!row) {
+    throw new AppError("NOT_FOUND", "No active key with that id exists in this account.");
+  }
+}
