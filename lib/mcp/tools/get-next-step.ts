@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { getNextStep, getNextStepInput } from "../../services/plans/get-next-step";
+import {
+  awaitingStepsOutput,
+  pauseReasonOutput,
+  planStatus,
+  stepType,
+} from "../../services/shared/output-fields";
 import { defineTool } from "../define-tool";
-import { awaitingStepsOutput, pauseReasonOutput, planStatus, stepType } from "../output-fields";
 
 export const getNextStepTool = defineTool({
   name: "get_next_step",

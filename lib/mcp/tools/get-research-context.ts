@@ -6,7 +6,6 @@ import {
   getResearchContext,
   getResearchContextInput,
 } from "../../services/research/research-context";
-import { defineTool } from "../define-tool";
 import {
   artifact,
   awaitingStepsOutput,
@@ -14,7 +13,8 @@ import {
   planStatus,
   progress,
   stepDetail,
-} from "../output-fields";
+} from "../../services/shared/output-fields";
+import { defineTool } from "../define-tool";
 
 export const getResearchContextTool = defineTool({
   name: "get_research_context",

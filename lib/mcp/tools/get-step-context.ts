@@ -5,8 +5,8 @@ import {
   getStepContext,
   getStepContextInput,
 } from "../../services/research/research-context";
+import { artifact, stepDetail } from "../../services/shared/output-fields";
 import { defineTool } from "../define-tool";
-import { artifact, stepDetail } from "../output-fields";
 
 export const getStepContextTool = defineTool({
   name: "get_step_context",
