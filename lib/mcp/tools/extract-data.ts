@@ -1,10 +1,13 @@
-import { z } from "zod";
 import {
-  completedStepOutput,
   completesStepField,
+  withCompletedStepOutput,
   withStepLink,
 } from "../../services/plans/complete-linked-step";
-import { extractData, extractDataInput } from "../../services/research/extract-data";
+import {
+  extractData,
+  extractDataInput,
+  extractedDataOutput,
+} from "../../services/research/extract-data";
 import { defineTool } from "../define-tool";
 
 export const extractDataTool = defineTool({
@@ -13,12 +16,7 @@ export const extractDataTool = defineTool({
   description:
     'For extract steps: turn text you give, or stored artifacts (artifactIds), into one JSON object that matches a JSON Schema you define (top level { "type": "object", ... }). Cairn asks its configured language model, validates the answer against your schema and retries once with the errors. Regular-expression keywords ("pattern", "patternProperties") are not supported (VALIDATION_ERROR). Returns { data, model, attempts }. Fails with LLM_NOT_CONFIGURED when the server has no model (then structure the data yourself), LLM_UPSTREAM_ERROR when the model is unreachable or answers more than 1 MB, EXTRACTION_FAILED when the answer still does not match. Nothing is stored (keep the result with store_research), unless completesStep links the call to a paused server-run step, whose result it then becomes.',
   inputSchema: extractDataInput.extend({ completesStep: completesStepField }),
-  outputSchema: z.object({
-    completedStep: completedStepOutput,
-    data: z.record(z.string(), z.unknown()),
-    model: z.string(),
-    attempts: z.number(),
-  }),
+  outputSchema: withCompletedStepOutput(extractedDataOutput),
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,

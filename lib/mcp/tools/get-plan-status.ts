@@ -1,14 +1,9 @@
-import { z } from "zod";
-import { getPlanStatus, getPlanStatusInput } from "../../services/plans/get-plan-status";
-import { defineTool } from "../define-tool";
 import {
-  pauseReasonOutput,
-  planStatus,
-  progress,
-  stallWarning,
-  stepStatus,
-  stepType,
-} from "../output-fields";
+  getPlanStatus,
+  getPlanStatusInput,
+  planStatusOutput,
+} from "../../services/plans/get-plan-status";
+import { defineTool } from "../define-tool";
 
 export const getPlanStatusTool = defineTool({
   name: "get_plan_status",
@@ -16,19 +11,7 @@ export const getPlanStatusTool = defineTool({
   description:
     "Check a plan's health: its status, progress (percent of steps done and a count per step status) and stall warnings (steps in progress longer than the stall threshold), and pauseReason when a step Cairn runs itself could not run (with the call that unblocks it). A plan with a stalled step is marked stalled; resume it with get_next_step, or resolve the stuck step with modify_plan (fail_step / retry_step). Use it to diagnose a failure before deciding how to recover.",
   inputSchema: getPlanStatusInput,
-  outputSchema: z.object({
-    planId: z.string(),
-    name: z.string(),
-    status: planStatus,
-    progress,
-    stallWarnings: z.array(stallWarning),
-    stallThresholdSeconds: z.number(),
-    pauseReason: pauseReasonOutput.nullable(),
-    steps: z.array(
-      z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
-    ),
-    updatedAt: z.string(),
-  }),
+  outputSchema: planStatusOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,

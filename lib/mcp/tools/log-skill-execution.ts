@@ -1,6 +1,5 @@
-import { z } from "zod";
-import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import {
+  loggedSkillExecutionOutput,
   logSkillExecution,
   logSkillExecutionInput,
 } from "../../services/research/log-skill-execution";
@@ -12,12 +11,7 @@ export const logSkillExecutionTool = defineTool({
   description:
     'Create or update the tracking record of one research request. Create it once, right after the interview and routing, with no executionId, status "started", your sessionId and metadata { topic, researchType, scope, depthSignals, decisionContext, knownContext, outputMediaType, outputFormattingInstructions, clarifyingQuestions or skipQuestionsReason, routingRationale, delegatedTo: "scan" | "deep", originalQuery }; keep the returned executionId. create_research_plan with the same sessionId moves it to "executing" for you. Repeat the current status to add metadata (e.g. priorResearchCheck). Close it with "completed" (closedReason; metadata { stepsCompleted, artifactsStored, checkpointFeedback }) or "failed" (errorMessage). Returns { executionId, status, planId }.',
   inputSchema: logSkillExecutionInput,
-  outputSchema: z.object({
-    executionId: z.string(),
-    status: z.enum(SKILL_EXECUTION_STATUSES),
-    planId: z.string().nullable(),
-    hint: z.string(),
-  }),
+  outputSchema: loggedSkillExecutionOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,

@@ -1,7 +1,5 @@
-import { z } from "zod";
-import { MODIFY_ACTIONS, modifyPlan, modifyPlanInput } from "../../services/plans/modify-plan";
+import { modifyPlan, modifyPlanInput, planModifiedOutput } from "../../services/plans/modify-plan";
 import { defineTool } from "../define-tool";
-import { planStatus, stepStatus, stepType } from "../output-fields";
 
 export const modifyPlanTool = defineTool({
   name: "modify_plan",
@@ -9,14 +7,7 @@ export const modifyPlanTool = defineTool({
   description:
     "Change a plan that is planning or executing, with a modificationRationale: add_steps (insert after insertAfterOrder, or append), remove_step (a pending step), reorder_steps (all step ids in the new order), update_step_instructions, fail_step (a pending or in-progress step; the plan continues) or retry_step (a failed step goes back to pending). fail_step and retry_step also resolve a stalled plan. Returns the plan status and the steps in their new order.",
   inputSchema: modifyPlanInput,
-  outputSchema: z.object({
-    planId: z.string(),
-    action: z.enum(MODIFY_ACTIONS),
-    planStatus,
-    steps: z.array(
-      z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
-    ),
-  }),
+  outputSchema: planModifiedOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: true,

@@ -1,7 +1,7 @@
-import { z } from "zod";
 import {
   requestUserReview,
   requestUserReviewInput,
+  reviewRequestedOutput,
 } from "../../services/plans/request-user-review";
 import { defineTool } from "../define-tool";
 
@@ -11,18 +11,7 @@ export const requestUserReviewTool = defineTool({
   description:
     "Pause the plan at a checkpoint so a person can review the step in progress: give a plain-language summary of what you found and any questions. The step waits (awaiting_input) and the plan pauses (awaiting_review) until someone approves, rejects, modifies (with feedback) or skips it in Cairn; get_next_step answers awaiting_review meanwhile. Use it for checkpoint steps or whenever you need a human judgement. Optional: a deadline (deadlineSeconds or deadlineAt) with onTimeout (approve, reject, skip or escalate to the admins), which Cairn applies itself when nobody answers in time (the team may have a default deadline); and assignTo, a team member's e-mail or {role}.",
   inputSchema: requestUserReviewInput,
-  outputSchema: z.object({
-    planId: z.string(),
-    stepId: z.string(),
-    reviewRequestId: z.string(),
-    stepStatus: z.literal("awaiting_input"),
-    planStatus: z.literal("awaiting_review"),
-    dueAt: z.string().optional(),
-    onTimeout: z.enum(["approve", "reject", "skip", "escalate"]).optional(),
-    assignedUserId: z.string().nullable(),
-    assignedRole: z.enum(["researcher", "admin"]).nullable(),
-    hint: z.string(),
-  }),
+  outputSchema: reviewRequestedOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,

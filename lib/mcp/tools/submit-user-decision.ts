@@ -1,10 +1,9 @@
-import { z } from "zod";
 import {
   submitUserDecision,
   submitUserDecisionInput,
+  userDecisionOutput,
 } from "../../services/plans/submit-user-decision";
 import { defineTool } from "../define-tool";
-import { firedConditionsOutput, planStatus, stepStatus } from "../output-fields";
 
 export const submitUserDecisionTool = defineTool({
   name: "submit_user_decision",
@@ -12,17 +11,7 @@ export const submitUserDecisionTool = defineTool({
   description:
     "Record the user's answer to a pending review when they gave it to you in the conversation (people can also answer in Cairn's web UI). approve completes the step and evaluates its branching conditions as a submit would; reject fails the step and the plan; modify sends the step back to you with the feedback appended to its instructions (feedback required): get_next_step hands it out again next; skip skips the step. If the review was already answered, you get CONFLICT and nothing changes. Then call get_next_step.",
   inputSchema: submitUserDecisionInput,
-  outputSchema: z.object({
-    planId: z.string(),
-    stepId: z.string(),
-    reviewRequestId: z.string(),
-    decision: z.enum(["approve", "reject", "modify", "skip"]),
-    stepStatus,
-    planStatus,
-    instructions: z.string(),
-    firedConditions: firedConditionsOutput,
-    hint: z.string(),
-  }),
+  outputSchema: userDecisionOutput,
   annotations: {
     readOnlyHint: false,
     destructiveHint: true,

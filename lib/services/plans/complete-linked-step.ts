@@ -137,3 +137,11 @@ export function withStepLink<In extends object, Out extends object>(
 export const completedStepOutput = z
   .object({ stepId: z.string(), stepOrder: z.number(), planStatus: z.string() })
   .optional();
+
+/**
+ * A server-step tool's output schema: the use case's own plus the optional
+ * `completedStep` that `withStepLink` adds (listed first, as tools/list shows it).
+ */
+export function withCompletedStepOutput<Shape extends z.ZodRawShape>(output: z.ZodObject<Shape>) {
+  return z.object({ completedStep: completedStepOutput, ...output.shape });
+}

@@ -16,10 +16,10 @@ import {
 import { AppError } from "../../plan-engine/app-error";
 import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
 import { parseConditionExpression } from "../../plan-engine/conditions";
-import type { StepType } from "../../plan-engine/states";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { MAX_STEPS, newStepField, sessionIdField } from "../shared/fields";
+import { stepRef, stepType } from "../shared/output-fields";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -148,21 +148,31 @@ function resolveConditions(
   });
 }
 
-export type CreatedPlan = {
-  planId: string;
-  name: string;
-  status: "planning";
-  steps: { stepId: string; stepOrder: number; stepType: StepType }[];
-  firstStep: { stepId: string; stepOrder: number; stepType: StepType; instructions: string };
-  branchingConditions: {
-    conditionId: string;
-    afterStepOrder: number;
-    conditionExpression: string;
-    ifTrueAction: string;
-    actionParams: Record<string, unknown>;
-  }[];
-  linkedExecutionId: string | null;
-};
+/** The answer: the stored plan, its steps and conditions (the MCP tool's output schema). */
+export const createdPlanOutput = z.object({
+  planId: z.string(),
+  name: z.string(),
+  status: z.literal("planning"),
+  steps: z.array(stepRef),
+  firstStep: z.object({
+    stepId: z.string(),
+    stepOrder: z.number(),
+    stepType,
+    instructions: z.string(),
+  }),
+  branchingConditions: z.array(
+    z.object({
+      conditionId: z.string(),
+      afterStepOrder: z.number(),
+      conditionExpression: z.string(),
+      ifTrueAction: z.string(),
+      actionParams: z.record(z.string(), z.unknown()),
+    }),
+  ),
+  linkedExecutionId: z.string().nullable(),
+});
+
+export type CreatedPlan = z.infer<typeof createdPlanOutput>;
 
 export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Promise<CreatedPlan> {
   const input = parseInput(createPlanInput, raw);

@@ -18,6 +18,7 @@ import { selectRows } from "../../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
 import { type PauseReason, resolveBindings } from "../../plan-engine/bindings";
 import type { AwaitingSteps } from "../../plan-engine/loop";
+import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";
 import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
 import {
@@ -34,6 +35,12 @@ import { stepStartedAuditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
+  awaitingStepsOutput,
+  pauseReasonOutput,
+  planStatus,
+  stepType,
+} from "../shared/output-fields";
+import {
   leaseSeconds,
   lockedPlanIsCurrent,
   lockPlan,
@@ -46,25 +53,99 @@ import { runServerSteps, type ServerStepRun } from "./run-server-steps";
 
 export const getNextStepInput = z.object({ planId: planIdField });
 
+/** The answers' statuses; `NextStep` below is the answer of each. */
+const NEXT_STEP_STATUSES = [
+  "ready",
+  "plan_complete",
+  "plan_failed",
+  "awaiting_review",
+  "awaiting_steps",
+  "paused",
+  "no_pending_steps",
+] as const;
+
+/** The step a ready answer hands out. */
+const handedOutStepOutput = z.object({
+  stepId: z.string(),
+  stepOrder: z.number(),
+  stepType,
+  instructions: z.string(),
+  // 1 for the first hand-out; more when the step is handed out again.
+  attempt: z.number(),
+  // Until then the step is yours; after it, get_next_step may hand it to another caller.
+  leaseExpiresAt: z.string(),
+  // The step's inputs with their bindings resolved (absent when it has none).
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  // Bindings of `inputs` that could not be resolved (left out of `inputs`).
+  unresolvedInputs: z.array(z.string()).optional(),
+});
+
+const stepFormattingNotesOutput = z.array(
+  z.object({ stepId: z.string(), stepOrder: z.number(), notes: z.string() }),
+);
+
+/** The review an awaiting_review answer waits on. */
+const pendingReviewOutput = z.object({
+  reviewRequestId: z.string(),
+  stepId: z.string(),
+  summary: z.string(),
+  // When Cairn acts itself, and how (absent without a deadline).
+  dueAt: z.string().optional(),
+  onTimeout: z.string().optional(),
+  // Set when the deadline handed the review to the admins.
+  escalatedAt: z.string().optional(),
+});
+
+/**
+ * The answer on the wire (the MCP tool's output schema). An MCP output schema
+ * is one object, so this lists the fields of every status's answer, each
+ * optional but the ones all share; `NextStep` keeps the answer of each status
+ * apart for callers, and the tool's definition checks that each one fits here.
+ */
+export const nextStepOutput = z.object({
+  status: z.enum(NEXT_STEP_STATUSES),
+  planId: z.string(),
+  hint: z.string(),
+  planStatus: planStatus.optional(),
+  step: handedOutStepOutput.optional(),
+  serverSteps: z
+    .array(
+      z.object({
+        stepId: z.string(),
+        stepOrder: z.number(),
+        tool: z.string(),
+        status: z.enum(["completed", "failed"]),
+      }),
+    )
+    .optional(),
+  pauseReason: pauseReasonOutput.optional(),
+  totalSteps: z.number().optional(),
+  outputMediaType: z.string().nullable().optional(),
+  outputFormattingInstructions: z.string().nullable().optional(),
+  planFormattingNotes: z.string().nullable().optional(),
+  stepFormattingNotes: stepFormattingNotesOutput.optional(),
+  review: pendingReviewOutput.nullable().optional(),
+  reviewTimedOut: z
+    .object({
+      reviewRequestId: z.string(),
+      stepId: z.string(),
+      action: z.enum(TIMEOUT_ACTIONS),
+      reason: z.string(),
+      at: z.string(),
+    })
+    .optional(),
+  inProgressCount: z.number().optional(),
+  failedCount: z.number().optional(),
+  nextLeaseExpiresAt: z.string().nullable().optional(),
+  condition: awaitingStepsOutput.optional(),
+});
+
 export type NextStep =
   | {
       status: "ready";
       planId: string;
       planStatus: "executing";
-      step: {
-        stepId: string;
-        stepOrder: number;
-        stepType: StepType;
-        instructions: string;
-        /** 1 for the first hand-out; more when the step is handed out again. */
-        attempt: number;
-        /** Until then the step is yours; after it, get_next_step may hand it to another caller. */
-        leaseExpiresAt: string;
-        /** The step's inputs with their bindings resolved (absent when it has none). */
-        inputs?: Record<string, unknown>;
-        /** Bindings of `inputs` that could not be resolved (left out of `inputs`). */
-        unresolvedInputs?: string[];
-      };
+      step: z.infer<typeof handedOutStepOutput>;
       totalSteps: number;
       serverSteps?: ServerStepRun[];
       hint: string;
@@ -75,7 +156,7 @@ export type NextStep =
       outputMediaType: string | null;
       outputFormattingInstructions: string | null;
       planFormattingNotes: string | null;
-      stepFormattingNotes: { stepId: string; stepOrder: number; notes: string }[];
+      stepFormattingNotes: z.infer<typeof stepFormattingNotesOutput>;
       serverSteps?: ServerStepRun[];
       hint: string;
     }
@@ -92,16 +173,7 @@ export type NextStep =
   | {
       status: "awaiting_review";
       planId: string;
-      review: {
-        reviewRequestId: string;
-        stepId: string;
-        summary: string;
-        /** When Cairn acts itself, and how (absent without a deadline). */
-        dueAt?: string;
-        onTimeout?: string;
-        /** Set when the deadline handed the review to the admins. */
-        escalatedAt?: string;
-      } | null;
+      review: z.infer<typeof pendingReviewOutput> | null;
       hint: string;
     }
   | {

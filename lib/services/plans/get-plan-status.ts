@@ -7,34 +7,40 @@
 
 import "server-only";
 import { z } from "zod";
-import type { PauseReason } from "../../plan-engine/bindings";
-import {
-  computeProgress,
-  type PlanProgress,
-  type StallWarning,
-  stallWarnings,
-} from "../../plan-engine/progress";
-import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
+import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { settleDeadlinesOfPlan } from "../reviews/review-deadlines";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
+import {
+  pauseReasonOutput,
+  planStatus,
+  progress,
+  stallWarning,
+  stepStatus,
+  stepType,
+} from "../shared/output-fields";
 import { getPlan, loadStepSummaries, lockPlan, setPlanStatus } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 export const getPlanStatusInput = z.object({ planId: planIdField });
 
-export type PlanStatusReport = {
-  planId: string;
-  name: string;
-  status: PlanStatus;
-  progress: PlanProgress;
-  stallWarnings: StallWarning[];
-  stallThresholdSeconds: number;
-  pauseReason: PauseReason | null;
-  steps: { stepId: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
-  updatedAt: string;
-};
+/** The answer: the plan's status, progress, stall warnings and pause reason (the MCP tool's output schema). */
+export const planStatusOutput = z.object({
+  planId: z.string(),
+  name: z.string(),
+  status: planStatus,
+  progress,
+  stallWarnings: z.array(stallWarning),
+  stallThresholdSeconds: z.number(),
+  pauseReason: pauseReasonOutput.nullable(),
+  steps: z.array(
+    z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
+  ),
+  updatedAt: z.string(),
+});
+
+export type PlanStatusReport = z.infer<typeof planStatusOutput>;
 
 export async function getPlanStatus(
   ctx: ServiceContext,

@@ -7,9 +7,10 @@ import "server-only";
 import { and, desc, eq, inArray, notInArray } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans } from "../../db/schema";
-import { computeProgress, type PlanProgress } from "../../plan-engine/progress";
-import { type PlanStatus, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { computeProgress } from "../../plan-engine/progress";
+import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
+import { planStatus, progress } from "../shared/output-fields";
 import { parseInput } from "../shared/validation";
 
 export const listActivePlansInput = z.object({
@@ -21,20 +22,27 @@ export const listActivePlansInput = z.object({
     .describe("How many plans to return (default 20, at most 100)."),
 });
 
-export type ActivePlan = {
-  planId: string;
-  name: string;
-  researchQuestion: string;
-  status: PlanStatus;
-  progress: PlanProgress;
-  createdAt: string;
-  updatedAt: string;
-};
+/** The answer: the unfinished plans with their progress (the MCP tool's output schema). */
+export const activePlansOutput = z.object({
+  plans: z.array(
+    z.object({
+      planId: z.string(),
+      name: z.string(),
+      researchQuestion: z.string(),
+      status: planStatus,
+      progress,
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    }),
+  ),
+});
+
+export type ActivePlans = z.infer<typeof activePlansOutput>;
 
 export async function listActivePlans(
   ctx: ServiceContext,
   raw: z.input<typeof listActivePlansInput>,
-): Promise<{ plans: ActivePlan[] }> {
+): Promise<ActivePlans> {
   const { limit = 20 } = parseInput(listActivePlansInput, raw);
   const plans = await ctx.db
     .select()

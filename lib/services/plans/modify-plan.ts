@@ -17,7 +17,6 @@ import {
   type ModifyAction,
   type ModifyOp,
 } from "../../plan-engine/modify";
-import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import {
@@ -27,6 +26,7 @@ import {
   planIdField,
   stepIdField,
 } from "../shared/fields";
+import { planStatus, stepStatus, stepType } from "../shared/output-fields";
 import { loadSteps, lockPlan, setPlanStatus } from "../shared/plan-access";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
@@ -81,12 +81,17 @@ export const modifyPlanInput = z.object({
 export type ModifyPlanInput = z.input<typeof modifyPlanInput>;
 type Input = z.output<typeof modifyPlanInput>;
 
-export type PlanModified = {
-  planId: string;
-  action: ModifyAction;
-  planStatus: PlanStatus;
-  steps: { stepId: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
-};
+/** The answer: the plan's status and its steps in their new order (the MCP tool's output schema). */
+export const planModifiedOutput = z.object({
+  planId: z.string(),
+  action: z.enum(MODIFY_ACTIONS),
+  planStatus,
+  steps: z.array(
+    z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
+  ),
+});
+
+export type PlanModified = z.infer<typeof planModifiedOutput>;
 
 export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Promise<PlanModified> {
   const input = parseInput(modifyPlanInput, raw);

@@ -77,19 +77,22 @@ export const requestUserReviewInput = z.object({
   assignTo: assignToField.optional(),
 });
 
-export type ReviewRequested = {
-  planId: string;
-  stepId: string;
-  reviewRequestId: string;
-  stepStatus: "awaiting_input";
-  planStatus: "awaiting_review";
-  /** When Cairn acts itself, and how; absent without a deadline. */
-  dueAt?: string;
-  onTimeout?: (typeof TIMEOUT_ACTIONS)[number];
-  assignedUserId: string | null;
-  assignedRole: (typeof USER_ROLES)[number] | null;
-  hint: string;
-};
+/** The answer: the pending review, its deadline and assignee (the MCP tool's output schema). */
+export const reviewRequestedOutput = z.object({
+  planId: z.string(),
+  stepId: z.string(),
+  reviewRequestId: z.string(),
+  stepStatus: z.literal("awaiting_input"),
+  planStatus: z.literal("awaiting_review"),
+  // When Cairn acts itself, and how; absent without a deadline.
+  dueAt: z.string().optional(),
+  onTimeout: z.enum(TIMEOUT_ACTIONS).optional(),
+  assignedUserId: z.string().nullable(),
+  assignedRole: z.enum(USER_ROLES).nullable(),
+  hint: z.string(),
+});
+
+export type ReviewRequested = z.infer<typeof reviewRequestedOutput>;
 
 /** The assignee named by `assignTo`: an unknown or disabled e-mail is a VALIDATION_ERROR. */
 async function resolveAssignee(

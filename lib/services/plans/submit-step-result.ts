@@ -33,6 +33,7 @@ import { auditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "../shared/loop-writes";
+import { firedConditionsOutput, planStatus } from "../shared/output-fields";
 import { lockedPlanIsCurrent, planNotFound, stepNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
@@ -90,16 +91,19 @@ export const submitStepResultInput = z.object({
 
 export type { FiredCondition };
 
-export type SubmittedStep = {
-  planId: string;
-  stepId: string;
-  stepOrder: number;
-  stepStatus: "completed";
-  planStatus: PlanStatus;
-  conditionsEvaluated: number;
-  firedConditions: FiredCondition[];
-  hint: string;
-};
+/** The answer: the step's and the plan's new status and the conditions that fired (the MCP tool's output schema). */
+export const submittedStepOutput = z.object({
+  planId: z.string(),
+  stepId: z.string(),
+  stepOrder: z.number(),
+  stepStatus: z.literal("completed"),
+  planStatus,
+  conditionsEvaluated: z.number(),
+  firedConditions: firedConditionsOutput,
+  hint: z.string(),
+});
+
+export type SubmittedStep = z.infer<typeof submittedStepOutput>;
 
 type Snapshot = {
   planId: string;

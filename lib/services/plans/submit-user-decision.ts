@@ -19,21 +19,16 @@ import { AppError } from "../../plan-engine/app-error";
 import {
   decideCommonReviewDecision,
   decideReviewDecision,
-  type FiredCondition,
   type ReviewDecisionOutcome,
 } from "../../plan-engine/loop";
-import {
-  type PlanStatus,
-  REVIEW_DECISIONS,
-  type ReviewDecision,
-  type StepStatus,
-} from "../../plan-engine/states";
+import { type PlanStatus, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { isTerminalPlanStatus, isTerminalStepStatus } from "../../plan-engine/transitions";
 import { noteNotificationQueued } from "../notifications/queued";
 import { auditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "../shared/loop-writes";
+import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
 import { loadStepSummaries, lockedPlanIsCurrent, lockPlan, lockStep } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
@@ -66,18 +61,21 @@ export const submitUserDecisionInput = z
     path: ["feedback"],
   });
 
-export type UserDecisionResult = {
-  planId: string;
-  stepId: string;
-  reviewRequestId: string;
-  decision: ReviewDecision;
-  stepStatus: StepStatus;
-  planStatus: PlanStatus;
-  instructions: string;
-  /** Conditions of the approved step that held (an approve evaluates them like a submit). */
-  firedConditions: FiredCondition[];
-  hint: string;
-};
+/** The answer: the decision recorded and what it did to the step and the plan (the MCP tool's output schema). */
+export const userDecisionOutput = z.object({
+  planId: z.string(),
+  stepId: z.string(),
+  reviewRequestId: z.string(),
+  decision: z.enum(REVIEW_DECISIONS),
+  stepStatus,
+  planStatus,
+  instructions: z.string(),
+  // Conditions of the approved step that held (an approve evaluates them like a submit).
+  firedConditions: firedConditionsOutput,
+  hint: z.string(),
+});
+
+export type UserDecisionResult = z.infer<typeof userDecisionOutput>;
 
 function conflict(message: string, metadata: Record<string, unknown>): AppError {
   return new AppError("CONFLICT", message, metadata);

@@ -57,7 +57,14 @@ export const extractDataInput = z.object({
     .describe('What to pay attention to, e.g. "prices in euros, as of 2024".'),
 });
 
-export type ExtractedData = { data: Record<string, unknown>; model: string; attempts: 1 | 2 };
+/** The answer: the object that matched the schema, the model and how many tries it took (1 or 2). */
+export const extractedDataOutput = z.object({
+  data: z.record(z.string(), z.unknown()),
+  model: z.string(),
+  attempts: z.number(),
+});
+
+export type ExtractedData = z.infer<typeof extractedDataOutput>;
 
 function endpointOf(config: LlmConfig | undefined): ChatEndpoint {
   const missing = [

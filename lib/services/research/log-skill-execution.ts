@@ -15,7 +15,6 @@ import {
   decideSkillExecutionUpdate,
   isTerminalSkillExecutionStatus,
   SKILL_EXECUTION_STATUSES,
-  type SkillExecutionStatus,
 } from "../../plan-engine/skill-executions";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -139,12 +138,15 @@ export const logSkillExecutionInput = z.object({
     ),
 });
 
-export type LoggedSkillExecution = {
-  executionId: string;
-  status: SkillExecutionStatus;
-  planId: string | null;
-  hint: string;
-};
+/** The answer: the execution's id and status, the linked plan and what to do next (the MCP tool's output schema). */
+export const loggedSkillExecutionOutput = z.object({
+  executionId: z.string(),
+  status: z.enum(SKILL_EXECUTION_STATUSES),
+  planId: z.string().nullable(),
+  hint: z.string(),
+});
+
+export type LoggedSkillExecution = z.infer<typeof loggedSkillExecutionOutput>;
 
 type Metadata = z.output<typeof skillExecutionMetadata>;
 

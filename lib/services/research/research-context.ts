@@ -21,9 +21,18 @@ import {
   skillExecutions,
 } from "../../db/schema";
 import { computeProgress } from "../../plan-engine/progress";
+import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, sessionIdField, stepIdField } from "../shared/fields";
+import {
+  artifact,
+  awaitingStepsOutput,
+  pauseReasonOutput,
+  planStatus,
+  progress,
+  stepDetail,
+} from "../shared/output-fields";
 import { getPlan, getStep, loadSteps, renewLease, type StepRow } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
@@ -167,6 +176,101 @@ export const getResearchContextInput = z.object({
   artifactsOffset: artifactsOffsetField,
   artifactsLimit: artifactsLimitField,
 });
+
+/** get_research_context's answer (the MCP tool's output schema): what `loadPlanContext` reads. */
+export const researchContextOutput = z.object({
+  plan: z.object({
+    planId: z.string(),
+    name: z.string(),
+    researchQuestion: z.string(),
+    status: planStatus,
+    planDesignRationale: z.string().nullable(),
+    outputFormattingNotes: z.string().nullable(),
+    sessionId: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    completedAt: z.string().nullable(),
+    pauseReason: pauseReasonOutput.nullable(),
+    awaitingSteps: awaitingStepsOutput.nullable(),
+  }),
+  progress,
+  steps: z.array(stepDetail),
+  branchingConditions: z.array(
+    z.object({
+      conditionId: z.string(),
+      afterStepId: z.string(),
+      afterStepOrder: z.number().nullable(),
+      conditionExpression: z.string(),
+      ifTrueAction: z.string(),
+      actionParams: z.record(z.string(), z.unknown()),
+      evaluatedAt: z.string().nullable(),
+      fired: z.boolean().nullable(),
+    }),
+  ),
+  reviews: z.array(
+    z.object({
+      reviewRequestId: z.string(),
+      stepId: z.string(),
+      stepOrder: z.number().nullable(),
+      status: z.string(),
+      summary: z.string(),
+      questions: z.array(z.string()),
+      requestedBy: z.string(),
+      requestedAt: z.string(),
+      dueAt: z.string().nullable(),
+      onTimeout: z.string().nullable(),
+      escalatedAt: z.string().nullable(),
+      assignedUserId: z.string().nullable(),
+      assignedRole: z.string().nullable(),
+      decision: z
+        .object({
+          decision: z.string(),
+          feedback: z.string().nullable(),
+          decidedBy: z.string(),
+          decidedAt: z.string(),
+        })
+        .nullable(),
+    }),
+  ),
+  skillExecution: z
+    .object({
+      executionId: z.string(),
+      skillName: z.string(),
+      status: z.enum(SKILL_EXECUTION_STATUSES),
+      sessionId: z.string().nullable(),
+      metadata: z.record(z.string(), z.unknown()),
+      closedReason: z.string().nullable(),
+      errorMessage: z.string().nullable(),
+      createdAt: z.string(),
+      completedAt: z.string().nullable(),
+    })
+    .nullable(),
+  artifacts: z.array(artifact),
+  artifactsTotal: z.number().int(),
+  artifactsNextOffset: z.number().int().nullable(),
+  deliverable: z
+    .object({
+      outputId: z.string(),
+      outputMediaType: z.string(),
+      content: z.string(),
+      formattingNotes: z.string().nullable(),
+      createdAt: z.string(),
+    })
+    .nullable(),
+  feedback: z.array(
+    z.object({
+      feedbackId: z.string(),
+      feedbackType: z.string(),
+      satisfaction: z.number(),
+      summary: z.string(),
+      improvementSuggestions: z.string().nullable(),
+      followUpRequested: z.boolean(),
+      createdAt: z.string(),
+    }),
+  ),
+});
+
+export type PlanContext = z.infer<typeof researchContextOutput>;
 
 /**
  * Everything recorded about a plan but its artifacts, read inside the caller's
@@ -318,7 +422,7 @@ export async function loadPlanContext(
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
   page: { offset?: number; limit?: number } = {},
-) {
+): Promise<PlanContext> {
   const core = await loadPlanCore(db, ctx, planId);
   const artifacts = await artifactPage(db, ctx, core.plan.planId, {
     offset: page.offset ?? 0,
@@ -327,8 +431,6 @@ export async function loadPlanContext(
   const { deliverable, feedback, ...rest } = core;
   return { ...rest, ...artifacts, deliverable, feedback };
 }
-
-export type PlanContext = Awaited<ReturnType<typeof loadPlanContext>>;
 
 /** get_research_context: the plan's whole context, recording that a session resumed it. */
 export async function getResearchContext(
@@ -372,10 +474,24 @@ export const getStepContextInput = z.object({
   artifactsLimit: artifactsLimitField,
 });
 
+/** get_step_context's answer (the MCP tool's output schema). */
+export const stepContextOutput = z.object({
+  planId: z.string(),
+  researchQuestion: z.string(),
+  step: stepDetail,
+  leaseExpiresAt: z.string().nullable(),
+  priorSteps: z.array(stepDetail),
+  artifacts: z.array(artifact),
+  artifactsTotal: z.number().int(),
+  artifactsNextOffset: z.number().int().nullable(),
+});
+
+export type StepContext = z.infer<typeof stepContextOutput>;
+
 export async function getStepContext(
   ctx: ServiceContext,
   raw: z.input<typeof getStepContextInput>,
-) {
+): Promise<StepContext> {
   const input = parseInput(getStepContextInput, raw);
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
@@ -406,5 +522,3 @@ export async function getStepContext(
     };
   });
 }
-
-export type StepContext = Awaited<ReturnType<typeof getStepContext>>;

@@ -84,19 +84,26 @@ export const searchSourcesInput = z.object({
     .describe('Only artifacts stored at or after this ISO date or date-time, e.g. "2026-01-31".'),
 });
 
-export type SearchHit = {
-  artifactId: string;
-  title: string;
-  artifactType: string;
-  snippet: string;
-  score: number;
-  researchQuestion: string | null;
-  createdAt: string;
-  planId: string | null;
-  stepId: string | null;
-  confidence: number | null;
-  sourceUrls: string[];
-};
+/** The answer: the best-matching artifacts, best first (the MCP tool's output schema). */
+export const searchSourcesOutput = z.object({
+  results: z.array(
+    z.object({
+      artifactId: z.string(),
+      title: z.string(),
+      artifactType: z.string(),
+      snippet: z.string(),
+      score: z.number(),
+      researchQuestion: z.string().nullable(),
+      createdAt: z.string(),
+      planId: z.string().nullable(),
+      stepId: z.string().nullable(),
+      confidence: z.number().nullable(),
+      sourceUrls: z.array(z.string()),
+    }),
+  ),
+});
+
+export type SearchResults = z.infer<typeof searchSourcesOutput>;
 
 /**
  * The query's words, split into those it asks for and those it excludes
@@ -144,7 +151,7 @@ type Row = {
 export async function searchSources(
   ctx: ServiceContext,
   raw: z.input<typeof searchSourcesInput>,
-): Promise<{ results: SearchHit[] }> {
+): Promise<SearchResults> {
   const input = parseInput(searchSourcesInput, raw);
   const limit = input.limit ?? 10;
   const words = queryWords(input.query);

@@ -55,12 +55,15 @@ export const storeResearchInput = z.object({
     .describe("The step that produced it (needs planId), so the artifact shows with that step."),
 });
 
-export type StoredArtifact = {
-  artifactId: string;
-  planId: string | null;
-  stepId: string | null;
-  createdAt: string;
-};
+/** The answer: the stored artifact's id and what it belongs to (the MCP tool's output schema). */
+export const storedArtifactOutput = z.object({
+  artifactId: z.string(),
+  planId: z.string().nullable(),
+  stepId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export type StoredArtifact = z.infer<typeof storedArtifactOutput>;
 
 export async function storeResearch(
   ctx: ServiceContext,

@@ -1,8 +1,8 @@
 /** Zod pieces shared by the tools' output schemas. */
 import { z } from "zod";
-import { PAUSE_KINDS } from "../plan-engine/bindings";
-import { BRANCH_ACTIONS } from "../plan-engine/branch-actions";
-import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../plan-engine/states";
+import { PAUSE_KINDS } from "../../plan-engine/bindings";
+import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
+import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 
 export const planStatus = z.enum(PLAN_STATUSES);
 export const stepStatus = z.enum(STEP_STATUSES);

@@ -1,0 +1,173 @@
+import { StatusBadge } from "@/app/_components/status-badge";
+import { formatDuration, Time } from "@/app/_components/time";
+import { splitUserFeedback } from "@/lib/plan-engine/decisions";
+import type { PlanPage } from "@/lib/services/views/plan-views";
+import { StepIo } from "./step-io";
+
+type Step = PlanPage["steps"][number];
+type Condition = PlanPage["branchingConditions"][number];
+
+/** Every step in order, each with what it did and the conditions evaluated after it. */
+export function StepsSection({ page }: { page: PlanPage }) {
+  return (
+    <section aria-labelledby="steps-heading">
+      <h2 id="steps-heading">Steps</h2>
+      <ol className="steps">
+        {page.steps.map((step) => (
+          <StepItem key={step.stepId} step={step} page={page} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function StepItem({ step, page }: { step: Step; page: PlanPage }) {
+  const { original: instructions, feedback } = splitUserFeedback(step.instructions);
+  const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
+  const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
+  const withdrawn = page.reviews.some(
+    (r) => r.status === "withdrawn" && r.stepOrder === step.stepOrder,
+  );
+  const report = (step.stepExecutionReport ?? null) as Record<string, unknown> | null;
+  const duration =
+    step.startedAt && step.completedAt
+      ? (Date.parse(step.completedAt) - Date.parse(step.startedAt)) / 1000
+      : null;
+  return (
+    <li
+      id={`step-${step.stepOrder}`}
+      className={`card step step-${step.status}`}
+      data-testid={`step-${step.stepOrder}`}
+    >
+      <header className="step-header">
+        <h3>
+          {step.stepOrder}. <span className="step-type">{step.stepType}</span>
+        </h3>
+        <span className="badges">
+          {step.tool ? (
+            <span className="badge badge-server" data-testid="server-step">
+              Run by Cairn: {step.tool}
+            </span>
+          ) : null}
+          <StatusBadge status={step.status} />
+        </span>
+      </header>
+      {stall ? (
+        <p className="notice notice-warning" data-testid="step-stall">
+          In progress for {formatDuration(stall.inProgressSeconds)} (stall threshold{" "}
+          {formatDuration(page.stallThresholdSeconds)}).
+        </p>
+      ) : null}
+      {withdrawn ? (
+        <p className="notice" data-testid="review-withdrawn">
+          Review withdrawn: the plan ended before anyone answered it.
+        </p>
+      ) : null}
+      <p className="pre-wrap">{instructions}</p>
+      {feedback.map((text) => (
+        <blockquote key={text} className="feedback" data-testid="user-feedback">
+          <strong>User feedback:</strong> <span className="pre-wrap">{text}</span>
+        </blockquote>
+      ))}
+      <dl className="facts">
+        <dt>Started</dt>
+        <dd>
+          <Time iso={step.startedAt} />
+        </dd>
+        <dt>Finished</dt>
+        <dd>
+          <Time iso={step.completedAt} />
+          {duration !== null ? ` (${formatDuration(duration)})` : ""}
+        </dd>
+        <dt>Confidence</dt>
+        <dd>{step.confidence === null ? "—" : step.confidence.toFixed(2)}</dd>
+        {step.failureReason ? (
+          <>
+            <dt>Failure</dt>
+            <dd>{step.failureReason}</dd>
+          </>
+        ) : null}
+      </dl>
+      <StepIo step={step} />
+      {step.resultSummary ? <p className="summary">{step.resultSummary}</p> : null}
+      {step.result !== null ? (
+        <details>
+          <summary>Result</summary>
+          <pre>{JSON.stringify(step.result, null, 2)}</pre>
+        </details>
+      ) : null}
+      {report ? <ExecutionReport report={report} /> : null}
+      {conditions.length > 0 ? <StepConditions conditions={conditions} steps={page.steps} /> : null}
+    </li>
+  );
+}
+
+/** What the agent reported doing for the step, one foldout per kind of work. */
+function ExecutionReport({ report }: { report: Record<string, unknown> }) {
+  return (
+    <details>
+      <summary>Execution report</summary>
+      {(["thinking", "webSearches", "webFetches", "otherToolCalls", "subagents"] as const).map(
+        (key) => {
+          const value = report[key];
+          const empty =
+            value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+          return (
+            <details key={key} className="nested">
+              <summary>
+                {REPORT_LABELS[key]}
+                {Array.isArray(value) ? ` (${value.length})` : ""}
+              </summary>
+              {empty ? (
+                <p className="muted">None.</p>
+              ) : typeof value === "string" ? (
+                <p className="pre-wrap">{value}</p>
+              ) : (
+                <pre>{JSON.stringify(value, null, 2)}</pre>
+              )}
+            </details>
+          );
+        },
+      )}
+    </details>
+  );
+}
+
+/** The step's branching conditions, whether each fired and where a skip_to leads. */
+function StepConditions({ conditions, steps }: { conditions: Condition[]; steps: Step[] }) {
+  return (
+    <div className="conditions">
+      <h4>Branching after this step</h4>
+      <ul>
+        {conditions.map((condition) => {
+          const target =
+            typeof condition.actionParams.stepId === "string"
+              ? steps.find((s) => s.stepId === condition.actionParams.stepId)?.stepOrder
+              : undefined;
+          return (
+            <li key={condition.conditionId} data-testid="condition">
+              If <code>{condition.conditionExpression}</code> then{" "}
+              <strong>{condition.ifTrueAction}</strong>
+              {target ? ` step ${target}` : ""} —{" "}
+              {condition.fired === null ? (
+                <span className="muted">not evaluated yet</span>
+              ) : condition.fired ? (
+                <span className="strong">fired</span>
+              ) : (
+                <span>did not fire</span>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+const REPORT_LABELS = {
+  thinking: "Thinking",
+  webSearches: "Web searches",
+  webFetches: "Web fetches",
+  otherToolCalls: "Other tool calls",
+  subagents: "Subagents",
+};
