@@ -7,7 +7,7 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog } from "@/lib/db/schema";
-import { createUser } from "@/lib/services/accounts/accounts";
+import { createUser } from "@/lib/services/accounts/create-user";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS } from "../support/databases";
