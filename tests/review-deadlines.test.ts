@@ -388,7 +388,12 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       }),
     ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
     const assigned = (
-      await handle.db.select().from(planAuditLog).where(eq(planAuditLog.planId, second.planId))
+      await handle.db
+        .select()
+        .from(planAuditLog)
+        .where(eq(planAuditLog.planId, second.planId))
+        // The order they were written in: the test compares the sequence of assignments.
+        .orderBy(planAuditLog.seq)
     ).filter((row) => row.payload.action === "review_assigned");
     expect(assigned.map((row) => row.payload.assignedUserId)).toEqual([researcherId, null]);
     expect(assigned[0]).toMatchObject({ actorType: "user", actorLabel: "Ada" });
