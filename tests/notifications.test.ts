@@ -30,6 +30,7 @@ import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { requestUserReview } from "@/lib/services/plans/request-user-review";
 import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
+import { runReviewScheduler } from "@/lib/services/reviews/review-deadlines";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import { report } from "./support/mcp-client";
@@ -379,5 +380,51 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.endpointId, endpoints.endpointId));
     expect(rows).toEqual([]);
+  });
+  it("a review with a deadline: the assignee is e-mailed and the webhook fires; nobody answers, Cairn skips the step, and both hear it", async () => {
+    receiver.received.length = 0;
+    smtp.mails.length = 0;
+    await createWebhookEndpoint(ctx, {
+      url: `${receiver.url}/reviews`,
+      events: ["review.requested", "review.timed_out"],
+    });
+    const { planId } = await createPlan(ctx, {
+      name: "Deadline",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "search", instructions: "Look." },
+        { stepType: "analyze", instructions: "Then think." },
+      ],
+    });
+    const first = await getNextStep(ctx, { planId });
+    if (first.status !== "ready") throw new Error(`expected a step, got ${first.status}`);
+    await requestUserReview(ctx, {
+      planId,
+      stepId: first.step.stepId,
+      summary: "Is this enough?",
+      deadlineSeconds: 1,
+      onTimeout: "skip",
+      assignTo: adminEmail,
+    });
+    const posts = (event: string) =>
+      receiver.received.filter((r) => r.path === "/reviews" && r.headers["cairn-event"] === event);
+    await dispatchUntil(() => posts("review.requested").length === 1 && smtp.mails.length === 1);
+    expect(smtp.mails[0]?.to).toEqual([adminEmail]);
+    expect(smtp.mails[0]?.raw).toContain(`https://cairn.example.com/plans/${planId}`);
+
+    // Nobody answers: once the deadline has passed, Cairn's scheduler skips the step.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await runReviewScheduler(handle.db, { stallThresholdSeconds: 1800 })).toMatchObject({
+      applied: 1,
+    });
+    const next = await getNextStep(ctx, { planId });
+    if (next.status !== "ready") throw new Error(`expected the next step, got ${next.status}`);
+    expect(next.step.stepId).not.toBe(first.step.stepId);
+    expect(next.reviewTimedOut).toMatchObject({ action: "skip", stepId: first.step.stepId });
+
+    await dispatchUntil(() => posts("review.timed_out").length === 1 && smtp.mails.length === 2);
+    const timedOut = JSON.parse(posts("review.timed_out")[0]?.body ?? "{}");
+    expect(timedOut).toMatchObject({ event: "review.timed_out", data: { planId, action: "skip" } });
+    expect(smtp.mails[1]?.to).toEqual([adminEmail]);
   });
 });
