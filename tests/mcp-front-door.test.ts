@@ -5,7 +5,7 @@
  * Ends with the official MCP conformance suite's generic scenarios.
  */
 import { spawnSync } from "node:child_process";
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
@@ -54,65 +54,93 @@ const noKeyChallenge = (app: AppServer) => `Bearer ${metadataParams(app)}`;
 const invalidKeyChallenge = (app: AppServer) =>
   `Bearer error="invalid_token", error_description="invalid, expired or revoked token", ${metadataParams(app)}`;
 
-type RawAnswer = { status: number; headers: IncomingHttpHeaders; body: string };
+type RawAnswer = { status: number; headers: Record<string, string>; body: string };
 
 /**
- * POSTs a body that never ends: `first`, then, with `flood`, `chunk` after
- * `chunk` as fast as the socket takes them; without, nothing more and no end.
- * Resolves with the answer, if one comes before the body is done (it never is),
- * and then drops the connection. Its own connection, not fetch's pool, because
- * an upload cut short leaves its connection unusable.
+ * POSTs a body that never ends (chunked, with no last chunk): the start of a
+ * JSON-RPC message, then, with `flood`, 64 KB chunks as fast as the socket
+ * takes them; without, nothing more. Resolves with the answer's head as soon as
+ * it arrives, then drops the connection.
+ *
+ * A raw socket rather than node:http's client: a server that answers before
+ * the body ends closes the connection, and the client's next write then fails
+ * with EPIPE or ECONNRESET, which node:http reports as the request's error, at
+ * times before the answer it had already received. Here a failed write is only
+ * the end of sending; the answer is read from the socket either way.
  */
 function postEndlessBody(
   app: AppServer,
   headers: Record<string, string>,
   flood: boolean,
 ): Promise<RawAnswer> {
+  const url = new URL(app.url);
   const chunk = Buffer.alloc(64 * 1024, " ");
+  const framed = (data: string | Buffer) =>
+    Buffer.concat([
+      Buffer.from(`${Buffer.byteLength(data).toString(16)}\r\n`),
+      Buffer.from(data),
+      Buffer.from("\r\n"),
+    ]);
   return new Promise((resolve, reject) => {
+    let received = "";
     let answered = false;
-    const request = httpRequest(`${app.url}/api/mcp`, {
-      method: "POST",
-      agent: false,
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        ...headers,
-      },
-    });
+    const socket = connect(Number(url.port), url.hostname);
     const timer = setTimeout(() => {
-      request.destroy();
+      socket.destroy();
       reject(new Error("no answer within 10 s while the body was still being sent"));
     }, 10_000);
-    request.on("response", (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (text: string) => {
-        body += text;
+    const answerIfComplete = () => {
+      const headEnd = received.indexOf("\r\n\r\n");
+      if (answered || headEnd < 0) return;
+      answered = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const [statusLine = "", ...lines] = received.slice(0, headEnd).split("\r\n");
+      const answerHeaders: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(":");
+        answerHeaders[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      resolve({
+        status: Number(statusLine.split(" ")[1]),
+        headers: answerHeaders,
+        body: received.slice(headEnd + 4),
       });
-      response.on("end", () => {
-        answered = true;
-        clearTimeout(timer);
-        request.destroy();
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          body,
-        });
-      });
+    };
+    socket.on("data", (data: Buffer) => {
+      received += data.toString("latin1");
+      answerIfComplete();
     });
-    request.on("error", (error) => {
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      // The server answered and closed while the body was still being sent.
+      if (error.code === "EPIPE" || error.code === "ECONNRESET") return;
       if (answered) return;
       clearTimeout(timer);
       reject(error);
     });
-    request.flushHeaders();
-    request.write(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"`);
+    socket.on("close", () => {
+      if (answered) return;
+      clearTimeout(timer);
+      reject(new Error(`the connection closed without an answer (received: ${received})`));
+    });
+    const head = {
+      Host: url.host,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "Transfer-Encoding": "chunked",
+      ...headers,
+    };
+    socket.write(
+      `POST /api/mcp HTTP/1.1\r\n${Object.entries(head)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("")}\r\n`,
+    );
+    socket.write(framed(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"`));
     if (flood) {
       const pump = () => {
-        while (!answered && !request.destroyed && request.write(chunk)) {}
+        while (!answered && !socket.destroyed && socket.write(framed(chunk))) {}
       };
-      request.on("drain", pump);
+      socket.on("drain", pump);
       pump();
     }
   });
