@@ -7,9 +7,12 @@
 import { parseArgs } from "node:util";
 import { closeDb, getDatabaseHandle } from "@/lib/db/client";
 import { isAppError } from "@/lib/plan-engine/app-error";
+import { isDecisionPolicy } from "@/lib/plan-engine/states";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { issueSetupCode } from "@/lib/services/accounts/setup-codes";
+import { verifyAllTrails, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
+import { teamDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 
 const USAGE = `Usage: npm run cairn -- <command> [options]
 
@@ -25,6 +28,12 @@ Commands:
       On a fresh install (nobody has an account yet), prints a new one-time code
       for the first-run page, alone on the last line. Codes printed before keep
       working; all stop once the first admin exists.
+  verify-audit [PLAN_ID]
+      Checks the hash chain of one plan's audit trail, or of every plan's, and
+      names the first row that does not match. Exits 1 when a trail fails.
+  decision-policy --tenant NAME [people_only|people_and_agents]
+      Shows, or sets, who may decide the team's checkpoints: people only, or
+      people and the agents that relay a person's answer.
   migrate
       Applies the database migrations in drizzle/ (needed for a DATABASE_URL server;
       the embedded database migrates itself).
@@ -53,7 +62,10 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command || values.help ? 0 : 2;
   }
-  if (extra.length > 0) throw new UsageError(`Unexpected argument(s): ${extra.join(" ")}`);
+  const takesArgument = command === "verify-audit" || command === "decision-policy";
+  if (extra.length > (takesArgument ? 1 : 0)) {
+    throw new UsageError(`Unexpected argument(s): ${extra.join(" ")}`);
+  }
 
   switch (command) {
     case "migrate": {
@@ -96,6 +108,35 @@ async function main(argv: string[]): Promise<number> {
       const code = await issueSetupCode(db);
       console.log("Enter this one-time code on the first-run page (/setup):");
       console.log(code);
+      return 0;
+    }
+    case "verify-audit": {
+      const [planId] = extra;
+      const { db } = await getDatabaseHandle();
+      const results = planId ? [await verifyPlanTrail(db, planId)] : await verifyAllTrails(db);
+      for (const result of results) {
+        const bad = result.firstBadRow;
+        console.log(
+          bad
+            ? `FAILED ${result.planId}: row ${bad.position} (${bad.id}): ${bad.reason}.`
+            : `ok     ${result.planId}: ${result.rows} rows verify.`,
+        );
+      }
+      const failed = results.filter((result) => !result.verified).length;
+      console.log(`${results.length - failed} of ${results.length} trails verify.`);
+      return failed > 0 ? 1 : 0;
+    }
+    case "decision-policy": {
+      const team = required(values.tenant, "--tenant");
+      const [policy] = extra;
+      if (policy !== undefined && !isDecisionPolicy(policy)) {
+        throw new UsageError(`The policy is people_only or people_and_agents, not "${policy}".`);
+      }
+      const { db } = await getDatabaseHandle();
+      const set = await teamDecisionPolicy(db, team, policy);
+      console.log(
+        `Team "${team}": ${set === "people_only" ? "only people decide checkpoints" : "people decide checkpoints, and agents may relay a person's answer"} (${set}).`,
+      );
       return 0;
     }
     default:

@@ -70,13 +70,14 @@ describe.each(BACKENDS)("no plan gets stuck on %s", (backend) => {
     const first = await agent.ok("get_next_step", { planId: plan.planId });
     expect(first.step).toMatchObject({ stepOrder: 1, attempt: 1 });
     expect(Date.parse(first.step.leaseExpiresAt)).toBeGreaterThan(Date.now());
-    await agent.ok("request_user_review", {
+    const review = await agent.ok("request_user_review", {
       planId: plan.planId,
       stepId: first.step.stepId,
       summary: "Look at the sources.",
     });
     const decided = await agent.ok("submit_user_decision", {
       planId: plan.planId,
+      reviewRequestId: review.reviewRequestId,
       decision: "modify",
       feedback: "Use primary sources only.",
     });
@@ -235,13 +236,14 @@ describe.each(BACKENDS)("no plan gets stuck on %s", (backend) => {
       ],
     });
     const one = await agent.ok("get_next_step", { planId: plan.planId });
-    await agent.ok("request_user_review", {
+    const review = await agent.ok("request_user_review", {
       planId: plan.planId,
       stepId: one.step.stepId,
       summary: "Check.",
     });
     const approved = await agent.ok("submit_user_decision", {
       planId: plan.planId,
+      reviewRequestId: review.reviewRequestId,
       decision: "approve",
     });
     expect(approved.firedConditions).toEqual([
@@ -291,7 +293,11 @@ describe.each(BACKENDS)("no plan gets stuck on %s", (backend) => {
     ]);
     expect((await agent.ok("get_next_step", { planId: plan.planId })).status).toBe("plan_failed");
     expect(
-      await agent.fails("submit_user_decision", { planId: plan.planId, decision: "approve" }),
+      await agent.fails("submit_user_decision", {
+        planId: plan.planId,
+        reviewRequestId: review.reviewRequestId,
+        decision: "approve",
+      }),
     ).toMatch(/^CONFLICT: /);
   });
 

@@ -519,6 +519,11 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
     [
       "submit_user_decision",
       { planId: "PLAN", decision: "approve" },
+      /^VALIDATION_ERROR: reviewRequestId is required: .* The plan has no pending review\./,
+    ],
+    [
+      "submit_user_decision",
+      { planId: "PLAN", reviewRequestId: "00000000-0000-4000-8000-000000000000", decision: "approve" },
       /^CONFLICT: The plan is no longer waiting/,
     ],
     [

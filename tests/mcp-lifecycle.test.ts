@@ -6,6 +6,7 @@
  * tool-call log). The rules of each use case are tested in process, in
  * tests/use-cases/.
  */
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
@@ -195,7 +196,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
         ["submit_step_result", { planId, stepId, result: {}, stepExecutionReport: report }],
         ["get_step_context", { planId, stepId }],
         ["request_user_review", { planId, stepId, summary: "s" }],
-        ["submit_user_decision", { planId, decision: "approve" }],
+        ["submit_user_decision", { planId, reviewRequestId: randomUUID(), decision: "approve" }],
         ["modify_plan", { planId, action: "fail_step", stepId, modificationRationale: "r" }],
         ["get_plan_status", { planId }],
         ["get_research_context", { planId }],

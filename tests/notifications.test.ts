@@ -236,9 +236,14 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     });
     const next = await getNextStep(ctx, { planId });
     if (next.status !== "ready") throw new Error(`expected a step, got ${next.status}`);
-    await requestUserReview(ctx, { planId, stepId: next.step.stepId, summary: "Check this." });
+    const review = await requestUserReview(ctx, {
+      planId,
+      stepId: next.step.stepId,
+      summary: "Check this.",
+    });
     const decided = await submitUserDecision(reviewer, {
       planId,
+      reviewRequestId: review.reviewRequestId,
       decision: "reject",
       feedback: "Wrong sources.",
     });

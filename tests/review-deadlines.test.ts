@@ -401,7 +401,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     // Anyone may answer a review assigned to someone else; a decided one can no longer move.
     await submitUserDecision(
       { ...ctx, actor: { type: "user", id: adminId, label: "Admin" } },
-      { planId: first.planId, decision: "approve" },
+      { planId: first.planId, reviewRequestId: one.reviewRequestId, decision: "approve" },
     );
     await expect(
       assignReview(researcher, { reviewRequestId: one.reviewRequestId, userId: null }),

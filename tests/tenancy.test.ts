@@ -210,7 +210,7 @@ const VARIANTS: Variant[] = [
     tool: "submit_user_decision",
     label: "",
     fields: ["planId", "stepId", "reviewRequestId"],
-    required: ["planId"],
+    required: ["planId", "reviewRequestId"],
     uses: "review",
     args: (ids) => call({ decision: "approve" }, ids),
   },

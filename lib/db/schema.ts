@@ -27,6 +27,9 @@ import type { AwaitingSteps } from "../plan-engine/loop";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import {
   AUDIT_EVENT_TYPES,
+  DECISION_CHANNELS,
+  DECISION_POLICIES,
+  DEFAULT_DECISION_POLICY,
   PLAN_STATUSES,
   REVIEW_DECISIONS,
   STEP_STATUSES,
@@ -70,6 +73,8 @@ export const reviewTimeoutAction = pgEnum("review_timeout_action", REVIEW_TIMEOU
 export const deliveryStatus = pgEnum("delivery_status", DELIVERY_STATUSES);
 export const oauthClientKind = pgEnum("oauth_client_kind", OAUTH_CLIENT_KINDS);
 export const oauthTokenKind = pgEnum("oauth_token_kind", OAUTH_TOKEN_KINDS);
+export const decisionPolicy = pgEnum("decision_policy", DECISION_POLICIES);
+export const decisionChannel = pgEnum("decision_channel", DECISION_CHANNELS);
 
 const id = () => uuid("id").primaryKey().defaultRandom();
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
@@ -87,6 +92,8 @@ export const tenants = pgTable("tenant", {
   reviewDeadlineSeconds: integer("review_deadline_seconds"),
   /** The team's default action when that deadline passes; null waits forever. */
   reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
+  /** Who may decide a checkpoint: people only, or also agents relaying a person's answer. */
+  decisionPolicy: decisionPolicy("decision_policy").notNull().default(DEFAULT_DECISION_POLICY),
   /** Lets webhooks reach loopback and private addresses (a local receiver, tests). */
   allowPrivateWebhooks: boolean("allow_private_webhooks").notNull().default(false),
 });
@@ -431,11 +438,21 @@ export const planAuditLog = pgTable(
      * waited for, so only this orders a plan's trail as its changes happened.
      */
     seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
+    /**
+     * The hash chain of the plan's trail (docs/audit.md): the digest of the
+     * plan's previous row, and sha256(prev_digest || canonical row). Written
+     * by the `plan_audit_chain` trigger, so every writer of the trail chains.
+     */
+    chainIndex: integer("chain_index"),
+    prevDigest: text("prev_digest"),
+    digest: text("digest"),
   },
   (t) => [
     index("plan_audit_log_plan_time_idx").on(t.planId, t.createdAt),
     // A plan's trail in the order it was written (the plan page).
     index("plan_audit_log_plan_seq_idx").on(t.planId, t.seq),
+    // The chain's order, and the trigger's look-up of a plan's last link.
+    uniqueIndex("plan_audit_log_plan_chain_uq").on(t.planId, t.chainIndex),
     index("plan_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt),
   ],
 );
@@ -453,6 +470,13 @@ export const reviewRequests = pgTable(
       .references(() => planSteps.id, { onDelete: "cascade" }),
     summary: text("summary").notNull(),
     questions: jsonb("questions").$type<string[]>().notNull().default([]),
+    /** What the agent asks the person to accept; an approve completes the step with it. */
+    proposedResult: jsonb("proposed_result").$type<Record<string, unknown>>(),
+    proposedConfidence: doublePrecision("proposed_confidence"),
+    /** The step's instructions when the review was requested, as the reviewer is shown them. */
+    stepInstructions: text("step_instructions").notNull(),
+    /** sha256 over what the reviewer is shown (lib/services/reviews/review-digest.ts). */
+    contentDigest: text("content_digest").notNull(),
     status: reviewRequestStatus("status").notNull().default("pending"),
     requestedByType: actorType("requested_by_type").notNull(),
     requestedById: uuid("requested_by_id"),
@@ -506,6 +530,10 @@ export const reviewDecisions = pgTable(
     decidedByType: actorType("decided_by_type").notNull(),
     decidedById: uuid("decided_by_id"),
     decidedByLabel: text("decided_by_label").notNull(),
+    /** A person in the web UI, an agent relaying one, or Cairn at a deadline. */
+    channel: decisionChannel("channel").notNull(),
+    /** The content digest of the review as it was decided. */
+    reviewDigest: text("review_digest").notNull(),
     createdAt: createdAt(),
   },
   (t) => [index("review_decision_plan_idx").on(t.planId, t.createdAt)],

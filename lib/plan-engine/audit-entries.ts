@@ -7,7 +7,7 @@
  * (skip); in_progress -> awaiting_input `user_reviewed` (review_requested);
  * failed -> pending `plan_modified` (retry_step).
  */
-import type { ReviewDecision } from "./states";
+import type { DecisionChannel, ReviewDecision } from "./states";
 
 export type PlanModifiedAction =
   | "created"
@@ -85,6 +85,9 @@ export type AuditEntry =
             reviewRequestId: string;
             summary: string;
             questions: string[];
+            proposedResult?: Record<string, unknown>;
+            proposedConfidence?: number;
+            contentDigest: string;
             dueAt?: string;
             onTimeout?: string;
             assignedUserId?: string;
@@ -110,6 +113,10 @@ export type AuditEntry =
             reviewRequestId: string;
             decision: ReviewDecision;
             feedback: string | null;
+            /** How it reached Cairn: web (a person), relayed (an agent), deadline (Cairn). */
+            channel: DecisionChannel;
+            /** The digest of what the reviewer was shown (review_request.content_digest). */
+            reviewDigest: string;
           };
     }
   | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }

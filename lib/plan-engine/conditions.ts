@@ -293,21 +293,31 @@ export function evaluateCondition(expression: string, context: ConditionContext)
 export interface ConditionContextInput {
   readonly confidence?: number | null;
   readonly result: unknown;
+  /**
+   * What an omitted confidence reads as: 0 after submit_step_result
+   * (docs/branching-conditions.md); absent after an approve whose proposal
+   * carried none, so that no condition fires on a value nobody reported.
+   */
+  readonly missingConfidence?: "zero" | "absent";
 }
 
 // A type alias, not an interface: aliases get an implicit index signature, so
 // the built context can be passed wherever a `ConditionContext` is expected.
 export type BuiltConditionContext = {
-  readonly confidence: number;
+  readonly confidence?: number;
   readonly result: unknown;
   readonly status: "completed";
 };
 
 /**
  * docs/branching-conditions.md: conditions see the step's
- * confidence (0 when none was given), its structured result, and a status that
- * is always "completed" because branching runs only after a successful step.
+ * confidence (0 when none was given, unless `missingConfidence` is "absent"),
+ * its structured result, and a status that is always "completed" because
+ * branching runs only after a successful step.
  */
 export function buildConditionContext(input: ConditionContextInput): BuiltConditionContext {
-  return { confidence: input.confidence ?? 0, result: input.result, status: "completed" };
+  const confidence = input.confidence ?? (input.missingConfidence === "absent" ? undefined : 0);
+  return confidence === undefined
+    ? { result: input.result, status: "completed" }
+    : { confidence, result: input.result, status: "completed" };
 }

@@ -1,6 +1,19 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { appendUserFeedback, applyReviewDecision, splitUserFeedback } from "./decisions";
-import { REVIEW_DECISIONS } from "./states";
+import type { AppError } from "./app-error";
+import { buildConditionContext, evaluateCondition } from "./conditions";
+import {
+  appendUserFeedback,
+  applyReviewDecision,
+  approvedResult,
+  checkDecider,
+  checkTimeoutAction,
+  type DeciderKind,
+  decisionChannel,
+  splitUserFeedback,
+} from "./decisions";
+import { TIMEOUT_ACTIONS } from "./review-deadlines";
+import { DECISION_POLICIES, REVIEW_DECISIONS } from "./states";
 import { canTransitionPlan, canTransitionStep } from "./transitions";
 
 describe("applyReviewDecision", () => {
@@ -45,5 +58,94 @@ describe("splitUserFeedback", () => {
 
   it("reads instructions without feedback as the original alone", () => {
     expect(splitUserFeedback("Do X.")).toEqual({ original: "Do X.", feedback: [] });
+  });
+});
+
+describe("who may decide", () => {
+  const kinds: DeciderKind[] = ["user", "api_key", "oauth_app", "system"];
+  const url = "http://127.0.0.1:3000/plans/p#review";
+
+  it("refuses exactly an agent's decision where only people decide, naming the review page", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...DECISION_POLICIES),
+        fc.constantFrom(...kinds),
+        (policy, kind) => {
+          const refused = (() => {
+            try {
+              checkDecider(policy, kind, url);
+              return undefined;
+            } catch (error) {
+              return error as AppError;
+            }
+          })();
+          const agent = kind === "api_key" || kind === "oauth_app";
+          expect(refused !== undefined).toBe(policy === "people_only" && agent);
+          if (refused) {
+            expect(refused.code).toBe("FORBIDDEN");
+            expect(refused.message).toContain(url);
+          }
+        },
+      ),
+    );
+  });
+
+  it("names the channel of each kind of decider", () => {
+    expect(kinds.map(decisionChannel)).toEqual(["web", "relayed", "relayed", "deadline"]);
+  });
+
+  it("refuses an agent's deadline approve or skip where only people decide, nothing else", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...DECISION_POLICIES),
+        fc.constantFrom(...kinds),
+        fc.constantFrom(undefined, ...TIMEOUT_ACTIONS),
+        (policy, kind, onTimeout) => {
+          const call = () => checkTimeoutAction(policy, kind, onTimeout);
+          const refuse =
+            policy === "people_only" &&
+            (kind === "api_key" || kind === "oauth_app") &&
+            (onTimeout === "approve" || onTimeout === "skip");
+          if (refuse) expect(call).toThrow(/only people decide/);
+          else expect(call).not.toThrow();
+        },
+      ),
+    );
+  });
+});
+
+describe("approvedResult", () => {
+  it("is the proposal when there is one, else a record of the decision without a confidence", () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.dictionary(fc.string(), fc.jsonValue()), { nil: null }),
+        fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }),
+        fc.option(fc.string({ minLength: 1 }), { nil: null }),
+        (result, confidence, feedback) => {
+          const approved = approvedResult({ result, confidence }, "r1", feedback);
+          expect(approved.confidence).toBe(confidence);
+          if (result !== null) expect(approved.result).toBe(result);
+          else
+            expect(approved.result).toEqual({
+              approvedByReview: "r1",
+              ...(feedback ? { feedback } : {}),
+            });
+        },
+      ),
+    );
+  });
+
+  it("never lets a confidence condition fire on an approve that reported none", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("<", "<=", ">", ">=", "===", "!=="),
+        fc.integer({ min: -100, max: 200 }).map((n) => n / 100),
+        (op, threshold) => {
+          const approved = approvedResult({ result: null, confidence: null }, "r1", null);
+          const context = buildConditionContext({ ...approved, missingConfidence: "absent" });
+          expect(evaluateCondition(`confidence ${op} ${threshold}`, context)).toBe(false);
+        },
+      ),
+    );
   });
 });

@@ -2,7 +2,14 @@
  * What a person's answer at a checkpoint does to the step and the plan
  * (docs/execution-loop.md).
  */
-import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
+import { AppError } from "./app-error";
+import type {
+  DecisionChannel,
+  DecisionPolicy,
+  PlanStatus,
+  ReviewDecision,
+  StepStatus,
+} from "./states";
 
 export interface ReviewOutcome {
   /** The step's next status; always a valid move from `awaiting_input`. */
@@ -47,4 +54,71 @@ export function splitUserFeedback(instructions: string): {
 } {
   const [original = "", ...feedback] = instructions.split(USER_FEEDBACK_MARK);
   return { original, feedback };
+}
+
+/** Who acts, as the audit trail's actor types name them. */
+export type DeciderKind = "user" | "api_key" | "oauth_app" | "system";
+
+/** How a decision by `kind` reached Cairn (shown wherever a decision is). */
+export function decisionChannel(kind: DeciderKind): DecisionChannel {
+  if (kind === "user") return "web";
+  if (kind === "system") return "deadline";
+  return "relayed";
+}
+
+/**
+ * The team's rule on who decides a checkpoint. A person always may, and Cairn
+ * at a deadline a person or the team set; an agent may only relay a person's
+ * answer where the team allows it. Refused, the agent is told what to do
+ * instead: show its user the review page.
+ */
+export function checkDecider(policy: DecisionPolicy, kind: DeciderKind, reviewUrl: string): void {
+  if (policy === "people_only" && decisionChannel(kind) === "relayed") {
+    throw new AppError(
+      "FORBIDDEN",
+      `This team lets only people decide checkpoints: an agent cannot approve, reject, modify or skip a review. Show the person the review page and let them decide there: ${reviewUrl}`,
+      { decisionPolicy: policy, reviewUrl },
+    );
+  }
+}
+
+/**
+ * A deadline's approve or skip is a decision made in advance: an agent may not
+ * grant itself one where only people decide (reject and escalate leave the
+ * step to a person).
+ */
+export function checkTimeoutAction(
+  policy: DecisionPolicy,
+  kind: DeciderKind,
+  onTimeout: string | undefined,
+): void {
+  if (
+    policy === "people_only" &&
+    decisionChannel(kind) === "relayed" &&
+    (onTimeout === "approve" || onTimeout === "skip")
+  ) {
+    throw new AppError(
+      "FORBIDDEN",
+      `onTimeout: this team lets only people decide checkpoints, so an agent cannot set a deadline that would ${onTimeout} the step without them. Use "escalate" or "reject", or leave onTimeout out for the team's default.`,
+      { field: "onTimeout", decisionPolicy: policy },
+    );
+  }
+}
+
+/**
+ * What an approve completes the step with: the result and confidence the agent
+ * proposed and the person saw, or, when it proposed none, a result that records
+ * the decision (and no confidence: a condition on it does not fire on a value
+ * nobody reported).
+ */
+export function approvedResult(
+  proposal: { result: Record<string, unknown> | null; confidence: number | null },
+  reviewRequestId: string,
+  feedback: string | null,
+): { result: Record<string, unknown>; confidence: number | null } {
+  if (proposal.result !== null) return { result: proposal.result, confidence: proposal.confidence };
+  return {
+    result: { approvedByReview: reviewRequestId, ...(feedback ? { feedback } : {}) },
+    confidence: proposal.confidence,
+  };
 }

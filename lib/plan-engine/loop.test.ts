@@ -5,7 +5,6 @@ import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import {
   type AwaitingSteps,
-  decideCommonReviewDecision,
   decideCommonSubmit,
   decidePlanStatusAfterModify,
   decideReviewDecision,
@@ -40,13 +39,28 @@ const submitOf = (stepId: string, result: Record<string, unknown> = {}) => ({
   confidence: 0.9,
 });
 
-const reviewed = (id: string, order: number, result: Record<string, unknown> | null = null) => ({
+const reviewed = (id: string, order: number) => ({
   id,
   stepOrder: order,
   status: "awaiting_input" as const,
   instructions: "Do it.",
-  result,
-  confidence: null,
+});
+
+/** A person's decision through the web UI on review r1, with the agent's proposal if any. */
+const reviewEvent = (
+  decision: ReviewDecision,
+  feedback: string | null = null,
+  proposal: { result: Record<string, unknown> | null; confidence: number | null } = {
+    result: null,
+    confidence: null,
+  },
+) => ({
+  reviewRequestId: "r1",
+  decision,
+  feedback,
+  proposal,
+  channel: "web" as const,
+  reviewDigest: "d".repeat(64),
 });
 
 describe("decideSubmit", () => {
@@ -181,70 +195,15 @@ describe("decideCommonSubmit", () => {
   });
 });
 
-describe("decideCommonReviewDecision", () => {
-  it("decides, for every decision and state of the other steps, what decideReviewDecision decides", () => {
-    const statuses: StepStatus[] = [
-      "pending",
-      "in_progress",
-      "awaiting_input",
-      "completed",
-      "skipped",
-      "failed",
-    ];
-    const decisions: ReviewDecision[] = ["approve", "reject", "modify", "skip"];
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...decisions),
-        fc.array(fc.constantFrom(...statuses), { maxLength: 8 }),
-        (decision, others) => {
-          const feedback = decision === "modify" ? "Narrower." : null;
-          const common = decideCommonReviewDecision("p", decision, feedback);
-          const full = decideReviewDecision(
-            plan([], {
-              status: "awaiting_review",
-              steps: [
-                { id: "s0", stepOrder: 1, status: "awaiting_input" },
-                ...others.map((status, i) => ({ id: `o${i}`, stepOrder: i + 2, status })),
-              ],
-              pendingReviews: [{ id: "r1", stepId: "s0" }],
-            }),
-            { ...reviewed("s0", 1), instructions: "Do it." },
-            [],
-            { reviewRequestId: "r1", decision, feedback },
-          );
-          const terminal = others.every((s) =>
-            common.preconditions.terminalStepStatuses.includes(s),
-          );
-          const picked = others.includes("awaiting_input")
-            ? common.planStatusWhen.othersAwaitInput
-            : terminal
-              ? common.planStatusWhen.othersAllTerminal
-              : common.planStatusWhen.otherwise;
-          expect(picked).toBe(full.planStatus);
-          expect(common.stepStatus).toBe(full.stepStatus);
-          expect(`Do it.${common.instructionsSuffix}`).toBe(full.instructions);
-          expect(common.failureReason).toBe(full.failureReason);
-          expect(common.audit.map((a) => a.eventType)).toEqual(full.audit.map((a) => a.eventType));
-        },
-      ),
-      { numRuns: 500 },
-    );
-  });
-});
-
 describe("decideReviewDecision", () => {
   const waiting = (statuses: StepStatus[]) =>
     plan(statuses, { status: "awaiting_review", pendingReviews: [{ id: "r1", stepId: "s1" }] });
-  const event = (decision: ReviewDecision, feedback: string | null = null) => ({
-    reviewRequestId: "r1",
-    decision,
-    feedback,
-  });
+  const event = reviewEvent;
 
   it("approve evaluates the step's conditions like a submit", () => {
     const decided = decideReviewDecision(
       waiting(["awaiting_input", "pending", "pending"]),
-      reviewed("s1", 1, { score: 9 }),
+      reviewed("s1", 1),
       [cond("c1", 'status === "completed"', "skip_to", { stepId: "s3" })],
       event("approve"),
     );
@@ -252,6 +211,57 @@ describe("decideReviewDecision", () => {
     expect(decided.skippedStepIds).toEqual(["s2"]);
     expect(decided.planStatus).toBe("executing");
     expect(decided.withdrawnReviewIds).toEqual([]);
+  });
+
+  it("approve without a proposal fires no condition on a confidence nobody reported", () => {
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "pending"]),
+      reviewed("s1", 1),
+      [cond("c1", "confidence < 0.5", "fail")],
+      event("approve", "Fine by me."),
+    );
+    expect(decided.fired).toEqual([]);
+    expect(decided.planStatus).toBe("executing");
+    // The step's result records the decision and the person's words.
+    expect(decided.result).toEqual({ approvedByReview: "r1", feedback: "Fine by me." });
+    expect(decided.confidence).toBeNull();
+  });
+
+  it("approve completes the step with the proposal and fires the gates it satisfies", () => {
+    const proposal = { result: { score: 95 }, confidence: 0.9 };
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "pending", "pending"]),
+      reviewed("s1", 1),
+      [
+        cond("c1", "confidence < 0.5", "fail"),
+        cond("c2", "confidence > 0.85", "skip_to", { stepId: "s3" }),
+      ],
+      event("approve", null, proposal),
+    );
+    expect(decided.fired.map((f) => f.conditionId)).toEqual(["c2"]);
+    expect(decided.skippedStepIds).toEqual(["s2"]);
+    expect(decided).toMatchObject({ result: { score: 95 }, confidence: 0.9 });
+    const low = decideReviewDecision(
+      waiting(["awaiting_input", "pending"]),
+      reviewed("s1", 1),
+      [cond("c1", "confidence < 0.5", "fail")],
+      event("approve", null, { result: { score: 10 }, confidence: 0.3 }),
+    );
+    expect(low.planStatus).toBe("failed");
+  });
+
+  it("records how the decision came and the digest of what was shown", () => {
+    const decided = decideReviewDecision(
+      waiting(["awaiting_input", "pending"]),
+      reviewed("s1", 1),
+      [],
+      { ...event("skip"), channel: "relayed" },
+    );
+    expect(decided.audit[0]?.payload).toMatchObject({
+      action: "decision",
+      channel: "relayed",
+      reviewDigest: "d".repeat(64),
+    });
   });
 
   it("modify hands the step back with the feedback appended", () => {
@@ -438,15 +448,15 @@ function decide(model: Model, decision: ReviewDecision) {
   if (step?.status !== "awaiting_input") return;
   const decided = decideReviewDecision(
     model.snapshot,
-    {
-      ...step,
-      status: "awaiting_input",
-      instructions: "x",
-      result: { flag: true },
-      confidence: null,
-    },
+    { ...step, status: "awaiting_input", instructions: "x" },
     model.conditions.get(step.id) ?? [],
-    { reviewRequestId: review.id, decision, feedback: decision === "modify" ? "again" : null },
+    {
+      ...reviewEvent(decision, decision === "modify" ? "again" : null, {
+        result: { flag: true },
+        confidence: null,
+      }),
+      reviewRequestId: review.id,
+    },
   );
   setStep(model, step.id, decided.stepStatus);
   model.snapshot = {

@@ -13,8 +13,9 @@ import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import { type BranchAction, evaluateBranching, stepsToSkip } from "./branch-actions";
 import { buildConditionContext } from "./conditions";
-import { appendUserFeedback, applyReviewDecision } from "./decisions";
+import { appendUserFeedback, applyReviewDecision, approvedResult } from "./decisions";
 import {
+  type DecisionChannel,
   type PlanStatus,
   type ReviewDecision,
   type StepStatus,
@@ -134,7 +135,11 @@ export function completionEffects(
   plan: PlanSnapshot,
   stepId: string,
   conditions: readonly LoopCondition[],
-  outcome: { result: Record<string, unknown>; confidence: number | null },
+  outcome: {
+    result: Record<string, unknown>;
+    confidence: number | null;
+    missingConfidence?: "zero" | "absent";
+  },
 ): CompletionEffects {
   const step = plan.steps.find((s) => s.id === stepId);
   if (!step) throw new AppError("INTERNAL_ERROR", `Step ${stepId} is not in the snapshot.`);
@@ -144,7 +149,11 @@ export function completionEffects(
   );
   const branching = evaluateBranching(
     conditions,
-    buildConditionContext({ confidence: outcome.confidence ?? undefined, result: outcome.result }),
+    buildConditionContext({
+      confidence: outcome.confidence,
+      result: outcome.result,
+      missingConfidence: outcome.missingConfidence ?? "zero",
+    }),
   );
   const firedIds = new Set(branching.fired.map((fired) => fired.conditionId));
   // Conditions after a `fail` are not evaluated: they keep a null verdict.
@@ -343,27 +352,34 @@ export type ReviewEvent = {
   reviewRequestId: string;
   decision: ReviewDecision;
   feedback: string | null;
+  /** What the agent asked the person to accept (request_user_review). */
+  proposal: { result: Record<string, unknown> | null; confidence: number | null };
+  /** How the decision reached Cairn, and the digest of what the reviewer was shown. */
+  channel: DecisionChannel;
+  reviewDigest: string;
 };
 
 export type ReviewedStep = LoopStep & {
   status: "awaiting_input";
   instructions: string;
-  result: Record<string, unknown> | null;
-  confidence: number | null;
 };
 
 export type ReviewDecisionOutcome = CompletionEffects & {
   stepStatus: StepStatus;
   instructions: string;
   failureReason: string | null;
+  /** The step's result and confidence after an approve; null otherwise. */
+  result: Record<string, unknown> | null;
+  confidence: number | null;
 };
 
 /**
- * A person's answer at a checkpoint. `approve` completes the step exactly as a
- * submit would after it (its conditions are evaluated against the result the
- * agent stored, if any); `modify` hands the step back to the agent: it is
- * `in_progress` with no holder, so the next get_next_step returns it first;
- * `skip` skips it; `reject` fails the step and the plan.
+ * A person's answer at a checkpoint. `approve` completes the step with what
+ * the person saw (`approvedResult`: the agent's proposal, or a record of the
+ * decision) and evaluates its conditions on exactly that, as a submit would;
+ * `modify` hands the step back to the agent: it is `in_progress` with no
+ * holder, so the next get_next_step returns it first; `skip` skips it;
+ * `reject` fails the step and the plan.
  */
 export function decideReviewDecision(
   plan: PlanSnapshot,
@@ -387,6 +403,8 @@ export function decideReviewDecision(
         reviewRequestId: event.reviewRequestId,
         decision: event.decision,
         feedback: event.feedback,
+        channel: event.channel,
+        reviewDigest: event.reviewDigest,
       },
     },
   ];
@@ -395,9 +413,10 @@ export function decideReviewDecision(
     pendingReviews: plan.pendingReviews.filter((r) => r.id !== event.reviewRequestId),
   };
   if (event.decision === "approve") {
+    const approved = approvedResult(event.proposal, event.reviewRequestId, event.feedback);
     const effects = completionEffects(others, step.id, conditions, {
-      result: step.result ?? {},
-      confidence: step.confidence,
+      ...approved,
+      missingConfidence: "absent",
     });
     return {
       ...effects,
@@ -405,6 +424,7 @@ export function decideReviewDecision(
       stepStatus,
       instructions,
       failureReason: null,
+      ...approved,
     };
   }
   const steps = plan.steps.map((s) => (s.id === step.id ? { ...s, status: stepStatus } : s));
@@ -446,6 +466,8 @@ export function decideReviewDecision(
     stepStatus,
     instructions,
     failureReason,
+    result: null,
+    confidence: null,
   };
 }
 
@@ -535,89 +557,6 @@ export function decideCommonSubmit(
     preconditions: {
       planStatus: "executing",
       stepStatus: "in_progress",
-      terminalStepStatuses: TERMINAL_STEP_STATUSES,
-    },
-  };
-}
-
-/**
- * A review decision decided before its read, for one guarded statement, like
- * `decideCommonSubmit`: the plan is `awaiting_review` on one pending review,
- * waits on no add_steps, and (for an approve) the step has no branching
- * conditions. The outcome then depends on the other steps only through
- * `derivePlanStatus`; the stored instructions get `instructionsSuffix`
- * appended. The review and its step are found by the statement, so the audit
- * rows carry `UNKNOWN_ID` for them (and no `stepOrder` or `reviewRequestId`
- * in their payloads): the statement fills those in.
- */
-export const UNKNOWN_ID = "00000000-0000-0000-0000-000000000000";
-
-export function decideCommonReviewDecision(
-  planId: string,
-  decision: ReviewDecision,
-  feedback: string | null,
-): {
-  audit: AuditEntry[];
-  stepStatus: StepStatus;
-  instructionsSuffix: string;
-  failureReason: string | null;
-  planStatusWhen: {
-    othersAwaitInput: PlanStatus;
-    othersAllTerminal: PlanStatus;
-    otherwise: PlanStatus;
-  };
-  preconditions: {
-    planStatus: PlanStatus;
-    stepStatus: StepStatus;
-    needsNoConditions: boolean;
-    terminalStepStatuses: readonly StepStatus[];
-  };
-} {
-  const decide = (others: StepStatus[]) =>
-    decideReviewDecision(
-      {
-        id: planId,
-        status: "awaiting_review",
-        awaitingSteps: null,
-        steps: [
-          { id: UNKNOWN_ID, stepOrder: 0, status: "awaiting_input" },
-          ...others.map((status, i) => ({ id: `other-${i}`, stepOrder: i + 1, status })),
-        ],
-        pendingReviews: [{ id: UNKNOWN_ID, stepId: UNKNOWN_ID }],
-      },
-      {
-        id: UNKNOWN_ID,
-        stepOrder: 0,
-        status: "awaiting_input",
-        instructions: "",
-        result: null,
-        confidence: null,
-      },
-      [],
-      { reviewRequestId: UNKNOWN_ID, decision, feedback },
-    );
-  const otherwise = decide(["pending"]);
-  return {
-    audit: otherwise.audit.map((entry) => {
-      const {
-        stepOrder: _s,
-        reviewRequestId: _r,
-        ...payload
-      } = entry.payload as Record<string, unknown>;
-      return { ...entry, payload } as AuditEntry;
-    }),
-    stepStatus: otherwise.stepStatus,
-    instructionsSuffix: otherwise.instructions,
-    failureReason: otherwise.failureReason,
-    planStatusWhen: {
-      othersAwaitInput: decide(["awaiting_input"]).planStatus,
-      othersAllTerminal: decide([]).planStatus,
-      otherwise: otherwise.planStatus,
-    },
-    preconditions: {
-      planStatus: "awaiting_review",
-      stepStatus: "awaiting_input",
-      needsNoConditions: decision === "approve",
       terminalStepStatuses: TERMINAL_STEP_STATUSES,
     },
   };

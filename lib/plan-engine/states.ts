@@ -64,10 +64,30 @@ export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 export const REVIEW_DECISIONS = ["approve", "reject", "modify", "skip"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
 
+/**
+ * Who a team lets decide its checkpoints (docs/reviews.md): only people signed
+ * in to Cairn, or also the agents that relay a person's answer from their chat
+ * (the reference design's flow, where a new team starts).
+ */
+export const DECISION_POLICIES = ["people_only", "people_and_agents"] as const;
+export type DecisionPolicy = (typeof DECISION_POLICIES)[number];
+export const DEFAULT_DECISION_POLICY: DecisionPolicy = "people_and_agents";
+
+/**
+ * How a decision reached Cairn: a person in the web UI, an agent (API key or
+ * connected app) relaying what its user said, or Cairn itself at a deadline.
+ */
+export const DECISION_CHANNELS = ["web", "relayed", "deadline"] as const;
+export type DecisionChannel = (typeof DECISION_CHANNELS)[number];
+
 // Guards for values read from the database or the wire, where the type system
 // cannot vouch for the string. `includes` on a widened tuple avoids a cast per call.
 function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
   return typeof value === "string" && (values as readonly string[]).includes(value);
+}
+
+export function isDecisionPolicy(value: unknown): value is DecisionPolicy {
+  return isOneOf(DECISION_POLICIES, value);
 }
 
 export function isPlanStatus(value: unknown): value is PlanStatus {

@@ -4,9 +4,12 @@
  */
 import "server-only";
 import { userContext } from "../auth/session";
+import { isAppError } from "../plan-engine/app-error";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
+import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
+import { getDecisionPolicy } from "../services/reviews/decision-policy";
 import {
   settleDeadlinesOfPlan,
   settleDeadlinesOfTenant,
@@ -43,6 +46,17 @@ export const views = {
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
     return getPlanPage(ctx, planId, auditPage);
+  },
+  /** The plan's audit trail with its hash chain; undefined for a plan not in the user's tenant. */
+  async auditExport(user: SignedInUser, planId: string) {
+    if (!UUID.test(planId)) return undefined;
+    return exportAuditTrail(await userContext(user), planId).catch((error: unknown) => {
+      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    });
+  },
+  async decisionPolicy(user: SignedInUser) {
+    return getDecisionPolicy(await userContext(user));
   },
   async inbox(user: SignedInUser, filters: InboxFilters) {
     const ctx = await userContext(user);

@@ -102,7 +102,7 @@ describe.each(BACKENDS)("assign review on %s", (backend) => {
 
   it("answers CONFLICT once the review was decided, and changes nothing", async () => {
     const { planId, reviewRequestId } = await pendingReview();
-    await tenant.agent.ok("submit_user_decision", { planId, decision: "approve" });
+    await tenant.agent.ok("submit_user_decision", { planId, reviewRequestId, decision: "approve" });
     await expect(
       assignReview(people.researcher, { reviewRequestId, userId: people.researcherId }),
     ).rejects.toMatchObject({ code: "CONFLICT" });

@@ -32,12 +32,17 @@ describe.each(BACKENDS)("submit_user_decision on %s", (backend) => {
   }
 
   it("review decisions: modify appends feedback and returns the step to the agent", async () => {
-    const { planId, stepId } = await planAtReview();
+    const { planId, stepId, reviewRequestId } = await planAtReview();
     expect(
-      await tenant.agent.fails("submit_user_decision", { planId, decision: "modify" }),
+      await tenant.agent.fails("submit_user_decision", {
+        planId,
+        reviewRequestId,
+        decision: "modify",
+      }),
     ).toMatch(/^VALIDATION_ERROR: .*feedback/);
     const modified = await tenant.agent.ok("submit_user_decision", {
       planId,
+      reviewRequestId,
       decision: "modify",
       feedback: "Include 2024 prices.",
     });
@@ -68,6 +73,7 @@ describe.each(BACKENDS)("submit_user_decision on %s", (backend) => {
     const rejected = await planAtReview();
     const answer = await tenant.agent.ok("submit_user_decision", {
       planId: rejected.planId,
+      reviewRequestId: rejected.reviewRequestId,
       decision: "reject",
       feedback: "Wrong question.",
     });
@@ -76,6 +82,7 @@ describe.each(BACKENDS)("submit_user_decision on %s", (backend) => {
     const skipped = await planAtReview(["checkpoint"]);
     const skip = await tenant.agent.ok("submit_user_decision", {
       planId: skipped.planId,
+      reviewRequestId: skipped.reviewRequestId,
       decision: "skip",
     });
     expect(skip).toMatchObject({ stepStatus: "skipped", planStatus: "completed" });

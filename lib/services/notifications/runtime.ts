@@ -12,6 +12,7 @@
 import "server-only";
 import type { Database } from "../../db/client";
 import { env } from "../../env";
+import { publicBaseUrl } from "../shared/public-url";
 import { type NotifierConfig, runNotificationPass } from "./dispatcher";
 import { mailConfig } from "./mail";
 import { notificationsQueued } from "./queued";
@@ -33,9 +34,7 @@ export function notifierConfigFromEnv(): NotifierConfig {
   const config = env();
   return {
     mail: mailConfig(config.CAIRN_SMTP_URL, config.CAIRN_MAIL_FROM),
-    // E-mails leave the request behind, so no Host can stand in for an unset
-    // CAIRN_PUBLIC_URL: the links then name the address `npm start` serves.
-    publicUrl: config.CAIRN_PUBLIC_URL ?? `http://127.0.0.1:${process.env.PORT ?? "3000"}`,
+    publicUrl: publicBaseUrl(),
     timeoutMs: 10_000,
     firstRetryDelayMs: 30_000,
   };

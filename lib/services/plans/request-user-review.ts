@@ -15,21 +15,25 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps, reviewRequests, tenants, USER_ROLES, users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { checkTimeoutAction } from "../../plan-engine/decisions";
 import {
   MAX_DEADLINE_SECONDS,
   resolveDeadline,
   TIMEOUT_ACTIONS,
 } from "../../plan-engine/review-deadlines";
+import { DECISION_POLICIES, DEFAULT_DECISION_POLICY } from "../../plan-engine/states";
 import {
   canTransitionPlan,
   planTransitionPath,
   transitionStep,
 } from "../../plan-engine/transitions";
+import { reviewContentDigestSql } from "../reviews/review-digest";
 import { queueReviewEvent } from "../reviews/review-events";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { lockPlan, lockStep, setPlanStatus } from "../shared/plan-access";
+import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
 export const assignToField = z
@@ -75,6 +79,20 @@ export const requestUserReviewInput = z.object({
       'What Cairn does itself when the deadline passes: approve, reject or skip the step (as a decision recorded as "Cairn (deadline)"), or escalate (hand the review to the admins; the plan keeps waiting).',
     ),
   assignTo: assignToField.optional(),
+  proposedResult: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page.",
+    ),
+  proposedConfidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe(
+      "Your confidence in the proposed result, from 0 to 1 (conditions see it on approve).",
+    ),
 });
 
 /** The answer: the pending review, its deadline and assignee (the MCP tool's output schema). */
@@ -89,6 +107,11 @@ export const reviewRequestedOutput = z.object({
   onTimeout: z.enum(TIMEOUT_ACTIONS).optional(),
   assignedUserId: z.string().nullable(),
   assignedRole: z.enum(USER_ROLES).nullable(),
+  // Where the person answers, and who the team lets decide.
+  reviewUrl: z.string(),
+  decisionPolicy: z.enum(DECISION_POLICIES),
+  // Pass it with submit_user_decision to bind a relayed decision to what was shown.
+  contentDigest: z.string(),
   hint: z.string(),
 });
 
@@ -161,9 +184,12 @@ export async function requestUserReview(
       .select({
         reviewDeadlineSeconds: tenants.reviewDeadlineSeconds,
         reviewOnTimeout: tenants.reviewOnTimeout,
+        decisionPolicy: tenants.decisionPolicy,
       })
       .from(tenants)
       .where(eq(tenants.id, ctx.tenantId));
+    const decisionPolicy = team?.decisionPolicy ?? DEFAULT_DECISION_POLICY;
+    checkTimeoutAction(decisionPolicy, ctx.actor.type, input.onTimeout);
     const deadline = resolveDeadline(
       {
         deadlineSeconds: input.deadlineSeconds,
@@ -175,6 +201,9 @@ export async function requestUserReview(
     );
     const assignee = await resolveAssignee(tx, ctx, input.assignTo);
     const dueAt = deadline ? new Date(deadline.dueAt) : null;
+    const questions = input.questions ?? [];
+    const proposedResult = input.proposedResult ?? null;
+    const proposedConfidence = input.proposedConfidence ?? null;
     const [review] = await tx
       .insert(reviewRequests)
       .values({
@@ -182,7 +211,17 @@ export async function requestUserReview(
         planId: plan.id,
         stepId: step.id,
         summary: input.summary,
-        questions: input.questions ?? [],
+        questions,
+        proposedResult,
+        proposedConfidence,
+        stepInstructions: step.instructions,
+        contentDigest: reviewContentDigestSql({
+          summary: sql`${input.summary}::text`,
+          questions: sql`${JSON.stringify(questions)}::jsonb`,
+          proposedResult: sql`${proposedResult === null ? null : JSON.stringify(proposedResult)}::jsonb`,
+          proposedConfidence: sql`${proposedConfidence}::float8`,
+          instructions: sql`${step.instructions}::text`,
+        }),
         requestedByType: ctx.actor.type,
         requestedById: ctx.actor.id,
         requestedByLabel: ctx.actor.label,
@@ -192,7 +231,7 @@ export async function requestUserReview(
         assignedUserId: assignee.userId,
         assignedRole: assignee.role,
       })
-      .returning({ id: reviewRequests.id });
+      .returning({ id: reviewRequests.id, contentDigest: reviewRequests.contentDigest });
     if (!review) throw new AppError("INTERNAL_ERROR", "The review request was not stored.");
     await tx
       .update(planSteps)
@@ -207,7 +246,10 @@ export async function requestUserReview(
         action: "review_requested",
         reviewRequestId: review.id,
         summary: input.summary,
-        questions: input.questions ?? [],
+        questions,
+        ...(proposedResult ? { proposedResult } : {}),
+        ...(proposedConfidence !== null ? { proposedConfidence } : {}),
+        contentDigest: review.contentDigest,
         ...(deadline ? { dueAt: dueAt?.toISOString(), onTimeout: deadline.onTimeout } : {}),
         ...(assignee.userId ? { assignedUserId: assignee.userId } : {}),
         ...(assignee.role ? { assignedRole: assignee.role } : {}),
@@ -223,9 +265,16 @@ export async function requestUserReview(
       ...(deadline && dueAt ? { dueAt: dueAt.toISOString(), onTimeout: deadline.onTimeout } : {}),
       assignedUserId: assignee.userId,
       assignedRole: assignee.role,
-      hint: deadline
-        ? `The plan is paused for a person until ${dueAt?.toISOString()}; if nobody answers by then Cairn will ${deadline.onTimeout === "escalate" ? "hand the review to the admins" : `${deadline.onTimeout} the step itself`}. get_next_step answers awaiting_review until then and tells you what happened after.`
-        : "The plan is paused for a person. Tell the user the review is waiting in Cairn; get_next_step answers awaiting_review until they decide.",
+      reviewUrl: reviewPageUrl(plan.id),
+      decisionPolicy,
+      contentDigest: review.contentDigest,
+      hint:
+        (decisionPolicy === "people_only"
+          ? `Only a person may decide this review: show the user the review page, ${reviewPageUrl(plan.id)}. `
+          : `Show the user the review page (${reviewPageUrl(plan.id)}), or ask them and relay their answer with submit_user_decision (reviewRequestId and contentDigest from this answer). `) +
+        (deadline
+          ? `The plan is paused for a person until ${dueAt?.toISOString()}; if nobody answers by then Cairn will ${deadline.onTimeout === "escalate" ? "hand the review to the admins" : `${deadline.onTimeout} the step itself`}. get_next_step answers awaiting_review until then and tells you what happened after.`
+          : "The plan is paused for a person. Tell the user the review is waiting in Cairn; get_next_step answers awaiting_review until they decide."),
     };
   });
 }

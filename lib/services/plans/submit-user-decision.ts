@@ -2,9 +2,16 @@
  * A person's answer at a checkpoint. The one function behind both the MCP tool
  * `submit_user_decision` and the review buttons of the web UI, so both have the
  * same effect and the same audit rows. The engine (`decideReviewDecision`)
- * decides: an approve evaluates the step's branching conditions as a submit
- * would, a modify hands the step back to the agent, a plan that ends withdraws
- * its other reviews.
+ * decides: an approve completes the step with the result the person saw and
+ * evaluates its conditions on exactly that, a modify hands the step back to the
+ * agent, a plan that ends withdraws its other reviews.
+ *
+ * Who may decide is the team's choice (`checkDecider`): an agent relaying its
+ * user's answer is refused where only people decide, and told to show them the
+ * review page. A decision names its review and may carry the digest of what
+ * its reviewer was shown; a review no longer pending, or whose content changed
+ * since (modify_plan rewrote the step's instructions), is a CONFLICT that
+ * changes nothing.
  *
  * Exactly once: the plan row is locked first, and a decision for a review that is
  * no longer pending (another reviewer or the agent acted first) is a CONFLICT that
@@ -13,23 +20,23 @@
 import "server-only";
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
+import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { planBranchingConditions, reviewRequests } from "../../db/schema";
-import { AppError } from "../../plan-engine/app-error";
-import {
-  decideCommonReviewDecision,
-  decideReviewDecision,
-  type ReviewDecisionOutcome,
-} from "../../plan-engine/loop";
-import { type PlanStatus, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
-import { isTerminalPlanStatus, isTerminalStepStatus } from "../../plan-engine/transitions";
-import { noteNotificationQueued } from "../notifications/queued";
+import { AppError, isAppError } from "../../plan-engine/app-error";
+import { checkDecider, decisionChannel } from "../../plan-engine/decisions";
+import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
+import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
+import { isTerminalStepStatus } from "../../plan-engine/transitions";
+import { readDecisionPolicy } from "../reviews/decision-policy";
+import { currentReviewDigest } from "../reviews/review-digest";
 import { auditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
-import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "../shared/loop-writes";
+import { loopEffectsSql } from "../shared/loop-writes";
 import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
-import { loadStepSummaries, lockedPlanIsCurrent, lockPlan, lockStep } from "../shared/plan-access";
+import { loadStepSummaries, lockPlan, lockStep } from "../shared/plan-access";
+import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
 export const submitUserDecisionInput = z
@@ -51,9 +58,15 @@ export const submitUserDecisionInput = z
       .describe("The reviewed step; when given it must match the pending review."),
     reviewRequestId: z
       .uuid()
+      .describe(
+        "The review being answered (request_user_review's reviewRequestId). A decision on a review that is no longer pending is a CONFLICT and changes nothing.",
+      ),
+    contentDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, "must be the 64-character contentDigest of request_user_review")
       .optional()
       .describe(
-        "The review being answered; when given, a decision on a review that was already answered is a CONFLICT.",
+        "The contentDigest of the review as the person saw it (request_user_review's answer). Left out, the review as it was requested. When what the review shows changed since, the decision is a CONFLICT.",
       ),
   })
   .refine((input) => input.decision !== "modify" || (input.feedback ?? "").length > 0, {
@@ -72,6 +85,8 @@ export const userDecisionOutput = z.object({
   instructions: z.string(),
   // Conditions of the approved step that held (an approve evaluates them like a submit).
   firedConditions: firedConditionsOutput,
+  // How the decision reached Cairn: web (a person), relayed (an agent), deadline (Cairn).
+  channel: z.enum(DECISION_CHANNELS),
   hint: z.string(),
 });
 
@@ -84,131 +99,57 @@ function conflict(message: string, metadata: Record<string, unknown>): AppError 
 type DecisionInput = z.output<typeof submitUserDecisionInput>;
 
 /**
- * The common decision as one statement (one round trip, no BEGIN/COMMIT): the
- * engine decided it ahead (`decideCommonReviewDecision`); the statement locks
- * the plan, finds its one pending review (matching the caller's review and
- * step when given) and locks the step, checks the engine's preconditions,
- * picks the plan's next status from the stored steps, and writes the step, the
- * review, the decision, the plan and the audit rows only if all held.
- * Undefined otherwise: the caller decides on a full snapshot, which also gives
- * the precise CONFLICT when someone else acted first.
+ * The input, parsed. A decision must name its review: when that is all that is
+ * wrong, the answer says which review is pending, so the caller can check it
+ * is the one the person saw before naming it.
  */
-async function decideInOneStatement(
-  ctx: ServiceContext,
-  input: DecisionInput,
-  feedback: string | null,
-  now: string,
-): Promise<UserDecisionResult | undefined> {
-  const decided = decideCommonReviewDecision(input.planId, input.decision, feedback);
-  const { planStatusWhen: when, preconditions: pre } = decided;
-  const ends = isTerminalStepStatus(decided.stepStatus);
-  const [row] = await selectRows<{
-    ok: boolean;
-    planStatus: PlanStatus;
-    stepId: string;
-    reviewRequestId: string;
-    instructions: string;
-  }>(
-    ctx.db,
-    sql`
-    with plan as materialized (
-      select id, status, awaiting_steps, xmin as version from research_plan
-      where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
-      for update
-    ), review as materialized (
-      select id, step_id from review_request
-      where plan_id = (select id from plan) and status = 'pending'
-        and (select count(*) from review_request
-          where plan_id = (select id from plan) and status = 'pending') = 1
-        and (${input.reviewRequestId ?? null}::uuid is null or id = ${input.reviewRequestId ?? null}::uuid)
-        and (${input.stepId ?? null}::uuid is null or step_id = ${input.stepId ?? null}::uuid)
-    ), step as materialized (
-      select id, step_order, status, instructions from plan_step
-      where id = (select step_id from review) and tenant_id = ${ctx.tenantId}::uuid
-      for update
-    ), decided as materialized (
-      select step.id as step_id, step.step_order, review.id as review_id,
-        step.instructions || ${decided.instructionsSuffix}::text as instructions,
-        ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
-      from plan join review on true join step on true
-        left join plan_step other on other.plan_id = plan.id and other.id <> step.id
-      where ${lockedPlanIsCurrent(input.planId)}
-        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
-        and step.status = ${pre.stepStatus}
-        and (not ${pre.needsNoConditions}::boolean or not exists (
-          select 1 from plan_branching_condition c where c.after_step_id = step.id))
-      group by step.id, step.step_order, review.id, step.instructions
-    ), step_update as (
-      update plan_step set status = ${decided.stepStatus}::step_status,
-        instructions = decided.instructions,
-        failure_reason = ${decided.failureReason}::text,
-        started_at = case when ${decided.stepStatus === "in_progress"}::boolean
-          then ${now}::timestamptz else started_at end,
-        completed_at = case when ${ends}::boolean then ${now}::timestamptz else completed_at end,
-        lease_expires_at = null, updated_at = ${now}::timestamptz
-      from decided
-      where plan_step.id = decided.step_id
-    ), review_update as (
-      update review_request set status = 'decided', decided_at = ${now}::timestamptz
-      from decided
-      where review_request.id = decided.review_id
-    ), decision_insert as (
-      insert into review_decision (tenant_id, review_request_id, plan_id, step_id, decision,
-        feedback, decided_by_type, decided_by_id, decided_by_label, created_at)
-      select ${ctx.tenantId}::uuid, decided.review_id, ${input.planId}::uuid, decided.step_id,
-        ${input.decision}::review_decision_kind, ${feedback}::text,
-        ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
-        ${now}::timestamptz
-      from decided
-    ), ${decidedPlanUpdate(input.planId, now)}, audit as (
-      ${auditInsert(ctx, decided.audit, {
-        when: sql`select 1 from decided`,
-        stepIdFrom: sql`(select step_id from decided)`,
-        payloadFrom: sql`case when r."eventType" = 'step_failed'
-          then jsonb_build_object('stepOrder', (select step_order from decided))
-          else jsonb_build_object('reviewRequestId', (select review_id from decided)) end`,
-      })}
-    )
-    select exists (select 1 from decided) as ok,
-      (select plan_status from decided) as "planStatus",
-      (select step_id from decided) as "stepId",
-      (select review_id from decided) as "reviewRequestId",
-      (select instructions from decided) as instructions`,
-  );
-  if (!row?.ok) return undefined;
-  // decidedPlanUpdate queued plan.completed or plan.failed in the statement.
-  if (isTerminalPlanStatus(row.planStatus)) noteNotificationQueued();
-  const outcome = {
-    planStatus: row.planStatus,
-    awaitingSteps: null,
-  } as const;
-  return {
-    planId: input.planId,
-    stepId: row.stepId,
-    reviewRequestId: row.reviewRequestId,
-    decision: input.decision,
-    stepStatus: decided.stepStatus,
-    planStatus: row.planStatus,
-    instructions: row.instructions,
-    firedConditions: [],
-    hint: decisionHint(input.decision, outcome),
-  };
+async function parseDecision(ctx: ServiceContext, raw: unknown): Promise<DecisionInput> {
+  try {
+    return parseInput(submitUserDecisionInput, raw);
+  } catch (error) {
+    const issues = isAppError(error) ? error.metadata.issues : undefined;
+    const onlyTheReview =
+      Array.isArray(issues) &&
+      issues.every((issue: { path: unknown[] }) => issue.path[0] === "reviewRequestId");
+    const planId = typeof raw === "object" && raw !== null && "planId" in raw ? raw.planId : null;
+    if (!onlyTheReview || typeof planId !== "string" || "reviewRequestId" in (raw as object)) {
+      throw error;
+    }
+    const [pending] = await ctx.db
+      .select({ id: reviewRequests.id })
+      .from(reviewRequests)
+      .where(
+        and(
+          eq(reviewRequests.planId, planId),
+          eq(reviewRequests.tenantId, ctx.tenantId),
+          eq(reviewRequests.status, "pending"),
+        ),
+      );
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `reviewRequestId is required: name the review the person answered. ${
+        pending
+          ? `The plan's pending review is ${pending.id}; pass it only if that is the review the person saw.`
+          : "The plan has no pending review."
+      }`,
+      { field: "reviewRequestId", ...(pending ? { pendingReviewRequestId: pending.id } : {}) },
+    );
+  }
 }
 
 export async function submitUserDecision(
   ctx: ServiceContext,
   raw: z.input<typeof submitUserDecisionInput>,
 ): Promise<UserDecisionResult> {
-  const input = parseInput(submitUserDecisionInput, raw);
-  const fast = await decideInOneStatement(
-    ctx,
-    input,
-    input.feedback && input.feedback.length > 0 ? input.feedback : null,
-    new Date().toISOString(),
-  );
-  if (fast) return fast;
+  const input = await parseDecision(ctx, raw);
+  const feedback = input.feedback && input.feedback.length > 0 ? input.feedback : null;
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
+    checkDecider(
+      await readDecisionPolicy(tx, ctx.tenantId),
+      ctx.actor.type,
+      reviewPageUrl(plan.id),
+    );
     const [review] = await tx
       .select()
       .from(reviewRequests)
@@ -227,9 +168,9 @@ export async function submitUserDecision(
         { planStatus: plan.status },
       );
     }
-    if (input.reviewRequestId && input.reviewRequestId !== review.id) {
+    if (input.reviewRequestId !== review.id) {
       throw conflict(
-        "That review was already answered; the plan now waits on a newer review. Nothing was changed. Reload the plan to see it.",
+        `Review ${input.reviewRequestId} is no longer pending: the plan now waits on review ${review.id}, which the person may not have seen. Nothing was changed. Show them the review page: ${reviewPageUrl(plan.id)}`,
         { planStatus: plan.status, pendingReviewRequestId: review.id },
       );
     }
@@ -246,8 +187,7 @@ export async function submitUserDecision(
         { stepStatus: step.status },
       );
     }
-
-    const [conditions, steps, pending] = await Promise.all([
+    const [conditions, steps, pending, digest] = await Promise.all([
       tx
         .select({
           id: planBranchingConditions.id,
@@ -268,8 +208,21 @@ export async function submitUserDecision(
         .select({ id: reviewRequests.id, stepId: reviewRequests.stepId })
         .from(reviewRequests)
         .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending"))),
+      currentDigest(tx, review.id),
     ]);
-    const feedback = input.feedback && input.feedback.length > 0 ? input.feedback : null;
+    const channel = decisionChannel(ctx.actor.type);
+    // Cairn at a deadline applies the action set for the review as it stands:
+    // refusing it would leave the review pending past its deadline for good.
+    const expected =
+      channel === "deadline" ? digest : (input.contentDigest ?? review.contentDigest);
+    if (digest !== expected) {
+      throw conflict(
+        input.contentDigest
+          ? "What the review shows changed since it was shown to you (the step's instructions were rewritten while it waited). Nothing was changed. Reload the review and decide on what it shows now."
+          : `What the review shows changed since it was requested (the step's instructions were rewritten while it waited), so the person's answer may not be about it. Nothing was changed. Show them the review page: ${reviewPageUrl(plan.id)}`,
+        { reviewRequestId: review.id, contentDigest: digest },
+      );
+    }
     const decided = decideReviewDecision(
       {
         id: plan.id,
@@ -283,15 +236,21 @@ export async function submitUserDecision(
         stepOrder: step.stepOrder,
         status: "awaiting_input",
         instructions: step.instructions,
-        result: isRecord(step.result) ? step.result : null,
-        confidence: step.confidence,
       },
       conditions,
-      { reviewRequestId: review.id, decision: input.decision, feedback },
+      {
+        reviewRequestId: review.id,
+        decision: input.decision,
+        feedback,
+        proposal: { result: review.proposedResult, confidence: review.proposedConfidence },
+        channel,
+        reviewDigest: digest,
+      },
     );
     const now = new Date().toISOString();
     const stepStatus = decided.stepStatus;
     const ends = isTerminalStepStatus(stepStatus);
+    const approved = decided.result !== null;
     // The step row, the review and its decision, the engine's effects and the
     // audit rows, as one statement.
     const parts: SQL[] = [
@@ -299,6 +258,10 @@ export async function submitUserDecision(
         update plan_step set status = ${stepStatus}::step_status,
           instructions = ${decided.instructions},
           failure_reason = ${decided.failureReason}::text,
+          result = case when ${approved}::boolean
+            then ${approved ? JSON.stringify(decided.result) : null}::jsonb else result end,
+          confidence = case when ${approved}::boolean
+            then ${decided.confidence}::float8 else confidence end,
           started_at = case when ${stepStatus === "in_progress"}::boolean
             then ${now}::timestamptz else started_at end,
           completed_at = case when ${ends}::boolean then ${now}::timestamptz else completed_at end,
@@ -312,11 +275,12 @@ export async function submitUserDecision(
       )`,
       sql`decision_insert as (
         insert into review_decision (tenant_id, review_request_id, plan_id, step_id, decision,
-          feedback, decided_by_type, decided_by_id, decided_by_label, created_at)
+          feedback, decided_by_type, decided_by_id, decided_by_label, channel, review_digest,
+          created_at)
         values (${ctx.tenantId}::uuid, ${review.id}::uuid, ${plan.id}::uuid, ${step.id}::uuid,
           ${input.decision}::review_decision_kind, ${feedback}::text,
           ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
-          ${now}::timestamptz)
+          ${channel}::decision_channel, ${digest}::text, ${now}::timestamptz)
       )`,
       ...loopEffectsSql(plan.id, step.id, decided, now),
     ];
@@ -331,13 +295,22 @@ export async function submitUserDecision(
       planStatus,
       instructions,
       firedConditions: decided.fired,
+      channel,
       hint: decisionHint(input.decision, decided),
     };
   });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/** The digest of what the review shows now (its step's instructions as they are). */
+async function currentDigest(tx: Transaction, reviewRequestId: string): Promise<string> {
+  const [row] = await selectRows<{ digest: string }>(
+    tx,
+    sql`select ${currentReviewDigest} as digest
+      from review_request review join plan_step step on step.id = review.step_id
+      where review.id = ${reviewRequestId}::uuid`,
+  );
+  if (!row) throw new AppError("INTERNAL_ERROR", "The review's content could not be read.");
+  return row.digest;
 }
 
 /** What the agent does next, for the MCP tool's answer. */

@@ -10,6 +10,7 @@ import "server-only";
 import { and, asc, count, desc, eq, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
+import { selectRows } from "../../db/rows";
 import {
   planBranchingConditions,
   planSteps,
@@ -22,6 +23,8 @@ import {
 } from "../../db/schema";
 import { computeProgress } from "../../plan-engine/progress";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
+import { DECISION_CHANNELS } from "../../plan-engine/states";
+import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, sessionIdField, stepIdField } from "../shared/fields";
@@ -222,12 +225,21 @@ export const researchContextOutput = z.object({
       escalatedAt: z.string().nullable(),
       assignedUserId: z.string().nullable(),
       assignedRole: z.string().nullable(),
+      // What the agent asked the person to accept, and the digest of what the review shows.
+      proposedResult: z.record(z.string(), z.unknown()).nullable(),
+      proposedConfidence: z.number().nullable(),
+      contentDigest: z.string(),
+      // Pending only: the digest over the step's instructions as they are now
+      // (differs from contentDigest when they were rewritten while it waited).
+      currentDigest: z.string().nullable(),
       decision: z
         .object({
           decision: z.string(),
           feedback: z.string().nullable(),
           decidedBy: z.string(),
           decidedAt: z.string(),
+          // web: a person in Cairn; relayed: an agent (decidedBy names its key or app); deadline: Cairn.
+          channel: z.enum(DECISION_CHANNELS),
         })
         .nullable(),
     }),
@@ -305,6 +317,14 @@ export async function loadPlanCore(
     .select()
     .from(reviewDecisions)
     .where(and(eq(reviewDecisions.planId, plan.id), eq(reviewDecisions.tenantId, ctx.tenantId)));
+  const currentDigests = reviews.some((r) => r.status === "pending")
+    ? await selectRows<{ id: string; digest: string }>(
+        db,
+        sql`select review.id, ${currentReviewDigest} as digest
+          from review_request review join plan_step step on step.id = review.step_id
+          where review.plan_id = ${plan.id}::uuid and review.status = 'pending'`,
+      )
+    : [];
   const [execution] = await db
     .select()
     .from(skillExecutions)
@@ -366,12 +386,17 @@ export async function loadPlanCore(
         escalatedAt: iso(r.escalatedAt),
         assignedUserId: r.assignedUserId,
         assignedRole: r.assignedRole,
+        proposedResult: r.proposedResult,
+        proposedConfidence: r.proposedConfidence,
+        contentDigest: r.contentDigest,
+        currentDigest: currentDigests.find((d) => d.id === r.id)?.digest ?? null,
         decision: decision
           ? {
               decision: decision.decision,
               feedback: decision.feedback,
               decidedBy: decision.decidedByLabel,
               decidedAt: decision.createdAt.toISOString(),
+              channel: decision.channel,
             }
           : null,
       };

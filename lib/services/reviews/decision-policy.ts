@@ -1,0 +1,69 @@
+/**
+ * Who may decide the team's checkpoints (docs/reviews.md): people only, or
+ * people and the agents that relay a person's answer. The rule itself is the
+ * engine's (`checkDecider`, `checkTimeoutAction`); this reads and sets the
+ * team's choice, for the admin page, the CLI and the use cases that enforce it.
+ */
+import "server-only";
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Executor } from "../../db/client";
+import { tenants } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import {
+  DECISION_POLICIES,
+  DEFAULT_DECISION_POLICY,
+  type DecisionPolicy,
+} from "../../plan-engine/states";
+import type { ServiceContext } from "../shared/context";
+import { parseInput } from "../shared/validation";
+
+export const decisionPolicyInput = z.strictObject({
+  decisionPolicy: z
+    .enum(DECISION_POLICIES)
+    .describe("people_only: only signed-in people decide; people_and_agents: agents may relay."),
+});
+
+/** The team's policy, read inside the caller's transaction where it has one. */
+export async function readDecisionPolicy(db: Executor, tenantId: string): Promise<DecisionPolicy> {
+  const [row] = await db
+    .select({ decisionPolicy: tenants.decisionPolicy })
+    .from(tenants)
+    .where(eq(tenants.id, tenantId));
+  return row?.decisionPolicy ?? DEFAULT_DECISION_POLICY;
+}
+
+export function getDecisionPolicy(ctx: ServiceContext): Promise<DecisionPolicy> {
+  return readDecisionPolicy(ctx.db, ctx.tenantId);
+}
+
+export async function setDecisionPolicy(
+  ctx: ServiceContext,
+  raw: z.input<typeof decisionPolicyInput>,
+): Promise<DecisionPolicy> {
+  const input = parseInput(decisionPolicyInput, raw);
+  await ctx.db
+    .update(tenants)
+    .set({ decisionPolicy: input.decisionPolicy })
+    .where(eq(tenants.id, ctx.tenantId));
+  return input.decisionPolicy;
+}
+
+/**
+ * The admin CLI's counterpart, by team name (it has no signed-in context):
+ * sets the policy when one is given, and answers the team's policy.
+ */
+export async function teamDecisionPolicy(
+  db: Executor,
+  teamName: string,
+  policy?: DecisionPolicy,
+): Promise<DecisionPolicy> {
+  const [team] = await db
+    .select({ id: tenants.id, decisionPolicy: tenants.decisionPolicy })
+    .from(tenants)
+    .where(eq(tenants.name, teamName));
+  if (!team) throw new AppError("NOT_FOUND", `No team is named "${teamName}".`);
+  if (policy === undefined) return team.decisionPolicy;
+  await db.update(tenants).set({ decisionPolicy: policy }).where(eq(tenants.id, team.id));
+  return policy;
+}
