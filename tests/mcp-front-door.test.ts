@@ -523,7 +523,11 @@ describe.each(BACKENDS)("bad input for every tool on %s", (backend) => {
     ],
     [
       "submit_user_decision",
-      { planId: "PLAN", reviewRequestId: "00000000-0000-4000-8000-000000000000", decision: "approve" },
+      {
+        planId: "PLAN",
+        reviewRequestId: "00000000-0000-4000-8000-000000000000",
+        decision: "approve",
+      },
       /^CONFLICT: The plan is no longer waiting/,
     ],
     [
