@@ -1,8 +1,11 @@
-/** Times are rendered on the server in UTC, with the exact instant in the tooltip. */
+/**
+ * Times are rendered on the server in UTC to the second (events of one minute
+ * are told apart), with the exact instant in the tooltip.
+ */
 export function Time({ iso }: { iso: string | null }) {
   if (!iso) return <span className="muted">—</span>;
   const date = new Date(iso);
-  const text = `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  const text = `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
   return (
     <time dateTime={iso} title={iso}>
       {text}

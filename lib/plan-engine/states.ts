@@ -86,6 +86,10 @@ function isOneOf<T extends string>(values: readonly T[], value: unknown): value 
   return typeof value === "string" && (values as readonly string[]).includes(value);
 }
 
+export function isDecisionChannel(value: unknown): value is DecisionChannel {
+  return isOneOf(DECISION_CHANNELS, value);
+}
+
 export function isDecisionPolicy(value: unknown): value is DecisionPolicy {
   return isOneOf(DECISION_POLICIES, value);
 }

@@ -29,7 +29,12 @@ import {
   listPlans,
   listStalledPlans,
 } from "../services/views/plan-views";
-import { type InboxFilters, inboxPlans, listInbox } from "../services/views/review-inbox";
+import {
+  type InboxFilters,
+  inboxPlans,
+  listInbox,
+  recentDecisions,
+} from "../services/views/review-inbox";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -61,11 +66,13 @@ export const views = {
   async inbox(user: SignedInUser, filters: InboxFilters) {
     const ctx = await userContext(user);
     await settleDeadlinesOfTenant(ctx);
-    const [reviews, plans] = await Promise.all([
+    const [reviews, plans, decided, decisionPolicy] = await Promise.all([
       listInbox(ctx, { ...filters, role: user.role }),
       inboxPlans(ctx),
+      recentDecisions(ctx),
+      getDecisionPolicy(ctx),
     ]);
-    return { reviews, plans };
+    return { reviews, plans, decided, decisionPolicy };
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));

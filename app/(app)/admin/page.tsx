@@ -3,6 +3,7 @@ import Link from "next/link";
 import { requireAdmin } from "@/lib/auth/session";
 import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/views/admin-overview";
 import { views } from "@/lib/web/views";
+import { DecisionPolicyForm } from "./decision-policy-form";
 import { ReviewDefaultsForm } from "./review-defaults-form";
 
 export const metadata: Metadata = { title: "Admin" };
@@ -16,6 +17,7 @@ export default async function AdminPage() {
   const admin = await requireAdmin();
   const overview = await views.adminOverview(admin);
   const defaults = await views.reviewDefaults(admin);
+  const decisionPolicy = await views.decisionPolicy(admin);
   const pages = [
     {
       id: "stalled",
@@ -68,6 +70,14 @@ export default async function AdminPage() {
           </li>
         ))}
       </ul>
+      <section className="card" aria-labelledby="decision-policy-heading">
+        <h2 id="decision-policy-heading">Who decides checkpoints</h2>
+        <p className="muted">
+          Enforced for every review, over MCP and in the browser; the plan page and each
+          request_user_review answer say which applies.
+        </p>
+        <DecisionPolicyForm policy={decisionPolicy} />
+      </section>
       <section className="card" aria-labelledby="review-defaults-heading">
         <h2 id="review-defaults-heading">Review deadline</h2>
         <p className="muted">

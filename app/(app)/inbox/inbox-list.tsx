@@ -4,9 +4,9 @@ import Link from "next/link";
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
+import { ReviewContent } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
-import { ReviewRequestText } from "@/app/_components/review/review-request-text";
 import { formatDuration } from "@/app/_components/time";
 import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
 import type { InboxReview } from "@/lib/services/views/review-inbox";
@@ -50,6 +50,14 @@ export function InboxList({
                 waiting {formatDuration(review.waitingSeconds)}
               </span>
             </p>
+            <ReviewContent review={review} />
+            <ReviewDecisionForm
+              planId={review.planId}
+              reviewRequestId={review.reviewRequestId}
+              contentDigest={review.contentDigest}
+              action={action}
+              state={IDLE}
+            />
             <ReviewFacts review={review} />
             <ReviewAssignment
               planId={review.planId}
@@ -57,13 +65,6 @@ export function InboxList({
               assignedUserId={review.assignedUserId}
               currentUserId={currentUserId}
               members={members}
-            />
-            <ReviewRequestText summary={review.summary} questions={review.questions} />
-            <ReviewDecisionForm
-              planId={review.planId}
-              reviewRequestId={review.reviewRequestId}
-              action={action}
-              state={IDLE}
             />
           </li>
         ))}

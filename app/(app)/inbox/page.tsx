@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
+import { DecisionPolicyNote, decisionChannelText } from "@/app/_components/review/decision-channel";
+import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
 import { INBOX_AGES, type InboxAge } from "@/lib/services/views/review-inbox";
 import { views } from "@/lib/web/views";
@@ -25,7 +27,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
   const search = await searchParams;
   const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
   const mine = search.mine === "1";
-  const [{ reviews, plans }, members] = await Promise.all([
+  const [{ reviews, plans, decided, decisionPolicy }, members] = await Promise.all([
     views.inbox(user, { mine, planId: search.plan || undefined, age }),
     views.teamMembers(user),
   ]);
@@ -38,6 +40,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         Reviews the agents are waiting on, oldest first. Anyone in the team may answer; the audit
         trail names who did.
       </p>
+      <DecisionPolicyNote policy={decisionPolicy} />
       <search aria-label="Filter reviews">
         <form className="filters">
           <label>
@@ -79,6 +82,20 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         </div>
       ) : null}
       <InboxList reviews={reviews} members={members} currentUserId={user.userId} />
+      {decided.length > 0 ? (
+        <section aria-labelledby="decided-heading">
+          <h2 id="decided-heading">Recently decided</h2>
+          <ul data-testid="recent-decisions">
+            {decided.map((d) => (
+              <li key={d.reviewRequestId} data-channel={d.channel}>
+                <Link href={`/plans/${d.planId}`}>{d.planName}</Link>, step {d.stepOrder}:{" "}
+                <strong>{d.decision}</strong> {decisionChannelText(d.channel, d.decidedBy)},{" "}
+                <Time iso={d.decidedAt} />
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
     </section>
   );
 }

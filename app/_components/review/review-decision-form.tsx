@@ -8,16 +8,20 @@ import type { ActionState } from "@/lib/web/action-state";
 /**
  * Approve, modify (with feedback), skip or reject (after a confirmation), as the
  * plan page's panel and each inbox entry offer it. The caller owns the action's
- * state, so its answer stays on screen after the answered review is gone.
+ * state, so its answer stays on screen after the answered review is gone. The
+ * form names the review and the digest of what it showed, so a decision made on
+ * a page that has since gone stale is refused, not applied to something else.
  */
 export function ReviewDecisionForm({
   planId,
   reviewRequestId,
+  contentDigest,
   action,
   state,
 }: {
   planId: string;
   reviewRequestId: string;
+  contentDigest: string;
   action: (form: FormData) => void;
   state: ActionState;
 }) {
@@ -40,6 +44,7 @@ export function ReviewDecisionForm({
     >
       <input type="hidden" name="planId" value={planId} />
       <input type="hidden" name="reviewRequestId" value={reviewRequestId} />
+      <input type="hidden" name="contentDigest" value={contentDigest} />
       <label>
         Feedback <span className="muted">(required for Modify, kept with any decision)</span>
         <textarea

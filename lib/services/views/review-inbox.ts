@@ -10,6 +10,8 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
 import type { USER_ROLES } from "../../db/schema";
+import type { DecisionChannel, ReviewDecision } from "../../plan-engine/states";
+import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
@@ -40,6 +42,12 @@ export type InboxReview = {
   stepType: string;
   summary: string;
   questions: string[];
+  proposedResult: Record<string, unknown> | null;
+  proposedConfidence: number | null;
+  stepInstructions: string;
+  /** The digest of what the entry shows (the step's instructions as they are now). */
+  contentDigest: string;
+  instructionsChanged: boolean;
   requestedBy: string;
   createdAt: string;
   waitingSeconds: number;
@@ -54,6 +62,14 @@ export type InboxReview = {
 const iso = (column: string) =>
   sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
+const inboxDigest = reviewContentDigestSql({
+  summary: sql`r.summary`,
+  questions: sql`r.questions`,
+  proposedResult: sql`r.proposed_result`,
+  proposedConfidence: sql`r.proposed_confidence`,
+  instructions: sql`s.instructions`,
+});
+
 export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<InboxReview[]> {
   const filters = inboxFilters.parse(raw);
   const userId = actingUserId(ctx);
@@ -62,7 +78,11 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     ctx.db,
     sql`select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
         r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
-        r.summary, r.questions, r.requested_by_label as "requestedBy",
+        r.summary, r.questions, r.proposed_result as "proposedResult",
+        r.proposed_confidence as "proposedConfidence", s.instructions as "stepInstructions",
+        ${inboxDigest} as "contentDigest",
+        ${inboxDigest} <> r.content_digest as "instructionsChanged",
+        r.requested_by_label as "requestedBy",
         ${iso("r.created_at")} as "createdAt",
         floor(extract(epoch from now() - r.created_at))::int as "waitingSeconds",
         ${iso("r.due_at")} as "dueAt", r.on_timeout as "onTimeout",
@@ -94,5 +114,33 @@ export async function inboxPlans(ctx: ServiceContext): Promise<{ planId: string;
       from review_request r join research_plan p on p.id = r.plan_id
       where r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
       order by p.name`,
+  );
+}
+
+export type RecentDecision = {
+  reviewRequestId: string;
+  planId: string;
+  planName: string;
+  stepOrder: number;
+  decision: ReviewDecision;
+  feedback: string | null;
+  decidedBy: string;
+  channel: DecisionChannel;
+  decidedAt: string;
+};
+
+/** The team's latest decisions, with how each was made (a person, an agent relaying, Cairn). */
+export async function recentDecisions(ctx: ServiceContext, limit = 10): Promise<RecentDecision[]> {
+  return selectRows<RecentDecision>(
+    ctx.db,
+    sql`select d.review_request_id as "reviewRequestId", d.plan_id as "planId",
+        p.name as "planName", s.step_order as "stepOrder", d.decision, d.feedback,
+        d.decided_by_label as "decidedBy", d.channel, ${iso("d.created_at")} as "decidedAt"
+      from review_decision d
+        join research_plan p on p.id = d.plan_id
+        join plan_step s on s.id = d.step_id
+      where d.tenant_id = ${ctx.tenantId}::uuid
+      order by d.created_at desc, d.id
+      limit ${limit}`,
   );
 }

@@ -1,12 +1,42 @@
 import { Pagination } from "@/app/_components/pagination";
+import { decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
+import { isDecisionChannel } from "@/lib/plan-engine/states";
 import type { PlanPage } from "@/lib/services/views/plan-views";
+
+/** Whether the trail's hash chain holds (docs/audit.md), and its export for an auditor. */
+function TrailIntegrity({ page }: { page: PlanPage }) {
+  const { trail } = page;
+  const bad = trail.firstBadRow;
+  return (
+    <p
+      className={bad ? "notice notice-error" : "muted"}
+      role={bad ? "alert" : undefined}
+      data-testid="trail-integrity"
+      data-verified={trail.verified}
+    >
+      {bad
+        ? `The audit trail does not verify: row ${bad.position} (${bad.id}): ${bad.reason}. The trail was changed outside Cairn after it was written.`
+        : `The audit trail verifies: its ${trail.rows} rows form an unbroken hash chain.`}{" "}
+      <a href={`/plans/${page.plan.planId}/audit`} download>
+        Export the trail with its digests (JSON)
+      </a>
+    </p>
+  );
+}
+
+/** How a decision row was made: a person, an agent relaying, or Cairn. */
+function decidedHow(entry: PlanPage["audit"]["entries"][number]): string | null {
+  if (entry.payload.action !== "decision" || !isDecisionChannel(entry.payload.channel)) return null;
+  return decisionChannelText(entry.payload.channel, entry.actorLabel);
+}
 
 /** Every event of the plan, newest first, a page at a time (`?audit=`). */
 export function AuditTrail({ page }: { page: PlanPage }) {
   return (
     <section aria-labelledby="audit-heading">
       <h2 id="audit-heading">Audit trail</h2>
+      <TrailIntegrity page={page} />
       <div className="table-wrap">
         <table className="table" data-testid="audit-trail">
           <caption className="sr-only">Every event of this plan, newest first</caption>
@@ -27,6 +57,12 @@ export function AuditTrail({ page }: { page: PlanPage }) {
                 <td>
                   <code>{entry.eventType}</code>
                   {typeof entry.payload.action === "string" ? ` · ${entry.payload.action}` : ""}
+                  {decidedHow(entry) ? (
+                    <span className="muted" data-testid="decision-channel">
+                      {" "}
+                      ({String(entry.payload.decision)} {decidedHow(entry)})
+                    </span>
+                  ) : null}
                 </td>
                 <td>
                   <span className="muted">

@@ -76,11 +76,18 @@ export default async function PlanPageView({
 function pendingReview(page: PlanPage, members: TeamMember[]): PendingReview | null {
   const pending = page.reviews.find((r) => r.status === "pending");
   if (!pending) return null;
+  const step = page.steps.find((s) => s.stepId === pending.stepId);
   return {
     reviewRequestId: pending.reviewRequestId,
+    contentDigest: pending.currentDigest ?? pending.contentDigest,
     stepOrder: pending.stepOrder,
     summary: pending.summary,
     questions: pending.questions,
+    proposedResult: pending.proposedResult,
+    proposedConfidence: pending.proposedConfidence,
+    stepInstructions: step?.instructions ?? "",
+    instructionsChanged:
+      pending.currentDigest !== null && pending.currentDigest !== pending.contentDigest,
     requestedBy: pending.requestedBy,
     requestedAt: pending.requestedAt,
     dueAt: pending.dueAt,

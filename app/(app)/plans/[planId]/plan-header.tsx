@@ -1,4 +1,5 @@
 import { ProgressBar } from "@/app/_components/progress-bar";
+import { DecisionPolicyNote } from "@/app/_components/review/decision-channel";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { Time } from "@/app/_components/time";
 import { metadataText } from "@/lib/plan-engine/skill-executions";
@@ -18,6 +19,7 @@ export function PlanHeader({ page }: { page: PlanPage }) {
           Created <Time iso={page.plan.createdAt} /> · updated <Time iso={page.plan.updatedAt} />
         </span>
       </div>
+      <DecisionPolicyNote policy={page.decisionPolicy} />
       {page.skillExecution ? (
         <dl className="facts" data-testid="skill-execution">
           <dt>Research type</dt>

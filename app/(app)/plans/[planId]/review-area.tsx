@@ -3,28 +3,30 @@
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
+import { ReviewContent, type ReviewContentData } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts, type ReviewFactsData } from "@/app/_components/review/review-facts";
-import { ReviewRequestText } from "@/app/_components/review/review-request-text";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
 
-export type PendingReview = ReviewFactsData & {
-  reviewRequestId: string;
-  stepOrder: number | null;
-  summary: string;
-  questions: string[];
-  requestedBy: string;
-  requestedAt: string;
-  assignedUserId: string | null;
-};
+export type PendingReview = ReviewFactsData &
+  ReviewContentData & {
+    reviewRequestId: string;
+    /** The digest of what this panel shows, sent with the decision. */
+    contentDigest: string;
+    stepOrder: number | null;
+    requestedBy: string;
+    requestedAt: string;
+    assignedUserId: string | null;
+  };
 
 /**
- * The checkpoint: the agent's request (ReviewRequestText), its deadline and
- * assignee (ReviewFacts, ReviewAssignment) and the decision
- * (ReviewDecisionForm). Stays mounted while the page refreshes itself, so the
- * reviewer's typing survives, and the answer to their decision (including "the
- * plan changed under you") stays on screen after the pending review is gone.
+ * The checkpoint, led by what the person decides on: the agent's request and
+ * proposal (ReviewContent), then the decision (ReviewDecisionForm), then its
+ * deadline and assignee (ReviewFacts, ReviewAssignment). Stays mounted while
+ * the page refreshes itself, so the reviewer's typing survives, and the answer
+ * to their decision (including "the plan changed under you") stays on screen
+ * after the pending review is gone.
  */
 export function ReviewArea({
   planId,
@@ -56,6 +58,7 @@ export function ReviewArea({
 
   return (
     <section
+      id="review"
       className="card review review-pending"
       aria-labelledby="review-heading"
       data-testid="review-panel"
@@ -66,9 +69,17 @@ export function ReviewArea({
       <p className="muted">
         Asked by {review.requestedBy} at{" "}
         <time dateTime={review.requestedAt}>
-          {review.requestedAt.slice(0, 16).replace("T", " ")} UTC
+          {review.requestedAt.slice(0, 19).replace("T", " ")} UTC
         </time>
       </p>
+      <ReviewContent review={review} />
+      <ReviewDecisionForm
+        planId={planId}
+        reviewRequestId={review.reviewRequestId}
+        contentDigest={review.contentDigest}
+        action={action}
+        state={state}
+      />
       <ReviewFacts review={review} />
       <ReviewAssignment
         planId={planId}
@@ -76,13 +87,6 @@ export function ReviewArea({
         assignedUserId={review.assignedUserId}
         currentUserId={currentUserId}
         members={members}
-      />
-      <ReviewRequestText summary={review.summary} questions={review.questions} />
-      <ReviewDecisionForm
-        planId={planId}
-        reviewRequestId={review.reviewRequestId}
-        action={action}
-        state={state}
       />
     </section>
   );

@@ -1,0 +1,66 @@
+/**
+ * What the person decides on, first on the plan page and in the inbox: the
+ * agent's summary, the result it proposes (what an approve completes the step
+ * with), its questions and the step's instructions. Its digest goes with the
+ * decision (ReviewDecisionForm), so a decision is bound to exactly this.
+ */
+export type ReviewContentData = {
+  summary: string;
+  questions: string[];
+  proposedResult: Record<string, unknown> | null;
+  proposedConfidence: number | null;
+  stepInstructions: string;
+  /** The step's instructions changed after the review was requested. */
+  instructionsChanged: boolean;
+};
+
+export function ReviewContent({ review }: { review: ReviewContentData }) {
+  return (
+    <div className="review-summary">
+      <h3>The agent's summary</h3>
+      <p className="pre-wrap" data-testid="review-summary">
+        {review.summary}
+      </p>
+      <h3>What approving accepts</h3>
+      {review.proposedResult ? (
+        <div data-testid="review-proposal">
+          <pre>{JSON.stringify(review.proposedResult, null, 2)}</pre>
+          <p className="muted">
+            {review.proposedConfidence === null
+              ? "No confidence given."
+              : `The agent's confidence: ${review.proposedConfidence}.`}{" "}
+            Approve completes the step with this result, and its branching conditions are evaluated
+            on it.
+          </p>
+        </div>
+      ) : (
+        <p className="muted" data-testid="review-proposal">
+          The agent proposed no result: Approve completes the step with a record of your decision
+          and feedback, and no condition fires on a value nobody reported.
+        </p>
+      )}
+      {review.questions.length > 0 ? (
+        <>
+          <h3>Questions</h3>
+          <ul>
+            {review.questions.map((question) => (
+              <li key={question}>{question}</li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      <details>
+        <summary>The step's instructions</summary>
+        <p className="pre-wrap" data-testid="review-instructions">
+          {review.stepInstructions}
+        </p>
+      </details>
+      {review.instructionsChanged ? (
+        <p className="notice notice-warning" role="status" data-testid="review-changed">
+          The step's instructions changed after this review was requested. You decide on what is
+          shown here now; a decision relayed for the earlier version is refused.
+        </p>
+      ) : null}
+    </div>
+  );
+}
