@@ -121,7 +121,11 @@ test("a decision on a review the agent already answered says so plainly and chan
   await panel.getByLabel(/Feedback/).fill("I was typing this…");
 
   // The user answered in the chat and the agent recorded it first.
-  await agent.ok("submit_user_decision", { planId: plan.planId, decision: "approve" });
+  await agent.ok("submit_user_decision", {
+    planId: plan.planId,
+    reviewRequestId: plan.reviewRequestId,
+    decision: "approve",
+  });
 
   await panel.getByRole("button", { name: "Skip step" }).click();
   const message = page.getByTestId("action-message");

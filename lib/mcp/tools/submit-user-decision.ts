@@ -9,7 +9,7 @@ export const submitUserDecisionTool = defineTool({
   name: "submit_user_decision",
   title: "Record a person's decision",
   description:
-    "Record the user's answer to a pending review when they gave it to you in the conversation (people can also answer in Cairn's web UI). approve completes the step and evaluates its branching conditions as a submit would; reject fails the step and the plan; modify sends the step back to you with the feedback appended to its instructions (feedback required): get_next_step hands it out again next; skip skips the step. If the review was already answered, you get CONFLICT and nothing changes. Then call get_next_step.",
+    "Relay the user's answer to a pending review when they gave it to you in the conversation, after showing them what the review shows (people can also answer on the review page, request_user_review's reviewUrl). Name the review (reviewRequestId) and pass its contentDigest, so the decision applies only to what the person saw: a review no longer pending, or whose content changed since, is a CONFLICT and nothing changes. The team may let only people decide: then you get FORBIDDEN with the review page's URL to show the user instead. approve completes the step with the proposedResult of the review (or a record of the decision when it had none) and evaluates its branching conditions on exactly that; reject fails the step and the plan; modify sends the step back to you with the feedback appended to its instructions (feedback required): get_next_step hands it out again next; skip skips the step. The trail marks the decision as relayed by you. Then call get_next_step.",
   inputSchema: submitUserDecisionInput,
   outputSchema: userDecisionOutput,
   annotations: {

@@ -1,0 +1,166 @@
+/**
+ * Checkpoints a person can trust, in a browser (docs/reviews.md, docs/audit.md):
+ * the issue's reproduction (a confidence gate, Approve in the UI) leaves the plan
+ * running and both doors agree; with "people only" the agent's decision is
+ * refused with the review link while the person's goes through; and a trail
+ * edited in the database is flagged on the plan page.
+ */
+import { readFileSync } from "node:fs";
+import { sql } from "drizzle-orm";
+import { expect, report, signIn, test } from "./fixtures";
+
+async function gatedPlanAtReview(
+  agent: Parameters<Parameters<typeof test>[2]>[0]["agent"],
+  name: string,
+  proposal: Record<string, unknown> = {},
+) {
+  const created = await agent.ok("create_research_plan", {
+    name,
+    researchQuestion: "q",
+    steps: [
+      { stepType: "search", instructions: "Find sources." },
+      { stepType: "synthesize", instructions: "Write it up." },
+    ],
+    branchingConditions: [
+      { afterStepOrder: 1, conditionExpression: "confidence < 0.5", ifTrueAction: "fail" },
+    ],
+  });
+  const next = await agent.ok("get_next_step", { planId: created.planId });
+  const review = await agent.ok("request_user_review", {
+    planId: created.planId,
+    stepId: next.step.stepId,
+    summary: "Three sources found.",
+    ...proposal,
+  });
+  return { planId: created.planId as string, review, secondStepId: created.steps[1].stepId };
+}
+
+test("an approve with no proposal fires no gate: the UI and MCP report the plan running", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const plan = await gatedPlanAtReview(agent, "Gate on approve");
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${plan.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await expect(panel.getByTestId("review-proposal")).toContainText("proposed no result");
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(
+    "Approved: the step is complete. The plan continues.",
+  );
+  expect((await agent.ok("get_plan_status", { planId: plan.planId })).status).toBe("executing");
+  await page.reload();
+  await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Executing");
+  await expect(page.getByTestId("decision-channel")).toContainText("in Cairn");
+});
+
+test("an approve of a low-confidence proposal says the condition failed the plan", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const plan = await gatedPlanAtReview(agent, "Low confidence", {
+    proposedResult: { sources: 1 },
+    proposedConfidence: 0.2,
+  });
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${plan.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await expect(panel.getByTestId("review-proposal")).toContainText('"sources": 1');
+  await expect(panel.getByTestId("review-proposal")).toContainText("confidence: 0.2");
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(
+    "Approved: the step is complete, and a branching condition failed the plan.",
+  );
+  expect((await agent.ok("get_plan_status", { planId: plan.planId })).status).toBe("failed");
+});
+
+test("with people only, the agent is refused with the review link and the person decides", async ({
+  page,
+  agent,
+  app,
+}) => {
+  await signIn(page, app.tenantA.email);
+  await page.goto("/admin");
+  const form = page.getByTestId("decision-policy-form");
+  await form.getByLabel(/People only/).check();
+  await form.getByRole("button", { name: "Save who decides" }).click();
+  await expect(form.getByTestId("action-message")).toContainText("only people decide");
+  try {
+    const plan = await gatedPlanAtReview(agent, "People only");
+    expect(plan.review.decisionPolicy).toBe("people_only");
+    const refused = await agent.fails("submit_user_decision", {
+      planId: plan.planId,
+      reviewRequestId: plan.review.reviewRequestId,
+      decision: "approve",
+    });
+    expect(refused).toMatch(/^FORBIDDEN: This team lets only people decide checkpoints/);
+    expect(refused).toContain(`/plans/${plan.planId}#review`);
+
+    await page.goto(`/plans/${plan.planId}`);
+    await expect(page.getByTestId("decision-policy")).toContainText("Only people decide");
+    await page.getByTestId("review-panel").getByRole("button", { name: "Skip step" }).click();
+    await expect(page.getByTestId("action-message")).toHaveText(
+      "Skipped: the step will not run. The plan continues.",
+    );
+    const next = await agent.ok("get_next_step", { planId: plan.planId });
+    expect(next.step.stepId).toBe(plan.secondStepId);
+    await page.goto("/inbox");
+    await expect(page.getByTestId("recent-decisions")).toContainText(
+      "skip by Alpha Admin <alpha@example.com> in Cairn",
+    );
+  } finally {
+    await page.goto("/admin");
+    await form.getByLabel(/People, and agents/).check();
+    await form.getByRole("button", { name: "Save who decides" }).click();
+    await expect(form.getByTestId("action-message")).toContainText("agents may relay");
+  }
+});
+
+test("a relayed decision is marked as relayed; an edited trail is flagged on the plan page", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const plan = await gatedPlanAtReview(agent, "Relayed");
+  await agent.ok("submit_user_decision", {
+    planId: plan.planId,
+    reviewRequestId: plan.review.reviewRequestId,
+    contentDigest: plan.review.contentDigest,
+    decision: "approve",
+  });
+  await agent.ok("get_next_step", { planId: plan.planId });
+  await agent.ok("submit_step_result", {
+    planId: plan.planId,
+    stepId: plan.secondStepId,
+    result: { answer: "done" },
+    stepExecutionReport: report,
+  });
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${plan.planId}`);
+  await expect(page.getByTestId("decision-channel")).toContainText(
+    'relayed by key "Alpha agent" of alpha@example.com',
+  );
+  await expect(page.getByTestId("trail-integrity")).toHaveAttribute("data-verified", "true");
+  const download = page.waitForEvent("download");
+  await page.getByRole("link", { name: /Export the trail/ }).click();
+  const exported = JSON.parse(readFileSync(await (await download).path(), "utf8"));
+  expect(exported.verification.verified).toBe(true);
+
+  // Someone with database access rewrites who decided.
+  const handle = await app.openDatabase();
+  try {
+    await handle.db.execute(
+      sql`update plan_audit_log set actor_label = 'Alpha Admin'
+        where plan_id = ${plan.planId}::uuid and payload->>'action' = 'decision'`,
+    );
+  } finally {
+    await handle.close();
+  }
+  await page.reload();
+  const integrity = page.getByTestId("trail-integrity");
+  await expect(integrity).toHaveAttribute("data-verified", "false");
+  await expect(integrity).toContainText("The audit trail does not verify: row");
+  await expect(integrity).toContainText("changed after it was written");
+});
