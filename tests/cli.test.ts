@@ -1,14 +1,15 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "@/lib/auth/api-key";
 import { verifyPassword } from "@/lib/auth/password";
 import { openDatabase } from "@/lib/db/client";
-import { apiKeys, setupCodes, tenants, users } from "@/lib/db/schema";
+import { apiKeys, planAuditLog, setupCodes, tenants, users } from "@/lib/db/schema";
 import { hashSetupCode } from "@/lib/services/accounts/setup-codes";
 import { createPostgresDatabase } from "./support/databases";
+import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
 import { holdEmbeddedDatabase, runCli } from "./support/run-cli";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-cli-"));
@@ -293,5 +294,67 @@ describe("the admin CLI on PostgreSQL 15", () => {
     const key = runCli(["create-api-key", "--email", "pg@example.com"], { DATABASE_URL: url });
     expect(key.status).toBe(0);
     expect(key.stdout.trim().split("\n").at(-1)).toMatch(/^cairn_/);
+  });
+});
+
+describe("the admin CLI's checks of checkpoints and trails", () => {
+  const dataDir = join(root, "pglite-audit");
+  const env = { CAIRN_DATA_DIR: dataDir };
+
+  it("sets who decides, and verify-audit names the row edited in the database", async () => {
+    const handle = await openDatabase({ kind: "pglite", dataDir });
+    let planId = "";
+    try {
+      await handle.migrate();
+      const ctx = await tenantContext(handle.db, "Audit");
+      const agent = inProcessAgent(ctx);
+      const created = await agent.ok("create_research_plan", {
+        name: "Trail",
+        researchQuestion: "q",
+        steps: planSteps("search", "synthesize"),
+      });
+      planId = created.planId;
+      const next = await agent.ok("get_next_step", { planId });
+      await agent.submit(planId, next.step.stepId);
+    } finally {
+      await handle.close();
+    }
+
+    const shown = runCli(["decision-policy", "--tenant", "Audit"], env);
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain("(people_and_agents)");
+    const set = runCli(["decision-policy", "--tenant", "Audit", "people_only"], env);
+    expect(set.stdout).toContain('Team "Audit": only people decide checkpoints (people_only).');
+    const wrong = runCli(["decision-policy", "--tenant", "Audit", "robots"], env);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain('not "robots"');
+
+    const ok = runCli(["verify-audit"], env);
+    expect(ok.stderr).toBe("");
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain(`ok     ${planId}: 3 rows verify.`);
+    expect(ok.stdout).toContain("1 of 1 trails verify.");
+
+    const edit = await openDatabase({ kind: "pglite", dataDir });
+    let editedId = "";
+    try {
+      const [row] = await edit.db
+        .update(planAuditLog)
+        .set({ payload: { stepOrder: 1, note: "rewritten" } })
+        .where(and(eq(planAuditLog.planId, planId), eq(planAuditLog.chainIndex, 3)))
+        .returning({ id: planAuditLog.id });
+      editedId = row?.id ?? "";
+      expect(
+        (await edit.db.select().from(tenants).where(eq(tenants.name, "Audit")))[0],
+      ).toMatchObject({ decisionPolicy: "people_only" });
+    } finally {
+      await edit.close();
+    }
+    const failed = runCli(["verify-audit", planId], env);
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toContain(
+      `FAILED ${planId}: row 3 (${editedId}): the row's content does not match its digest (it was changed after it was written).`,
+    );
+    expect(failed.stdout).toContain("0 of 1 trails verify.");
   });
 });

@@ -994,13 +994,14 @@ async function seedPlans(call: Call, label: string) {
   // Failed by a reviewer.
   const failed = await create("failed", { steps: steps("checkpoint", "search") });
   const doomed = (await next(failed.planId)) as { step: { stepId: string } };
-  await call("request_user_review", {
+  const doomedReview = (await call("request_user_review", {
     planId: failed.planId,
     stepId: doomed.step.stepId,
     summary: "Bad?",
-  });
+  })) as { reviewRequestId: string };
   await call("submit_user_decision", {
     planId: failed.planId,
+    reviewRequestId: doomedReview.reviewRequestId,
     decision: "reject",
     feedback: "Wrong direction.",
   });

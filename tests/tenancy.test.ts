@@ -600,8 +600,17 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
           reviewRequestId: alphaIds.reviewRequestId,
           decision: "approve",
         },
-        { planId: alphaIds.reviewPlanId, decision: "reject" },
-        { planId: alphaIds.reviewPlanId, decision: "modify", feedback: "Probe." },
+        {
+          planId: alphaIds.reviewPlanId,
+          reviewRequestId: alphaIds.reviewRequestId,
+          decision: "reject",
+        },
+        {
+          planId: alphaIds.reviewPlanId,
+          reviewRequestId: alphaIds.reviewRequestId,
+          decision: "modify",
+          feedback: "Probe.",
+        },
       ];
       for (const session of [researcher, admin]) {
         for (const fields of decisions) {
@@ -670,7 +679,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
           decision: "approve",
         },
       );
-      expect(approved.text).toContain("Approved: the step is complete and the plan continues.");
+      expect(approved.text).toContain("Approved: the step is complete. The plan continues.");
       expect((await beta.ok("get_plan_status", { planId: betaIds.reviewPlanId })).status).toBe(
         "executing",
       );
