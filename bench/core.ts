@@ -13,10 +13,41 @@ import { type CairnCalls, type LoopRun, runOwnPlans, runSharedPlan } from "./sup
 import type { BenchTenant } from "./support/tenant";
 import { type Verification, verifyRun } from "./support/verify";
 
+/**
+ * Where a measured run's time went, per step (a get_next_step that handed out
+ * a step plus its submit): statements PostgreSQL ran, its planning and
+ * execution time (pg_stat_statements, planning tracked), and this process's
+ * CPU (the agents, drizzle, postgres.js and zod).
+ */
+export type CoreProfile = {
+  statementsPerStep: number;
+  planMsPerStep: number;
+  execMsPerStep: number;
+  /** Planning time per statement call: near zero once plans are reused. */
+  planMsPerStatement: number;
+  nodeCpuMsPerStep: number;
+};
+
 export type CoreRun = Omit<LoopRun, "planIds"> & {
   kind: "own" | "shared";
   verification: Verification;
+  profile: CoreProfile;
 };
+
+type StatementTotals = { calls: number; planMs: number; execMs: number };
+
+/** This database's totals in pg_stat_statements (the verifier's own reads come after). */
+async function statementTotals(sql: Sql): Promise<StatementTotals> {
+  const [row] = await sql<{ calls: string; plan: number; exec: number }[]>`
+    select coalesce(sum(calls), 0) as calls, coalesce(sum(total_plan_time), 0)::float8 as plan,
+      coalesce(sum(total_exec_time), 0)::float8 as exec
+    from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database())`;
+  return { calls: Number(row?.calls ?? 0), planMs: row?.plan ?? 0, execMs: row?.exec ?? 0 };
+}
+
+const per = (value: number, steps: number) =>
+  steps === 0 ? 0 : Math.round((value / steps) * 1000) / 1000;
 
 export const OWN_PLAN_STEPS = 10;
 export const SHARED_PLAN_STEPS = 200;
@@ -44,14 +75,32 @@ export async function runCore(
       submitStepResult: (input) => submitStepResult(ctx, input),
     };
     const team = Array.from({ length: agents }, () => calls);
-    // A short unmeasured pass first, so JIT and the connection pool are warm.
+    // A short unmeasured pass first, so JIT, the connection pool and the
+    // prepared statements are warm.
     await runOwnPlans(team, OWN_PLAN_STEPS, 500);
+    await verifySql`create extension if not exists pg_stat_statements`;
+    const before = await statementTotals(verifySql);
+    const cpuBefore = process.cpuUsage();
     const run =
       kind === "own"
         ? await runOwnPlans(team, OWN_PLAN_STEPS, durationMs)
         : await runSharedPlan(team, SHARED_PLAN_STEPS, durationMs);
+    const cpu = process.cpuUsage(cpuBefore);
+    const after = await statementTotals(verifySql);
+    // The two totals' own reads are one statement call each, of no loop's.
+    const statements = after.calls - before.calls - 1;
+    const profile: CoreProfile = {
+      statementsPerStep: per(statements, run.steps),
+      planMsPerStep: per(after.planMs - before.planMs, run.steps),
+      execMsPerStep: per(after.execMs - before.execMs, run.steps),
+      planMsPerStatement:
+        statements === 0
+          ? 0
+          : Math.round(((after.planMs - before.planMs) / statements) * 10_000) / 10_000,
+      nodeCpuMsPerStep: per((cpu.user + cpu.system) / 1000, run.steps),
+    };
     const { planIds: _, ...figures } = run;
-    return { kind, ...figures, verification: await verifyRun(verifySql, run) };
+    return { kind, ...figures, profile, verification: await verifyRun(verifySql, run) };
   } finally {
     await handle.close();
   }

@@ -289,6 +289,15 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
         `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${r.verification.violations.length === 0 ? "pass" : `FAIL: ${r.verification.violations.join("; ")}`} |`,
     ),
     "",
+    "Where a core step's time went (pg_stat_statements with planning tracked, and this process's CPU), per step:",
+    "",
+    "| run | agents | statements | PostgreSQL planning ms | PostgreSQL execution ms | planning ms per statement | Node CPU ms |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...results.core.map(
+      (r) =>
+        `| core, ${r.kind} plans | ${r.agents} | ${r.profile.statementsPerStep} | ${r.profile.planMsPerStep} | ${r.profile.execMsPerStep} | ${r.profile.planMsPerStatement} | ${r.profile.nodeCpuMsPerStep} |`,
+    ),
+    "",
     `MCP \`ping\`, ${results.mcp.ping.agents} agents: ${results.mcp.ping.callsPerSecond} calls/s, p50 ${results.mcp.ping.latency.p50} ms, p99 ${results.mcp.ping.latency.p99} ms. ` +
       `Server memory after start ${results.mcp.serverRssAtStartMb} MB; peak per run: ${results.mcp.loops.map((r) => `${r.agents} agents ${r.peakServerRssMb} MB`).join(", ")}.`,
     "",

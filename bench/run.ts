@@ -91,7 +91,10 @@ async function main() {
   const started = new Date();
   build();
   log("starting PostgreSQL 15");
-  pg = await startPostgres();
+  pg = await startPostgres([
+    "shared_preload_libraries=pg_stat_statements",
+    "pg_stat_statements.track_planning=on",
+  ]);
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
   const databases = [
     "bench_floor",

@@ -44,6 +44,38 @@ export type OpenOptions =
   /** `dataDir` undefined: an in-memory database (tests). */
   | { kind: "pglite"; dataDir?: string };
 
+/**
+ * The postgres.js client with every parameterised statement sent as a named
+ * prepared statement. drizzle prepares only a query given a name and sends the
+ * rest (`db.execute(sql…)` included) unnamed, so PostgreSQL parsed and planned
+ * the loop's statements on every call: planning cost more than executing them.
+ * Named, postgres.js keeps each statement per connection by its text, and
+ * PostgreSQL reuses its plan (a generic one after five runs, where that costs
+ * no more than a fresh one). The loop's statements have fixed text per shape:
+ * their values always travel as parameters. Transactions and savepoints hand
+ * drizzle another client, so those are wrapped too.
+ */
+function preparing(client: postgres.Sql): postgres.Sql {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === "unsafe") {
+        return (query: string, args?: unknown[], options?: object) =>
+          target.unsafe(query, args as never, { ...options, prepare: true });
+      }
+      if (property === "begin" || property === "savepoint") {
+        return (...args: unknown[]) => {
+          const body = args.at(-1) as (sql: postgres.Sql) => unknown;
+          const method = Reflect.get(target, property, receiver) as (...a: unknown[]) => unknown;
+          return method.call(target, ...args.slice(0, -1), (scoped: postgres.Sql) =>
+            body(preparing(scoped)),
+          );
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
     const client = postgres(options.url, {
@@ -51,7 +83,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       onnotice: () => {},
       ...(options.onQuery ? { debug: (_: number, query: string) => options.onQuery?.(query) } : {}),
     });
-    const db = drizzlePostgres({ client, schema });
+    const db = drizzlePostgres({ client: preparing(client), schema });
     return {
       db: db as unknown as Database,
       kind: "postgres",

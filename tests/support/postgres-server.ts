@@ -32,7 +32,11 @@ function postgresUid(): { uid: number; gid: number } {
   return { uid, gid };
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * `settings`: more `-c name=value` server settings (the benchmark loads
+ * pg_stat_statements with planning tracked, to report where the time goes).
+ */
+export async function startPostgres(settings: string[] = []): Promise<PostgresServer> {
   const initdb = join(PG_BIN, "initdb");
   if (!existsSync(initdb)) {
     throw new Error(
@@ -65,7 +69,10 @@ export async function startPostgres(): Promise<PostgresServer> {
     "-l",
     join(root, "server.log"),
     "-o",
-    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+    [
+      `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+      ...settings.map((setting) => `-c ${setting}`),
+    ].join(" "),
     "-w",
     "start",
   ]);

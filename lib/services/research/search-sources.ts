@@ -254,10 +254,13 @@ export async function searchSources(
     order by f.score desc, f.fts_rank asc nulls last, a.created_at desc`;
 
   // SET LOCAL keeps the trigram threshold to this transaction, so it cannot
-  // leak into another request that reuses the pooled connection.
+  // leak into another request that reuses the pooled connection. The search is
+  // planned for its own terms and tenant every time (statements are prepared,
+  // lib/db/client.ts): a generic plan would not see how selective they are.
   const rows = await ctx.db.transaction(async (tx) => {
     await tx.execute(
-      sql`select set_config('pg_trgm.word_similarity_threshold', ${String(TRIGRAM_THRESHOLD)}, true)`,
+      sql`select set_config('pg_trgm.word_similarity_threshold', ${String(TRIGRAM_THRESHOLD)}, true),
+        set_config('plan_cache_mode', 'force_custom_plan', true)`,
     );
     return selectRows<Row>(tx, query);
   });
