@@ -8,7 +8,11 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
+import {
+  checkPlanTrailInDatabase,
+  sha256Hex,
+  verifyPlanTrail,
+} from "@/lib/services/audit/audit-chain";
 import { exportAuditTrail } from "@/lib/services/audit/export-audit-trail";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import type { ServiceContext } from "@/lib/services/shared/context";
@@ -310,5 +314,20 @@ describe.each(BACKENDS)("checkpoints on %s", (backend) => {
       firstBadRow: { id: decision?.id, position: decision?.chainIndex },
     });
     expect(tampered.firstBadRow?.reason).toMatch(/does not match its digest/);
+    // The plan page's check, done by the database, finds the same row for the same reason.
+    const tenantId = as.personCtx.tenantId;
+    expect(await checkPlanTrailInDatabase(db, planId, tenantId)).toEqual(tampered);
+
+    // A row deleted from the middle of another trail is named by the link after it.
+    const other = await gatedPlanAtReview();
+    const [second, third] = (await exportAuditTrail(as.personCtx, other.planId)).rows.slice(1, 3);
+    await db.execute(sql`delete from plan_audit_log where id = ${second?.id}::uuid`);
+    const gap = await verifyPlanTrail(db, other.planId);
+    expect(gap.firstBadRow).toEqual({
+      id: third?.id,
+      position: 2,
+      reason: "the row is link 3 where link 2 should be (a row before it is missing)",
+    });
+    expect(await checkPlanTrailInDatabase(db, other.planId, tenantId)).toEqual(gap);
   });
 });

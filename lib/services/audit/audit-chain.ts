@@ -7,7 +7,9 @@
  * in Node, from the canonical text the database gives, so a row edited in
  * place, deleted or re-ordered is named by the first link that no longer
  * holds. The export carries the same canonical texts and digests, so an
- * auditor can check a trail without Cairn.
+ * auditor can check a trail without Cairn. The plan page, read every few
+ * seconds, has the database do the same check (`checkPlanTrailInDatabase`)
+ * and send back only the first row that fails, not the whole trail.
  */
 import "server-only";
 import { createHash } from "node:crypto";
@@ -31,6 +33,15 @@ export type TrailVerification = {
   firstBadRow?: { id: string; position: number; reason: string };
 };
 
+/** Why a link fails, in the order they are checked. */
+const REASONS = {
+  unplaced: "the row has no place in the chain",
+  misplaced: (index: number, position: number) =>
+    `the row is link ${index} where link ${position} should be (a row before it is missing)`,
+  unlinked: "the row does not link to the digest of the row before it",
+  changed: "the row's content does not match its digest (it was changed after it was written)",
+};
+
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
@@ -48,18 +59,14 @@ export function verifyChain(planId: string, rows: readonly ChainedRow[]): TrailV
     });
     if (row.chainIndex !== position) {
       return bad(
-        row.chainIndex === null
-          ? "the row has no place in the chain"
-          : `the row is link ${row.chainIndex} where link ${position} should be (a row before it is missing)`,
+        row.chainIndex === null ? REASONS.unplaced : REASONS.misplaced(row.chainIndex, position),
       );
     }
     if (row.prevDigest !== previous) {
-      return bad("the row does not link to the digest of the row before it");
+      return bad(REASONS.unlinked);
     }
     if (row.digest !== sha256Hex(`${previous ?? ""}${row.canonical}`)) {
-      return bad(
-        "the row's content does not match its digest (it was changed after it was written)",
-      );
+      return bad(REASONS.changed);
     }
     previous = row.digest;
   }
@@ -96,4 +103,61 @@ export async function verifyAllTrails(db: Executor): Promise<TrailVerification[]
   const results: TrailVerification[] = [];
   for (const plan of plans) results.push(await verifyPlanTrail(db, plan.id));
   return results;
+}
+
+/**
+ * The same check as `verifyChain`, run by the database: every link of the
+ * plan's trail recomputed there, and only the count and the first row that
+ * fails sent back.
+ */
+export async function checkPlanTrailInDatabase(
+  db: Executor,
+  planId: string,
+  tenantId: string,
+): Promise<TrailVerification> {
+  const [row] = await selectRows<{
+    rows: number;
+    id: string | null;
+    position: number | null;
+    chainIndex: number | null;
+    linked: boolean | null;
+  }>(
+    db,
+    sql`with chain as (
+        select l.id, l.chain_index, l.prev_digest, l.digest,
+          row_number() over w as position,
+          lag(l.digest) over w as previous,
+          encode(sha256(convert_to(coalesce(l.prev_digest, '') || audit_row_canonical(l), 'UTF8')),
+            'hex') as computed
+        from plan_audit_log l
+        where l.plan_id = ${planId}::uuid and l.tenant_id = ${tenantId}::uuid
+        window w as (order by l.chain_index nulls last, l.seq)
+      ), bad as (
+        select id, position, chain_index, prev_digest is not distinct from previous as linked
+        from chain
+        where chain_index is distinct from position or prev_digest is distinct from previous
+          or digest is distinct from computed
+        order by position
+        limit 1
+      )
+      select (select count(*) from chain)::int as rows, bad.id, bad.position::int as position,
+        bad.chain_index as "chainIndex", bad.linked
+      from (select 1) one left join bad on true`,
+  );
+  const rows = row?.rows ?? 0;
+  if (!row?.id || row.position === null) return { planId, rows, verified: true };
+  const reason =
+    row.chainIndex !== row.position
+      ? row.chainIndex === null
+        ? REASONS.unplaced
+        : REASONS.misplaced(row.chainIndex, row.position)
+      : row.linked
+        ? REASONS.changed
+        : REASONS.unlinked;
+  return {
+    planId,
+    rows,
+    verified: false,
+    firstBadRow: { id: row.id, position: row.position, reason },
+  };
 }

@@ -34,7 +34,7 @@ import { isAppError } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
-import { verifyPlanTrail } from "../audit/audit-chain";
+import { checkPlanTrailInDatabase } from "../audit/audit-chain";
 import { artifactSummaries, loadPlanCore, type PlanCore } from "../research/research-context";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
@@ -217,7 +217,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
     if (!context) return undefined;
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Whether the trail's hash chain holds, and who the team lets decide.
-    const trail = await verifyPlanTrail(tx, planId, ctx.tenantId);
+    const trail = await checkPlanTrailInDatabase(tx, planId, ctx.tenantId);
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
