@@ -1,4 +1,4 @@
-CREATE TYPE "public"."decision_channel" AS ENUM('web', 'relayed', 'deadline');--> statement-breakpoint
+CREATE TYPE "public"."decision_channel" AS ENUM('web', 'client', 'relayed', 'deadline');--> statement-breakpoint
 CREATE TYPE "public"."decision_policy" AS ENUM('people_only', 'people_and_agents');--> statement-breakpoint
 ALTER TABLE "tenant" ADD COLUMN "decision_policy" "decision_policy" DEFAULT 'people_and_agents' NOT NULL;--> statement-breakpoint
 -- What a reviewer is shown, as one digest (docs/audit.md). Defined once, here,

@@ -91,7 +91,19 @@ describe("who may decide", () => {
   });
 
   it("names the channel of each kind of decider", () => {
-    expect(kinds.map(decisionChannel)).toEqual(["web", "relayed", "relayed", "deadline"]);
+    expect(kinds.map((kind) => decisionChannel(kind))).toEqual([
+      "web",
+      "relayed",
+      "relayed",
+      "deadline",
+    ]);
+    // A person answering a form in their own MCP client; only a person can.
+    expect(kinds.map((kind) => decisionChannel(kind, true))).toEqual([
+      "client",
+      "relayed",
+      "relayed",
+      "deadline",
+    ]);
   });
 
   it("refuses an agent's deadline approve or skip where only people decide, nothing else", () => {

@@ -59,9 +59,12 @@ export function splitUserFeedback(instructions: string): {
 /** Who acts, as the audit trail's actor types name them. */
 export type DeciderKind = "user" | "api_key" | "oauth_app" | "system";
 
-/** How a decision by `kind` reached Cairn (shown wherever a decision is). */
-export function decisionChannel(kind: DeciderKind): DecisionChannel {
-  if (kind === "user") return "web";
+/**
+ * How a decision by `kind` reached Cairn (shown wherever a decision is); a
+ * person `inClient` answered a form their own MCP client showed them.
+ */
+export function decisionChannel(kind: DeciderKind, inClient = false): DecisionChannel {
+  if (kind === "user") return inClient ? "client" : "web";
   if (kind === "system") return "deadline";
   return "relayed";
 }

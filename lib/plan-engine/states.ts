@@ -74,10 +74,11 @@ export type DecisionPolicy = (typeof DECISION_POLICIES)[number];
 export const DEFAULT_DECISION_POLICY: DecisionPolicy = "people_and_agents";
 
 /**
- * How a decision reached Cairn: a person in the web UI, an agent (API key or
+ * How a decision reached Cairn: a person in the web UI, a person answering in
+ * their own MCP client (a form the client showed them), an agent (API key or
  * connected app) relaying what its user said, or Cairn itself at a deadline.
  */
-export const DECISION_CHANNELS = ["web", "relayed", "deadline"] as const;
+export const DECISION_CHANNELS = ["web", "client", "relayed", "deadline"] as const;
 export type DecisionChannel = (typeof DECISION_CHANNELS)[number];
 
 // Guards for values read from the database or the wire, where the type system

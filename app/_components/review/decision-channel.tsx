@@ -3,6 +3,7 @@ import type { DecisionChannel, DecisionPolicy } from "@/lib/plan-engine/states";
 /** How a decision was made, wherever one is shown: a person, an agent relaying one, or Cairn. */
 export function decisionChannelText(channel: DecisionChannel, decidedBy: string): string {
   if (channel === "web") return `by ${decidedBy} in Cairn`;
+  if (channel === "client") return `by ${decidedBy} (a person, in their own MCP client)`;
   if (channel === "relayed") return `relayed by ${decidedBy} (an agent, not a person in Cairn)`;
   return "by Cairn at the deadline";
 }

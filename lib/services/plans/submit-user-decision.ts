@@ -210,7 +210,7 @@ export async function submitUserDecision(
         .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending"))),
       currentDigest(tx, review.id),
     ]);
-    const channel = decisionChannel(ctx.actor.type);
+    const channel = decisionChannel(ctx.actor.type, ctx.actor.inClient !== undefined);
     // Cairn at a deadline applies the action set for the review as it stands:
     // refusing it would leave the review pending past its deadline for good.
     const expected =

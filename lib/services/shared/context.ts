@@ -14,6 +14,11 @@ export type Actor = {
   id: string | null;
   /** How the audit trail names the actor, e.g. `key "Claude Code" of ada@example.com`. */
   label: string;
+  /**
+   * A person (`type: "user"`) answering in their own MCP client rather than in
+   * Cairn's web UI: the client's name. Their decisions are the "client" channel.
+   */
+  inClient?: string;
 };
 
 export type ServiceContext = {
