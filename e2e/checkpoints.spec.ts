@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
-import { expect, report, signIn, test } from "./fixtures";
+import { expect, keepScreenshot, report, signIn, test } from "./fixtures";
 
 async function gatedPlanAtReview(
   agent: Parameters<Parameters<typeof test>[2]>[0]["agent"],
@@ -69,6 +69,7 @@ test("an approve of a low-confidence proposal says the condition failed the plan
   const panel = page.getByTestId("review-panel");
   await expect(panel.getByTestId("review-proposal")).toContainText('"sources": 1');
   await expect(panel.getByTestId("review-proposal")).toContainText("confidence: 0.2");
+  await keepScreenshot(page, "review-panel-with-proposal");
   await panel.getByRole("button", { name: "Approve" }).click();
   await expect(page.getByTestId("action-message")).toHaveText(
     "Approved: the step is complete, and a branching condition failed the plan.",
