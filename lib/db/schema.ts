@@ -87,8 +87,6 @@ export const tenants = pgTable("tenant", {
   reviewDeadlineSeconds: integer("review_deadline_seconds"),
   /** The team's default action when that deadline passes; null waits forever. */
   reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
-  /** Lets webhooks reach loopback and private addresses (a local receiver, tests). */
-  allowPrivateWebhooks: boolean("allow_private_webhooks").notNull().default(false),
 });
 
 export const users = pgTable(
@@ -189,6 +187,12 @@ export const oauthClients = pgTable("oauth_client", {
   /** A metadata document's copy: when it was fetched, and until when it is used without fetching again. */
   fetchedAt: timestamp("fetched_at", { withTimezone: true }),
   expiresAt: timestamp("expires_at", { withTimezone: true }),
+  /**
+   * Why the metadata document could not be used, when its last fetch failed:
+   * the refusal is answered from here until expires_at instead of fetching
+   * again on every request (redirect_uris is then empty).
+   */
+  fetchError: text("fetch_error"),
 });
 
 /** One-time authorization codes: only the SHA-256 is stored; used_at is set by the one exchange. */

@@ -38,6 +38,7 @@ export function notifierConfigFromEnv(): NotifierConfig {
     publicUrl: config.CAIRN_PUBLIC_URL ?? `http://127.0.0.1:${process.env.PORT ?? "3000"}`,
     timeoutMs: 10_000,
     firstRetryDelayMs: 30_000,
+    privateRanges: config.CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES,
   };
 }
 

@@ -263,12 +263,15 @@ export async function settleDeadlinesOfTenant(
  * The timer every app instance runs (lib/startup.ts): a tick at once (a
  * restart applies what fell due while no instance ran), then every
  * `intervalMs`. Unref'd, so it never keeps a process (or a test) alive; a tick
- * that fails is logged and the next one tries again.
+ * that fails is logged and the next one tries again. `housekeeping` runs in
+ * the same tick after the deadlines (the startup passes the deletion of
+ * unused OAuth clients), so no instance needs a second timer.
  */
 export function startReviewScheduler(
   db: () => Promise<Database>,
   settings: SchedulerSettings,
   intervalMs: number,
+  housekeeping?: (db: Database) => Promise<unknown>,
 ): () => void {
   let running = false;
   const tick = async () => {
@@ -276,9 +279,11 @@ export function startReviewScheduler(
     running = true;
     const queuedBefore = notificationsQueued();
     try {
-      await runReviewScheduler(await db(), settings);
+      const database = await db();
+      await runReviewScheduler(database, settings);
       // The reviews it applied queued review.timed_out / due_soon: send them now.
       kickIfQueuedSince(queuedBefore);
+      await housekeeping?.(database);
     } catch (error) {
       console.warn(
         `Cairn: the review deadline check failed (${error instanceof Error ? error.message : String(error)}); it runs again in ${intervalMs} ms.`,
