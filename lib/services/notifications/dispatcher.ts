@@ -30,8 +30,17 @@ export const MAX_ATTEMPTS = 8;
 /** The first retry's delay; each next one doubles, capped at MAX_RETRY_DELAY_MS. */
 export const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 6 * 60 * 60 * 1000;
-/** How long a claimed delivery is left to the instance that sends it. */
-const SEND_LEASE_SECONDS = 60;
+/**
+ * How long a claimed delivery is left to the instance that sends it. It must
+ * outlast the longest a send can take, or another instance claims it again
+ * and the receiver gets it twice: a webhook POST has a time limit for the
+ * whole exchange (NotifierConfig.timeoutMs, 10 s in a server); an e-mail is
+ * bounded by the SMTP client's time limits (SMTP_TIMEOUTS, at most
+ * smtpWorstCaseMs in all), which the e-mail lease is checked against
+ * (lib/services/notifications/mail.test.ts).
+ */
+const WEBHOOK_SEND_LEASE_SECONDS = 60;
+export const EMAIL_SEND_LEASE_SECONDS = 300;
 const BATCH = 20;
 
 export type NotifierConfig = {
@@ -134,7 +143,7 @@ export async function sendDueWebhooks(db: Database, config: NotifierConfig): Pro
     db,
     sql`with claimed as (
       update webhook_delivery d set attempts = d.attempts + 1,
-        next_attempt_at = now() + make_interval(secs => ${SEND_LEASE_SECONDS})
+        next_attempt_at = now() + make_interval(secs => ${WEBHOOK_SEND_LEASE_SECONDS})
       where d.id in (select id from webhook_delivery
         where status = 'pending' and next_attempt_at <= now()
         order by next_attempt_at limit ${BATCH} for update skip locked)
@@ -240,7 +249,7 @@ export async function sendDueEmails(db: Database, config: NotifierConfig): Promi
     db,
     sql`with claimed as (
       update email_delivery d set attempts = d.attempts + 1,
-        next_attempt_at = now() + make_interval(secs => ${SEND_LEASE_SECONDS})
+        next_attempt_at = now() + make_interval(secs => ${EMAIL_SEND_LEASE_SECONDS})
       where d.id in (select id from email_delivery
         where status = 'pending' and next_attempt_at <= now()
         order by next_attempt_at limit ${BATCH} for update skip locked)
