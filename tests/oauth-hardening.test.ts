@@ -7,7 +7,6 @@
  * not fetched again on every request. The same flows over HTTP against the
  * production build are in tests/oauth.test.ts.
  */
-import { createHash, randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
@@ -17,39 +16,26 @@ import type { DatabaseHandle } from "@/lib/db/client";
 import { oauthClients } from "@/lib/db/schema";
 import { deleteStaleClients } from "@/lib/oauth/clients";
 import { authorizationServerMetadata, publicOrigin } from "@/lib/oauth/config";
-import {
-  answerAuthorization,
-  checkAuthorizationRequest,
-  registrationEndpoint,
-  tokenEndpoint,
-} from "@/lib/oauth/endpoints";
+import { answerAuthorization, checkAuthorizationRequest } from "@/lib/oauth/endpoints";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { BACKENDS, freshDatabase } from "./support/databases";
+import {
+  pkce as challenge,
+  connectApp,
+  ORIGIN,
+  REDIRECT_URI,
+  registerInProcess,
+} from "./support/oauth-in-process";
 
 // Read by lib/env.ts on first use: the test's document server is on 127.0.0.1.
 process.env.CAIRN_OAUTH_ALLOW_LOOPBACK_CLIENT_IDS = "1";
 // Where the server would put the connection's address: each test's registrations count apart.
 setPeerAddressHeaderName("x-cairn-test-peer");
 
-const ORIGIN = "http://127.0.0.1:3000";
 const EVIL = "https://evil.example/phish";
 
-function challenge() {
-  const verifier = randomBytes(32).toString("base64url");
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
-}
-
-async function register(db: DatabaseHandle["db"], metadata: unknown, address = "203.0.113.9") {
-  const response = await registrationEndpoint(
-    db,
-    new Request(`${ORIGIN}/register`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "x-cairn-test-peer": address },
-      body: JSON.stringify(metadata),
-    }),
-  );
-  return { status: response.status, body: await response.json() };
-}
+const register = (db: DatabaseHandle["db"], metadata: unknown, peer = "203.0.113.9") =>
+  registerInProcess(db, metadata, peer);
 
 describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
   let handle: DatabaseHandle;
@@ -85,7 +71,7 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
     const client = await register(handle.db, { redirect_uris: [EVIL] });
     expect(client.status).toBe(201);
     const base = {
-      client_id: client.body.client_id as string,
+      client_id: String(client.body.client_id),
       redirect_uri: EVIL,
       state: "s",
     };
@@ -112,13 +98,12 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
       issuer: ORIGIN,
       authorization_response_iss_parameter_supported: true,
     });
-    const redirectUri = "http://127.0.0.1:9/callback";
-    const client = await register(handle.db, { redirect_uris: [redirectUri] });
+    const client = await register(handle.db, { redirect_uris: [REDIRECT_URI] });
     const pkce = challenge();
     const check = await checkAuthorizationRequest(handle.db, ORIGIN, {
       response_type: "code",
-      client_id: client.body.client_id,
-      redirect_uri: redirectUri,
+      client_id: String(client.body.client_id),
+      redirect_uri: REDIRECT_URI,
       code_challenge: pkce.challenge,
       code_challenge_method: "S256",
       state: "s1",
@@ -138,54 +123,23 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
   });
 
   it("deletes self-registered clients nobody connected with, and keeps those in use", async () => {
-    const redirectUri = "http://127.0.0.1:9/callback";
-    const unused = await register(handle.db, { redirect_uris: [redirectUri] });
-    const used = await register(handle.db, { redirect_uris: [redirectUri] });
-    const pkce = challenge();
-    const check = await checkAuthorizationRequest(handle.db, ORIGIN, {
-      response_type: "code",
-      client_id: used.body.client_id,
-      redirect_uri: redirectUri,
-      code_challenge: pkce.challenge,
-      code_challenge_method: "S256",
-    });
-    if (check.kind !== "ok") throw new Error("refused");
-    const code =
-      new URL(await answerAuthorization(handle.db, ORIGIN, check, user, true)).searchParams.get(
-        "code",
-      ) ?? "";
-    const token = await tokenEndpoint(
-      handle.db,
-      ORIGIN,
-      new Request(`${ORIGIN}/token`, {
-        method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          grant_type: "authorization_code",
-          code,
-          code_verifier: pkce.verifier,
-          redirect_uri: redirectUri,
-          client_id: used.body.client_id,
-        }),
-      }),
+    const unused = String(
+      (await register(handle.db, { redirect_uris: [REDIRECT_URI] })).body.client_id,
     );
-    expect(token.status).toBe(200);
-
+    const used = (await connectApp(handle.db, user)).clientId;
     // Young clients stay: a platform registers, then sends the person to consent.
     await deleteStaleClients(handle.db, new Date());
     const clientIds = async () =>
       (await handle.db.select({ clientId: oauthClients.clientId }).from(oauthClients)).map(
         (row) => row.clientId,
       );
-    expect(await clientIds()).toEqual(
-      expect.arrayContaining([unused.body.client_id, used.body.client_id]),
-    );
+    expect(await clientIds()).toEqual(expect.arrayContaining([unused, used]));
     const dayLater = new Date(Date.now() + 25 * 3600 * 1000);
     const deleted = await deleteStaleClients(handle.db, dayLater);
     expect(deleted).toBeGreaterThan(0);
     const left = await clientIds();
-    expect(left).not.toContain(unused.body.client_id);
-    expect(left).toContain(used.body.client_id);
+    expect(left).not.toContain(unused);
+    expect(left).toContain(used);
   });
 
   it("does not fetch a failing client metadata document again on every request", async () => {
@@ -193,7 +147,7 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
     const params = {
       response_type: "code",
       client_id: clientId,
-      redirect_uri: "http://127.0.0.1:9/callback",
+      redirect_uri: REDIRECT_URI,
       code_challenge: challenge().challenge,
       code_challenge_method: "S256",
     };

@@ -113,6 +113,33 @@ export const users = pgTable(
   (t) => [uniqueIndex("app_user_email_uq").on(sql`lower(${t.email})`)],
 );
 
+/** What the account trail records: changes to a person's access and the credentials they ended. */
+export const ACCOUNT_EVENT_TYPES = ["password_changed", "user_disabled", "user_enabled"] as const;
+export const accountEventType = pgEnum("account_event_type", ACCOUNT_EVENT_TYPES);
+
+/**
+ * The account trail: who changed a person's access, and which of their
+ * credentials that ended (sessions, connected apps, API keys). Apart from the
+ * plan audit log, which records plans. The person is named by id and e-mail
+ * kept in the row (no foreign key), so the trail outlives a deleted account.
+ */
+export const accountAuditLog = pgTable(
+  "account_audit_log",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    userId: uuid("user_id").notNull(),
+    userEmail: text("user_email").notNull(),
+    eventType: accountEventType("event_type").notNull(),
+    actorType: actorType("actor_type").notNull(),
+    actorId: uuid("actor_id"),
+    actorLabel: text("actor_label").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("account_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt)],
+);
+
 /**
  * Attempt counters of sign-in and first-run set-up, shared by every app instance
  * (lib/services/accounts/attempt-limits.ts): one row per kind and key (a hashed e-mail, a
