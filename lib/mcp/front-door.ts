@@ -7,6 +7,7 @@
  * at once instead of a hanging request, and a JSON-RPC batch is refused.
  */
 import { readLimited } from "../http/read-limited";
+import { logUnexpected } from "../log";
 
 export type FrontDoorOptions = {
   maxBodyBytes: number;
@@ -140,7 +141,7 @@ export function withFrontDoor<Caller>(
     } catch (error) {
       // The key could not be checked (the database is unreachable, say); a 401
       // would tell the client its key is bad when it may not be.
-      console.error("Could not check an API key:", error);
+      logUnexpected("Could not check an API key", error);
       return jsonRpcError(500, -32603, "Internal error: the API key could not be checked.");
     }
     if (caller === undefined) {

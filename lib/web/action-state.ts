@@ -4,6 +4,7 @@
  * status so the review panel can say so plainly.
  */
 import { z } from "zod";
+import { logUnexpected } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
 export type ActionState =
@@ -22,7 +23,7 @@ export function actionError(error: unknown): ActionState {
     }
     return { status: "error", message: error.message };
   }
-  console.error("Unexpected error in a server action:", error);
+  logUnexpected("Unexpected error in a server action", error);
   return {
     status: "error",
     message: "Something went wrong and nothing was changed. Reload the page and try again.",

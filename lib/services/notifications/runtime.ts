@@ -12,6 +12,7 @@
 import "server-only";
 import type { Database } from "../../db/client";
 import { env } from "../../env";
+import { messageForLog } from "../../log";
 import { type NotifierConfig, runNotificationPass } from "./dispatcher";
 import { mailConfig } from "./mail";
 import { notificationsQueued } from "./queued";
@@ -72,7 +73,7 @@ export function kickNotifier(): void {
         await runNotificationPass(state.db, state.config);
       } catch (error) {
         console.warn(
-          `Cairn: a notification pass failed (${error instanceof Error ? error.message : String(error)}); the next one retries.`,
+          `Cairn: a notification pass failed (${messageForLog(error)}); the next one retries.`,
         );
       }
     } while (state.again);

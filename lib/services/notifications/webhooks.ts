@@ -18,6 +18,7 @@ import {
 import { env } from "../../env";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
+import { recordIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
 import { checkWebhookUrl } from "./address";
 import type { NotificationEvent } from "./enqueue-notification";
@@ -66,11 +67,14 @@ export async function createWebhookEndpoint(
   return { endpointId: row.id, url: url.href, secret };
 }
 
+const endpointIdField = recordIdField("a webhook endpoint");
+
 /** Disabled endpoints get no new deliveries; their pending ones fail. */
 export async function setWebhookEndpointDisabled(
   ctx: ServiceContext,
-  input: { endpointId: string; disabled: boolean },
+  raw: { endpointId: string; disabled: boolean },
 ): Promise<void> {
+  const input = parseInput(z.object({ endpointId: endpointIdField, disabled: z.boolean() }), raw);
   const updated = await ctx.db
     .update(webhookEndpoints)
     .set({ disabledAt: input.disabled ? new Date() : null })
@@ -82,7 +86,8 @@ export async function setWebhookEndpointDisabled(
 }
 
 /** Deletes the endpoint and its deliveries. */
-export async function deleteWebhookEndpoint(ctx: ServiceContext, input: { endpointId: string }) {
+export async function deleteWebhookEndpoint(ctx: ServiceContext, raw: { endpointId: string }) {
+  const input = parseInput(z.object({ endpointId: endpointIdField }), raw);
   const deleted = await ctx.db
     .delete(webhookEndpoints)
     .where(
@@ -96,12 +101,15 @@ export async function deleteWebhookEndpoint(ctx: ServiceContext, input: { endpoi
  * Sends a delivery again, now, with a fresh run of attempts and the same
  * Cairn-Delivery id (a receiver that de-duplicates by it ignores the copy).
  */
-export const resendWebhookDeliveryInput = z.object({ deliveryId: z.string() });
+export const resendWebhookDeliveryInput = z.object({
+  deliveryId: recordIdField("a webhook delivery"),
+});
 
 export async function resendWebhookDelivery(
   ctx: ServiceContext,
-  { deliveryId }: z.output<typeof resendWebhookDeliveryInput>,
+  raw: z.input<typeof resendWebhookDeliveryInput>,
 ) {
+  const { deliveryId } = parseInput(resendWebhookDeliveryInput, raw);
   const [delivery] = await ctx.db
     .select({ disabledAt: webhookEndpoints.disabledAt })
     .from(webhookDeliveries)

@@ -15,6 +15,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
+import { messageForLog } from "../../log";
 import {
   DEADLINE_ACTOR_LABEL,
   decideTimeout,
@@ -144,7 +145,7 @@ export async function applyDueReviews(
       if (!claimed) throw error;
       passedBy.push(claimed.id);
       console.warn(
-        `Cairn: the deadline of review ${claimed.id} could not be applied (${error instanceof Error ? error.message : String(error)}); it is tried again on the next check.`,
+        `Cairn: the deadline of review ${claimed.id} could not be applied (${messageForLog(error)}); it is tried again on the next check.`,
       );
       continue;
     }
@@ -286,7 +287,7 @@ export function startReviewScheduler(
       await housekeeping?.(database);
     } catch (error) {
       console.warn(
-        `Cairn: the review deadline check failed (${error instanceof Error ? error.message : String(error)}); it runs again in ${intervalMs} ms.`,
+        `Cairn: the review deadline check failed (${messageForLog(error)}); it runs again in ${intervalMs} ms.`,
       );
     } finally {
       running = false;
