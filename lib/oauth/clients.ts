@@ -12,6 +12,7 @@ import { and, eq, isNotNull, lt, notExists, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/client";
 import { oauthClients, oauthGrants } from "../db/schema";
+import { unstorableText } from "../services/shared/validation";
 import { DocumentFetchError, fetchDocument } from "./fetch-document";
 
 /** How long a fetched metadata document is used before it is fetched again. */
@@ -84,9 +85,16 @@ function checkRedirectUri(value: string): string {
   return value;
 }
 
+/** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
+const storable = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((text) => !unstorableText(text), "contains a NUL or an unpaired surrogate");
+
 const metadataSchema = z.object({
-  redirect_uris: z.array(z.string().max(2000)).min(1).max(MAX_REDIRECT_URIS),
-  client_name: z.string().max(200).optional(),
+  redirect_uris: z.array(storable(2000)).min(1).max(MAX_REDIRECT_URIS),
+  client_name: storable(200).optional(),
   token_endpoint_auth_method: z.string().optional(),
   grant_types: z.array(z.string()).optional(),
   response_types: z.array(z.string()).optional(),
@@ -227,7 +235,8 @@ export async function resolveClient(
   clientId: string,
   options: { allowLoopback: boolean },
 ): Promise<OAuthClient | undefined> {
-  if (clientId.length > 2000) return undefined;
+  // A NUL cannot even be compared by PostgreSQL: such an id names no client.
+  if (clientId.length > 2000 || unstorableText(clientId)) return undefined;
   const [row] = await db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
   if (row && (row.kind === "registered" || (row.expiresAt && row.expiresAt > new Date()))) {
     if (row.fetchError) throw new ClientMetadataError("invalid_client", row.fetchError);

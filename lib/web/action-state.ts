@@ -44,15 +44,18 @@ export function field(form: FormData, name: string): string | undefined {
  */
 export function formInput(schema: z.ZodType, form: FormData): Record<string, string | string[]> {
   const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
-  const input: Record<string, string | string[]> = {};
+  // Field names are the browser's to choose: `__proto__` or `constructor` must
+  // neither find Object.prototype's members in the shape nor set a prototype.
+  const input: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of form) {
     if (typeof value !== "string") continue;
-    if (shape[name]?.safeParse([]).success) {
+    const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
+    if (field?.safeParse([]).success) {
       const list = input[name];
       input[name] = Array.isArray(list) ? [...list, value] : [value];
       continue;
     }
-    if (value === "" && shape[name]?.safeParse(undefined).success) continue;
+    if (value === "" && field?.safeParse(undefined).success) continue;
     input[name] = value;
   }
   return input;
