@@ -110,6 +110,26 @@ function mcpAt(
   });
 }
 
+/** A GET with another Host header, as a client forging it would send it. */
+function getWithHost(
+  app: AppServer,
+  host: string,
+  path: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${app.url}${path}`, { headers: { Host: host } }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
 /** The server action's redirect (`x-action-redirect: <url>;<push|replace>`). */
 function actionRedirect(headers: Headers): URL {
   const value = headers.get("x-action-redirect");
@@ -476,6 +496,32 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     });
     expect(otherAudience.status).toBe(400);
     expect(otherAudience.body.error).toBe("invalid_target");
+  });
+
+  it("redirects nobody from /authorize before consent, and names no issuer from a forged Host", async () => {
+    // As in the issue: no cookie, a client registered with the phishing page as its redirect URI.
+    const phish = await register(app, { redirect_uris: ["https://evil.example/phish"] });
+    expect(phish.status).toBe(201);
+    const page = await fetch(
+      `${app.url}/authorize?${new URLSearchParams({
+        client_id: phish.body.client_id,
+        redirect_uri: "https://evil.example/phish",
+        response_type: "x",
+      })}`,
+      { redirect: "manual" },
+    );
+    expect(page.status).toBe(200);
+    expect(page.headers.get("location")).toBeNull();
+    expect(await page.text()).toContain('data-testid="authorize-error"');
+
+    const forged = await getWithHost(
+      app,
+      "localhost:1@evil.example",
+      "/.well-known/oauth-authorization-server",
+    );
+    expect(forged.status).toBe(400);
+    expect(forged.body).toContain("This host is not an address of this server");
+    expect(forged.body).not.toContain("evil.example");
   });
 
   it("returns access_denied to the client when the person denies", async () => {
