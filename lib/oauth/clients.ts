@@ -190,7 +190,7 @@ function documentUrl(clientId: string, allowLoopback: boolean): URL {
   return url;
 }
 
-/** A client_id URL Cairn may fetch; ClientMetadataError before any fetch when it is not one. */
+/** The metadata document at a client_id URL, fetched and checked; ClientMetadataError when refused. */
 async function fetchMetadataDocument(
   url: URL,
   clientId: string,
