@@ -13,7 +13,8 @@
  * - /token: 200, or a standard error and no token stored; revocation: 200 or 400/413;
  * - client metadata documents (served here, whatever their content): a client
  *   with redirect URIs Cairn accepts, or a refusal;
- * - server actions (their session mocked, all else real): a success, or an
+ * - server actions of the admin, plan and account pages (the session, Auth.js's
+ *   sign-in and the caller's address mocked, all else real): a success, or an
  *   error message and nothing changed, never "Something went wrong" or a log line.
  *
  * The seed is printed; CAIRN_FUZZ_SEED=<seed> replays the same inputs and
@@ -69,6 +70,14 @@ vi.mock("@/lib/auth/session", () => ({
   userContext: async () => session.ctx,
 }));
 vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
+// The account page's actions: the password change signs the session in again
+// through Auth.js, and counts attempts by the caller's address.
+vi.mock("@/lib/auth/config", () => ({ signIn: async () => undefined }));
+vi.mock("next-auth", () => ({ AuthError: class AuthError extends Error {} }));
+vi.mock("@/lib/web/request", async (importOriginal) => ({
+  ...(await importOriginal<typeof import("@/lib/web/request")>()),
+  requestClientAddress: async () => "198.51.100.20",
+}));
 /** Next's redirect ends the action by throwing; so does this one, with the target. */
 class Redirected extends Error {
   constructor(readonly location: string) {
@@ -412,6 +421,7 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
     const stalled = await import("@/app/(app)/admin/stalled/actions");
     const plans = await import("@/app/(app)/plans/[planId]/actions");
     const defaults = await import("@/app/(app)/admin/review-defaults-actions");
+    const account = await import("@/app/(app)/account/actions");
     const actions = {
       createUserAction: users.createUserAction,
       createKeyAction: users.createKeyAction,
@@ -425,6 +435,9 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
       decideReviewAction: plans.decideReviewAction,
       assignReviewAction: plans.assignReviewAction,
       setReviewDefaultsAction: defaults.setReviewDefaultsAction,
+      changePasswordAction: account.changePasswordAction,
+      emailNotificationsAction: account.emailNotificationsAction,
+      revokeOwnAppAction: account.revokeOwnAppAction,
     };
     const ids = [
       researcherId,
@@ -458,6 +471,8 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
         "http://127.0.0.1:1/hook",
         "https://93.184.216.34/hook",
         "plan.completed",
+        "a long enough password",
+        "a new long password",
       ),
       oddString,
     );
@@ -483,6 +498,11 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
       "handTo",
       "deadlineSeconds",
       "onTimeout",
+      "currentPassword",
+      "newPassword",
+      "confirmPassword",
+      "signOutEverywhere",
+      "emails",
       "__proto__",
     );
     const form = fc.array(fc.tuple(names, value), { maxLength: 8 });
@@ -500,9 +520,9 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
             try {
               state = await actions[name](IDLE, data);
             } catch (error) {
-              // The stalled page's recovery answers with a redirect to its own page.
+              // The stalled page's recovery and the password change answer with a redirect to their own page.
               expect(error).toBeInstanceOf(Redirected);
-              expect((error as Redirected).location.startsWith("/admin/stalled?")).toBe(true);
+              expect((error as Redirected).location).toMatch(/^\/(admin\/stalled|account)\?/);
               return;
             }
             expect(log).not.toHaveBeenCalled();
