@@ -9,11 +9,11 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eq } from "drizzle-orm";
+import { eq, isNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPeerAddressHeaderName } from "@/lib/auth/client-address";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { oauthClients } from "@/lib/db/schema";
+import { oauthAuthorizationCodes, oauthClients } from "@/lib/db/schema";
 import { deleteStaleClients } from "@/lib/oauth/clients";
 import { authorizationServerMetadata, publicOrigin } from "@/lib/oauth/config";
 import { answerAuthorization, checkAuthorizationRequest } from "@/lib/oauth/endpoints";
@@ -127,6 +127,19 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
       (await register(handle.db, { redirect_uris: [REDIRECT_URI] })).body.client_id,
     );
     const used = (await connectApp(handle.db, user)).clientId;
+    // Consented, its code not yet exchanged: about to become a connected app.
+    const pending = String(
+      (await register(handle.db, { redirect_uris: [REDIRECT_URI] })).body.client_id,
+    );
+    const pendingCheck = await checkAuthorizationRequest(handle.db, ORIGIN, {
+      response_type: "code",
+      client_id: pending,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge().challenge,
+      code_challenge_method: "S256",
+    });
+    if (pendingCheck.kind !== "ok") throw new Error("refused");
+    await answerAuthorization(handle.db, ORIGIN, pendingCheck, user, true);
     // Young clients stay: a platform registers, then sends the person to consent.
     await deleteStaleClients(handle.db, new Date());
     const clientIds = async () =>
@@ -135,11 +148,17 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
       );
     expect(await clientIds()).toEqual(expect.arrayContaining([unused, used]));
     const dayLater = new Date(Date.now() + 25 * 3600 * 1000);
+    // The code's expiry moved past that day, as if it had just been issued then.
+    await handle.db
+      .update(oauthAuthorizationCodes)
+      .set({ expiresAt: new Date(dayLater.getTime() + 60_000) })
+      .where(isNull(oauthAuthorizationCodes.usedAt));
     const deleted = await deleteStaleClients(handle.db, dayLater);
     expect(deleted).toBeGreaterThan(0);
     const left = await clientIds();
     expect(left).not.toContain(unused);
     expect(left).toContain(used);
+    expect(left).toContain(pending);
   });
 
   it("does not fetch a failing client metadata document again on every request", async () => {

@@ -8,10 +8,10 @@
  * secret, and only the authorization_code and refresh_token grants.
  */
 import { randomBytes } from "node:crypto";
-import { and, eq, isNotNull, lt, notExists, or, sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, lt, notExists, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/client";
-import { oauthClients, oauthGrants } from "../db/schema";
+import { oauthAuthorizationCodes, oauthClients, oauthGrants } from "../db/schema";
 import { unstorableText } from "../services/shared/validation";
 import { DocumentFetchError, fetchDocument } from "./fetch-document";
 
@@ -288,7 +288,8 @@ async function storeDocument(
  * Deletes the clients nobody connected with: self-registered ones older than
  * UNUSED_CLIENT_SECONDS, and metadata documents' copies (or remembered
  * refusals) past their cache time, in both cases only when no connected app
- * (oauth_grant, even a revoked one: the audit names it) refers to them. Run by
+ * (oauth_grant, even a revoked one: the audit names it) and no unexpired
+ * authorization code refers to them. Run by
  * every instance's scheduler tick (lib/startup.ts); returns how many went.
  */
 export async function deleteStaleClients(db: Database, now: Date): Promise<number> {
@@ -310,6 +311,18 @@ export async function deleteStaleClients(db: Database, now: Date): Promise<numbe
             .select({ one: sql`1` })
             .from(oauthGrants)
             .where(eq(oauthGrants.clientId, oauthClients.id)),
+        ),
+        // A code just issued is about to become a connected app: its client stays.
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(oauthAuthorizationCodes)
+            .where(
+              and(
+                eq(oauthAuthorizationCodes.clientId, oauthClients.id),
+                gt(oauthAuthorizationCodes.expiresAt, now),
+              ),
+            ),
         ),
       ),
     )
