@@ -2,11 +2,19 @@
  * Runs before every page: a fresh nonce and the Content-Security-Policy that
  * names it, on the request (Next reads the nonce from there and puts it on the
  * scripts it renders) and on the response. API routes, static files and
- * prefetches are left out: they are not documents. The fixed security headers
- * are set for every response in next.config.ts.
+ * prefetches are left out: they are not documents. Over HTTPS, pages also get
+ * Strict-Transport-Security, decided here at run time because whether Cairn is
+ * served over HTTPS is the deployment's (CAIRN_PUBLIC_URL, the proxy), not the
+ * build's. The fixed security headers are set for every response in next.config.ts.
  */
 import { type NextRequest, NextResponse } from "next/server";
-import { contentSecurityPolicy, newNonce } from "@/lib/web/security-headers";
+import { env } from "@/lib/env";
+import {
+  contentSecurityPolicy,
+  HSTS_VALUE,
+  newNonce,
+  servedOverHttps,
+} from "@/lib/web/security-headers";
 
 export function proxy(request: NextRequest) {
   const nonce = newNonce();
@@ -16,6 +24,17 @@ export function proxy(request: NextRequest) {
   requestHeaders.set("Content-Security-Policy", policy);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   response.headers.set("Content-Security-Policy", policy);
+  const config = env();
+  if (
+    servedOverHttps({
+      protocol: request.nextUrl.protocol,
+      forwardedProto: request.headers.get("x-forwarded-proto"),
+      publicUrl: config.CAIRN_PUBLIC_URL,
+      trustProxy: config.CAIRN_TRUST_PROXY,
+    })
+  ) {
+    response.headers.set("Strict-Transport-Security", HSTS_VALUE);
+  }
   return response;
 }
 

@@ -151,8 +151,10 @@ test("a user changes their own password: the current one is needed, and their ot
     await form.getByLabel(/^New password/).fill("a brand new password");
     await form.getByLabel("Confirm the new password").fill("a brand new password");
     await form.getByRole("button", { name: "Change password" }).click();
+    // Ending apps and keys too is ticked by default; this person has none.
+    await expect(form.getByLabel(/Also end my connected apps and API keys/)).toBeChecked();
     await expect(form.getByTestId("action-message")).toHaveText(
-      "Password changed. Your other sessions are signed out.",
+      "Password changed. Ended: your other sessions, 0 connected apps and 0 API keys.",
     );
     // This session goes on; the other one has ended.
     await here.page.goto("/plans");
@@ -222,7 +224,7 @@ test("disabling a user ends their session and stops their API key at once; enabl
       .getByRole("button", { name: `Disable ${email}` })
       .click();
     await expect(usersMessage(page)).toHaveText(
-      `${email} is disabled: signed out everywhere, and their API keys no longer work.`,
+      `${email} is disabled: signed out everywhere, their connected apps revoked, and their API keys no longer work.`,
     );
     await expect(userRow(page, email).getByTestId("user-status")).toHaveText("Disabled");
     await expect(
@@ -240,7 +242,7 @@ test("disabling a user ends their session and stops their API key at once; enabl
       .getByRole("button", { name: `Enable ${email}` })
       .click();
     await expect(usersMessage(page)).toHaveText(
-      `${email} is enabled: they can sign in again, and their API keys work again.`,
+      `${email} is enabled: they can sign in again and their API keys work again; revoked connected apps stay revoked.`,
     );
     expect(await mcpStatus(app, key)).toBe(200);
     await trySignIn(dee.page, email, PASSWORD);

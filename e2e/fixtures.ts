@@ -19,8 +19,12 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     async ({}, use) => {
       const app = await startAppServer("postgres", {
         stallThresholdSeconds: STALL_SECONDS,
-        // Review deadlines in the tests are seconds long (e2e/inbox.spec.ts).
-        env: { CAIRN_SCHEDULER_INTERVAL_MS: "500" },
+        env: {
+          // Review deadlines in the tests are seconds long (e2e/inbox.spec.ts).
+          CAIRN_SCHEDULER_INTERVAL_MS: "500",
+          // The operator lets webhooks reach the test's receiver on 127.0.0.1 (e2e/webhooks.spec.ts).
+          CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: "127.0.0.1",
+        },
       });
       await use(app);
       await app.stop();

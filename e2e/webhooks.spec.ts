@@ -28,13 +28,13 @@ test("an admin registers a webhook, sees its delivery and resends it", async ({
     await expect(page.getByRole("heading", { name: "Webhooks and e-mail" })).toBeVisible();
     await expect(page.getByTestId("email-status")).toContainText("E-mail is off");
 
-    // A loopback receiver is refused until the team allows private addresses.
-    await page.getByLabel("URL").fill(url.replace("http:", "https:"));
+    // Private networks are the operator's to allow: here 127.0.0.1 only, no switch for the team.
+    await expect(page.getByTestId("private-webhooks-status")).toContainText("operator");
+    await expect(page.getByRole("button", { name: "Allow private addresses" })).toHaveCount(0);
+    await page.getByLabel("URL").fill("https://10.1.2.3/cairn");
     await page.getByRole("button", { name: "Register endpoint" }).click();
-    await expect(page.getByTestId("action-message")).toContainText("loopback or private");
-
-    await page.getByRole("button", { name: "Allow private addresses" }).click();
-    await expect(page.getByTestId("allow-private-webhooks")).toContainText("allowed");
+    await expect(page.getByTestId("action-message")).toContainText("Refused");
+    await expect(page.getByTestId("action-message")).not.toContainText("10.1.2.3");
     await page.getByLabel("URL").fill(url);
     await page.getByLabel("Description").fill("e2e receiver");
     await page.getByRole("button", { name: "Register endpoint" }).click();

@@ -3,6 +3,7 @@
  * is documented in docs/operations.md and the README's Configuration table;
  * keep them in step.
  */
+import { isIP } from "node:net";
 import { z } from "zod";
 
 const optionalString = z
@@ -12,6 +13,42 @@ const optionalString = z
   .optional();
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** One network of CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: `10.0.0.0/8`, `fd00::/8`, or one address. */
+export type CidrRange = { network: string; prefix: number; family: "ipv4" | "ipv6" };
+
+function parseCidr(text: string): CidrRange | undefined {
+  const [network = "", prefix, ...rest] = text.split("/");
+  const family = isIP(network);
+  if (family === 0 || rest.length > 0) return undefined;
+  const bits = family === 4 ? 32 : 128;
+  const length = prefix === undefined ? bits : Number(prefix);
+  if (!/^\d{1,3}$/.test(prefix ?? String(bits)) || length > bits) return undefined;
+  return { network, prefix: length, family: family === 4 ? "ipv4" : "ipv6" };
+}
+
+/** A comma-separated list of CIDR ranges; empty or unset, none. */
+const cidrList = z
+  .string()
+  .default("")
+  .transform((value, context) => {
+    const ranges: CidrRange[] = [];
+    for (const part of value
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean)) {
+      const range = parseCidr(part);
+      if (!range) {
+        context.addIssue({
+          code: "custom",
+          message: `${part} is not a CIDR range (e.g. 10.0.0.0/8, fd00::/8, 192.168.1.20)`,
+        });
+        return z.NEVER;
+      }
+      ranges.push(range);
+    }
+    return ranges;
+  });
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -71,6 +108,12 @@ const envSchema = z.object({
   CAIRN_SMTP_URL: optionalString,
   /** The From address of Cairn's e-mails, e.g. "Cairn <cairn@example.com>". */
   CAIRN_MAIL_FROM: optionalString,
+  /**
+   * The loopback and private networks webhooks may be sent to (an operator's
+   * choice, docs/operations.md): comma-separated CIDR ranges. Unset, none: no
+   * tenant can make Cairn call into the network it runs in.
+   */
+  CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: cidrList,
   /** How often each instance looks for notifications to send, in milliseconds. */
   CAIRN_NOTIFY_INTERVAL_MS: positiveInt(5000),
 });

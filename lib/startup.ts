@@ -10,6 +10,7 @@
 import { resolveAuthSecret } from "./auth-secret";
 import { type Database, getDatabaseHandle } from "./db/client";
 import { env } from "./env";
+import { deleteStaleClients } from "./oauth/clients";
 import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
 import { hasAnyUser } from "./services/accounts/has-any-user";
@@ -30,6 +31,8 @@ export async function startCairn(): Promise<void> {
       stepLeaseSeconds: config.CAIRN_STEP_LEASE_SECONDS,
     },
     config.CAIRN_SCHEDULER_INTERVAL_MS,
+    // Registration is open to anyone: clients nobody connected with go (docs/oauth.md).
+    (database) => deleteStaleClients(database, new Date()),
   );
   startNotifier(db);
 }

@@ -25,6 +25,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
     );
     expect(tables.map((t) => t.table_name)).toEqual([
+      "account_audit_log",
       "api_key",
       "app_user",
       "attempt_limit",

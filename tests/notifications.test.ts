@@ -4,7 +4,8 @@
  * the loop itself, review.* as the reviews code queues them), fanned out and
  * delivered by the dispatcher to a local HTTP receiver (signed, verifiable,
  * retried after an error, never for a rolled-back change, refused for private
- * addresses unless allowed) and to a local SMTP server (docs/notifications.md).
+ * addresses unless the operator allows their network, and then without what
+ * that network answered) and to a local SMTP server (docs/notifications.md).
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,13 +17,18 @@ import { emailDeliveries, notificationEvents, users, webhookDeliveries } from "@
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createTenantUser } from "@/lib/services/accounts/create-tenant-user";
 import { createUser } from "@/lib/services/accounts/create-user";
-import { type NotifierConfig, runNotificationPass } from "@/lib/services/notifications/dispatcher";
+import { deleteTenantUser } from "@/lib/services/accounts/delete-tenant-user";
+import {
+  fanOutEvents,
+  type NotifierConfig,
+  runNotificationPass,
+  sendDueEmails,
+} from "@/lib/services/notifications/dispatcher";
 import { enqueueNotification } from "@/lib/services/notifications/enqueue-notification";
 import { mailConfig } from "@/lib/services/notifications/mail";
 import { verifyWebhookSignature } from "@/lib/services/notifications/signature";
 import {
   createWebhookEndpoint,
-  setAllowPrivateWebhooks,
   setWebhookEndpointDisabled,
 } from "@/lib/services/notifications/webhooks";
 import { createPlan } from "@/lib/services/plans/create-plan";
@@ -34,6 +40,11 @@ import { runReviewScheduler } from "@/lib/services/reviews/review-deadlines";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import { report } from "./support/mcp-client";
+
+// The operator's setting, read by lib/env.ts on first use: the test's receiver
+// is on 127.0.0.1, and the test checks that other private networks stay refused.
+process.env.CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES = "127.0.0.0/8";
+const LOOPBACK_ONLY = [{ network: "127.0.0.0", prefix: 8, family: "ipv4" as const }];
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
 type Mail = { to: string[]; raw: string };
@@ -146,6 +157,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       publicUrl: "https://cairn.example.com",
       timeoutMs: 5_000,
       firstRetryDelayMs: 0,
+      privateRanges: LOOPBACK_ONLY,
     };
   });
   afterAll(async () => {
@@ -154,21 +166,18 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     await handle?.close();
   });
 
-  it("refuses a loopback or private webhook URL unless the tenant allows them", async () => {
+  it("refuses a private webhook URL outside the operator's ranges, and takes one inside", async () => {
     for (const url of [
-      `${receiver.url}/hook`,
-      "https://127.0.0.1/hook",
-      "https://localhost/hook",
       "https://10.1.2.3/hook",
       "https://[::1]/hook",
+      "https://[::127.0.0.1]/hook",
       "https://169.254.169.254/latest",
+      "http://192.168.1.1/hook",
     ]) {
-      await expect(
-        createWebhookEndpoint(ctx, { url, events: ["plan.completed"] }),
-        url,
-      ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+      const refusal = createWebhookEndpoint(ctx, { url, events: ["plan.completed"] });
+      await expect(refusal, url).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+      await expect(refusal, url).rejects.toThrow(/^Refused: /);
     }
-    await setAllowPrivateWebhooks(ctx, { allowed: true });
     const created = await createWebhookEndpoint(ctx, {
       url: `${receiver.url}/hook`,
       events: ["plan.completed", "plan.failed", "review.requested"],
@@ -309,23 +318,64 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     const [delivery] = (await handle.db.select().from(webhookDeliveries)).filter(
       (d) => d.status === "failed",
     );
-    expect(delivery).toMatchObject({ attempts: 8, lastStatusCode: 302 });
-    expect(delivery?.lastError).toContain("redirects are not followed");
+    // The receiver is on a private address (allowed by the operator): what it
+    // answered stays out of the log.
+    expect(delivery).toMatchObject({ attempts: 8, lastStatusCode: null });
+    expect(delivery?.lastError).toContain("did not accept the delivery");
   });
 
   it("checks the address again at delivery time", async () => {
     receiver.received.length = 0;
-    await setAllowPrivateWebhooks(ctx, { allowed: false });
     await handle.db.transaction((tx) =>
       enqueueNotification(tx, ctx.tenantId, "plan.completed", { planId: "private-now" }),
     );
+    // The operator has since taken the range out of CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES:
+    // the receiver's http:// URL is refused before any connection, at every attempt.
     const refused = async () =>
-      (await handle.db.select().from(webhookDeliveries)).some((d) =>
-        (d.lastError ?? "").includes("private address"),
+      (await handle.db.select().from(webhookDeliveries)).some(
+        (d) => d.lastError === "A webhook URL must start with https://." && d.status === "failed",
       );
-    await dispatchUntil(refused);
+    const withoutRanges = { ...config, privateRanges: [] };
+    for (let pass = 0; pass < 20 && !(await refused()); pass += 1) {
+      await runNotificationPass(handle.db, withoutRanges);
+    }
+    expect(await refused()).toBe(true);
     expect(receiver.received).toEqual([]);
-    await setAllowPrivateWebhooks(ctx, { allowed: true });
+  });
+
+  it("logs a failed private delivery as not accepted, without what the network answered", async () => {
+    const closedPort = await createWebhookEndpoint(ctx, {
+      url: "http://127.0.0.1:1/hook",
+      events: ["plan.stalled"],
+    });
+    const forbidden = await createWebhookEndpoint(ctx, {
+      url: `${receiver.url}/forbidden`,
+      events: ["plan.stalled"],
+    });
+    receiver.answers.push(403);
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "plan.stalled", { planId: "probe" }),
+    );
+    // Each endpoint's first failure, as the log showed it (the 403's retry then succeeds).
+    const failures = new Map<string, { lastError: string | null; lastStatusCode: number | null }>();
+    await dispatchUntil(async () => {
+      for (const delivery of await handle.db.select().from(webhookDeliveries)) {
+        const probed = [closedPort.endpointId, forbidden.endpointId].includes(delivery.endpointId);
+        if (probed && delivery.lastError !== null && !failures.has(delivery.endpointId)) {
+          failures.set(delivery.endpointId, delivery);
+        }
+      }
+      return failures.size === 2;
+    });
+    for (const failure of failures.values()) {
+      expect(failure.lastStatusCode).toBeNull();
+      expect(failure.lastError).toBe(
+        "The private address did not accept the delivery (what it answered is not shown).",
+      );
+    }
+    for (const endpointId of [closedPort.endpointId, forbidden.endpointId]) {
+      await setWebhookEndpointDisabled(ctx, { endpointId, disabled: true });
+    }
   });
 
   it("e-mails the assignee, or the team, with a link, and honours the opt-out", async () => {
@@ -368,6 +418,38 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     const sent = await handle.db.select().from(emailDeliveries);
     expect(sent.every((e) => e.status === "delivered")).toBe(true);
     expect(new Set(sent.map((e) => e.toAddress))).toEqual(new Set([adminEmail, researcherEmail]));
+  });
+
+  it("sends nothing to a person deleted after the e-mail was queued", async () => {
+    const { userId } = await createTenantUser(reviewer, {
+      email: `leaving-${backend}@example.com`,
+      password: "a long enough password",
+      role: "researcher",
+    });
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "review.requested", {
+        planId: "p",
+        planTitle: "Leaving",
+        assignedUserId: userId,
+        assignedRole: null,
+      }),
+    );
+    await fanOutEvents(handle.db, config);
+    const [queued] = await handle.db
+      .select()
+      .from(emailDeliveries)
+      .where(eq(emailDeliveries.userId, userId));
+    expect(queued?.status).toBe("pending");
+    await deleteTenantUser(reviewer, { userId });
+    smtp.mails.length = 0;
+    await sendDueEmails(handle.db, config);
+    const [dropped] = await handle.db
+      .select()
+      .from(emailDeliveries)
+      .where(eq(emailDeliveries.id, queued?.id ?? ""));
+    expect(dropped).toMatchObject({ status: "failed", userId: null });
+    expect(dropped?.lastError).toContain("deleted");
+    expect(smtp.mails).toEqual([]);
   });
 
   it("writes no deliveries for a disabled endpoint", async () => {

@@ -110,6 +110,26 @@ function mcpAt(
   });
 }
 
+/** A GET with another Host header, as a client forging it would send it. */
+function getWithHost(
+  app: AppServer,
+  host: string,
+  path: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${app.url}${path}`, { headers: { Host: host } }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
 /** The server action's redirect (`x-action-redirect: <url>;<push|replace>`). */
 function actionRedirect(headers: Headers): URL {
   const value = headers.get("x-action-redirect");
@@ -157,6 +177,8 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
       decision: options.decision ?? "approve",
     });
     const location = actionRedirect(answer.headers);
+    // RFC 9207: every authorization response names its issuer.
+    expect(location.searchParams.get("iss")).toBe(app.url);
     return { location, verifier, code: location.searchParams.get("code") ?? "" };
   }
 
@@ -266,6 +288,7 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
         grant_types_supported: ["authorization_code", "refresh_token"],
         token_endpoint_auth_methods_supported: ["none"],
         client_id_metadata_document_supported: true,
+        authorization_response_iss_parameter_supported: true,
       });
     }
     const preflight = await fetch(`${app.url}/token`, {
@@ -428,31 +451,27 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     expect(await page.text()).toContain("redirect URI is not one the client registered");
   });
 
-  it("refuses plain PKCE, no PKCE, and tokens for another resource (invalid_target)", async () => {
+  it("refuses plain PKCE, no PKCE and another resource on a page, and tokens for another resource (invalid_target)", async () => {
     const base = {
       response_type: "code",
       client_id: clientId,
       redirect_uri: REDIRECT_URI,
       state: "s1",
     };
-    const cases: [Record<string, string>, string][] = [
-      [{ code_challenge: "a".repeat(43), code_challenge_method: "plain" }, "invalid_request"],
-      [{}, "invalid_request"],
-      [
-        {
-          ...{ code_challenge: pkce().challenge, code_challenge_method: "S256" },
-          resource: "https://other.example/mcp",
-        },
-        "invalid_target",
-      ],
+    const cases: Record<string, string>[] = [
+      { code_challenge: "a".repeat(43), code_challenge_method: "plain" },
+      {},
+      {
+        ...{ code_challenge: pkce().challenge, code_challenge_method: "S256" },
+        resource: "https://other.example/mcp",
+      },
     ];
-    for (const [extra, error] of cases) {
+    for (const extra of cases) {
+      // Even for a registered redirect URI: a refused request is a page, never a redirect.
       const response = await alpha.get(`/authorize?${new URLSearchParams({ ...base, ...extra })}`);
-      expect(response.status, JSON.stringify(extra)).toBe(307);
-      const location = new URL(response.headers.get("location") ?? "");
-      expect(location.origin + location.pathname).toBe(REDIRECT_URI);
-      expect(location.searchParams.get("error")).toBe(error);
-      expect(location.searchParams.get("state")).toBe("s1");
+      expect(response.status, JSON.stringify(extra)).toBe(200);
+      expect(response.headers.get("location")).toBeNull();
+      expect(await response.text()).toContain('data-testid="authorize-error"');
     }
 
     const flow = await authorize(alpha);
@@ -477,6 +496,32 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     });
     expect(otherAudience.status).toBe(400);
     expect(otherAudience.body.error).toBe("invalid_target");
+  });
+
+  it("redirects nobody from /authorize before consent, and names no issuer from a forged Host", async () => {
+    // As in the issue: no cookie, a client registered with the phishing page as its redirect URI.
+    const phish = await register(app, { redirect_uris: ["https://evil.example/phish"] });
+    expect(phish.status).toBe(201);
+    const page = await fetch(
+      `${app.url}/authorize?${new URLSearchParams({
+        client_id: phish.body.client_id,
+        redirect_uri: "https://evil.example/phish",
+        response_type: "x",
+      })}`,
+      { redirect: "manual" },
+    );
+    expect(page.status).toBe(200);
+    expect(page.headers.get("location")).toBeNull();
+    expect(await page.text()).toContain('data-testid="authorize-error"');
+
+    const forged = await getWithHost(
+      app,
+      "localhost:1@evil.example",
+      "/.well-known/oauth-authorization-server",
+    );
+    expect(forged.status).toBe(400);
+    expect(forged.body).toContain("This host is not an address of this server");
+    expect(forged.body).not.toContain("evil.example");
   });
 
   it("returns access_denied to the client when the person denies", async () => {
@@ -639,7 +684,9 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     }
     expect(answer.status).toBe(429);
     expect(answer.body.error).toBe("invalid_request");
-    expect(answer.body.error_description).toMatch(/Too many client registrations/);
+    expect(answer.body.error_description).toMatch(
+      /^Too many client registrations from this address\. Try again in \d+ minutes?\.$/,
+    );
     // Clients registered before keep working.
     expect((await authorize(alpha)).code).not.toBe("");
   });

@@ -6,7 +6,7 @@
  * PostgreSQL two instances racing for the same due reviews.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { selectRows } from "@/lib/db/rows";
 import {
@@ -467,11 +467,15 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       )
       .toBe(true);
     // An hour between ticks: only the tick at start can apply it.
-    const stop = startReviewScheduler(async () => handle.db, SETTINGS, 3_600_000);
+    const housekeeping = vi.fn(async () => undefined);
+    const stop = startReviewScheduler(async () => handle.db, SETTINGS, 3_600_000, housekeeping);
     try {
       await expect
         .poll(async () => (await review(handle.db, asked.reviewRequestId)).status, POLL)
         .toBe("decided");
+      // The same tick does the housekeeping (lib/startup.ts: unused OAuth clients).
+      await expect.poll(() => housekeeping.mock.calls.length, POLL).toBe(1);
+      expect(housekeeping).toHaveBeenCalledWith(handle.db);
     } finally {
       stop();
     }

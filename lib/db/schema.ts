@@ -94,8 +94,6 @@ export const tenants = pgTable("tenant", {
   reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
   /** Who may decide a checkpoint: people only, or also agents relaying a person's answer. */
   decisionPolicy: decisionPolicy("decision_policy").notNull().default(DEFAULT_DECISION_POLICY),
-  /** Lets webhooks reach loopback and private addresses (a local receiver, tests). */
-  allowPrivateWebhooks: boolean("allow_private_webhooks").notNull().default(false),
 });
 
 export const users = pgTable(
@@ -120,6 +118,33 @@ export const users = pgTable(
   },
   // E-mail is the sign-in name, so it is unique across tenants (case-insensitive).
   (t) => [uniqueIndex("app_user_email_uq").on(sql`lower(${t.email})`)],
+);
+
+/** What the account trail records: changes to a person's access and the credentials they ended. */
+export const ACCOUNT_EVENT_TYPES = ["password_changed", "user_disabled", "user_enabled"] as const;
+export const accountEventType = pgEnum("account_event_type", ACCOUNT_EVENT_TYPES);
+
+/**
+ * The account trail: who changed a person's access, and which of their
+ * credentials that ended (sessions, connected apps, API keys). Apart from the
+ * plan audit log, which records plans. The person is named by id and e-mail
+ * kept in the row (no foreign key), so the trail outlives a deleted account.
+ */
+export const accountAuditLog = pgTable(
+  "account_audit_log",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    userId: uuid("user_id").notNull(),
+    userEmail: text("user_email").notNull(),
+    eventType: accountEventType("event_type").notNull(),
+    actorType: actorType("actor_type").notNull(),
+    actorId: uuid("actor_id"),
+    actorLabel: text("actor_label").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("account_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt)],
 );
 
 /**
@@ -196,6 +221,12 @@ export const oauthClients = pgTable("oauth_client", {
   /** A metadata document's copy: when it was fetched, and until when it is used without fetching again. */
   fetchedAt: timestamp("fetched_at", { withTimezone: true }),
   expiresAt: timestamp("expires_at", { withTimezone: true }),
+  /**
+   * Why the metadata document could not be used, when its last fetch failed:
+   * the refusal is answered from here until expires_at instead of fetching
+   * again on every request (redirect_uris is then empty).
+   */
+  fetchError: text("fetch_error"),
 });
 
 /** One-time authorization codes: only the SHA-256 is stored; used_at is set by the one exchange. */

@@ -1,7 +1,7 @@
 /**
  * Which addresses are not the public internet: loopback, private networks,
- * link-local (cloud metadata), unique-local, CGNAT, NAT64, benchmark, multicast,
- * reserved and unspecified. One list for every place where a URL someone else
+ * link-local (cloud metadata), unique-local, CGNAT, NAT64, 6to4, IPv4-compatible,
+ * benchmark, multicast, reserved and unspecified. One list for every place where a URL someone else
  * supplied makes Cairn connect out (OAuth client metadata documents, webhooks),
  * so that nobody can make Cairn probe its own network.
  */
@@ -24,9 +24,16 @@ for (const [network, prefix] of [
   NON_PUBLIC.addSubnet(network, prefix, "ipv4");
 }
 for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  // The unspecified and loopback addresses, and the deprecated IPv4-compatible
+  // ones (::a.b.c.d, RFC 4291 §2.5.5.1) around them, which some stacks still
+  // route to the IPv4 address inside.
+  ["::", 96],
+  // NAT64 (well-known and local-use prefixes): the gateway connects to the
+  // IPv4 address inside, which may be a private one.
   ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  // 6to4 (RFC 3056, deprecated): a relay reaches the IPv4 address in bits 16-48.
+  ["2002::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
   ["ff00::", 8],

@@ -7,6 +7,7 @@
  * at once instead of a hanging request, and a JSON-RPC batch is refused.
  */
 import { readLimited } from "../http/read-limited";
+import { logUnexpected } from "../log";
 
 export type FrontDoorOptions = {
   maxBodyBytes: number;
@@ -49,11 +50,17 @@ function jsonRpcError(status: number, code: number, message: string, headers: He
   });
 }
 
-function hostnameOf(hostHeader: string): string {
+/**
+ * A Host header as RFC 9110 §7.2 allows it: a name, an IPv4 address or a
+ * bracketed IPv6 address, and an optional port; nothing else. A lenient split
+ * would read `localhost:1@evil.example` as host `localhost`, and a URL built
+ * from it (the OAuth issuer) would then point at `evil.example`.
+ */
+const HOST_HEADER = /^(?<name>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
+
+function hostnameOf(hostHeader: string): string | undefined {
   // "[::1]:3000" -> "[::1]", "localhost:3000" -> "localhost"
-  return hostHeader.startsWith("[")
-    ? hostHeader.slice(0, hostHeader.indexOf("]") + 1)
-    : (hostHeader.split(":")[0] ?? "");
+  return HOST_HEADER.exec(hostHeader)?.groups?.name;
 }
 
 function isAllowedOrigin(origin: string, options: FrontDoorOptions): boolean {
@@ -70,6 +77,7 @@ function isAllowedOrigin(origin: string, options: FrontDoorOptions): boolean {
 
 export function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
   const name = hostnameOf(host.toLowerCase());
+  if (name === undefined) return false;
   if (LOOPBACK_HOSTS.has(name)) return true;
   return options.allowedOrigins.some((origin) => {
     try {
@@ -133,7 +141,7 @@ export function withFrontDoor<Caller>(
     } catch (error) {
       // The key could not be checked (the database is unreachable, say); a 401
       // would tell the client its key is bad when it may not be.
-      console.error("Could not check an API key:", error);
+      logUnexpected("Could not check an API key", error);
       return jsonRpcError(500, -32603, "Internal error: the API key could not be checked.");
     }
     if (caller === undefined) {

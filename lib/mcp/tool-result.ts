@@ -5,6 +5,7 @@
  * as INTERNAL_ERROR without internals.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { logUnexpected } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
 export function toolSuccess(value: object): CallToolResult {
@@ -22,7 +23,7 @@ export function toolError(error: unknown): CallToolResult & { errorCode: string 
       errorCode: error.code,
     };
   }
-  console.error("Unexpected error in an MCP tool:", error);
+  logUnexpected("Unexpected error in an MCP tool", error);
   return {
     content: [
       {

@@ -8,14 +8,28 @@
  * secret, and only the authorization_code and refresh_token grants.
  */
 import { randomBytes } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { and, eq, gt, isNotNull, lt, notExists, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/client";
-import { oauthClients } from "../db/schema";
+import { oauthAuthorizationCodes, oauthClients, oauthGrants } from "../db/schema";
+import { unstorableText } from "../services/shared/validation";
 import { DocumentFetchError, fetchDocument } from "./fetch-document";
 
 /** How long a fetched metadata document is used before it is fetched again. */
 const DOCUMENT_CACHE_SECONDS = 3600;
+/**
+ * How long a metadata document that could not be used is refused without
+ * fetching it again: /authorize needs no credential, so each request would
+ * otherwise make Cairn fetch (and wait up to the time limit) once more.
+ */
+const FAILED_DOCUMENT_CACHE_SECONDS = 300;
+/**
+ * A self-registered client that no person connected within this long is
+ * deleted (deleteStaleClients): registration is open to anyone, so unused
+ * registrations must not pile up. A day leaves a platform ample time between
+ * registering and sending the person to the consent page.
+ */
+export const UNUSED_CLIENT_SECONDS = 24 * 3600;
 const MAX_REDIRECT_URIS = 10;
 
 export type OAuthClient = {
@@ -71,9 +85,16 @@ function checkRedirectUri(value: string): string {
   return value;
 }
 
+/** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
+const storable = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((text) => !unstorableText(text), "contains a NUL or an unpaired surrogate");
+
 const metadataSchema = z.object({
-  redirect_uris: z.array(z.string().max(2000)).min(1).max(MAX_REDIRECT_URIS),
-  client_name: z.string().max(200).optional(),
+  redirect_uris: z.array(storable(2000)).min(1).max(MAX_REDIRECT_URIS),
+  client_name: storable(200).optional(),
   token_endpoint_auth_method: z.string().optional(),
   grant_types: z.array(z.string()).optional(),
   response_types: z.array(z.string()).optional(),
@@ -169,11 +190,12 @@ function documentUrl(clientId: string, allowLoopback: boolean): URL {
   return url;
 }
 
+/** The metadata document at a client_id URL, fetched and checked; ClientMetadataError when refused. */
 async function fetchMetadataDocument(
+  url: URL,
   clientId: string,
   allowLoopback: boolean,
 ): Promise<ClientMetadata & { redirect_uris: string[] }> {
-  const url = documentUrl(clientId, allowLoopback);
   let text: string;
   try {
     text = await fetchDocument(url, { allowLoopback });
@@ -213,20 +235,45 @@ export async function resolveClient(
   clientId: string,
   options: { allowLoopback: boolean },
 ): Promise<OAuthClient | undefined> {
-  if (clientId.length > 2000) return undefined;
+  // A NUL cannot even be compared by PostgreSQL: such an id names no client.
+  if (clientId.length > 2000 || unstorableText(clientId)) return undefined;
   const [row] = await db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
   if (row && (row.kind === "registered" || (row.expiresAt && row.expiresAt > new Date()))) {
+    if (row.fetchError) throw new ClientMetadataError("invalid_client", row.fetchError);
     return toClient(row);
   }
   if (!isMetadataDocumentUrl(clientId)) return undefined;
 
-  const metadata = await fetchMetadataDocument(clientId, options.allowLoopback);
+  // A malformed URL is refused without a fetch, so it is not remembered either.
+  const url = documentUrl(clientId, options.allowLoopback);
+  let metadata: ClientMetadata & { redirect_uris: string[] };
+  try {
+    metadata = await fetchMetadataDocument(url, clientId, options.allowLoopback);
+  } catch (error) {
+    if (error instanceof ClientMetadataError) await storeDocument(db, clientId, { error });
+    throw error;
+  }
+  return toClient(await storeDocument(db, clientId, { metadata }));
+}
+
+/** Keeps a metadata document's copy, or the reason it was refused, for its cache time. */
+async function storeDocument(
+  db: Database,
+  clientId: string,
+  outcome:
+    | { metadata: ClientMetadata & { redirect_uris: string[] } }
+    | { error: ClientMetadataError },
+) {
   const now = new Date();
+  const failed = "error" in outcome;
   const values = {
-    clientName: metadata.client_name ?? null,
-    redirectUris: metadata.redirect_uris,
+    clientName: failed ? null : (outcome.metadata.client_name ?? null),
+    redirectUris: failed ? [] : outcome.metadata.redirect_uris,
+    fetchError: failed ? outcome.error.message : null,
     fetchedAt: now,
-    expiresAt: new Date(now.getTime() + DOCUMENT_CACHE_SECONDS * 1000),
+    expiresAt: new Date(
+      now.getTime() + (failed ? FAILED_DOCUMENT_CACHE_SECONDS : DOCUMENT_CACHE_SECONDS) * 1000,
+    ),
   };
   const [stored] = await db
     .insert(oauthClients)
@@ -234,5 +281,51 @@ export async function resolveClient(
     .onConflictDoUpdate({ target: oauthClients.clientId, set: values })
     .returning();
   if (!stored) throw new Error("the client metadata document was not stored");
-  return toClient(stored);
+  return stored;
+}
+
+/**
+ * Deletes the clients nobody connected with: self-registered ones older than
+ * UNUSED_CLIENT_SECONDS, and metadata documents' copies (or remembered
+ * refusals) past their cache time, in both cases only when no connected app
+ * (oauth_grant, even a revoked one: the audit names it) and no unexpired
+ * authorization code refers to them. Run by
+ * every instance's scheduler tick (lib/startup.ts); returns how many went.
+ */
+export async function deleteStaleClients(db: Database, now: Date): Promise<number> {
+  const registeredBefore = new Date(now.getTime() - UNUSED_CLIENT_SECONDS * 1000);
+  const deleted = await db
+    .delete(oauthClients)
+    .where(
+      and(
+        or(
+          and(eq(oauthClients.kind, "registered"), lt(oauthClients.createdAt, registeredBefore)),
+          and(
+            eq(oauthClients.kind, "metadata_document"),
+            isNotNull(oauthClients.expiresAt),
+            lt(oauthClients.expiresAt, now),
+          ),
+        ),
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(oauthGrants)
+            .where(eq(oauthGrants.clientId, oauthClients.id)),
+        ),
+        // A code just issued is about to become a connected app: its client stays.
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(oauthAuthorizationCodes)
+            .where(
+              and(
+                eq(oauthAuthorizationCodes.clientId, oauthClients.id),
+                gt(oauthAuthorizationCodes.expiresAt, now),
+              ),
+            ),
+        ),
+      ),
+    )
+    .returning({ id: oauthClients.id });
+  return deleted.length;
 }

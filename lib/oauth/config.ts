@@ -101,6 +101,8 @@ export function authorizationServerMetadata(origin: string) {
     revocation_endpoint_auth_methods_supported: ["none"],
     code_challenge_methods_supported: ["S256"],
     client_id_metadata_document_supported: true,
+    // Every authorization response carries `iss` (RFC 9207): see withIssuer.
+    authorization_response_iss_parameter_supported: true,
   };
 }
 

@@ -32,13 +32,19 @@ export const AUTHORIZE_PARAMS = [
 
 export type AuthorizeParams = Partial<Record<(typeof AUTHORIZE_PARAMS)[number], string>>;
 
+/**
+ * Every client is one that registered itself (DCR) or a metadata document
+ * anyone can publish, so a redirect URI that matches proves nothing about who
+ * sent the person here: a refused request is shown as a page, never redirected
+ * (otherwise /authorize is an open redirect to whatever URI a client listed).
+ * The client hears back only after the person signed in and answered the
+ * consent page (answerAuthorization).
+ */
 export type AuthorizeCheck =
   /** Fine: show the consent page for this client. */
   | { kind: "ok"; client: OAuthClient; params: AuthorizeParams; redirectUri: string }
-  /** The client or its redirect URI cannot be trusted: tell the person, never redirect. */
-  | { kind: "page_error"; message: string }
-  /** A bad request from a known client: back to its redirect URI with a standard error. */
-  | { kind: "redirect_error"; location: string };
+  /** Refused: tell the person why, on Cairn's own page. */
+  | { kind: "page_error"; message: string };
 
 export function authorizeParamsOf(source: URLSearchParams): AuthorizeParams {
   const params: AuthorizeParams = {};
@@ -49,11 +55,14 @@ export function authorizeParamsOf(source: URLSearchParams): AuthorizeParams {
   return params;
 }
 
-function errorRedirect(redirectUri: string, error: string, description: string, state?: string) {
-  const url = new URL(redirectUri);
-  url.searchParams.set("error", error);
-  url.searchParams.set("error_description", description);
-  if (state !== undefined) url.searchParams.set("state", state);
+/**
+ * The authorization response's redirect with the issuer added (RFC 9207), so
+ * a client talking to several authorization servers can tell which answered
+ * (a mix-up attack otherwise sends one server's code to another).
+ */
+export function withIssuer(location: string, issuer: string): string {
+  const url = new URL(location);
+  url.searchParams.set("iss", issuer);
   return url.toString();
 }
 
@@ -93,25 +102,24 @@ export async function checkAuthorizationRequest(
         "The redirect URI is not one the client registered (it must match exactly), so Cairn will not send anything there.",
     };
   }
-  const fail = (error: string, description: string): AuthorizeCheck => ({
-    kind: "redirect_error",
-    location: errorRedirect(redirectUri, error, description, params.state),
-  });
+  const fail = (message: string): AuthorizeCheck => ({ kind: "page_error", message });
   if (params.response_type !== "code") {
-    return fail("unsupported_response_type", "response_type must be code");
+    return fail("The app asked for a response type other than code, the only one Cairn supports.");
   }
   if (!params.code_challenge) {
-    return fail("invalid_request", "PKCE is required: send code_challenge (S256)");
+    return fail("The app sent no PKCE code_challenge (S256), which Cairn requires.");
   }
   if (params.code_challenge_method !== "S256") {
-    return fail("invalid_request", "code_challenge_method must be S256");
+    return fail("The app's code_challenge_method is not S256, the only one Cairn accepts.");
   }
   if (!/^[A-Za-z0-9_-]{43}$/.test(params.code_challenge)) {
-    return fail("invalid_request", "code_challenge is not a base64url SHA-256 hash");
+    return fail("The app's code_challenge is not a base64url SHA-256 hash.");
   }
   const resource = oauthUrls(origin).resource;
   if (params.resource !== undefined && params.resource !== resource) {
-    return fail("invalid_target", `resource must be ${resource}`);
+    return fail(
+      `The app asked for access to ${params.resource}; this server's resource is ${resource}.`,
+    );
   }
   // Scopes other than `mcp` (some platforms add `openid` or `offline_access`)
   // are ignored rather than refused (RFC 6749 §3.3): the token's scope, `mcp`,
@@ -168,7 +176,7 @@ export async function answerAuthorization(
   }
   const location = response.get("location");
   if (!location) throw new Error("the authorization answered without a redirect");
-  return location;
+  return withIssuer(location, oauthUrls(origin).issuer);
 }
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -239,7 +247,7 @@ export async function registrationEndpoint(db: Database, request: Request) {
     return oauthError(
       429,
       "invalid_request",
-      `Too many client registrations from this address; try again in ${tryAgainIn(gate.retryAt)}.`,
+      `Too many client registrations from this address. ${tryAgainIn(gate.retryAt)}`,
     );
   }
   const text = await readLimited(request.body, MAX_FORM_BYTES);

@@ -4,10 +4,12 @@
  * of reading the metadata. Each answers browser-based clients too (CORS).
  */
 import { getDb } from "../db/client";
+import { logUnexpected } from "../log";
 import {
   authorizationServerMetadata,
   corsPreflight,
   jsonResponse,
+  oauthError,
   protectedResourceMetadata,
   publicOrigin,
   unknownHost,
@@ -26,18 +28,34 @@ export async function authorizationServerMetadataRoute(request: Request) {
   return origin ? jsonResponse(authorizationServerMetadata(origin)) : unknownHost();
 }
 
-export async function tokenRoute(request: Request) {
+/**
+ * An unexpected failure is logged here, the Cairn way (lib/log.ts: no failed
+ * statement's values), and answered as OAuth's server_error, rather than left
+ * to the framework, which would log the error whole.
+ */
+function guarded(handler: (request: Request) => Promise<Response>) {
+  return async (request: Request) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      logUnexpected("Unexpected error at an OAuth endpoint", error);
+      return oauthError(500, "server_error", "Cairn could not answer this request; try again.");
+    }
+  };
+}
+
+export const tokenRoute = guarded(async (request) => {
   const origin = publicOrigin(request.headers, request.url);
   if (!origin) return unknownHost();
   return tokenEndpoint(await getDb(), origin, request);
-}
+});
 
-export async function registerRoute(request: Request) {
+export const registerRoute = guarded(async (request) => {
   if (!publicOrigin(request.headers, request.url)) return unknownHost();
   return registrationEndpoint(await getDb(), request);
-}
+});
 
-export async function revokeRoute(request: Request) {
+export const revokeRoute = guarded(async (request) => {
   if (!publicOrigin(request.headers, request.url)) return unknownHost();
   return revocationEndpoint(await getDb(), request);
-}
+});

@@ -23,6 +23,13 @@ describe("formInput", () => {
     });
   });
 
+  it("takes __proto__ and constructor as plain field names, not as the object's", () => {
+    const input = formInput(schema, form({ email: "a@b.c", __proto__: "x", constructor: "y" }));
+    expect(Object.getPrototypeOf(input)).toBeNull();
+    expect({ ...input }).toEqual({ email: "a@b.c", __proto__: "x", constructor: "y" });
+    expect(schema.parse(input)).toEqual({ email: "a@b.c" });
+  });
+
   it("reads the shape of a refined object schema", () => {
     const refined = schema.refine((input) => input.email !== "");
     expect(formInput(refined, form({ email: "a@b.c", name: "" }))).toEqual({ email: "a@b.c" });

@@ -4,6 +4,7 @@
  * status so the review panel can say so plainly.
  */
 import { z } from "zod";
+import { logUnexpected } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
 export type ActionState =
@@ -22,7 +23,7 @@ export function actionError(error: unknown): ActionState {
     }
     return { status: "error", message: error.message };
   }
-  console.error("Unexpected error in a server action:", error);
+  logUnexpected("Unexpected error in a server action", error);
   return {
     status: "error",
     message: "Something went wrong and nothing was changed. Reload the page and try again.",
@@ -43,15 +44,18 @@ export function field(form: FormData, name: string): string | undefined {
  */
 export function formInput(schema: z.ZodType, form: FormData): Record<string, string | string[]> {
   const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
-  const input: Record<string, string | string[]> = {};
+  // Field names are the browser's to choose: `__proto__` or `constructor` must
+  // neither find Object.prototype's members in the shape nor set a prototype.
+  const input: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of form) {
     if (typeof value !== "string") continue;
-    if (shape[name]?.safeParse([]).success) {
+    const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
+    if (field?.safeParse([]).success) {
       const list = input[name];
       input[name] = Array.isArray(list) ? [...list, value] : [value];
       continue;
     }
-    if (value === "" && shape[name]?.safeParse(undefined).success) continue;
+    if (value === "" && field?.safeParse(undefined).success) continue;
     input[name] = value;
   }
   return input;

@@ -50,6 +50,33 @@ export const SECURITY_HEADERS: { key: string; value: string }[] = [
   },
 ];
 
+/**
+ * HTTP Strict Transport Security, for a response served over HTTPS: from then
+ * on the browser goes to this host over HTTPS only, so nobody on the network
+ * can strip TLS from a later visit and read a session cookie. Only over HTTPS
+ * (a browser ignores it on http://, and a plain-http install must stay
+ * reachable). A year, the host only: other names under the same domain are
+ * not Cairn's to decide.
+ */
+export const HSTS_VALUE = "max-age=31536000";
+
+/**
+ * Whether a request reached Cairn over HTTPS: its own scheme, the scheme of
+ * CAIRN_PUBLIC_URL (behind a TLS-terminating proxy), or X-Forwarded-Proto when
+ * proxies are trusted (CAIRN_TRUST_PROXY).
+ */
+export function servedOverHttps(request: {
+  protocol: string;
+  forwardedProto: string | null;
+  publicUrl: string | undefined;
+  trustProxy: number;
+}): boolean {
+  if (request.protocol === "https:") return true;
+  if (request.publicUrl?.startsWith("https://")) return true;
+  const forwarded = request.forwardedProto?.split(",")[0]?.trim().toLowerCase();
+  return request.trustProxy > 0 && forwarded === "https";
+}
+
 /** A fresh, unguessable nonce (128 random bits, base64). */
 export function newNonce(): string {
   const bytes = new Uint8Array(16);

@@ -21,7 +21,8 @@ import { serverAction } from "@/lib/web/server-action";
 
 /**
  * Changes the signed-in user's password. Every session of theirs ends (the
- * session version rises), so this one is signed in again with the new password.
+ * session version rises), so this one is signed in again with the new password;
+ * by default their connected apps and API keys end too, and the page says what ended.
  */
 export const changePasswordAction = serverAction({
   access: "signed-in",
@@ -35,7 +36,7 @@ export const changePasswordAction = serverAction({
   // A redirect, not an answer: the page is then rendered with the new session's
   // cookie (re-rendering it in this request would still see the old token, which
   // the change has just ended).
-  success: async (_, input, user) => {
+  success: async (changed, input, user) => {
     try {
       await signIn("credentials", {
         email: user.email,
@@ -46,7 +47,12 @@ export const changePasswordAction = serverAction({
       if (!(error instanceof AuthError)) throw error;
       redirect("/sign-in");
     }
-    redirect("/account?changed=1");
+    const ended = new URLSearchParams({
+      changed: changed.everywhere ? "everywhere" : "sessions",
+      apps: String(changed.appsRevoked),
+      keys: String(changed.apiKeysRevoked),
+    });
+    redirect(`/account?${ended}`);
   },
 });
 

@@ -6,12 +6,17 @@ import { SubmitButton } from "@/app/_components/submit-button";
 import { type ActionState, IDLE } from "@/lib/web/action-state";
 import { changePasswordAction } from "./actions";
 
-export function ChangePasswordForm({ email, changed }: { email: string; changed: boolean }) {
+export function ChangePasswordForm({
+  email,
+  changedMessage,
+}: {
+  email: string;
+  /** What the last change ended, when the page is shown right after one. */
+  changedMessage: string | undefined;
+}) {
   const [state, action] = useActionState<ActionState, FormData>(
     changePasswordAction,
-    changed
-      ? { status: "success", message: "Password changed. Your other sessions are signed out." }
-      : IDLE,
+    changedMessage ? { status: "success", message: changedMessage } : IDLE,
   );
   return (
     <form action={action} className="form card" aria-labelledby="password-heading">
@@ -43,6 +48,10 @@ export function ChangePasswordForm({ email, changed }: { email: string; changed:
           maxLength={200}
           required
         />
+      </label>
+      <label className="check">
+        <input type="checkbox" name="signOutEverywhere" value="on" defaultChecked />
+        Also end my connected apps and API keys (your other sessions end in any case)
       </label>
       <ActionMessage state={state} />
       <SubmitButton>Change password</SubmitButton>

@@ -34,7 +34,6 @@ export async function answerConsentAction(
   const db = await getDb();
   const check = await checkAuthorizationRequest(db, origin, authorizeParamsOf(query));
   if (check.kind === "page_error") return { status: "error", message: check.message };
-  if (check.kind === "redirect_error") redirect(check.location);
   const decision = form.get("decision");
   if (decision !== "approve" && decision !== "deny") {
     return { status: "error", message: "Choose Approve or Deny." };

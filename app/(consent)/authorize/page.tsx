@@ -1,8 +1,8 @@
 /**
  * The OAuth authorization endpoint and consent page (docs/oauth.md). An AI
  * platform sends the person here; the request is checked first (an unknown
- * client or a redirect URI it did not register gets an error here and is never
- * redirected to), then the person signs in with their Cairn account if needed
+ * client, a redirect URI it did not register or any other fault gets an error
+ * here and is never redirected to: see AuthorizeCheck), then the person signs in with their Cairn account if needed
  * and sees who asks, for which account, to do what, and approves or denies.
  */
 import type { Metadata } from "next";
@@ -51,7 +51,6 @@ export default async function AuthorizePage({
   const db = await getDb();
   const check = await checkAuthorizationRequest(db, origin, authorizeParamsOf(query));
   if (check.kind === "page_error") return <Refused message={check.message} />;
-  if (check.kind === "redirect_error") redirect(check.location);
 
   const user = await currentUser();
   if (!user) redirect(`/sign-in?callbackUrl=${encodeURIComponent(`/authorize?${query}`)}`);

@@ -9,6 +9,7 @@ import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { hashApiKey } from "../../auth/api-key";
 import type { Database } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
+import { logUnexpected } from "../../log";
 
 export type ApiKeyPrincipal = {
   apiKeyId: string;
@@ -54,7 +55,7 @@ export async function authenticateApiKey(
       .where(
         and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, cutoff))),
       )
-      .catch((error: unknown) => console.error("Could not record an API key's last use:", error));
+      .catch((error: unknown) => logUnexpected("Could not record an API key's last use", error));
   }
   return {
     apiKeyId: row.id,

@@ -21,6 +21,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { attemptLimits } from "../../db/schema";
+import { logUnexpected } from "../../log";
 
 export type AttemptPolicy = {
   limit: number;
@@ -187,7 +188,7 @@ function pruneNowAndThen(db: Executor, now: Date) {
         or(isNull(attemptLimits.blockedUntil), lt(attemptLimits.blockedUntil, now)),
       ),
     )
-    .catch((error: unknown) => console.error("Could not prune old attempt counters:", error));
+    .catch((error: unknown) => logUnexpected("Could not prune old attempt counters", error));
 }
 
 /** "Try again in 4 minutes." — what a refusal tells a person. */

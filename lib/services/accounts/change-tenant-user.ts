@@ -9,6 +9,8 @@ import type { Transaction } from "../../db/client";
 import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { actingUserId, type ServiceContext } from "../shared/context";
+import { recordIdField } from "../shared/fields";
+import { parseInput } from "../shared/validation";
 
 /**
  * Runs the change in one transaction holding the tenant's active admins: the
@@ -29,9 +31,7 @@ export async function changeTenantUser<T>(
       `You cannot ${what.verb} your own account: another admin of your team can.`,
     );
   }
-  if (!z.uuid().safeParse(targetUserId).success) {
-    throw new AppError("NOT_FOUND", "No user with that id exists in this account.");
-  }
+  parseInput(z.object({ userId: recordIdField("a user") }), { userId: targetUserId });
   return ctx.db.transaction(async (tx) => {
     const admins = await tx
       .select({ id: users.id })

@@ -18,6 +18,8 @@ import {
 } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { actingUserId, type ServiceContext } from "../shared/context";
+import { recordIdField } from "../shared/fields";
+import { parseInput } from "../shared/validation";
 
 export type ConnectedApp = {
   grantId: string;
@@ -70,7 +72,7 @@ export async function listConnectedApps(
     .orderBy(desc(oauthGrants.createdAt));
 }
 
-export const revokeConnectedAppInput = z.object({ grantId: z.string() });
+export const revokeConnectedAppInput = z.object({ grantId: recordIdField("a connected app") });
 
 /**
  * Revokes a connected app of the tenant (with `own`, only one of the acting
@@ -79,9 +81,10 @@ export const revokeConnectedAppInput = z.object({ grantId: z.string() });
  */
 export async function revokeConnectedApp(
   ctx: ServiceContext,
-  input: z.output<typeof revokeConnectedAppInput> & { own?: boolean },
+  raw: z.input<typeof revokeConnectedAppInput> & { own?: boolean },
 ): Promise<void> {
-  await revokeGrant(ctx.db, ctx.tenantId, input.grantId, input.own ? actingUserId(ctx) : undefined);
+  const { grantId } = parseInput(revokeConnectedAppInput, raw);
+  await revokeGrant(ctx.db, ctx.tenantId, grantId, raw.own ? actingUserId(ctx) : undefined);
 }
 
 /**

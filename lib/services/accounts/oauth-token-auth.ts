@@ -9,6 +9,7 @@ import "server-only";
 import { and, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { oauthClients, oauthGrants, oauthTokens, users } from "../../db/schema";
+import { logUnexpected } from "../../log";
 import { hashToken } from "../../oauth/authorization-server";
 
 export type OAuthPrincipal = {
@@ -65,7 +66,7 @@ export async function authenticateOAuthToken(
           or(isNull(oauthGrants.lastUsedAt), lt(oauthGrants.lastUsedAt, cutoff)),
         ),
       )
-      .catch((error: unknown) => console.error("Could not record an app's last use:", error));
+      .catch((error: unknown) => logUnexpected("Could not record an app's last use", error));
   }
   // The client's name is its own claim: quoted, and cut short, in the audit label.
   const name = (row.clientName ?? row.clientId).slice(0, 80);

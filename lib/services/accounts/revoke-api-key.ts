@@ -5,13 +5,16 @@ import { z } from "zod";
 import { apiKeys } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
+import { recordIdField } from "../shared/fields";
+import { parseInput } from "../shared/validation";
 
-export const revokeApiKeyInput = z.object({ apiKeyId: z.string() });
+export const revokeApiKeyInput = z.object({ apiKeyId: recordIdField("an API key") });
 
 export async function revokeApiKey(
   ctx: ServiceContext,
-  input: z.output<typeof revokeApiKeyInput>,
+  raw: z.input<typeof revokeApiKeyInput>,
 ): Promise<void> {
+  const input = parseInput(revokeApiKeyInput, raw);
   const [row] = await ctx.db
     .update(apiKeys)
     .set({ revokedAt: new Date() })

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { parseEnv } from "../../env";
 import { isNonPublicAddress } from "../../http/non-public-address";
-import { parseWebhookUrl, resolveWebhookHost } from "./address";
+import {
+  isAllowedDestination,
+  parseWebhookUrl,
+  privateRangeList,
+  resolveWebhookHost,
+} from "./address";
 
 describe("webhook addresses", () => {
   it("calls loopback, private, link-local, CGNAT, multicast and unspecified addresses private", () => {
@@ -20,6 +26,13 @@ describe("webhook addresses", () => {
       "ff02::1",
       "::ffff:127.0.0.1",
       "::ffff:10.1.2.3",
+      "::127.0.0.1",
+      "::169.254.169.254",
+      "::7f00:1",
+      "2002:7f00:1::1",
+      "2002:a9fe:a9fe::",
+      "64:ff9b::a00:1",
+      "64:ff9b:1::a00:1",
       "not an address",
     ]) {
       expect(isNonPublicAddress(address), address).toBe(true);
@@ -32,7 +45,7 @@ describe("webhook addresses", () => {
     }
   });
 
-  it("wants https unless private addresses are allowed, and no credentials", () => {
+  it("wants https unless the operator allows private networks, and no credentials", () => {
     expect(() => parseWebhookUrl("http://example.com/hook", false)).toThrow(/https/);
     expect(parseWebhookUrl("http://example.com/hook", true).href).toBe("http://example.com/hook");
     expect(() => parseWebhookUrl("ftp://example.com", true)).toThrow(/https/);
@@ -40,11 +53,39 @@ describe("webhook addresses", () => {
     expect(() => parseWebhookUrl("not a url", false)).toThrow(/valid URL/);
   });
 
-  it("refuses a name or literal that resolves to a private address", async () => {
-    await expect(resolveWebhookHost("127.0.0.1", false)).rejects.toThrow(/private/);
-    await expect(resolveWebhookHost("localhost", false)).rejects.toThrow(/private/);
-    await expect(resolveWebhookHost("127.0.0.1", true)).resolves.toEqual([
+  it("refuses a private address outside the operator's ranges, without naming it", async () => {
+    const none = privateRangeList([]);
+    const loopback = privateRangeList(
+      parseEnv({ CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: "127.0.0.0/8" })
+        .CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES,
+    );
+    for (const host of ["127.0.0.1", "localhost", "169.254.169.254", "::7f00:1"]) {
+      const refusal = resolveWebhookHost(host, none);
+      await expect(refusal, host).rejects.toThrow(/^Refused: .*private address/);
+      await expect(refusal, host).rejects.not.toThrow(/127\.0\.0\.1|169\.254/);
+    }
+    await expect(resolveWebhookHost("127.0.0.1", loopback)).resolves.toEqual([
       { address: "127.0.0.1", family: 4 },
     ]);
+    // Another private network stays refused.
+    await expect(resolveWebhookHost("10.0.0.1", loopback)).rejects.toThrow(/^Refused/);
+    expect(isAllowedDestination("93.184.216.34", none)).toBe(true);
+  });
+
+  it("reads CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES as CIDR ranges, none by default", () => {
+    expect(parseEnv({}).CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES).toEqual([]);
+    expect(
+      parseEnv({ CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: "10.0.0.0/8, fd00::/8,192.168.1.20" })
+        .CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES,
+    ).toEqual([
+      { network: "10.0.0.0", prefix: 8, family: "ipv4" },
+      { network: "fd00::", prefix: 8, family: "ipv6" },
+      { network: "192.168.1.20", prefix: 32, family: "ipv4" },
+    ]);
+    for (const value of ["10.0.0.0/33", "yes", "10.0.0.0/8/1", "example.com/8", "10.0.0.0/"]) {
+      expect(() => parseEnv({ CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: value }), value).toThrow(
+        /CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES/,
+      );
+    }
   });
 });

@@ -1,31 +1,54 @@
 /**
  * Where a webhook may point. A URL whose host resolves to loopback, a private
  * network, link-local (cloud metadata), unique-local, CGNAT, multicast or an
- * unspecified address is refused unless the tenant allows private webhooks, so
- * an admin cannot make Cairn probe its own network. Checked at registration and
- * again at each delivery, on the very addresses the connection then uses (DNS
- * can change in between).
+ * unspecified address is refused, unless the operator listed that network in
+ * CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES (docs/operations.md): no tenant can make
+ * Cairn probe the network it runs in. Checked at registration and again at each
+ * delivery, on the very addresses the connection then uses (DNS can change in
+ * between). A refusal names neither the address nor anything the network said,
+ * so it cannot be used to map that network.
  */
 import "server-only";
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
+import type { CidrRange } from "../../env";
 import { isNonPublicAddress } from "../../http/non-public-address";
 import { AppError } from "../../plan-engine/app-error";
 
-/** A webhook URL's syntax: http(s), no credentials; http only where private addresses are allowed. */
-export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
+/** The operator's allowed private networks, as a BlockList (no list: none). */
+export function privateRangeList(ranges: readonly CidrRange[]): BlockList {
+  const list = new BlockList();
+  for (const range of ranges) list.addSubnet(range.network, range.prefix, range.family);
+  return list;
+}
+
+/** Whether Cairn may connect to an address: a public one, or one in an allowed private range. */
+export function isAllowedDestination(address: string, allowed: BlockList): boolean {
+  if (!isNonPublicAddress(address)) return true;
+  const family = isIP(address);
+  return family !== 0 && allowed.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+export const PRIVATE_REFUSAL =
+  "Refused: the webhook host is a loopback or private address, which this server does not call (its operator can allow private networks with CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES).";
+
+/**
+ * A webhook URL's syntax: https, or http where the operator allows private
+ * networks (a receiver inside them rarely has a certificate); no credentials.
+ */
+export function parseWebhookUrl(raw: string, privateAllowed: boolean): URL {
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
     throw new AppError("VALIDATION_ERROR", "The webhook URL is not a valid URL.");
   }
-  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
+  if (url.protocol !== "https:" && !(privateAllowed && url.protocol === "http:")) {
     throw new AppError(
       "VALIDATION_ERROR",
-      allowPrivate
+      privateAllowed
         ? "A webhook URL must start with https:// or http://."
-        : "A webhook URL must start with https:// (http:// only where private addresses are allowed).",
+        : "A webhook URL must start with https://.",
     );
   }
   if (url.username || url.password) {
@@ -40,12 +63,12 @@ export function hostOf(url: URL): string {
 }
 
 /**
- * Every address the host resolves to, refused (VALIDATION_ERROR) if one is
- * private and private addresses are not allowed.
+ * Every address the host resolves to, refused (VALIDATION_ERROR) if one is not
+ * an allowed destination.
  */
 export async function resolveWebhookHost(
   host: string,
-  allowPrivate: boolean,
+  allowed: BlockList,
 ): Promise<{ address: string; family: number }[]> {
   let addresses: { address: string; family: number }[];
   if (isIP(host)) {
@@ -60,19 +83,15 @@ export async function resolveWebhookHost(
   if (addresses.length === 0) {
     throw new AppError("VALIDATION_ERROR", `The webhook host ${host} does not resolve.`);
   }
-  const refused = allowPrivate ? undefined : addresses.find((a) => isNonPublicAddress(a.address));
-  if (refused) {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      `The webhook host ${host} resolves to ${refused.address}, a loopback or private address. An admin can allow private addresses on the webhooks page.`,
-    );
+  if (addresses.some((a) => !isAllowedDestination(a.address, allowed))) {
+    throw new AppError("VALIDATION_ERROR", PRIVATE_REFUSAL);
   }
   return addresses;
 }
 
 /** The registration check: syntax, then every resolved address. */
-export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
-  const url = parseWebhookUrl(raw, allowPrivate);
-  await resolveWebhookHost(hostOf(url), allowPrivate);
+export async function checkWebhookUrl(raw: string, ranges: readonly CidrRange[]): Promise<URL> {
+  const url = parseWebhookUrl(raw, ranges.length > 0);
+  await resolveWebhookHost(hostOf(url), privateRangeList(ranges));
   return url;
 }

@@ -19,6 +19,7 @@ import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { emailDeliveries } from "../../db/schema";
+import type { CidrRange } from "../../env";
 import type { NotificationEvent } from "./enqueue-notification";
 import { composeReviewMail, isMailedEvent, type MailConfig, reviewRecipients } from "./mail";
 import { postWebhook } from "./post";
@@ -29,8 +30,17 @@ export const MAX_ATTEMPTS = 8;
 /** The first retry's delay; each next one doubles, capped at MAX_RETRY_DELAY_MS. */
 export const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 6 * 60 * 60 * 1000;
-/** How long a claimed delivery is left to the instance that sends it. */
-const SEND_LEASE_SECONDS = 60;
+/**
+ * How long a claimed delivery is left to the instance that sends it. It must
+ * outlast the longest a send can take, or another instance claims it again
+ * and the receiver gets it twice: a webhook POST has a time limit for the
+ * whole exchange (NotifierConfig.timeoutMs, 10 s in a server); an e-mail is
+ * bounded by the SMTP client's time limits (SMTP_TIMEOUTS, at most
+ * smtpWorstCaseMs in all), which the e-mail lease is checked against
+ * (lib/services/notifications/mail.test.ts).
+ */
+const WEBHOOK_SEND_LEASE_SECONDS = 60;
+export const EMAIL_SEND_LEASE_SECONDS = 300;
 const BATCH = 20;
 
 export type NotifierConfig = {
@@ -42,6 +52,8 @@ export type NotifierConfig = {
   timeoutMs: number;
   /** The first retry's delay (tests shorten it). */
   firstRetryDelayMs: number;
+  /** The private networks webhooks may reach (CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES); empty, none. */
+  privateRanges: readonly CidrRange[];
 };
 
 /** The delay before attempt `attempts + 1`: doubling from the first, ±20% jitter. */
@@ -105,7 +117,6 @@ type WebhookClaim = {
   url: string;
   secret: string;
   disabled: boolean;
-  allowPrivate: boolean;
   eventId: string;
   event: NotificationEvent;
   payload: Record<string, unknown>;
@@ -132,20 +143,19 @@ export async function sendDueWebhooks(db: Database, config: NotifierConfig): Pro
     db,
     sql`with claimed as (
       update webhook_delivery d set attempts = d.attempts + 1,
-        next_attempt_at = now() + make_interval(secs => ${SEND_LEASE_SECONDS})
+        next_attempt_at = now() + make_interval(secs => ${WEBHOOK_SEND_LEASE_SECONDS})
       where d.id in (select id from webhook_delivery
         where status = 'pending' and next_attempt_at <= now()
         order by next_attempt_at limit ${BATCH} for update skip locked)
       returning d.id, d.attempts, d.endpoint_id, d.event_id
     )
     select claimed.id, claimed.attempts, e.url, e.secret, e.disabled_at is not null as disabled,
-      t.allow_private_webhooks as "allowPrivate", ev.id as "eventId", ev.event, ev.payload,
+      ev.id as "eventId", ev.event, ev.payload,
       ev.tenant_id as "tenantId",
       to_char(ev.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"
     from claimed
     join webhook_endpoint e on e.id = claimed.endpoint_id
-    join notification_event ev on ev.id = claimed.event_id
-    join tenant t on t.id = ev.tenant_id`,
+    join notification_event ev on ev.id = claimed.event_id`,
   );
   await Promise.all(claims.map((claim) => sendWebhook(db, config, claim)));
   return claims.length;
@@ -164,7 +174,7 @@ async function sendWebhook(db: Database, config: NotifierConfig, claim: WebhookC
   const outcome = await postWebhook({
     url: claim.url,
     body,
-    allowPrivate: claim.allowPrivate,
+    privateRanges: config.privateRanges,
     timeoutMs: config.timeoutMs,
     headers: {
       "Cairn-Event": claim.event,
@@ -177,6 +187,20 @@ async function sendWebhook(db: Database, config: NotifierConfig, claim: WebhookC
   if ("statusCode" in outcome && outcome.statusCode >= 200 && outcome.statusCode < 300) {
     await db.execute(sql`update webhook_delivery set status = 'delivered', delivered_at = now(),
       last_status_code = ${outcome.statusCode}, last_error = null where id = ${claim.id}::uuid`);
+    return;
+  }
+  if ("refused" in outcome) {
+    await recordFailure(db, "webhook_delivery", claim.id, claim.attempts, config, {
+      error: outcome.refused,
+    });
+    return;
+  }
+  if (outcome.private) {
+    // The operator let this endpoint into a private network; what that network
+    // answered (a status, "connection refused") is not the tenant's to read.
+    await recordFailure(db, "webhook_delivery", claim.id, claim.attempts, config, {
+      error: "The private address did not accept the delivery (what it answered is not shown).",
+    });
     return;
   }
   await recordFailure(db, "webhook_delivery", claim.id, claim.attempts, config, {
@@ -225,21 +249,24 @@ export async function sendDueEmails(db: Database, config: NotifierConfig): Promi
     db,
     sql`with claimed as (
       update email_delivery d set attempts = d.attempts + 1,
-        next_attempt_at = now() + make_interval(secs => ${SEND_LEASE_SECONDS})
+        next_attempt_at = now() + make_interval(secs => ${EMAIL_SEND_LEASE_SECONDS})
       where d.id in (select id from email_delivery
         where status = 'pending' and next_attempt_at <= now()
         order by next_attempt_at limit ${BATCH} for update skip locked)
       returning d.id, d.attempts, d.to_address, d.subject, d.body, d.user_id
     )
     select claimed.id, claimed.attempts, claimed.to_address as "toAddress", claimed.subject,
-      claimed.body, coalesce(u.email_notifications = false or u.disabled_at is not null, false) as "optedOut"
+      claimed.body,
+      -- user_id is set null when the person is deleted: nobody to write to any more.
+      (u.id is null or u.email_notifications = false or u.disabled_at is not null) as "optedOut"
     from claimed left join app_user u on u.id = claimed.user_id`,
   );
   await Promise.all(
     claims.map(async (claim) => {
       if (claim.optedOut) {
         await recordFailure(db, "email_delivery", claim.id, claim.attempts, config, {
-          error: "The person turned review e-mails off (or was disabled) before it was sent.",
+          error:
+            "The person turned review e-mails off, was disabled or was deleted before it was sent.",
           final: true,
         });
         return;

@@ -16,13 +16,62 @@ export type MailConfig = {
   host: string;
 };
 
+/**
+ * The SMTP client's time limits, in milliseconds. nodemailer's defaults (two
+ * minutes to connect, ten of silence) would let a slow mail server hold one
+ * e-mail past its send lease, after which another instance sends it again.
+ */
+export const SMTP_TIMEOUTS = {
+  dnsTimeout: 10_000,
+  connectionTimeout: 10_000,
+  greetingTimeout: 10_000,
+  socketTimeout: 20_000,
+} as const;
+
+/**
+ * The longest one e-mail can take: resolving, connecting and the greeting,
+ * then the socket's silence limit for each command of the exchange (EHLO,
+ * STARTTLS and EHLO again, AUTH, MAIL FROM, RCPT TO, DATA, the message, QUIT).
+ */
+export function smtpWorstCaseMs(timeouts: typeof SMTP_TIMEOUTS = SMTP_TIMEOUTS): number {
+  const commands = 9;
+  return (
+    timeouts.dnsTimeout +
+    timeouts.connectionTimeout +
+    timeouts.greetingTimeout +
+    commands * timeouts.socketTimeout
+  );
+}
+
 /** A transport from CAIRN_SMTP_URL and CAIRN_MAIL_FROM, or null when either is unset. */
 export function mailConfig(
   smtpUrl: string | undefined,
   from: string | undefined,
 ): MailConfig | null {
   if (!smtpUrl || !from) return null;
-  return { transport: nodemailer.createTransport(smtpUrl), from, host: smtpHost(smtpUrl) };
+  return {
+    transport: nodemailer.createTransport(withTimeouts(smtpUrl)),
+    from,
+    host: smtpHost(smtpUrl),
+  };
+}
+
+/**
+ * The SMTP URL with SMTP_TIMEOUTS as query options: nodemailer takes a URL's
+ * options and ignores any given beside it, and these override the URL's own.
+ */
+function withTimeouts(smtpUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(smtpUrl);
+  } catch {
+    // nodemailer reports the unusable URL at the first send, in the delivery log.
+    return smtpUrl;
+  }
+  for (const [name, value] of Object.entries(SMTP_TIMEOUTS)) {
+    url.searchParams.set(name, String(value));
+  }
+  return url.toString();
 }
 
 export function smtpHost(smtpUrl: string): string {

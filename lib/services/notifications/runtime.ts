@@ -12,6 +12,7 @@
 import "server-only";
 import type { Database } from "../../db/client";
 import { env } from "../../env";
+import { messageForLog } from "../../log";
 import { publicBaseUrl } from "../shared/public-url";
 import { type NotifierConfig, runNotificationPass } from "./dispatcher";
 import { mailConfig } from "./mail";
@@ -37,6 +38,7 @@ export function notifierConfigFromEnv(): NotifierConfig {
     publicUrl: publicBaseUrl(),
     timeoutMs: 10_000,
     firstRetryDelayMs: 30_000,
+    privateRanges: config.CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES,
   };
 }
 
@@ -70,7 +72,7 @@ export function kickNotifier(): void {
         await runNotificationPass(state.db, state.config);
       } catch (error) {
         console.warn(
-          `Cairn: a notification pass failed (${error instanceof Error ? error.message : String(error)}); the next one retries.`,
+          `Cairn: a notification pass failed (${messageForLog(error)}); the next one retries.`,
         );
       }
     } while (state.again);

@@ -1,8 +1,9 @@
 /**
  * The admin's webhooks (docs/notifications.md): register an endpoint (its URL
  * checked against private addresses, its signing secret returned once),
- * disable, enable or delete it, resend a delivery, and the tenant's switch for
- * private addresses; plus the page's read model. The caller checks the admin
+ * disable, enable or delete it, resend a delivery; plus the page's read model.
+ * Whether private networks are reachable is the operator's setting
+ * (CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES), not a tenant's. The caller checks the admin
  * role (app/(app)/admin/webhooks/actions.ts); every query is scoped to the tenant.
  */
 import "server-only";
@@ -11,13 +12,13 @@ import { z } from "zod";
 import {
   NOTIFICATION_EVENTS,
   notificationEvents,
-  tenants,
   webhookDeliveries,
   webhookEndpoints,
 } from "../../db/schema";
 import { env } from "../../env";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
+import { recordIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
 import { checkWebhookUrl } from "./address";
 import type { NotificationEvent } from "./enqueue-notification";
@@ -27,14 +28,6 @@ import { newWebhookSecret } from "./signature";
 
 const MAX_DESCRIPTION = 200;
 const RECENT_DELIVERIES = 50;
-
-async function allowsPrivate(ctx: ServiceContext): Promise<boolean> {
-  const [tenant] = await ctx.db
-    .select({ allow: tenants.allowPrivateWebhooks })
-    .from(tenants)
-    .where(eq(tenants.id, ctx.tenantId));
-  return tenant?.allow === true;
-}
 
 export function isNotificationEvent(value: unknown): value is NotificationEvent {
   return NOTIFICATION_EVENTS.some((event) => event === value);
@@ -64,7 +57,7 @@ export async function createWebhookEndpoint(
       `The description is longer than ${MAX_DESCRIPTION} characters.`,
     );
   }
-  const url = await checkWebhookUrl(input.url, await allowsPrivate(ctx));
+  const url = await checkWebhookUrl(input.url, env().CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES);
   const secret = newWebhookSecret();
   const [row] = await ctx.db
     .insert(webhookEndpoints)
@@ -74,11 +67,14 @@ export async function createWebhookEndpoint(
   return { endpointId: row.id, url: url.href, secret };
 }
 
+const endpointIdField = recordIdField("a webhook endpoint");
+
 /** Disabled endpoints get no new deliveries; their pending ones fail. */
 export async function setWebhookEndpointDisabled(
   ctx: ServiceContext,
-  input: { endpointId: string; disabled: boolean },
+  raw: { endpointId: string; disabled: boolean },
 ): Promise<void> {
+  const input = parseInput(z.object({ endpointId: endpointIdField, disabled: z.boolean() }), raw);
   const updated = await ctx.db
     .update(webhookEndpoints)
     .set({ disabledAt: input.disabled ? new Date() : null })
@@ -90,7 +86,8 @@ export async function setWebhookEndpointDisabled(
 }
 
 /** Deletes the endpoint and its deliveries. */
-export async function deleteWebhookEndpoint(ctx: ServiceContext, input: { endpointId: string }) {
+export async function deleteWebhookEndpoint(ctx: ServiceContext, raw: { endpointId: string }) {
+  const input = parseInput(z.object({ endpointId: endpointIdField }), raw);
   const deleted = await ctx.db
     .delete(webhookEndpoints)
     .where(
@@ -104,12 +101,15 @@ export async function deleteWebhookEndpoint(ctx: ServiceContext, input: { endpoi
  * Sends a delivery again, now, with a fresh run of attempts and the same
  * Cairn-Delivery id (a receiver that de-duplicates by it ignores the copy).
  */
-export const resendWebhookDeliveryInput = z.object({ deliveryId: z.string() });
+export const resendWebhookDeliveryInput = z.object({
+  deliveryId: recordIdField("a webhook delivery"),
+});
 
 export async function resendWebhookDelivery(
   ctx: ServiceContext,
-  { deliveryId }: z.output<typeof resendWebhookDeliveryInput>,
+  raw: z.input<typeof resendWebhookDeliveryInput>,
 ) {
+  const { deliveryId } = parseInput(resendWebhookDeliveryInput, raw);
   const [delivery] = await ctx.db
     .select({ disabledAt: webhookEndpoints.disabledAt })
     .from(webhookDeliveries)
@@ -126,15 +126,9 @@ export async function resendWebhookDelivery(
   kickNotifier();
 }
 
-export async function setAllowPrivateWebhooks(ctx: ServiceContext, input: { allowed: boolean }) {
-  await ctx.db
-    .update(tenants)
-    .set({ allowPrivateWebhooks: input.allowed })
-    .where(eq(tenants.id, ctx.tenantId));
-}
-
 export type WebhooksView = {
-  allowPrivate: boolean;
+  /** Whether the operator lets webhooks reach some private networks (and http://). */
+  privateAllowed: boolean;
   /** null: e-mail is off; else the SMTP host it goes through. */
   emailVia: string | null;
   endpoints: {
@@ -159,11 +153,10 @@ export type WebhooksView = {
   }[];
 };
 
-/** The webhooks page: the endpoints, the newest deliveries, and the switches. */
+/** The webhooks page: the endpoints, the newest deliveries, and how e-mail and private networks are set. */
 export async function webhooksView(ctx: ServiceContext): Promise<WebhooksView> {
   const config = env();
-  const [allowPrivate, endpoints, deliveries] = await Promise.all([
-    allowsPrivate(ctx),
+  const [endpoints, deliveries] = await Promise.all([
     ctx.db
       .select({
         id: webhookEndpoints.id,
@@ -197,7 +190,7 @@ export async function webhooksView(ctx: ServiceContext): Promise<WebhooksView> {
       .limit(RECENT_DELIVERIES),
   ]);
   return {
-    allowPrivate,
+    privateAllowed: config.CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES.length > 0,
     emailVia:
       config.CAIRN_SMTP_URL && config.CAIRN_MAIL_FROM ? smtpHost(config.CAIRN_SMTP_URL) : null,
     endpoints: endpoints.map(({ disabledAt, ...endpoint }) => ({

@@ -15,6 +15,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
+import { messageForLog } from "../../log";
 import {
   DEADLINE_ACTOR_LABEL,
   decideTimeout,
@@ -144,7 +145,7 @@ export async function applyDueReviews(
       if (!claimed) throw error;
       passedBy.push(claimed.id);
       console.warn(
-        `Cairn: the deadline of review ${claimed.id} could not be applied (${error instanceof Error ? error.message : String(error)}); it is tried again on the next check.`,
+        `Cairn: the deadline of review ${claimed.id} could not be applied (${messageForLog(error)}); it is tried again on the next check.`,
       );
       continue;
     }
@@ -263,12 +264,15 @@ export async function settleDeadlinesOfTenant(
  * The timer every app instance runs (lib/startup.ts): a tick at once (a
  * restart applies what fell due while no instance ran), then every
  * `intervalMs`. Unref'd, so it never keeps a process (or a test) alive; a tick
- * that fails is logged and the next one tries again.
+ * that fails is logged and the next one tries again. `housekeeping` runs in
+ * the same tick after the deadlines (the startup passes the deletion of
+ * unused OAuth clients), so no instance needs a second timer.
  */
 export function startReviewScheduler(
   db: () => Promise<Database>,
   settings: SchedulerSettings,
   intervalMs: number,
+  housekeeping?: (db: Database) => Promise<unknown>,
 ): () => void {
   let running = false;
   const tick = async () => {
@@ -276,12 +280,14 @@ export function startReviewScheduler(
     running = true;
     const queuedBefore = notificationsQueued();
     try {
-      await runReviewScheduler(await db(), settings);
+      const database = await db();
+      await runReviewScheduler(database, settings);
       // The reviews it applied queued review.timed_out / due_soon: send them now.
       kickIfQueuedSince(queuedBefore);
+      await housekeeping?.(database);
     } catch (error) {
       console.warn(
-        `Cairn: the review deadline check failed (${error instanceof Error ? error.message : String(error)}); it runs again in ${intervalMs} ms.`,
+        `Cairn: the review deadline check failed (${messageForLog(error)}); it runs again in ${intervalMs} ms.`,
       );
     } finally {
       running = false;

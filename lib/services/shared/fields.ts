@@ -6,6 +6,12 @@ import { STEP_TYPES } from "../../plan-engine/states";
 
 export const planIdField = z.uuid("must be a plan id (a UUID)").describe("The plan's id (planId).");
 export const stepIdField = z.uuid("must be a step id (a UUID)").describe("The step's id (stepId).");
+/**
+ * The id of a record an admin form names (a key, a connected app, a webhook
+ * endpoint or delivery, a user): checked before any query, so a tampered form
+ * gets a validation message instead of a failed query.
+ */
+export const recordIdField = (what: string) => z.uuid(`must be ${what} id (a UUID)`);
 export const sessionIdField = z
   .string()
   .trim()

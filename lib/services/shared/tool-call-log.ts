@@ -9,6 +9,7 @@
 import "server-only";
 import type { Database } from "../../db/client";
 import { mcpToolCallLog } from "../../db/schema";
+import { logUnexpected } from "../../log";
 
 export type ToolCallRecord = {
   tenantId: string;
@@ -36,7 +37,7 @@ function flush() {
     for (let i = 0; i < records.length; i += MAX_BATCH) {
       db.insert(mcpToolCallLog)
         .values(records.slice(i, i + MAX_BATCH))
-        .catch((error: unknown) => console.error("Could not write the tool-call log:", error));
+        .catch((error: unknown) => logUnexpected("Could not write the tool-call log", error));
     }
   }
 }

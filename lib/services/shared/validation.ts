@@ -34,7 +34,8 @@ export function parseInput<T extends z.ZodType>(schema: T, raw: unknown): z.outp
 export const MAX_INPUT_DEPTH = 100;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
-const unstorableText = (text: string) => text.includes("\0") || LONE_SURROGATE.test(text);
+/** Whether PostgreSQL cannot store (or compare) a text: a NUL, or an unpaired surrogate. */
+export const unstorableText = (text: string) => text.includes("\0") || LONE_SURROGATE.test(text);
 const UNSTORABLE_TEXT =
   "contains a NUL character (\\u0000) or an unpaired UTF-16 surrogate, which cannot be stored. Remove it, or send the text as valid Unicode.";
 

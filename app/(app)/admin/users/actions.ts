@@ -77,8 +77,8 @@ export const manageUserAction = serverAction({
     if (what === "disable" || what === "enable") {
       const { email } = await setUserDisabled(ctx, { userId, disabled: what === "disable" });
       return what === "disable"
-        ? `${email} is disabled: signed out everywhere, and their API keys no longer work.`
-        : `${email} is enabled: they can sign in again, and their API keys work again.`;
+        ? `${email} is disabled: signed out everywhere, their connected apps revoked, and their API keys no longer work.`
+        : `${email} is enabled: they can sign in again and their API keys work again; revoked connected apps stay revoked.`;
     }
     if (what === "delete") {
       const { email } = await deleteTenantUser(ctx, { userId });

@@ -8,7 +8,6 @@ import {
   deleteWebhookEndpoint,
   resendWebhookDelivery,
   resendWebhookDeliveryInput,
-  setAllowPrivateWebhooks,
   setWebhookEndpointDisabled,
 } from "@/lib/services/notifications/webhooks";
 import { serverAction } from "@/lib/web/server-action";
@@ -53,17 +52,5 @@ export const resendDeliveryAction = serverAction({
   input: resendWebhookDeliveryInput,
   run: ({ ctx, input }) => resendWebhookDelivery(ctx, input),
   success: () => "Queued to be sent again now.",
-  revalidate: WEBHOOKS_PAGE,
-});
-
-/** The switch's hidden field says what pressing it asks for: "yes" allows, anything else refuses. */
-export const allowPrivateWebhooksAction = serverAction({
-  access: "admin",
-  input: z.object({ allow: z.string().optional() }),
-  run: ({ ctx, input }) => setAllowPrivateWebhooks(ctx, { allowed: input.allow === "yes" }),
-  success: (_, input) =>
-    input.allow === "yes"
-      ? "Webhooks may now reach loopback and private addresses, and use http://."
-      : "Webhooks to loopback and private addresses are refused again.",
   revalidate: WEBHOOKS_PAGE,
 });

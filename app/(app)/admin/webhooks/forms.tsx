@@ -4,12 +4,7 @@ import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { IDLE } from "@/lib/web/action-state";
-import {
-  allowPrivateWebhooksAction,
-  manageWebhookAction,
-  registerWebhookAction,
-  resendDeliveryAction,
-} from "./actions";
+import { manageWebhookAction, registerWebhookAction, resendDeliveryAction } from "./actions";
 
 /** The events an endpoint can subscribe to (NOTIFICATION_EVENTS), as the form names them. */
 const EVENT_LABELS: Record<string, string> = {
@@ -21,7 +16,7 @@ const EVENT_LABELS: Record<string, string> = {
   "plan.failed": "Plan failed",
 };
 
-export function RegisterWebhookForm({ allowPrivate }: { allowPrivate: boolean }) {
+export function RegisterWebhookForm({ privateAllowed }: { privateAllowed: boolean }) {
   const [state, action] = useActionState(registerWebhookAction, IDLE);
   const secret = state.status === "success" ? state.data?.secret : undefined;
   return (
@@ -34,7 +29,7 @@ export function RegisterWebhookForm({ allowPrivate }: { allowPrivate: boolean })
           type="url"
           required
           placeholder="https://example.com/cairn-webhook"
-          pattern={allowPrivate ? "https?://.+" : "https://.+"}
+          pattern={privateAllowed ? "https?://.+" : "https://.+"}
         />
       </label>
       <label>
@@ -183,22 +178,6 @@ export function DeliveriesTable({ deliveries }: { deliveries: DeliveryRow[] }) {
           </tbody>
         </table>
       </div>
-    </form>
-  );
-}
-
-export function AllowPrivateForm({ allowPrivate }: { allowPrivate: boolean }) {
-  const [state, action] = useActionState(allowPrivateWebhooksAction, IDLE);
-  return (
-    <form action={action} className="inline-form" data-testid="allow-private-webhooks">
-      <input type="hidden" name="allow" value={allowPrivate ? "no" : "yes"} />
-      <span>
-        Private addresses: <strong>{allowPrivate ? "allowed (and http://)" : "refused"}</strong>
-      </span>
-      <SubmitButton className={allowPrivate ? "button" : "button button-danger-outline"}>
-        {allowPrivate ? "Refuse private addresses" : "Allow private addresses"}
-      </SubmitButton>
-      <ActionMessage state={state} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { requireAdmin } from "@/lib/auth/session";
 import { views } from "@/lib/web/views";
-import { AllowPrivateForm, DeliveriesTable, EndpointsTable, RegisterWebhookForm } from "./forms";
+import { DeliveriesTable, EndpointsTable, RegisterWebhookForm } from "./forms";
 
 export const metadata: Metadata = { title: "Webhooks and e-mail" };
 
@@ -25,8 +25,12 @@ export default async function WebhooksPage() {
           ? `E-mail is on via ${view.emailVia}: reviewers get review e-mails unless they turned them off on their account page.`
           : "E-mail is off: set CAIRN_SMTP_URL and CAIRN_MAIL_FROM to send review e-mails."}
       </p>
-      <AllowPrivateForm allowPrivate={view.allowPrivate} />
-      <RegisterWebhookForm allowPrivate={view.allowPrivate} />
+      <p data-testid="private-webhooks-status">
+        {view.privateAllowed
+          ? "This server's operator lets webhooks reach some private networks (and use http://): CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES."
+          : "Webhooks go to public https:// addresses only; private networks are the server operator's to allow (CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES)."}
+      </p>
+      <RegisterWebhookForm privateAllowed={view.privateAllowed} />
       <h2>Endpoints</h2>
       {view.endpoints.length === 0 ? (
         <p className="empty card">No endpoints yet.</p>

@@ -1,0 +1,150 @@
+/**
+ * A person's credentials end when their access does, on PGlite and PostgreSQL
+ * 15: a password change ends (by default) every session, connected app and API
+ * key of theirs and says what ended; disabling a person revokes their connected
+ * apps, so enabling them again brings no old token back; both are in the
+ * account trail (lib/services/accounts/end-credentials.ts).
+ */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DatabaseHandle } from "@/lib/db/client";
+import { accountAuditLog } from "@/lib/db/schema";
+import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
+import {
+  changeOwnPassword,
+  describePasswordChange,
+} from "@/lib/services/accounts/change-own-password";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
+import { createUser } from "@/lib/services/accounts/create-user";
+import { loadSessionUser } from "@/lib/services/accounts/load-session-user";
+import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth";
+import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
+import type { ServiceContext } from "@/lib/services/shared/context";
+import { BACKENDS, freshDatabase } from "./support/databases";
+import { connectApp, postTokenInProcess, RESOURCE } from "./support/oauth-in-process";
+
+const PASSWORD = "a long enough password";
+
+describe.each(BACKENDS)("credentials end with access (%s)", (backend) => {
+  let handle: DatabaseHandle;
+  let admin: { userId: string; tenantId: string };
+
+  const as = (person: { userId: string; tenantId: string }, email: string): ServiceContext => ({
+    db: handle.db,
+    tenantId: person.tenantId,
+    actor: { type: "user", id: person.userId, label: email },
+    stallThresholdSeconds: 1800,
+  });
+
+  /** A new researcher of the team with an API key and a connected app. */
+  async function personWithCredentials(email: string) {
+    const person = await createUser(handle.db, {
+      email,
+      password: PASSWORD,
+      role: "researcher",
+      tenant: "Acme",
+    });
+    const key = await createApiKey(handle.db, { email, name: "script" });
+    const app = await connectApp(handle.db, person);
+    expect(await authenticateApiKey(handle.db, key.key)).toBeDefined();
+    expect(await authenticateOAuthToken(handle.db, app.accessToken, RESOURCE)).toBeDefined();
+    return { person, key: key.key, app };
+  }
+
+  const trail = async (userId: string) =>
+    handle.db
+      .select({ eventType: accountAuditLog.eventType, payload: accountAuditLog.payload })
+      .from(accountAuditLog)
+      .where(eq(accountAuditLog.userId, userId));
+
+  beforeAll(async () => {
+    handle = await freshDatabase(backend);
+    admin = await createUser(handle.db, {
+      email: "ada@example.com",
+      password: PASSWORD,
+      role: "admin",
+      tenant: "Acme",
+    });
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  it("a password change ends every session, connected app and API key, and says so", async () => {
+    const { person, key, app } = await personWithCredentials("bob@example.com");
+    const session = { ...person, sessionVersion: 0 };
+    expect(await loadSessionUser(handle.db, session)).not.toBeNull();
+
+    const changed = await changeOwnPassword(
+      as(person, "bob@example.com"),
+      { currentPassword: PASSWORD, newPassword: "a new long password", signOutEverywhere: "on" },
+      { address: "10.0.0.2" },
+    );
+    expect(changed).toEqual({ everywhere: true, appsRevoked: 1, apiKeysRevoked: 1 });
+    expect(describePasswordChange(changed)).toBe(
+      "Password changed. Ended: your other sessions, 1 connected app and 1 API key.",
+    );
+    expect(await loadSessionUser(handle.db, session)).toBeNull();
+    expect(await authenticateApiKey(handle.db, key)).toBeUndefined();
+    expect(await authenticateOAuthToken(handle.db, app.accessToken, RESOURCE)).toBeUndefined();
+    const refresh = await postTokenInProcess(handle.db, {
+      grant_type: "refresh_token",
+      refresh_token: app.refreshToken,
+      client_id: app.clientId,
+    });
+    expect(refresh.body.error).toBe("invalid_grant");
+    expect(await trail(person.userId)).toEqual([
+      {
+        eventType: "password_changed",
+        payload: { sessionsEnded: true, appsRevoked: 1, apiKeysRevoked: 1 },
+      },
+    ]);
+  });
+
+  it("a person may keep their apps and keys, and is told so", async () => {
+    const { person, key, app } = await personWithCredentials("carol@example.com");
+    const changed = await changeOwnPassword(
+      as(person, "carol@example.com"),
+      { currentPassword: PASSWORD, newPassword: "a new long password" },
+      { address: "10.0.0.3" },
+    );
+    expect(changed).toEqual({ everywhere: false, appsRevoked: 0, apiKeysRevoked: 0 });
+    expect(describePasswordChange(changed)).toMatch(/connected apps and API keys keep working/);
+    expect(await authenticateApiKey(handle.db, key)).toBeDefined();
+    expect(await authenticateOAuthToken(handle.db, app.accessToken, RESOURCE)).toBeDefined();
+    expect(await trail(person.userId)).toEqual([
+      {
+        eventType: "password_changed",
+        payload: { sessionsEnded: true, appsRevoked: 0, apiKeysRevoked: 0 },
+      },
+    ]);
+  });
+
+  it("disabling revokes connected apps, so enabling brings no old token back", async () => {
+    const { person, key, app } = await personWithCredentials("dan@example.com");
+    const ctx = as(admin, "ada@example.com");
+    await setUserDisabled(ctx, { userId: person.userId, disabled: true });
+    expect(await authenticateApiKey(handle.db, key)).toBeUndefined();
+    expect(await authenticateOAuthToken(handle.db, app.accessToken, RESOURCE)).toBeUndefined();
+
+    await setUserDisabled(ctx, { userId: person.userId, disabled: false });
+    // The API key is the person's own, shown on Users & keys: it works again.
+    expect(await authenticateApiKey(handle.db, key)).toBeDefined();
+    expect(await authenticateOAuthToken(handle.db, app.accessToken, RESOURCE)).toBeUndefined();
+    const refresh = await postTokenInProcess(handle.db, {
+      grant_type: "refresh_token",
+      refresh_token: app.refreshToken,
+      client_id: app.clientId,
+    });
+    expect(refresh.body.error).toBe("invalid_grant");
+    expect(await trail(person.userId)).toEqual(
+      expect.arrayContaining([
+        {
+          eventType: "user_disabled",
+          payload: { sessionsEnded: true, appsRevoked: 1, apiKeysRevoked: 0 },
+        },
+        { eventType: "user_enabled", payload: {} },
+      ]),
+    );
+  });
+});
