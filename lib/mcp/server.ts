@@ -6,15 +6,13 @@
  * rather than on each request; the route (lib/mcp/http-handler.ts) attaches
  * these handlers once to each pooled server.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
-  type CallToolRequest,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { AppError } from "../plan-engine/app-error";
 import { notificationsQueued } from "../services/notifications/queued";
@@ -37,6 +35,20 @@ export const SERVER_CAPABILITIES = {
   prompts: { listChanged: false },
   resources: { subscribe: false, listChanged: false },
   logging: {},
+};
+
+/**
+ * Cache hints of 2026-07-28 for the lists that only change with a new release
+ * of Cairn (tools, prompts, resource templates, the discover answer): any
+ * cache may keep them for an hour. The resource list is each account's plans,
+ * so it and resources/read keep the SDK's default, private and not cached.
+ */
+const STABLE_FOR_AN_HOUR = { ttlMs: 3_600_000, cacheScope: "public" } as const;
+export const SERVER_CACHE_HINTS = {
+  "tools/list": STABLE_FOR_AN_HOUR,
+  "prompts/list": STABLE_FOR_AN_HOUR,
+  "resources/templates/list": STABLE_FOR_AN_HOUR,
+  "server/discover": STABLE_FOR_AN_HOUR,
 };
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
@@ -83,28 +95,19 @@ function jsonBytes(value: unknown): number {
   }
 }
 
-/**
- * tools/call, matched by its method alone. Registered with CallToolRequestSchema,
- * a request that schema refuses (`arguments` that is not an object, a `name`
- * that is not a string) fails the SDK's generic parse first and is answered
- * -32603 Internal error; matched by method, it reaches the SDK Server's own
- * tools/call check, which answers -32602 Invalid params, as a caller's mistake.
- */
-const TOOLS_CALL = z.object({ method: z.literal("tools/call") }).loose();
-
 function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.server.setRequestHandler(TOOLS_CALL, async (raw, extra) => {
-    // The SDK's Server checked it against CallToolRequestSchema before this runs.
-    const request = raw as unknown as CallToolRequest;
+  server.server.setRequestHandler("tools/list", () => ({ tools: TOOL_LIST }));
+  // The SDK checked the request against the tools/call schema before this runs:
+  // a `name` that is not a string or `arguments` that is not an object is -32602.
+  server.server.setRequestHandler("tools/call", async (request, requestCtx) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Unknown tool "${request.params.name}". Call tools/list for the tools Cairn offers.`,
       );
     }
-    const principal = principalOf(extra.authInfo);
+    const principal = principalOf(requestCtx.http?.authInfo);
     if (!principal) {
       return toolError(new AppError("UNAUTHORIZED", "This call carries no valid API key."));
     }
