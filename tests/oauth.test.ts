@@ -222,6 +222,8 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
       response_types: ["code"],
     });
     expect(registered.status).toBe(201);
+    // Sent no application_type (a 2025-era client): its loopback redirect says native.
+    expect(registered.body.application_type).toBe("native");
     clientId = registered.body.client_id;
   });
 
