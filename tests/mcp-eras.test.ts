@@ -6,10 +6,12 @@
  * review, read prompts and resources and get error results, against the same
  * server; then what only the new revision has, on the wire: the discover
  * answer with Cairn's instructions, `resultType`, cache hints, -32022 with the
- * supported revisions, and the header/body checks. The rules of the loop are
+ * supported revisions, the header/body checks, and a review the person answers
+ * in their own client's form (elicitation as an input request). The rules of the loop are
  * tested in process (tests/use-cases/); the rest of the door in
  * tests/mcp-lifecycle.test.ts and tests/mcp-front-door.test.ts.
  */
+import type { ElicitResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVER_INSTRUCTIONS } from "@/lib/mcp/server";
 import { type AppServer, startAppServer } from "./support/app-server";
@@ -23,6 +25,8 @@ import {
 } from "./support/mcp-client";
 
 let app: AppServer;
+/** The plan whose review the person answered in their client. */
+let reviewedPlanId: string;
 
 beforeAll(async () => {
   app = await startAppServer("pglite");
@@ -210,22 +214,119 @@ describe("the 2026-07-28 revision on the wire", () => {
   });
 });
 
-describe("the tool-call log", () => {
-  it("has the calls of both eras", async () => {
+describe("a review the person answers in their own 2026-07-28 client", () => {
+  let person: ModernAgent;
+  /** What the client's form showed, and what the person answers in turn. */
+  const shown: string[] = [];
+  const answers: ElicitResult[] = [];
+  let checkpointStepId: string;
+
+  beforeAll(async () => {
+    person = await connectModernAgent(app.mcpUrl, app.tenantA.key, {
+      capabilities: { elicitation: { form: {} } },
+    });
+    person.client.setRequestHandler("elicitation/create", async (request) => {
+      shown.push(request.params.message);
+      const answer = answers.shift();
+      if (!answer) throw new Error("the form was shown once more than expected");
+      return answer;
+    });
+  });
+  afterAll(async () => {
+    await person?.close();
+  });
+
+  it("asks in a form through get_next_step and goes on with the person's decision", async () => {
+    const created = await person.ok("create_research_plan", {
+      name: "Reviewed in the client",
+      researchQuestion: "Are heat pumps worth it?",
+      steps: ["search", "checkpoint", "synthesize"].map((stepType, i) => ({
+        stepType,
+        instructions: `Step ${i + 1}: do the ${stepType} work.`,
+      })),
+    });
+    reviewedPlanId = created.planId;
+    const first = await person.ok("get_next_step", { planId: reviewedPlanId });
+    await person.ok("submit_step_result", plainResult(reviewedPlanId, first.step.stepId));
+    const checkpoint = await person.ok("get_next_step", { planId: reviewedPlanId });
+    checkpointStepId = checkpoint.step.stepId;
+    await person.ok("request_user_review", {
+      planId: reviewedPlanId,
+      stepId: checkpointStepId,
+      summary: "Heat pumps pay off in six years.",
+    });
+
+    // modify without feedback is asked again, with the reason; then answered.
+    answers.push(
+      { action: "accept", content: { decision: "modify" } },
+      { action: "accept", content: { decision: "modify", feedback: "Add the running costs." } },
+    );
+    const next = await person.ok("get_next_step", { planId: reviewedPlanId });
+    expect(shown).toHaveLength(2);
+    expect(shown[0]).toContain("Heat pumps pay off in six years.");
+    expect(shown[1]).toMatch(/^feedback: modify needs feedback: say what should change/);
+    // The checkpoint handed back with the person's words.
+    expect(next).toMatchObject({ status: "ready", step: { stepId: checkpoint.step.stepId } });
+    expect(next.step.instructions).toContain("Add the running costs.");
+  });
+
+  it("leaves the review to the tool flow when the person declines the form", async () => {
+    // The checkpoint handed back by the modify, reviewed again.
+    await person.ok("request_user_review", {
+      planId: reviewedPlanId,
+      stepId: checkpointStepId,
+      summary: "Again.",
+    });
+    answers.push({ action: "decline" });
+    const waiting = await person.ok("get_next_step", { planId: reviewedPlanId });
+    expect(waiting).toMatchObject({ status: "awaiting_review", review: { summary: "Again." } });
+    expect(shown).toHaveLength(3);
+    const decided = await person.ok("submit_user_decision", {
+      planId: reviewedPlanId,
+      decision: "approve",
+    });
+    expect(decided.planStatus).toBe("executing");
+  });
+});
+
+describe("what the server recorded", () => {
+  it("has the calls of both eras, and the decision made in the client as the person's", async () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     await app.stopServer();
     const db = await app.openDatabase();
     try {
-      const { mcpToolCallLog } = await import("@/lib/db/schema");
-      const { eq } = await import("drizzle-orm");
+      const { mcpToolCallLog, planAuditLog } = await import("@/lib/db/schema");
+      const { and, asc, eq } = await import("drizzle-orm");
       const calls = await db.db
         .select()
         .from(mcpToolCallLog)
         .where(eq(mcpToolCallLog.tenantId, app.tenantA.tenantId));
-      // One plan per era, and one refused call per era.
-      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(2);
+      // One plan per era and one more for the review in the client, and one
+      // refused call per era.
+      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(3);
       expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(2);
       expect(calls.every((c) => c.apiKeyId === app.tenantA.apiKeyId)).toBe(true);
+
+      const decisions = await db.db
+        .select()
+        .from(planAuditLog)
+        .where(
+          and(eq(planAuditLog.planId, reviewedPlanId), eq(planAuditLog.eventType, "user_reviewed")),
+        )
+        .orderBy(asc(planAuditLog.createdAt));
+      const made = decisions.filter(
+        (row) => (row.payload as { action?: string }).action === "decision",
+      );
+      // The form's answer is the user's own, made in their client; the
+      // declined one was then decided by the agent with the key.
+      expect(made.map((row) => [row.actorType, row.actorId, row.actorLabel])).toEqual([
+        [
+          "user",
+          app.tenantA.userId,
+          'the user of key "Alpha agent" of alpha@example.com, answering in the MCP client "cairn-test-agent"',
+        ],
+        ["api_key", app.tenantA.apiKeyId, 'key "Alpha agent" of alpha@example.com'],
+      ]);
     } finally {
       await db.close();
     }

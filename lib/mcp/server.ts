@@ -8,6 +8,8 @@
  */
 import {
   type CallToolResult,
+  type InputRequiredResult,
+  isInputRequiredResult,
   type McpServer,
   ProtocolError,
   ProtocolErrorCode,
@@ -22,8 +24,10 @@ import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { registerCairnResources } from "./resources";
+import { askForReview, formCapableClient, recordReviewAnswer } from "./review-in-client";
 import { toolError, toolSuccess } from "./tool-result";
 import { TOOLS } from "./tools";
+import { getNextStepTool } from "./tools/get-next-step";
 
 export const SERVER_INFO = { name: "cairn", title: "Cairn research plans", version: "0.1.0" };
 
@@ -82,6 +86,12 @@ export function registerCairnServer(server: McpServer, deps: CairnServerDeps): v
   registerCairnResources(server, deps);
 }
 
+/** The review a get_next_step answer waits on, if it is awaiting_review. */
+function pendingReviewOf(output: object) {
+  const answer = output as z.output<typeof getNextStepTool.outputSchema>;
+  return answer.status === "awaiting_review" ? answer.review : undefined;
+}
+
 /**
  * The size of a call's arguments as JSON. Arguments nested thousands of levels
  * deep (which every tool refuses) overflow JSON.stringify's stack: 0 then,
@@ -115,11 +125,28 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     const ctx = serviceContextFor(deps, db, principal);
     const started = performance.now();
     const args = request.params.arguments ?? {};
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     let errorCode: string | null = null;
     const queuedBefore = notificationsQueued();
+    // A 2026-07-28 client that can show its user a form gets the person's
+    // review there (lib/mcp/review-in-client.ts); only get_next_step asks.
+    const reviewClient =
+      tool.name === getNextStepTool.name
+        ? formCapableClient(requestCtx.mcpReq.envelope)
+        : undefined;
     try {
-      result = toolSuccess((await tool.run(ctx, args)) as object);
+      const answer = reviewClient
+        ? await recordReviewAnswer(ctx, principal, reviewClient, {
+            planId: args.planId,
+            inputResponses: requestCtx.mcpReq.inputResponses,
+            reviewRequestId: requestCtx.mcpReq.requestState(),
+          })
+        : undefined;
+      const output = (await tool.run(ctx, args)) as object;
+      const pending = reviewClient && answer?.kind !== "settled" && pendingReviewOf(output);
+      result = pending
+        ? askForReview(pending, answer?.kind === "ask_again" ? answer.note : "")
+        : toolSuccess(output);
     } catch (error) {
       const failure = toolError(error);
       errorCode = failure.errorCode;
@@ -128,14 +155,16 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     // The call's transaction has committed: send what it queued now, in the background.
     kickIfQueuedSince(queuedBefore);
     if (!tool.skipCallLog) {
-      const text = result.content[0]?.type === "text" ? result.content[0].text : "";
+      // An input request (the review form) has no text: the call's answer is the retry's.
+      const first = isInputRequiredResult(result) ? undefined : result.content[0];
+      const text = first?.type === "text" ? first.text : "";
       recordToolCallLater(db, {
         tenantId: principal.tenantId,
         apiKeyId: principal.kind === "api_key" ? principal.credentialId : null,
         oauthGrantId: principal.kind === "oauth_app" ? principal.credentialId : null,
         toolName: tool.name,
         durationMs: performance.now() - started,
-        isError: result.isError === true,
+        isError: !isInputRequiredResult(result) && result.isError === true,
         errorCode,
         requestBytes: jsonBytes(args),
         responseBytes: Buffer.byteLength(text),
