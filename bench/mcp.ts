@@ -1,10 +1,15 @@
 /**
  * Section 4, Cairn over MCP: the same loop through /api/mcp of the production
  * build, one official SDK client per agent over Streamable HTTP with an API
- * key, the audit trail and the tool-call log on (they always are). `ping` in a
+ * key, in each protocol era (the 1.x client on 2025-11-25, the SDK v2 client
+ * pinned to 2026-07-28), the audit trail and the tool-call log on (they always are). `ping` in a
  * loop through the same server is the transport's own ceiling. The server's
  * memory is sampled throughout and its peak during the 32-agent run reported.
  */
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Sql } from "postgres";
@@ -26,24 +31,52 @@ export type PingRun = {
   latency: ReturnType<typeof summarise>;
 };
 
+/** The protocol revision an MCP run's clients speak. */
+export type Revision = "2025-11-25" | "2026-07-28";
+
 export type McpSection = {
   ping: PingRun;
   loops: McpLoopRun[];
   serverRssAtStartMb: number;
   toolNames: string[];
+  /** The same ping and loops by clients that speak only revision 2026-07-28. */
+  modern?: { ping: PingRun; loops: McpLoopRun[] };
 };
 
-type Agent = { client: Client; calls: CairnCalls };
+type CallTool = (params: { name: string; arguments: Record<string, unknown> }) => Promise<{
+  [key: string]: unknown;
+  content?: unknown;
+  isError?: unknown;
+  structuredContent?: unknown;
+}>;
+type Agent = {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool: CallTool;
+  close(): Promise<void>;
+  calls: CairnCalls;
+};
 
-async function connect(mcpUrl: string, key: string): Promise<Agent> {
+/** One agent's client: the 1.x SDK on 2025-11-25, or the v2 client pinned to 2026-07-28. */
+async function connectClient(mcpUrl: string, key: string, revision: Revision) {
+  const requestInit = { headers: { Authorization: `Bearer ${key}` } };
+  if (revision === "2026-07-28") {
+    const client = new ModernClient(
+      { name: "cairn-bench-agent", version: "2.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(new ModernTransport(new URL(mcpUrl), { requestInit }));
+    return client;
+  }
   const client = new Client({ name: "cairn-bench-agent", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${key}` } },
-    }),
-  );
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit }));
+  return client;
+}
+
+async function connect(mcpUrl: string, key: string, revision: Revision): Promise<Agent> {
+  const client = await connectClient(mcpUrl, key, revision);
+  const callTool: CallTool = (params) => client.callTool(params);
   const call = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
-    const result = await client.callTool({ name, arguments: args });
+    const result = await callTool({ name, arguments: args });
     if (result.isError) {
       const first = Array.isArray(result.content) ? result.content[0] : undefined;
       throw new Error(`${name} failed: ${first?.type === "text" ? first.text : "no text"}`);
@@ -51,7 +84,9 @@ async function connect(mcpUrl: string, key: string): Promise<Agent> {
     return result.structuredContent as T;
   };
   return {
-    client,
+    listTools: () => client.listTools(),
+    callTool,
+    close: () => client.close(),
     calls: {
       createPlan: (input) => call("create_research_plan", input),
       getNextStep: (planId) => call<NextStep>("get_next_step", { planId }),
@@ -88,19 +123,20 @@ export type McpSession = {
   close(): Promise<void>;
 };
 
-/** Connects `maxAgents` clients to the server and warms the route up. */
+/** Connects `maxAgents` clients of one revision to the server and warms the route up. */
 export async function openMcpSession(
   server: NextServer,
   key: string,
   maxAgents: number,
   verifySql: Sql,
+  revision: Revision,
 ): Promise<McpSession> {
   const serverRssAtStartMb = round(server.rssMb(), 1);
   const agents: Agent[] = [];
-  const close = () => Promise.all(agents.map((agent) => agent.client.close())).then(() => {});
+  const close = () => Promise.all(agents.map((agent) => agent.close())).then(() => {});
   try {
-    for (let i = 0; i < maxAgents; i += 1) agents.push(await connect(server.mcpUrl, key));
-    const { tools } = await (agents[0] as Agent).client.listTools();
+    for (let i = 0; i < maxAgents; i += 1) agents.push(await connect(server.mcpUrl, key, revision));
+    const { tools } = await (agents[0] as Agent).listTools();
     // The first requests load the route's modules and fill the connection pool.
     await runOwnPlans(
       agents.slice(0, 8).map((agent) => agent.calls),
@@ -121,7 +157,7 @@ export async function openMcpSession(
       serverRssAtStartMb,
       async ping(count, durationMs) {
         const pings = await closedLoop(count, durationMs, async (i) => {
-          await (agents[i] as Agent).client.callTool({ name: "ping", arguments: {} });
+          await (agents[i] as Agent).callTool({ name: "ping", arguments: {} });
         });
         return {
           agents: count,

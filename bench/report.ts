@@ -205,7 +205,7 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
     pass: peak < 400,
   });
 
-  const correctness = [...results.core, ...results.mcp.loops];
+  const correctness = [...results.core, ...results.mcp.loops, ...(results.mcp.modern?.loops ?? [])];
   const violations = correctness.flatMap((run) => run.verification.violations);
   verdicts.push({
     figure: "Correctness checks (steps once, plans completed, audit = transitions)",
@@ -283,7 +283,11 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...[
       ...results.core.map((r) => ({ ...r, label: `core, ${r.kind} plans` })),
-      ...results.mcp.loops.map((r) => ({ ...r, label: "MCP, own plans" })),
+      ...results.mcp.loops.map((r) => ({ ...r, label: "MCP 2025-11-25, own plans" })),
+      ...(results.mcp.modern?.loops ?? []).map((r) => ({
+        ...r,
+        label: "MCP 2026-07-28, own plans",
+      })),
     ].map(
       (r) =>
         `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${r.verification.violations.length === 0 ? "pass" : `FAIL: ${r.verification.violations.join("; ")}`} |`,
@@ -298,7 +302,10 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
         `| core, ${r.kind} plans | ${r.agents} | ${r.profile.statementsPerStep} | ${r.profile.planMsPerStep} | ${r.profile.execMsPerStep} | ${r.profile.planMsPerStatement} | ${r.profile.nodeCpuMsPerStep} |`,
     ),
     "",
-    `MCP \`ping\`, ${results.mcp.ping.agents} agents: ${results.mcp.ping.callsPerSecond} calls/s, p50 ${results.mcp.ping.latency.p50} ms, p99 ${results.mcp.ping.latency.p99} ms. ` +
+    `MCP \`ping\`, ${results.mcp.ping.agents} agents: ${results.mcp.ping.callsPerSecond} calls/s, p50 ${results.mcp.ping.latency.p50} ms, p99 ${results.mcp.ping.latency.p99} ms` +
+      (results.mcp.modern
+        ? ` on 2025-11-25; ${results.mcp.modern.ping.callsPerSecond} calls/s, p50 ${results.mcp.modern.ping.latency.p50} ms, p99 ${results.mcp.modern.ping.latency.p99} ms on 2026-07-28. `
+        : ". ") +
       `Server memory after start ${results.mcp.serverRssAtStartMb} MB; peak per run: ${results.mcp.loops.map((r) => `${r.agents} agents ${r.peakServerRssMb} MB`).join(", ")}.`,
     "",
     "## 5. Scale (in process, one connection)",

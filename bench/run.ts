@@ -116,12 +116,28 @@ async function main() {
   const peer: Results["peer"] = [];
   const core: Results["core"] = [];
   const loops: McpSection["loops"] = [];
+  const modernLoops: McpSection["loops"] = [];
   let ping: McpSection["ping"] | undefined;
+  let modernPing: McpSection["ping"] | undefined;
   let session: McpSession | undefined;
+  let modernSession: McpSession | undefined;
   let planPage: LatencySummary | undefined;
   try {
     server = await startNextServer(cairnUrl);
-    session = await openMcpSession(server, tenant.key, Math.max(...LEVELS), verifySql);
+    session = await openMcpSession(
+      server,
+      tenant.key,
+      Math.max(...LEVELS),
+      verifySql,
+      "2025-11-25",
+    );
+    modernSession = await openMcpSession(
+      server,
+      tenant.key,
+      Math.max(...LEVELS),
+      verifySql,
+      "2026-07-28",
+    );
     // Sections 1-4 one concurrency level at a time, so that the figures each
     // ratio divides were taken minutes apart at most, not a whole run apart:
     // on a shared machine the background load drifts.
@@ -141,24 +157,30 @@ async function main() {
       if (level === PING_AGENTS) {
         log(`4. MCP ping, ${level} agents`);
         ping = await session.ping(level, settings.loopMs);
+        log(`4. MCP ping, ${level} agents, revision 2026-07-28`);
+        modernPing = await modernSession.ping(level, settings.loopMs);
       }
       log(`4. MCP, ${level} agent(s)`);
       loops.push(await session.loop(level, settings.loopMs));
+      log(`4. MCP, ${level} agent(s), revision 2026-07-28`);
+      modernLoops.push(await modernSession.loop(level, settings.loopMs));
     }
     log("5. plan page with 200 steps and 10,000 audit rows");
     planPage = await runPlanPage(server.url, verifySql, tenant, tenant);
   } finally {
     await session?.close();
+    await modernSession?.close();
     await server?.stop();
     server = undefined;
     await verifySql.end();
   }
-  if (!ping) throw new Error("No ping figures.");
+  if (!ping || !modernPing) throw new Error("No ping figures.");
   const mcp: McpSection = {
     ping,
     loops,
     serverRssAtStartMb: session.serverRssAtStartMb,
     toolNames: session.toolNames,
+    modern: { ping: modernPing, loops: modernLoops },
   };
 
   log("5. scale");
@@ -214,7 +236,9 @@ async function main() {
   log(`wrote ${stem}.json and ${stem}.md in ${results.durationSeconds} s`);
   console.log(summaryTable(verdicts));
 
-  const violations = [...core, ...mcp.loops].flatMap((run) => run.verification.violations);
+  const violations = [...core, ...mcp.loops, ...modernLoops].flatMap(
+    (run) => run.verification.violations,
+  );
   if (violations.length > 0) {
     console.error(`Correctness checks failed:\n  ${violations.join("\n  ")}`);
     process.exitCode = 1;

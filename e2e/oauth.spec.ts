@@ -6,10 +6,20 @@
  * or with a client metadata document this test serves), and sends the person
  * to a real browser to sign in and approve. Then tools act as that person in
  * their tenant, the token refreshes, and revoking the app in the web UI makes
- * the next call fail with 401.
+ * the next call fail with 401. Both eras: the last 1.x SDK client (revision
+ * 2025-11-25) and the SDK v2 client pinned to revision 2026-07-28, which
+ * registers with an `application_type` and runs a plan with a review.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import {
+  Client as ModernClient,
+  type OAuthClientProvider as ModernOAuthClientProvider,
+  StreamableHTTPClientTransport as ModernTransport,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
 import {
   auth,
   type OAuthClientProvider,
@@ -103,16 +113,72 @@ async function connect(app: AppServer, provider: TestProvider) {
   return { client, transport };
 }
 
+/** The same storage for the SDK v2 client, which also sends its application type. */
+class ModernProvider implements ModernOAuthClientProvider {
+  information: StoredOAuthClientInformation | undefined;
+  saved: StoredOAuthTokens | undefined;
+  verifier = "";
+  authorizationUrl: URL | undefined;
+  discovery: OAuthDiscoveryState | undefined;
+
+  constructor(
+    readonly redirectUrl: string,
+    readonly name: string,
+  ) {}
+
+  get clientMetadata() {
+    return {
+      client_name: this.name,
+      application_type: "native",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  clientInformation() {
+    return this.information;
+  }
+  saveClientInformation(information: StoredOAuthClientInformation) {
+    this.information = information;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: StoredOAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  /** Kept across the redirect, so the SDK checks the code goes back to the server that issued it. */
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+}
+
+/** What the person's part needs from either era's provider. */
+type Approvable = { redirectUrl: string; name: string; authorizationUrl: URL | undefined };
+
 /**
  * The person's part in the browser: the authorization URL, sign-in (the consent
- * page sends them there and back), the consent page, Approve. Returns the code
- * the browser was redirected to the client with.
+ * page sends them there and back), the consent page, Approve. Returns the query
+ * of the URL the browser was redirected to the client with (the code in it).
  */
-async function approveInBrowser(page: Page, provider: TestProvider, email: string) {
+async function approveInBrowser(page: Page, provider: Approvable, email: string) {
   const callback = new URL(provider.redirectUrl);
-  let code: string | null = null;
+  let answer: URLSearchParams | null = null;
   await page.route(`${callback.origin}/**`, async (route) => {
-    code = new URL(route.request().url()).searchParams.get("code");
+    answer = new URL(route.request().url()).searchParams;
     await route.fulfill({
       status: 200,
       contentType: "text/plain",
@@ -130,8 +196,8 @@ async function approveInBrowser(page: Page, provider: TestProvider, email: strin
   await expect(page.getByTestId("consent-account")).toContainText(email);
   await keepScreenshot(page, "oauth-consent");
   await page.getByRole("button", { name: "Approve" }).click();
-  await expect.poll(() => code).not.toBeNull();
-  return code as unknown as string;
+  await expect.poll(() => answer).not.toBeNull();
+  return answer as unknown as URLSearchParams;
 }
 
 let documents: Server;
@@ -183,7 +249,7 @@ for (const registration of ["dynamic registration", "a client metadata document"
     expect(authorizationUrl.searchParams.get("resource")).toBe(app.mcpUrl);
 
     const email = byDocument ? app.tenantB.email : app.tenantA.email;
-    const code = await approveInBrowser(page, provider, email);
+    const code = (await approveInBrowser(page, provider, email)).get("code") ?? "";
     const first = new StreamableHTTPClientTransport(new URL(app.mcpUrl), {
       authProvider: provider,
     });
@@ -244,7 +310,7 @@ for (const registration of ["dynamic registration", "a client metadata document"
 test("an admin revokes a user's connected app on Users & keys", async ({ app, page }) => {
   const provider = new TestProvider(CALLBACK, "Team App");
   await expect(connect(app, provider)).rejects.toBeInstanceOf(UnauthorizedError);
-  const code = await approveInBrowser(page, provider, app.tenantA.email);
+  const code = (await approveInBrowser(page, provider, app.tenantA.email)).get("code") ?? "";
   await new StreamableHTTPClientTransport(new URL(app.mcpUrl), {
     authProvider: provider,
   }).finishAuth(code);
@@ -259,5 +325,71 @@ test("an admin revokes a user's connected app on Users & keys", async ({ app, pa
   await expect(client.callTool({ name: "ping", arguments: {} })).rejects.toBeInstanceOf(
     UnauthorizedError,
   );
+  await client.close();
+});
+
+test("a client that speaks only 2026-07-28 connects by OAuth and runs a plan with a review", async ({
+  app,
+  page,
+}) => {
+  const provider = new ModernProvider(CALLBACK, "Modern App");
+  const connectModern = async () => {
+    const client = new ModernClient(
+      { name: "oauth-e2e-modern", version: "2.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(new ModernTransport(new URL(app.mcpUrl), { authProvider: provider }));
+    return client;
+  };
+  // The 401 leads the v2 client to the metadata, a registration as a native
+  // app, and the authorization URL.
+  await expect(connectModern()).rejects.toThrow();
+  expect(provider.information?.client_id).toMatch(/^cairn_client_/);
+  expect((provider.information as { application_type?: string }).application_type).toBe("native");
+  expect(provider.authorizationUrl?.searchParams.get("resource")).toBe(app.mcpUrl);
+
+  const callback = await approveInBrowser(page, provider, app.tenantA.email);
+  await new ModernTransport(new URL(app.mcpUrl), { authProvider: provider }).finishAuth(callback);
+  expect(provider.saved?.access_token).toMatch(/^cairn_at_/);
+
+  const client = await connectModern();
+  expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
+    // biome-ignore lint/suspicious/noExplicitAny: the tools' structured content, read as the test expects it
+    return result.structuredContent as any;
+  };
+  const { planId } = await call("create_research_plan", {
+    name: "Plan via OAuth on 2026-07-28",
+    researchQuestion: "Does the new revision work with OAuth?",
+    steps: [
+      { stepType: "search", instructions: "Search." },
+      { stepType: "checkpoint", instructions: "Ask." },
+    ],
+  });
+  const first = await call("get_next_step", { planId });
+  await call("submit_step_result", {
+    planId,
+    stepId: first.step.stepId,
+    result: { ok: true },
+    stepExecutionReport: {
+      thinking: "Searched.",
+      webSearches: [],
+      webFetches: [],
+      otherToolCalls: [],
+      subagents: [],
+    },
+  });
+  const checkpoint = await call("get_next_step", { planId });
+  await call("request_user_review", { planId, stepId: checkpoint.step.stepId, summary: "Done?" });
+
+  // The person approves on the plan's page; the agent goes on to the end.
+  await page.goto(`/plans/${planId}`);
+  await expect(page.getByText('app "Modern App" of alpha@example.com').first()).toBeVisible();
+  await page.getByTestId("review-panel").getByRole("button", { name: "Approve" }).click();
+  await expect
+    .poll(async () => (await call("get_next_step", { planId })).status)
+    .toBe("plan_complete");
   await client.close();
 });

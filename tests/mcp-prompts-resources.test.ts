@@ -247,8 +247,11 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
     const uri = `cairn://plans/${created.planId}`;
     const beta = await connectAgent(app.mcpUrl, app.tenantB.key);
     try {
+      // -32602 with the uri in the data, as revision 2026-07-28 asks and the
+      // SDK answers on every revision (-32002 before it).
       await expect(beta.client.readResource({ uri })).rejects.toMatchObject({
-        code: -32002,
+        code: -32602,
+        data: { uri },
         message: expect.stringContaining(`Resource not found: ${uri}`),
       });
       const { resources } = await beta.client.listResources();
@@ -264,7 +267,8 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
       "https://example.org/plans/1",
     ]) {
       await expect(agent.client.readResource({ uri: missing })).rejects.toMatchObject({
-        code: -32002,
+        code: -32602,
+        message: expect.stringContaining("Resource not found"),
       });
     }
   });

@@ -4,8 +4,10 @@
  * a client metadata document this test serves, the consent page's answer (the
  * server action a browser calls), tokens that act as the approving user in
  * their tenant, refresh rotation, and each refusal with its standard error.
+ * Ends with the official conformance suite's authorization-server scenarios.
  * The browser journey with the SDK client's own OAuth support is e2e/oauth.spec.ts.
  */
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,6 +21,15 @@ import { connectAgent } from "./support/mcp-client";
 import { signInOverHttp, type WebSession } from "./support/web-session";
 
 const REDIRECT_URI = "http://127.0.0.1:9/callback";
+
+/** A port nothing listens on now, for the conformance suite's callback server. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 function pkce() {
   const verifier = randomBytes(32).toString("base64url");
@@ -244,6 +255,8 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
       response_types: ["code"],
     });
     expect(registered.status).toBe(201);
+    // Sent no application_type (a 2025-era client): its loopback redirect says native.
+    expect(registered.body.application_type).toBe("native");
     clientId = registered.body.client_id;
   });
 
@@ -305,6 +318,82 @@ describe.each(BACKENDS)("OAuth on the MCP route (%s)", (backend) => {
     });
     expect(underApi.status).toBe(201);
   });
+
+  // The official suite's authorization-server scenarios (0.2.0-alpha.12, run on
+  // Node 22 by npx; a missing suite fails, never skips). Its code grant waits
+  // for a person to approve in a browser: the test approves the URL it prints
+  // as the browser would (a signed-in session's consent), and the redirect
+  // reaches the suite's callback.
+  it("passes the official MCP conformance suite's authorization server scenarios", async () => {
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const registered = await register(app, {
+      client_name: "MCP conformance suite",
+      application_type: "native",
+      redirect_uris: [redirectUri],
+    });
+    expect(registered.status).toBe(201);
+    // Every scenario in one run: the code grant reads the metadata scenario's result.
+    {
+      const suite = spawn(
+        "npx",
+        [
+          "-y",
+          "-p",
+          "node@22",
+          "-p",
+          "@modelcontextprotocol/conformance@0.2.0-alpha.12",
+          "--",
+          "conformance",
+          "authorization",
+          "--url",
+          app.url,
+          "--client-id",
+          registered.body.client_id,
+          "--resource",
+          app.mcpUrl,
+          "--port",
+          String(port),
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let output = "";
+      let approved = false;
+      const exited = new Promise<number | null>((resolve) => suite.on("close", resolve));
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const url = /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/.exec(output)?.[1];
+        if (url && !approved) {
+          approved = true;
+          void approveAsTheBrowser(new URL(url)).catch((error: unknown) => {
+            output += `\napproval failed: ${String(error)}`;
+            suite.kill();
+          });
+        }
+      };
+      suite.stdout.on("data", onData);
+      suite.stderr.on("data", onData);
+      const code = await exited;
+      expect(code, output).toBe(0);
+      expect(output, output).toMatch(
+        /✓ authorization-server-metadata-endpoint: \d+ passed, 0 failed/,
+      );
+      expect(output, output).toMatch(/✓ authorization-code-grant: [1-9]\d* passed, 0 failed/);
+      expect(output, output).toMatch(/Total: \d+ passed, 0 failed/);
+    }
+  }, 600_000);
+
+  /** What a signed-in person's browser does with an authorization URL: approve, follow the redirect. */
+  async function approveAsTheBrowser(url: URL) {
+    const path = `${url.pathname}${url.search}`;
+    const page = await alpha.get(path);
+    expect(page.status).toBe(200);
+    const answer = await alpha.action(path, "answerConsentAction", {
+      ...Object.fromEntries(url.searchParams),
+      decision: "approve",
+    });
+    await fetch(actionRedirect(answer.headers));
+  }
 
   it("registers public clients only, with redirect URIs it can trust", async () => {
     const refusals: [Record<string, unknown>, string][] = [

@@ -525,7 +525,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
     // Nor through the resources, nor in Beta's lists and searches.
     await expect(
       beta.client.readResource({ uri: `cairn://plans/${alphaIds.planId}` }),
-    ).rejects.toThrow(/-32002/);
+    ).rejects.toThrow(/-32602: Resource not found/);
     const active = await beta.ok("list_active_plans", { limit: 100 });
     const betaPlans = active.plans.map((p: { planId: string }) => p.planId).sort();
     expect(betaPlans).toEqual([betaIds.planId, betaIds.reviewPlanId].sort());

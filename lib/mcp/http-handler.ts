@@ -1,30 +1,37 @@
 /**
  * /api/mcp: the front door (which also checks the API key, before reading the
- * body), then the SDK's web-standard Streamable HTTP transport in stateless mode.
+ * body), then the official SDK v2's `createMcpHandler`, which decides per
+ * request which protocol era the request speaks: a request that carries the
+ * 2026-07-28 `_meta` envelope is served natively (no handshake, no session,
+ * `server/discover`, `resultType`, cache hints, header/body checks, -32022 for
+ * a revision the SDK does not serve), and anything else by the SDK's stateless
+ * Streamable HTTP transport, which speaks 2025-11-25 and the revisions the SDK
+ * still negotiates below it. One route, one set of handlers, both eras.
  *
- * Why the key is not checked by `withMcpAuth` of @vercel/mcp-adapter: wrapped
- * round the handler the front door hands a parsed body to, it ran only after
- * the body had been read; it called a wrong key "No authorization provided"; and
- * every 401 pointed clients at OAuth metadata that Cairn does not serve.
- *
- * Why not the adapter's `createMcpHandler` either: it built a new McpServer for
- * every request, parsed every body twice and re-serialised it through a Node
- * request/response shim; the benchmark (bench/) measured the transport as the
- * loop's bottleneck. Here the body is parsed once by the front door and handed
- * over; the transport answers the Request with a Response directly; and, since a
- * stateless transport serves one request and a server holds one transport at a
- * time, servers with Cairn's handlers attached are pooled and reused once their
- * request is answered. The tool list and its JSON Schemas are built once
- * (lib/mcp/server.ts).
+ * Why not `createMcpHandler` of `mcp-handler` (the maintained successor of
+ * `@vercel/mcp-adapter`), though it wraps this same SDK entry: it constructs a
+ * new McpServer for every request, with no way to hand one in, and it reads
+ * the body again from a clone of the request (which the front door has
+ * already read). Building servers per request was measured as half of the
+ * door's per-call cost. Here the body is parsed once by the front door and
+ * handed over, and the factory the SDK calls once per request hands out a
+ * pooled server with Cairn's handlers already attached (the tool list and its
+ * JSON Schemas are built once per process, lib/mcp/server.ts).
  */
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  McpServer,
+  ProtocolError,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { type FrontDoorOptions, withFrontDoor } from "./front-door";
 import type { McpPrincipal } from "./request-context";
 import {
   type CairnServerDeps,
   registerCairnServer,
+  SERVER_CACHE_HINTS,
   SERVER_CAPABILITIES,
   SERVER_INFO,
   SERVER_INSTRUCTIONS,
@@ -35,26 +42,71 @@ export type McpRouteDeps = CairnServerDeps & {
   authenticate(bearerToken: string, request: Request): Promise<McpPrincipal | undefined>;
 };
 
-/** Idle servers kept for reuse: about the requests served at once, no more. */
+/** Idle servers kept for reuse per era: about the requests served at once, no more. */
 const MAX_IDLE_SERVERS = 64;
+
+type Era = "legacy" | "modern";
 
 export function createMcpRoute(
   deps: McpRouteDeps,
   frontDoor: FrontDoorOptions,
 ): (request: Request) => Promise<Response> {
   // A pooled server carries nothing from one request to the next that Cairn
-  // reads: the handlers take the caller from each request's auth info, and
-  // Cairn sends no server-initiated messages.
-  const idle: McpServer[] = [];
-  const takeServer = () => {
-    const pooled = idle.pop();
-    if (pooled) return pooled;
-    const server = new McpServer(SERVER_INFO, {
-      capabilities: SERVER_CAPABILITIES,
-      instructions: SERVER_INSTRUCTIONS,
-    });
-    registerCairnServer(server, deps);
+  // reads: the handlers take the caller from each request's auth info, and the
+  // SDK sets a 2026-07-28 request's revision and client identity on the server
+  // before each exchange. The pools are kept apart by era because the SDK
+  // installs the modern-only handlers (server/discover) on a server it serves
+  // a 2026-07-28 request with.
+  const idle: Record<Era, McpServer[]> = { legacy: [], modern: [] };
+  const takeServer = (era: Era): McpServer => {
+    const server = idle[era].pop() ?? newServer(deps);
+    // The server is closed once its one exchange is answered (on 2026-07-28 by
+    // the SDK, which wraps this onclose with its own and calls it); only then
+    // is it free again.
+    server.server.onclose = () => {
+      if (idle[era].length < MAX_IDLE_SERVERS) idle[era].push(server);
+    };
     return server;
+  };
+  const modern = createMcpHandler(({ era }) => takeServer(era), {
+    // 2025-era requests never reach this handler (see `answer`), and with
+    // "reject" it builds no fallback of its own.
+    legacy: "reject",
+    // Plain JSON answers rather than a one-event SSE stream: every call has
+    // exactly one response and Cairn sends no messages before it, so the
+    // stream framing was pure cost on both ends. Clients accept either (spec).
+    responseMode: "json",
+    onerror: (error) => {
+      // A rejected request (an unsupported revision, a header that contradicts
+      // the body, a missing client capability) is the client's mistake and has
+      // its answer; only the server's own failures are worth a log line.
+      if (
+        error instanceof ProtocolError ||
+        /^(Rejected|Unsupported Media Type)/.test(error.message)
+      ) {
+        return;
+      }
+      console.error("MCP handler error:", error);
+    },
+  });
+
+  // The SDK's own 2025-era fallback answers every call as a one-event SSE
+  // stream (its transport takes no JSON option there), so that era is served
+  // here, as the SDK documents for a hand-wired legacy leg: the same pooled
+  // servers on the stateless transport in JSON mode.
+  const legacy = async (request: Request, body: unknown, authInfo: AuthInfo) => {
+    const server = takeServer("legacy");
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      // In JSON mode the answer is complete when it is returned.
+      return await transport.handleRequest(request, { parsedBody: body, authInfo });
+    } finally {
+      await server.close();
+    }
   };
 
   const answer = async (
@@ -62,31 +114,28 @@ export function createMcpRoute(
     body: unknown,
     principal: McpPrincipal,
   ): Promise<Response> => {
-    const server = takeServer();
-    // Plain JSON answers rather than a one-event SSE stream: every call has
-    // exactly one response and Cairn sends no server-initiated messages, so the
-    // stream framing was pure cost on both ends. Clients accept either (spec).
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    try {
-      // In JSON mode the answer is complete when it is returned, so the server
-      // can let go of the transport and serve the next request.
-      const authInfo: AuthInfo = {
-        token: "",
-        clientId: principal.credentialId,
-        scopes: [],
-        extra: { principal },
-      };
-      return await transport.handleRequest(request, { parsedBody: body, authInfo });
-    } finally {
-      await server.close();
-      if (idle.length < MAX_IDLE_SERVERS) idle.push(server);
-    }
+    const authInfo: AuthInfo = {
+      token: "",
+      clientId: principal.credentialId,
+      scopes: [],
+      extra: { principal },
+    };
+    // The SDK's own era decision (the `_meta` envelope's claim, the
+    // MCP-Protocol-Version header), made on the body the front door parsed.
+    if (await isLegacyRequest(request, body)) return legacy(request, body, authInfo);
+    return modern.fetch(request, { parsedBody: body, authInfo });
   };
 
   // Every request carries a key or token: none, a wrong one or a revoked one is a 401.
   return withFrontDoor(answer, (token, request) => deps.authenticate(token, request), frontDoor);
+}
+
+function newServer(deps: CairnServerDeps): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: SERVER_CAPABILITIES,
+    instructions: SERVER_INSTRUCTIONS,
+    cacheHints: SERVER_CACHE_HINTS,
+  });
+  registerCairnServer(server, deps);
+  return server;
 }

@@ -4,15 +4,13 @@
  * from lib/skills; a prompt's text is the skill with the user's message put in
  * as its `request` argument (see `renderSkillPrompt`).
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
-  ErrorCode,
-  GetPromptRequestSchema,
   type GetPromptResult,
-  ListPromptsRequestSchema,
-  McpError,
+  type McpServer,
   type Prompt,
-} from "@modelcontextprotocol/sdk/types.js";
+  ProtocolError,
+  ProtocolErrorCode,
+} from "@modelcontextprotocol/server";
 import { getSkill, renderSkillPrompt, SKILLS } from "../skills";
 
 const PROMPT_LIST: Prompt[] = SKILLS.map((skill) => ({
@@ -25,19 +23,19 @@ const PROMPT_LIST: Prompt[] = SKILLS.map((skill) => ({
 }));
 
 export function registerCairnPrompts(server: McpServer): void {
-  server.server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPT_LIST }));
-  server.server.setRequestHandler(GetPromptRequestSchema, (request): GetPromptResult => {
+  server.server.setRequestHandler("prompts/list", () => ({ prompts: PROMPT_LIST }));
+  server.server.setRequestHandler("prompts/get", (request): GetPromptResult => {
     const skill = getSkill(request.params.name);
     if (!skill) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Unknown prompt "${request.params.name}". Call prompts/list for Cairn's prompts: ${SKILLS.map((s) => s.name).join(", ")}.`,
       );
     }
     const message = request.params.arguments?.request;
     if (skill.requestRequired && !message?.trim()) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `The "${skill.name}" prompt needs the argument "request": the user's message.`,
       );
     }

@@ -5,17 +5,15 @@
  * get_research_context, read without recording a resumed session). Everything
  * is scoped to the API key's tenant: another tenant's plan is "not found".
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
+  type ListResourceTemplatesResult,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
   type ReadResourceResult,
   type Resource,
-  type ResourceTemplate,
-} from "@modelcontextprotocol/sdk/types.js";
+  ResourceNotFoundError,
+} from "@modelcontextprotocol/server";
 import { isAppError } from "../plan-engine/app-error";
 import { listActivePlans } from "../services/plans/list-active-plans";
 import { readPlanContext } from "../services/research/research-context";
@@ -26,8 +24,6 @@ export const ACTIVE_PLANS_URI = "cairn://plans/active";
 const PLAN_URI_PREFIX = "cairn://plans/";
 const PLAN_URI =
   /^cairn:\/\/plans\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
-/** The MCP specification's code for a resource that does not exist. */
-const RESOURCE_NOT_FOUND = -32002;
 const JSON_TYPE = "application/json";
 
 export const planUri = (planId: string) => `${PLAN_URI_PREFIX}${planId}`;
@@ -41,7 +37,7 @@ const ACTIVE_PLANS_RESOURCE: Resource = {
   mimeType: JSON_TYPE,
 };
 
-const TEMPLATES: ResourceTemplate[] = [
+const TEMPLATES: ListResourceTemplatesResult["resourceTemplates"] = [
   {
     uriTemplate: `${PLAN_URI_PREFIX}{planId}`,
     name: "plan",
@@ -52,11 +48,14 @@ const TEMPLATES: ResourceTemplate[] = [
   },
 ];
 
-function notFound(uri: string): McpError {
-  return new McpError(
-    RESOURCE_NOT_FOUND,
+/**
+ * A missing resource. Revision 2026-07-28 answers it -32602 (Invalid params),
+ * and the SDK sends that code on every revision, with the uri in the data.
+ */
+function notFound(uri: string): ResourceNotFoundError {
+  return new ResourceNotFoundError(
+    uri,
     `Resource not found: ${uri}. Read ${ACTIVE_PLANS_URI} for the plans of this account.`,
-    { uri },
   );
 }
 
@@ -66,17 +65,20 @@ async function contextOf(
 ): Promise<ServiceContext> {
   const principal = principalOf(authInfo);
   if (!principal)
-    throw new McpError(ErrorCode.InvalidRequest, "This request carries no valid API key.");
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidRequest,
+      "This request carries no valid API key.",
+    );
   return serviceContextFor(deps, await deps.getDb(), principal);
 }
 
 export function registerCairnResources(server: McpServer, deps: CairnServerDeps): void {
-  server.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  server.server.setRequestHandler("resources/templates/list", () => ({
     resourceTemplates: TEMPLATES,
   }));
 
-  server.server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
-    const ctx = await contextOf(deps, extra.authInfo);
+  server.server.setRequestHandler("resources/list", async (_request, requestCtx) => {
+    const ctx = await contextOf(deps, requestCtx.http?.authInfo);
     const { plans } = await listActivePlans(ctx, { limit: 100 });
     return {
       resources: [
@@ -95,10 +97,10 @@ export function registerCairnResources(server: McpServer, deps: CairnServerDeps)
   });
 
   server.server.setRequestHandler(
-    ReadResourceRequestSchema,
-    async (request, extra): Promise<ReadResourceResult> => {
+    "resources/read",
+    async (request, requestCtx): Promise<ReadResourceResult> => {
       const { uri } = request.params;
-      const ctx = await contextOf(deps, extra.authInfo);
+      const ctx = await contextOf(deps, requestCtx.http?.authInfo);
       if (uri === ACTIVE_PLANS_URI) {
         const active = await listActivePlans(ctx, { limit: 100 });
         return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(active, null, 2) }] };

@@ -6,15 +6,15 @@
  * rather than on each request; the route (lib/mcp/http-handler.ts) attaches
  * these handlers once to each pooled server.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
-  type CallToolRequest,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { AppError } from "../plan-engine/app-error";
 import { notificationsQueued } from "../services/notifications/queued";
@@ -24,8 +24,10 @@ import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { registerCairnResources } from "./resources";
+import { askForReview, formCapableClient, recordReviewAnswer } from "./review-in-client";
 import { toolError, toolSuccess } from "./tool-result";
 import { TOOLS } from "./tools";
+import { getNextStepTool } from "./tools/get-next-step";
 
 export const SERVER_INFO = { name: "cairn", title: "Cairn research plans", version: "0.1.0" };
 
@@ -37,6 +39,20 @@ export const SERVER_CAPABILITIES = {
   prompts: { listChanged: false },
   resources: { subscribe: false, listChanged: false },
   logging: {},
+};
+
+/**
+ * Cache hints of 2026-07-28 for the lists that only change with a new release
+ * of Cairn (tools, prompts, resource templates, the discover answer): any
+ * cache may keep them for an hour. The resource list is each account's plans,
+ * so it and resources/read keep the SDK's default, private and not cached.
+ */
+const STABLE_FOR_AN_HOUR = { ttlMs: 3_600_000, cacheScope: "public" } as const;
+export const SERVER_CACHE_HINTS = {
+  "tools/list": STABLE_FOR_AN_HOUR,
+  "prompts/list": STABLE_FOR_AN_HOUR,
+  "resources/templates/list": STABLE_FOR_AN_HOUR,
+  "server/discover": STABLE_FOR_AN_HOUR,
 };
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
@@ -70,6 +86,12 @@ export function registerCairnServer(server: McpServer, deps: CairnServerDeps): v
   registerCairnResources(server, deps);
 }
 
+/** The review a get_next_step answer waits on, if it is awaiting_review. */
+function pendingReviewOf(output: object) {
+  const answer = output as z.output<typeof getNextStepTool.outputSchema>;
+  return answer.status === "awaiting_review" ? answer.review : undefined;
+}
+
 /**
  * The size of a call's arguments as JSON. Arguments nested thousands of levels
  * deep (which every tool refuses) overflow JSON.stringify's stack: 0 then,
@@ -83,28 +105,19 @@ function jsonBytes(value: unknown): number {
   }
 }
 
-/**
- * tools/call, matched by its method alone. Registered with CallToolRequestSchema,
- * a request that schema refuses (`arguments` that is not an object, a `name`
- * that is not a string) fails the SDK's generic parse first and is answered
- * -32603 Internal error; matched by method, it reaches the SDK Server's own
- * tools/call check, which answers -32602 Invalid params, as a caller's mistake.
- */
-const TOOLS_CALL = z.object({ method: z.literal("tools/call") }).loose();
-
 function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.server.setRequestHandler(TOOLS_CALL, async (raw, extra) => {
-    // The SDK's Server checked it against CallToolRequestSchema before this runs.
-    const request = raw as unknown as CallToolRequest;
+  server.server.setRequestHandler("tools/list", () => ({ tools: TOOL_LIST }));
+  // The SDK checked the request against the tools/call schema before this runs:
+  // a `name` that is not a string or `arguments` that is not an object is -32602.
+  server.server.setRequestHandler("tools/call", async (request, requestCtx) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Unknown tool "${request.params.name}". Call tools/list for the tools Cairn offers.`,
       );
     }
-    const principal = principalOf(extra.authInfo);
+    const principal = principalOf(requestCtx.http?.authInfo);
     if (!principal) {
       return toolError(new AppError("UNAUTHORIZED", "This call carries no valid API key."));
     }
@@ -112,11 +125,28 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     const ctx = serviceContextFor(deps, db, principal);
     const started = performance.now();
     const args = request.params.arguments ?? {};
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     let errorCode: string | null = null;
     const queuedBefore = notificationsQueued();
+    // A 2026-07-28 client that can show its user a form gets the person's
+    // review there (lib/mcp/review-in-client.ts); only get_next_step asks.
+    const reviewClient =
+      tool.name === getNextStepTool.name
+        ? formCapableClient(requestCtx.mcpReq.envelope)
+        : undefined;
     try {
-      result = toolSuccess((await tool.run(ctx, args)) as object);
+      const answer = reviewClient
+        ? await recordReviewAnswer(ctx, principal, reviewClient, {
+            planId: args.planId,
+            inputResponses: requestCtx.mcpReq.inputResponses,
+            reviewRequestId: requestCtx.mcpReq.requestState(),
+          })
+        : undefined;
+      const output = (await tool.run(ctx, args)) as object;
+      const pending = reviewClient && answer?.kind !== "settled" && pendingReviewOf(output);
+      result = pending
+        ? askForReview(pending, answer?.kind === "ask_again" ? answer.note : "")
+        : toolSuccess(output);
     } catch (error) {
       const failure = toolError(error);
       errorCode = failure.errorCode;
@@ -125,14 +155,16 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     // The call's transaction has committed: send what it queued now, in the background.
     kickIfQueuedSince(queuedBefore);
     if (!tool.skipCallLog) {
-      const text = result.content[0]?.type === "text" ? result.content[0].text : "";
+      // An input request (the review form) has no text: the call's answer is the retry's.
+      const first = isInputRequiredResult(result) ? undefined : result.content[0];
+      const text = first?.type === "text" ? first.text : "";
       recordToolCallLater(db, {
         tenantId: principal.tenantId,
         apiKeyId: principal.kind === "api_key" ? principal.credentialId : null,
         oauthGrantId: principal.kind === "oauth_app" ? principal.credentialId : null,
         toolName: tool.name,
         durationMs: performance.now() - started,
-        isError: result.isError === true,
+        isError: !isInputRequiredResult(result) && result.isError === true,
         errorCode,
         requestBytes: jsonBytes(args),
         responseBytes: Buffer.byteLength(text),

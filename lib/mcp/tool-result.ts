@@ -4,7 +4,7 @@
  * recover, so an LLM can act on it. Anything unexpected is logged and reported
  * as INTERNAL_ERROR without internals.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { logUnexpected } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 

@@ -75,6 +75,33 @@ describe("client metadata", () => {
       expect(refusal(input), JSON.stringify(input).slice(0, 80)).toBe(error);
     }
   });
+
+  it("holds an application_type to the redirect URIs it allows, and derives one that is missing", () => {
+    const typeOf = (input: unknown) => checkClientMetadata(input).application_type;
+    // Sent: kept when the redirect URIs fit it.
+    expect(typeOf({ application_type: "web", redirect_uris: ["https://claude.ai/cb"] })).toBe(
+      "web",
+    );
+    for (const uri of [
+      "http://127.0.0.1:33418/callback",
+      "com.example.app:/oauth2redirect",
+      "https://app.example/claimed",
+    ]) {
+      expect(typeOf({ application_type: "native", redirect_uris: [uri] }), uri).toBe("native");
+    }
+    // A web application never redirects to the user's own machine or an app scheme.
+    for (const uri of ["http://localhost:6274/cb", "https://localhost/cb", "com.example.app:/cb"]) {
+      expect(refusal({ application_type: "web", redirect_uris: [uri] }), uri).toBe(
+        "invalid_redirect_uri",
+      );
+    }
+    expect(refusal({ application_type: "desktop", redirect_uris: ["https://a.example/cb"] })).toBe(
+      "invalid_client_metadata",
+    );
+    // Missing (2025-era clients): what the redirect URIs say, never a refusal.
+    expect(typeOf({ redirect_uris: ["http://127.0.0.1:1/cb"] })).toBe("native");
+    expect(typeOf({ redirect_uris: ["https://claude.ai/cb"] })).toBe("web");
+  });
 });
 
 describe("metadata document addresses", () => {

@@ -94,6 +94,7 @@ const storable = (max: number) =>
 
 const metadataSchema = z.object({
   redirect_uris: z.array(storable(2000)).min(1).max(MAX_REDIRECT_URIS),
+  application_type: z.enum(["native", "web"]).optional(),
   client_name: storable(200).optional(),
   token_endpoint_auth_method: z.string().optional(),
   grant_types: z.array(z.string()).optional(),
@@ -101,8 +102,36 @@ const metadataSchema = z.object({
 });
 
 type ClientMetadata = z.infer<typeof metadataSchema>;
+type ApplicationType = "native" | "web";
 
-export function checkClientMetadata(input: unknown): ClientMetadata & { redirect_uris: string[] } {
+/** A redirect URI on the client's own machine or an app's own scheme: a native app's. */
+function isNativeRedirect(value: string): boolean {
+  const url = new URL(value);
+  return url.protocol !== "https:" || LOOPBACK_REDIRECT_HOSTS.has(url.hostname);
+}
+
+/**
+ * The client's OpenID Connect `application_type`, which revision 2026-07-28
+ * has MCP clients send at registration, held to the redirect URIs that type
+ * allows (OIDC Dynamic Client Registration §2): a web app's are https on a
+ * host other than the user's own machine; a native app's are loopback http,
+ * its own scheme, or https it has claimed (RFC 8252 §7). A client that sends
+ * none (the 2025-era ones) is not refused: its redirect URIs say which it is.
+ */
+function applicationTypeOf(metadata: ClientMetadata): ApplicationType {
+  const native = metadata.redirect_uris.filter(isNativeRedirect);
+  if (metadata.application_type === "web" && native.length > 0) {
+    throw new ClientMetadataError(
+      "invalid_redirect_uri",
+      `${native[0]}: a web application's redirect URIs must be https on a host other than localhost; register as application_type "native"`,
+    );
+  }
+  return metadata.application_type ?? (native.length > 0 ? "native" : "web");
+}
+
+export function checkClientMetadata(
+  input: unknown,
+): ClientMetadata & { redirect_uris: string[]; application_type: ApplicationType } {
   const parsed = metadataSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -135,7 +164,7 @@ export function checkClientMetadata(input: unknown): ClientMetadata & { redirect
     );
   }
   metadata.redirect_uris.forEach(checkRedirectUri);
-  return metadata;
+  return { ...metadata, application_type: applicationTypeOf(metadata) };
 }
 
 function toClient(row: typeof oauthClients.$inferSelect): OAuthClient {
@@ -148,8 +177,14 @@ function toClient(row: typeof oauthClients.$inferSelect): OAuthClient {
   };
 }
 
-/** RFC 7591 registration: the stored client, or ClientMetadataError. */
-export async function registerClient(db: Database, input: unknown): Promise<OAuthClient> {
+/**
+ * RFC 7591 registration: the stored client with its application type (sent or
+ * derived, for the answer), or ClientMetadataError.
+ */
+export async function registerClient(
+  db: Database,
+  input: unknown,
+): Promise<OAuthClient & { applicationType: ApplicationType }> {
   const metadata = checkClientMetadata(input);
   const [row] = await db
     .insert(oauthClients)
@@ -161,7 +196,7 @@ export async function registerClient(db: Database, input: unknown): Promise<OAut
     })
     .returning();
   if (!row) throw new Error("the client was not stored");
-  return toClient(row);
+  return { ...toClient(row), applicationType: metadata.application_type };
 }
 
 /** Whether a client_id is a metadata document's URL (rather than a registered id). */

@@ -266,6 +266,7 @@ export async function registrationEndpoint(db: Database, request: Request) {
         client_id_issued_at: Math.floor(Date.now() / 1000),
         client_name: client.clientName ?? undefined,
         redirect_uris: client.redirectUris,
+        application_type: client.applicationType,
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         token_endpoint_auth_method: "none",

@@ -1,3 +1,8 @@
+import {
+  Client as ModernClient,
+  type ClientOptions as ModernClientOptions,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { z } from "zod";
@@ -45,16 +50,53 @@ export type ToolAnswer = {
   data: any;
 };
 
-/** An MCP client as an AI platform has one: the official SDK over Streamable HTTP, with an API key. */
+/** The protocol revision a test's client speaks. */
+export type ClientRevision = "2025-11-25" | "2026-07-28";
+export const CLIENT_REVISIONS: readonly ClientRevision[] = ["2025-11-25", "2026-07-28"];
+
+// The index signature admits the 1.x client's union with its pre-2025 `{ toolResult }` shape.
+type CallToolAnswer = { [key: string]: unknown; content?: unknown; isError?: unknown };
+
+/**
+ * An MCP client as an AI platform has one, with an API key: on 2025-11-25 the
+ * last 1.x SDK (`@modelcontextprotocol/sdk`, the `initialize` handshake), the
+ * line most platforms still ship; on 2026-07-28 the SDK v2 client pinned to
+ * that revision (`server/discover`, the per-request envelope, no handshake),
+ * which fails instead of falling back if the server does not offer it.
+ */
 export async function connectAgent(mcpUrl: string, key: string) {
   const client = new Client({ name: "cairn-test-agent", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
   });
   await client.connect(transport);
+  return agentOf(client, (name, args) => client.callTool({ name, arguments: args }));
+}
 
+/** The SDK v2 client pinned to 2026-07-28; `options` adds capabilities (elicitation). */
+export async function connectModernAgent(
+  mcpUrl: string,
+  key: string,
+  options: Omit<ModernClientOptions, "versionNegotiation"> = {},
+) {
+  const client = new ModernClient(
+    { name: "cairn-test-agent", version: "2.0.0" },
+    { ...options, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  const transport = new ModernTransport(new URL(mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  return agentOf(client, (name, args) => client.callTool({ name, arguments: args }));
+}
+
+/** The tool-calling agent of either client, with `client` for the rest of the protocol. */
+function agentOf<C extends { close(): Promise<void> }>(
+  client: C,
+  callTool: (name: string, args: Record<string, unknown>) => Promise<CallToolAnswer>,
+) {
   async function call(name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-    const result = await client.callTool({ name, arguments: args });
+    const result = await callTool(name, args);
     const first = Array.isArray(result.content) ? result.content[0] : undefined;
     const text = first && first.type === "text" ? String(first.text) : "";
     return { isError: result.isError === true, text, data: result.structuredContent };
@@ -91,6 +133,18 @@ export async function connectAgent(mcpUrl: string, key: string) {
 }
 
 export type Agent = Awaited<ReturnType<typeof connectAgent>>;
+export type ModernAgent = Awaited<ReturnType<typeof connectModernAgent>>;
+/** What a test of the plan loop needs from either client. */
+export type LoopAgent = Pick<Agent, "call" | "ok" | "fails" | "close">;
+
+/** An agent on the given revision (see connectAgent and connectModernAgent). */
+export function connectAgentOn(
+  revision: ClientRevision,
+  mcpUrl: string,
+  key: string,
+): Promise<LoopAgent> {
+  return revision === "2026-07-28" ? connectModernAgent(mcpUrl, key) : connectAgent(mcpUrl, key);
+}
 
 export const report = {
   thinking: "Worked through the sources.",

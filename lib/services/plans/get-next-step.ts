@@ -89,6 +89,10 @@ const pendingReviewOutput = z.object({
   reviewRequestId: z.string(),
   stepId: z.string(),
   summary: z.string(),
+  // What an approve completes the step with, and the digest a decision binds to.
+  proposedResult: z.record(z.string(), z.unknown()).optional(),
+  proposedConfidence: z.number().optional(),
+  contentDigest: z.string(),
   // When Cairn acts itself, and how (absent without a deadline).
   dueAt: z.string().optional(),
   onTimeout: z.string().optional(),
@@ -418,6 +422,11 @@ async function settledPlanAnswer(
             reviewRequestId: review.id,
             stepId: review.stepId,
             summary: review.summary,
+            ...(review.proposedResult ? { proposedResult: review.proposedResult } : {}),
+            ...(review.proposedConfidence !== null
+              ? { proposedConfidence: review.proposedConfidence }
+              : {}),
+            contentDigest: review.contentDigest,
             ...(review.dueAt ? { dueAt: review.dueAt.toISOString() } : {}),
             ...(review.onTimeout ? { onTimeout: review.onTimeout } : {}),
             ...(review.escalatedAt ? { escalatedAt: review.escalatedAt.toISOString() } : {}),
