@@ -20,6 +20,7 @@ import { AppError } from "../plan-engine/app-error";
 import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
 import { recordToolCallLater } from "../services/shared/tool-call-log";
+import { refuseUnknownFields } from "../services/shared/validation";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
@@ -39,11 +40,22 @@ export const SERVER_CAPABILITIES = {
   logging: {},
 };
 
+/**
+ * An input object says `additionalProperties: false` (unless it is open on
+ * purpose, with a catchall): every tool refuses a field it does not know
+ * (`refuseUnknownFields`), so the published schema says the same.
+ */
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
   return z.toJSONSchema(schema, {
     target: "draft-7",
     io,
     unrepresentable: "any",
+    override: ({ zodSchema, jsonSchema: node }) => {
+      const def = zodSchema._zod.def;
+      if (io === "input" && def.type === "object" && def.catchall === undefined) {
+        node.additionalProperties = false;
+      }
+    },
   }) as Tool["inputSchema"];
 }
 
@@ -116,6 +128,8 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     let errorCode: string | null = null;
     const queuedBefore = notificationsQueued();
     try {
+      // Here for every tool, whether or not its use case parses its input.
+      refuseUnknownFields(tool.inputSchema, args);
       result = toolSuccess((await tool.run(ctx, args)) as object);
     } catch (error) {
       const failure = toolError(error);

@@ -43,6 +43,7 @@ const assignReviewForm = z.object({
 export const assignReviewAction = serverAction({
   access: "signed-in",
   input: assignReviewForm,
+  formOnly: ["handoff"],
   refuse: (form) =>
     form.get("take") !== "me" && !form.get("handTo")
       ? "Choose who should answer the review."
