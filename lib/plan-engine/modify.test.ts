@@ -99,14 +99,18 @@ describe("decideModify", () => {
     });
   });
 
-  it("lets only the recovery actions touch a stalled plan, and nothing a finished one", () => {
+  it("lets a stalled plan's agent change it (which resumes it), and nothing touch a finished one", () => {
     expect(
       decideModify(plan("stalled"), steps("in_progress"), event("fail_step", { stepId: "s1" }))
         .planStatus,
     ).toBe("completed");
-    expect(() =>
-      decideModify(plan("stalled"), steps("in_progress"), event("update_step_instructions", {})),
-    ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));
+    expect(
+      decideModify(
+        plan("stalled"),
+        steps("in_progress", "pending"),
+        event("update_step_instructions", { stepId: "s2", instructions: "Sharper." }),
+      ).planStatus,
+    ).toBe("executing");
     expect(() =>
       decideModify(plan("completed"), steps("completed"), event("retry_step", { stepId: "s1" })),
     ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));

@@ -5,8 +5,9 @@
  * perform), the audit rows, the plan's next status and the bindings that
  * follow moved steps. The reference design's five actions plus `retry_step` (the retry path
  * failed -> pending) and `decline_add_steps` (the answer to a plan waiting on a
- * fired add_steps). Only `planning` and `executing` plans can be modified; the
- * recovery actions (fail_step, retry_step) also work on a `stalled` plan.
+ * fired add_steps). `planning`, `executing` and `stalled` plans can be
+ * modified: a stalled plan's own agent may still change it (its change resumes
+ * the plan).
  */
 import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
@@ -70,8 +71,7 @@ export type ModifyDecision = {
   steps: { id: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
 };
 
-const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing"];
-const RECOVERABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
+const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
 /** A plan's most steps (create_research_plan's limit too). */
 export const MAX_PLAN_STEPS = 200;
 
@@ -98,17 +98,11 @@ export function decideModify(
   stepsRead: readonly ModifyStep[],
   event: ModifyEvent,
 ): ModifyDecision {
-  const allowed =
-    event.action === "fail_step" || event.action === "retry_step" ? RECOVERABLE : MODIFIABLE;
-  if (!allowed.includes(plan.status)) {
+  if (!MODIFIABLE.includes(plan.status)) {
     throw new AppError(
       "PLAN_NOT_MODIFIABLE",
-      `Plan ${plan.id} is ${plan.status}; ${event.action} works only on a plan that is ${allowed.join(" or ")}.` +
-        (plan.status === "awaiting_review"
-          ? " Wait for the person's decision first."
-          : plan.status === "stalled"
-            ? " Resolve the stall first: fail_step or retry_step, or resume with get_next_step."
-            : ""),
+      `Plan ${plan.id} is ${plan.status}; ${event.action} works only on a plan that is ${MODIFIABLE.join(", ")}.` +
+        (plan.status === "awaiting_review" ? " Wait for the person's decision first." : ""),
       { planStatus: plan.status },
     );
   }

@@ -125,7 +125,8 @@ async function PlanTable({
                   {plan.stallWarnings.length > 0 ? (
                     <div className="warning-text" data-testid="stall-warning">
                       ⚠ Step {plan.stallWarnings[0]?.stepOrder} in progress for{" "}
-                      {formatDuration(plan.stallWarnings[0]?.inProgressSeconds ?? 0)}
+                      {formatDuration(plan.stallWarnings[0]?.inProgressSeconds ?? 0)}, silent for{" "}
+                      {formatDuration(plan.stallWarnings[0]?.idleSeconds ?? 0)}
                     </div>
                   ) : null}
                 </td>

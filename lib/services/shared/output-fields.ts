@@ -25,6 +25,8 @@ export const stallWarning = z.object({
   stepId: z.string(),
   stepOrder: z.number(),
   inProgressSeconds: z.number(),
+  /** Seconds since the step's holder last renewed its lease: what makes it a stall. */
+  idleSeconds: z.number(),
 });
 
 export const stepRef = z.object({ stepId: z.string(), stepOrder: z.number(), stepType });

@@ -101,6 +101,8 @@ export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: str
       stepType: planSteps.stepType,
       status: planSteps.status,
       startedAt: planSteps.startedAt,
+      leaseExpiresAt: planSteps.leaseExpiresAt,
+      updatedAt: planSteps.updatedAt,
     })
     .from(planSteps)
     .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))

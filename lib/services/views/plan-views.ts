@@ -34,8 +34,10 @@ import { isAppError } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
 import { artifactSummaries, loadPlanCore, type PlanCore } from "../research/research-context";
 import type { ServiceContext } from "../shared/context";
+import { loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 export const PLAN_FILTERS = [
@@ -54,14 +56,10 @@ export const listPlansInput = z.object({
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
 });
 
-function stalledBefore(ctx: ServiceContext, now: Date) {
-  return new Date(now.getTime() - ctx.stallThresholdSeconds * 1000);
-}
-
 export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPlansInput>) {
   const input = parseInput(listPlansInput, raw);
   const now = new Date();
-  const hasStalledStep = sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${stalledBefore(ctx, now).toISOString()})`;
+  const stalledStep = hasStalledStep(sql`${researchPlans.id}`, ctx);
   const conditions = [eq(researchPlans.tenantId, ctx.tenantId)];
   if (input.filter === "active") {
     conditions.push(notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]));
@@ -70,7 +68,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
     conditions.push(
       or(
         eq(researchPlans.status, "stalled"),
-        and(eq(researchPlans.status, "executing"), hasStalledStep),
+        and(eq(researchPlans.status, "executing"), stalledStep),
       ) ?? sql`false`,
     );
   } else if (input.filter) {
@@ -103,6 +101,8 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
             stepOrder: planSteps.stepOrder,
             status: planSteps.status,
             startedAt: planSteps.startedAt,
+            leaseExpiresAt: planSteps.leaseExpiresAt,
+            updatedAt: planSteps.updatedAt,
           })
           .from(planSteps)
           .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
@@ -130,7 +130,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
         researchQuestion: plan.researchQuestion,
         status: plan.status,
         progress: computeProgress(own.map((s) => s.status)),
-        stallWarnings: stallWarnings(own, now, ctx.stallThresholdSeconds),
+        stallWarnings: stallWarnings(own, now, stallClock(ctx)),
         lastActivityAt: (lastActivity > plan.updatedAt
           ? lastActivity
           : plan.updatedAt
@@ -247,16 +247,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
             )
             .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
-    const warnings = stallWarnings(
-      context.steps.map((s) => ({
-        id: s.stepId,
-        stepOrder: s.stepOrder,
-        status: s.status,
-        startedAt: s.startedAt ? new Date(s.startedAt) : null,
-      })),
-      now,
-      ctx.stallThresholdSeconds,
-    );
+    const warnings = stallWarnings(await loadStepSummaries(tx, ctx, planId), now, stallClock(ctx));
     return {
       ...context,
       artifacts,
@@ -302,7 +293,6 @@ export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
  */
 export async function listStalledPlans(ctx: ServiceContext) {
   const now = new Date();
-  const cutoff = stalledBefore(ctx, now).toISOString();
   const candidates = await ctx.db
     .select()
     .from(researchPlans)
@@ -311,10 +301,7 @@ export async function listStalledPlans(ctx: ServiceContext) {
         eq(researchPlans.tenantId, ctx.tenantId),
         or(
           eq(researchPlans.status, "stalled"),
-          and(
-            eq(researchPlans.status, "executing"),
-            sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${cutoff})`,
-          ),
+          and(eq(researchPlans.status, "executing"), hasStalledStep(sql`${researchPlans.id}`, ctx)),
           and(
             inArray(researchPlans.status, ["planning", "executing"]),
             sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'failed')`,
@@ -350,7 +337,7 @@ export async function listStalledPlans(ctx: ServiceContext) {
       name: plan.name,
       status: plan.status,
       lastActivityAt: plan.updatedAt.toISOString(),
-      stalledSteps: stallWarnings(own, now, ctx.stallThresholdSeconds),
+      stalledSteps: stallWarnings(own, now, stallClock(ctx)),
       failedSteps: own
         .filter((s) => s.status === "failed")
         .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),

@@ -102,7 +102,8 @@ function PlanCard({
         {plan.stalledSteps.map((step) => (
           <li key={step.stepId}>
             Step {step.stepOrder} in progress for{" "}
-            <strong>{formatDuration(step.inProgressSeconds)}</strong>{" "}
+            <strong>{formatDuration(step.inProgressSeconds)}</strong>, silent for{" "}
+            <strong>{formatDuration(step.idleSeconds)}</strong>{" "}
             <RecoverForm
               planId={plan.planId}
               stepId={step.stepId}
