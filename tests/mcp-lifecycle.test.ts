@@ -39,6 +39,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
     const { tools } = await agent.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        "cancel_plan",
         "create_research_plan",
         "extract_data",
         "get_next_step",

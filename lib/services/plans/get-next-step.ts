@@ -17,6 +17,7 @@ import type { Executor, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
 import { type PauseReason, resolveBindings } from "../../plan-engine/bindings";
+import { cancelledPlanMessage } from "../../plan-engine/cancel";
 import type { AwaitingSteps } from "../../plan-engine/loop";
 import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";
@@ -36,11 +37,13 @@ import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
   awaitingStepsOutput,
+  cancellationOutput,
   pauseReasonOutput,
   planStatus,
   stepType,
 } from "../shared/output-fields";
 import {
+  getPlan,
   leaseSeconds,
   lockedPlanIsCurrent,
   lockPlan,
@@ -58,6 +61,7 @@ const NEXT_STEP_STATUSES = [
   "ready",
   "plan_complete",
   "plan_failed",
+  "plan_cancelled",
   "awaiting_review",
   "awaiting_steps",
   "paused",
@@ -138,6 +142,7 @@ export const nextStepOutput = z.object({
   failedCount: z.number().optional(),
   nextLeaseExpiresAt: z.string().nullable().optional(),
   condition: awaitingStepsOutput.optional(),
+  cancellation: cancellationOutput.optional(),
 });
 
 export type NextStep =
@@ -161,6 +166,12 @@ export type NextStep =
       hint: string;
     }
   | { status: "plan_failed"; planId: string; serverSteps?: ServerStepRun[]; hint: string }
+  | {
+      status: "plan_cancelled";
+      planId: string;
+      cancellation: z.infer<typeof cancellationOutput>;
+      hint: string;
+    }
   | {
       status: "paused";
       planId: string;
@@ -382,13 +393,22 @@ async function claimFromExecutingPlan(
 /** The plan fields an answer other than a hand-out is built from. */
 type PlanForAnswer = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
 
-/** The answer for a completed or failed plan. */
+/** The answer for a completed, failed or cancelled plan. */
 async function terminalPlanAnswer(
   db: Executor,
   ctx: ServiceContext,
   plan: PlanForAnswer,
 ): Promise<NextStep> {
   if (plan.status === "completed") return planComplete(db, ctx, plan);
+  if (plan.status === "cancelled") {
+    const { cancellation } = await getPlan(db, ctx, plan.id);
+    return {
+      status: "plan_cancelled",
+      planId: plan.id,
+      cancellation: cancellation ?? { by: "unknown", reason: "not recorded", at: "" },
+      hint: `${cancelledPlanMessage(plan.id, cancellation)} No step is handed out or accepted any more; tell the user, and present what was gathered (get_research_context) if that helps.`,
+    };
+  }
   return {
     status: "plan_failed",
     planId: plan.id,

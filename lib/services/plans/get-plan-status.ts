@@ -13,6 +13,7 @@ import { settleDeadlinesOfPlan } from "../reviews/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
+  cancellationOutput,
   pauseReasonOutput,
   planStatus,
   progress,
@@ -35,6 +36,8 @@ export const planStatusOutput = z.object({
   stallWarnings: z.array(stallWarning),
   stallThresholdSeconds: z.number(),
   pauseReason: pauseReasonOutput.nullable(),
+  /** Set when the plan was cancelled: who, when and why. */
+  cancellation: cancellationOutput.nullable(),
   steps: z.array(
     z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
   ),
@@ -75,6 +78,7 @@ export async function getPlanStatus(
     stallThresholdSeconds: ctx.stallThresholdSeconds,
     /** Why the plan's server-run steps stopped, and the call that unblocks them. */
     pauseReason: plan.pauseReason,
+    cancellation: plan.cancellation,
     steps: steps.map((s) => ({
       stepId: s.id,
       stepOrder: s.stepOrder,
