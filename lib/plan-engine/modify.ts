@@ -14,7 +14,7 @@ import type { AuditEntry } from "./audit-entries";
 import { renumberBindings, validateBindings } from "./bindings";
 import { type AwaitingSteps, decidePlanStatusAfterModify } from "./loop";
 import type { PlanStatus, StepStatus, StepType } from "./states";
-import { transitionStep } from "./transitions";
+import { derivePlanStatus, transitionStep } from "./transitions";
 
 export const MODIFY_ACTIONS = [
   "add_steps",
@@ -340,6 +340,20 @@ export function decideModify(
       status,
     })),
   };
+}
+
+/**
+ * Whether failing `stepId` would end the plan: nothing else is left open and
+ * no fired add_steps holds it, so it would complete with the step failed. The
+ * UI asks before it does so, and modify_plan's answer says it did.
+ */
+export function failingEndsPlan(
+  plan: { awaitingSteps: AwaitingSteps | null },
+  steps: readonly { id: string; status: StepStatus }[],
+  stepId: string,
+): boolean {
+  const after = steps.map((s) => (s.id === stepId ? "failed" : s.status));
+  return plan.awaitingSteps === null && derivePlanStatus(after) === "completed";
 }
 
 function isNew(step: ModifyStep, event: ModifyEvent): boolean {

@@ -32,12 +32,13 @@ import {
 } from "../../db/schema";
 import { isAppError } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
+import { failingEndsPlan } from "../../plan-engine/modify";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
 import { artifactSummaries, loadPlanCore, type PlanCore } from "../research/research-context";
 import type { ServiceContext } from "../shared/context";
-import { loadStepSummaries } from "../shared/plan-access";
+import { getPlan, loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 export const PLAN_FILTERS = [
@@ -46,6 +47,7 @@ export const PLAN_FILTERS = [
   "stalled",
   "completed",
   "failed",
+  "cancelled",
 ] as const;
 export type PlanFilter = (typeof PLAN_FILTERS)[number];
 
@@ -248,6 +250,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
             .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
     const warnings = stallWarnings(await loadStepSummaries(tx, ctx, planId), now, stallClock(ctx));
+    const { cancellation } = await getPlan(tx, ctx, planId);
     return {
       ...context,
       artifacts,
@@ -262,6 +265,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
       bindingEdges: bindingEdges(context.steps),
       stallWarnings: warnings,
       stallThresholdSeconds: ctx.stallThresholdSeconds,
+      cancellation,
       now: now.toISOString(),
       audit: {
         page,
@@ -285,9 +289,10 @@ export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
 /**
  * Admin: work that needs a person, least recently active first. `stalled`:
- * plans marked stalled, executing plans with a step in progress past the
- * threshold, and active plans holding a failed step (which retry_step can send
- * back to pending). `paused`: active plans whose server-run steps stopped, with
+ * plans marked stalled, executing plans with a step whose holder stopped
+ * renewing it, active plans holding a failed step (which retry_step can send
+ * back to pending), and plans waiting for their agent to add steps (a fired
+ * add_steps: the agent may have gone; an admin can cancel them). `paused`: active plans whose server-run steps stopped, with
  * the reason; a plan listed there is not listed again under `stalled`, but
  * keeps its stalled and failed steps (a tool error leaves its step failed).
  */
@@ -310,6 +315,10 @@ export async function listStalledPlans(ctx: ServiceContext) {
             notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
             isNotNull(researchPlans.pauseReason),
           ),
+          and(
+            notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+            isNotNull(researchPlans.awaitingSteps),
+          ),
         ),
       ),
     )
@@ -322,13 +331,7 @@ export async function listStalledPlans(ctx: ServiceContext) {
       : await ctx.db
           .select()
           .from(planSteps)
-          .where(
-            and(
-              eq(planSteps.tenantId, ctx.tenantId),
-              inArray(planSteps.planId, ids),
-              inArray(planSteps.status, ["in_progress", "failed"]),
-            ),
-          )
+          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)))
           .orderBy(asc(planSteps.stepOrder));
   const cards = candidates.map((plan) => {
     const own = steps.filter((s) => s.planId === plan.id);
@@ -337,11 +340,15 @@ export async function listStalledPlans(ctx: ServiceContext) {
       name: plan.name,
       status: plan.status,
       lastActivityAt: plan.updatedAt.toISOString(),
-      stalledSteps: stallWarnings(own, now, stallClock(ctx)),
+      stalledSteps: stallWarnings(own, now, stallClock(ctx)).map((warning) => ({
+        ...warning,
+        failEndsPlan: failingEndsPlan(plan, own, warning.stepId),
+      })),
       failedSteps: own
         .filter((s) => s.status === "failed")
         .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
       pauseReason: plan.pauseReason,
+      awaitingSteps: plan.awaitingSteps,
     };
   });
   return {
