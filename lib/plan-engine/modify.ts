@@ -69,6 +69,8 @@ export type ModifyDecision = {
   awaitingSteps: AwaitingSteps | null;
   /** The steps as they will be, in order. */
   steps: { id: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
+  /** Set when this change ended the plan: what happened and how to go on. */
+  planEnded?: string;
 };
 
 const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
@@ -98,11 +100,17 @@ export function decideModify(
   stepsRead: readonly ModifyStep[],
   event: ModifyEvent,
 ): ModifyDecision {
-  if (!MODIFIABLE.includes(plan.status)) {
+  // A plan that completed with a failed step is re-opened by retrying that step
+  // (completed -> executing), so the work can go on; nothing else changes an ended plan.
+  const reopening = event.action === "retry_step" && plan.status === "completed";
+  if (!MODIFIABLE.includes(plan.status) && !reopening) {
     throw new AppError(
       "PLAN_NOT_MODIFIABLE",
       `Plan ${plan.id} is ${plan.status}; ${event.action} works only on a plan that is ${MODIFIABLE.join(", ")}.` +
-        (plan.status === "awaiting_review" ? " Wait for the person's decision first." : ""),
+        (plan.status === "awaiting_review" ? " Wait for the person's decision first." : "") +
+        (plan.status === "completed"
+          ? " A completed plan with a failed step is re-opened with retry_step on that step."
+          : ""),
       { planStatus: plan.status },
     );
   }
@@ -297,7 +305,12 @@ export function decideModify(
         eventType: "plan_modified",
         planId: plan.id,
         stepId: step.id,
-        payload: { action: "retry_step", ...base, previousFailureReason: step.failureReason },
+        payload: {
+          action: "retry_step",
+          ...base,
+          previousFailureReason: step.failureReason,
+          ...(reopening ? { reopened: true, previousPlanStatus: plan.status } : {}),
+        },
       });
       break;
     }
@@ -333,6 +346,7 @@ export function decideModify(
     ops,
     audit,
     ...decided,
+    ...endedNotice(plan, decided.planStatus, after),
     steps: after.map(({ id, stepOrder, stepType, status }) => ({
       id,
       stepOrder,
@@ -354,6 +368,27 @@ export function failingEndsPlan(
 ): boolean {
   const after = steps.map((s) => (s.id === stepId ? "failed" : s.status));
   return plan.awaitingSteps === null && derivePlanStatus(after) === "completed";
+}
+
+/**
+ * Nothing ends a plan by surprise: when a change leaves nothing open (failing
+ * the last open step, say), the answer says that the plan ended, and how a
+ * failed step re-opens it.
+ */
+function endedNotice(
+  plan: { id: string; status: PlanStatus },
+  planStatus: PlanStatus,
+  after: readonly ModifyStep[],
+): { planEnded?: string } {
+  if (planStatus !== "completed" || plan.status === "completed") return {};
+  const failed = after.filter((s) => s.status === "failed").map((s) => s.stepOrder);
+  return {
+    planEnded:
+      `This change left no step open, so plan ${plan.id} is now completed` +
+      (failed.length > 0
+        ? ` with step ${failed.join(", ")} failed. To go on with the work, modify_plan retry_step on a failed step re-opens the plan.`
+        : "."),
+  };
 }
 
 function isNew(step: ModifyStep, event: ModifyEvent): boolean {

@@ -127,7 +127,12 @@ export async function setPlanStatus(
     .set({
       status: to,
       updatedAt: now,
-      ...(isTerminalPlanStatus(to) ? { completedAt: now } : {}),
+      // A re-opened plan (completed -> executing) has not ended any more.
+      ...(isTerminalPlanStatus(to)
+        ? { completedAt: now }
+        : isTerminalPlanStatus(plan.status)
+          ? { completedAt: null }
+          : {}),
     })
     .where(eq(researchPlans.id, plan.id));
   return status;
