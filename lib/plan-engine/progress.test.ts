@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { computeProgress, isStepStalled, type StallCandidate, stallWarnings } from "./progress";
 import type { StepStatus } from "./states";
@@ -161,5 +162,44 @@ describe("stallWarnings", () => {
 
   it("is empty when nothing is stalled", () => {
     expect(stallWarnings([], now, clock)).toEqual([]);
+  });
+});
+
+describe("stalls under lease renewals (property)", () => {
+  it("never flags a holder that renews in time, and flags one that stops", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 3600 }),
+        fc.integer({ min: 2, max: 3600 }),
+        fc.array(fc.double({ min: 0, max: 0.99, noNaN: true }), { minLength: 1, maxLength: 40 }),
+        (thresholdSeconds, leaseSeconds, gaps) => {
+          const clock = { thresholdSeconds, leaseSeconds };
+          const limit = Math.min(thresholdSeconds, leaseSeconds);
+          const start = Date.parse("2026-01-01T00:00:00.000Z");
+          let renewedAt = start;
+          for (const gap of gaps) {
+            // Checked just before the next renewal, which comes within the lease and the threshold.
+            const now = new Date(renewedAt + gap * limit * 1000);
+            const step = {
+              status: "in_progress" as const,
+              startedAt: new Date(start),
+              leaseExpiresAt: new Date(renewedAt + leaseSeconds * 1000),
+              updatedAt: new Date(start),
+            };
+            expect(isStepStalled(step, now, clock)).toBe(false);
+            renewedAt = now.getTime();
+          }
+          // The holder stops renewing: past the lease or the threshold, the step is stalled.
+          const silent = {
+            status: "in_progress" as const,
+            startedAt: new Date(start),
+            leaseExpiresAt: new Date(renewedAt + leaseSeconds * 1000),
+            updatedAt: new Date(start),
+          };
+          expect(isStepStalled(silent, new Date(renewedAt + limit * 1000 + 1), clock)).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

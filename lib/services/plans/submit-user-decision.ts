@@ -112,7 +112,7 @@ async function decideInOneStatement(
     ctx.db,
     sql`
     with plan as materialized (
-      select id, status, awaiting_steps, xmin as version from research_plan
+      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
       where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
       for update
     ), review as materialized (
@@ -133,7 +133,7 @@ async function decideInOneStatement(
       from plan join review on true join step on true
         left join plan_step other on other.plan_id = plan.id and other.id <> step.id
       where ${lockedPlanIsCurrent(input.planId)}
-        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
+        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null and plan.pause_reason is null
         and step.status = ${pre.stepStatus}
         and (not ${pre.needsNoConditions}::boolean or not exists (
           select 1 from plan_branching_condition c where c.after_step_id = step.id))
@@ -277,6 +277,9 @@ export async function submitUserDecision(
         awaitingSteps: plan.awaitingSteps,
         steps,
         pendingReviews: pending,
+        // A pause holds: an approve does not complete the plan around a failed server step.
+        pausedOnFailedStepId:
+          plan.pauseReason?.type === "tool_error" ? plan.pauseReason.stepId : null,
       },
       {
         id: step.id,
