@@ -154,6 +154,9 @@ describe.each(BACKENDS)("modify_plan on %s", (backend) => {
     });
     expect(failed.planStatus).toBe("completed");
     expect(failed.planEnded).toMatch(/completed with step 2 failed.*retry_step/);
+    expect((await tenant.agent.ok("get_next_step", { planId })).hint).toMatch(
+      /Step 2 failed; modify_plan retry_step on it re-opens the plan/,
+    );
 
     const reopened = await tenant.agent.ok("modify_plan", {
       planId,

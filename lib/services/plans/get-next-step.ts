@@ -454,7 +454,7 @@ async function planComplete(
   ctx: ServiceContext,
   plan: PlanForAnswer,
 ): Promise<NextStep> {
-  const [[execution], notes] = await Promise.all([
+  const [[execution], notes, failed] = await Promise.all([
     tx
       .select({ metadata: skillExecutions.metadata })
       .from(skillExecutions)
@@ -476,7 +476,23 @@ async function planComplete(
         ),
       )
       .orderBy(asc(planSteps.stepOrder)),
+    tx
+      .select({ stepOrder: planSteps.stepOrder })
+      .from(planSteps)
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.tenantId, ctx.tenantId),
+          eq(planSteps.status, "failed"),
+        ),
+      )
+      .orderBy(asc(planSteps.stepOrder)),
   ]);
+  // A plan that ended with a failed step is said so, with the way to re-open it.
+  const failedNote =
+    failed.length > 0
+      ? ` Step ${failed.map((s) => s.stepOrder).join(", ")} failed; modify_plan retry_step on it re-opens the plan if that work should still be done.`
+      : "";
   return {
     status: "plan_complete",
     planId: plan.id,
@@ -484,7 +500,7 @@ async function planComplete(
     outputFormattingInstructions: metadataText(execution?.metadata, "outputFormattingInstructions"),
     planFormattingNotes: plan.outputFormattingNotes,
     stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
-    hint: "Every step is done. Call get_research_context for all results, write the deliverable in the requested format, and store it.",
+    hint: `Every step is done.${failedNote} Call get_research_context for all results, write the deliverable in the requested format, and store it.`,
   };
 }
 

@@ -66,7 +66,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
   if (input.filter === "active") {
     conditions.push(notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]));
   } else if (input.filter === "stalled") {
-    // Stalled as the UI shows it: marked so, or executing with a step past the threshold.
+    // Stalled as the UI shows it: marked so, or executing with a step its holder stopped renewing.
     conditions.push(
       or(
         eq(researchPlans.status, "stalled"),
