@@ -52,6 +52,56 @@ test("an admin sees a stalled plan and fails, then retries, its step", async ({
   );
 });
 
+test("an admin is asked before failing a plan's last open step, and cancels a stalled plan", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const last = await agent.ok("create_research_plan", {
+    name: "One step left",
+    researchQuestion: "Does failing it end the plan?",
+    steps: [{ stepType: "search", instructions: "Search." }],
+  });
+  const abandoned = await agent.ok("create_research_plan", {
+    name: "Abandoned research",
+    researchQuestion: "Will anyone finish it?",
+    steps: [
+      { stepType: "search", instructions: "Search." },
+      { stepType: "analyze", instructions: "Analyze." },
+    ],
+  });
+  await agent.ok("get_next_step", { planId: last.planId });
+  await agent.ok("get_next_step", { planId: abandoned.planId });
+  await new Promise((resolve) => setTimeout(resolve, (STALL_SECONDS + 1) * 1000));
+
+  await signIn(page, app.tenantA.email);
+  await page.goto("/admin/stalled");
+  const card = page.getByTestId("stalled-plan").filter({ hasText: "One step left" });
+  await expect(card.getByTestId("fail-ends-plan")).toContainText("failing it ends the plan");
+  // The browser holds the form until the admin confirms.
+  await card.getByRole("button", { name: "Fail step 1" }).click();
+  await expect(page.getByTestId("recovery-done")).toHaveCount(0);
+  await card.getByRole("checkbox").check();
+  await card.getByRole("button", { name: "Fail step 1" }).click();
+  await expect(page.getByTestId("recovery-done")).toHaveText(
+    "Step failed; the plan is now completed.",
+  );
+
+  const other = page.getByTestId("stalled-plan").filter({ hasText: "Abandoned research" });
+  await other.getByText("Cancel plan…").click();
+  await other.getByRole("textbox").fill("Nobody needs this any more.");
+  await other.getByRole("button", { name: "Cancel this plan" }).click();
+  await expect(
+    page.getByTestId("stalled-plan").filter({ hasText: "Abandoned research" }),
+  ).toHaveCount(0);
+  expect(await agent.ok("get_next_step", { planId: abandoned.planId })).toMatchObject({
+    status: "plan_cancelled",
+    cancellation: { reason: "Nobody needs this any more." },
+  });
+  await page.goto(`/plans/${abandoned.planId}`);
+  await expect(page.getByTestId("plan-cancelled")).toContainText("Nobody needs this any more.");
+});
+
 test("admins see the tool-call log with per-tool statistics", async ({ page, agent, app }) => {
   await agent.ok("list_active_plans");
   await agent.fails("get_next_step", { planId: "nope" });

@@ -753,7 +753,10 @@ async function planProblems(db: DatabaseHandle["db"], planIds?: string[]): Promi
     ) {
       problems.push(`plan ${plan.id} awaits review with no step awaiting input`);
     }
-    if ((plan.status === "completed" || plan.status === "failed") && open.has(plan.id)) {
+    if (
+      (plan.status === "completed" || plan.status === "failed" || plan.status === "cancelled") &&
+      open.has(plan.id)
+    ) {
       problems.push(`plan ${plan.id} is ${plan.status} with an open review`);
     }
   }

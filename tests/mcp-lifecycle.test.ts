@@ -40,6 +40,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
     const { tools } = await agent.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        "cancel_plan",
         "create_research_plan",
         "extract_data",
         "get_next_step",
@@ -63,12 +64,17 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
       expect(tool.title, tool.name).toBeTruthy();
       expect(tool.description?.length, tool.name).toBeGreaterThan(80);
       expect(tool.inputSchema.type).toBe("object");
+      // A field the tool does not know is refused, and the schema says so.
+      expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
       expect(tool.outputSchema?.type).toBe("object");
       expect(tool.annotations, tool.name).toHaveProperty("readOnlyHint");
     }
     const create = tools.find((t) => t.name === "create_research_plan");
     expect(JSON.stringify(create?.inputSchema)).toContain("checkpoint");
     expect(await agent.ok("ping")).toMatchObject({ ok: true });
+    expect(await agent.fails("ping", { verbose: true })).toMatch(
+      /^VALIDATION_ERROR: Unknown field verbose/,
+    );
   });
 
   it("runs a five-step plan with a checkpoint from creation to completion", async () => {

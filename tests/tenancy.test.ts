@@ -220,6 +220,14 @@ const VARIANTS: Variant[] = [
   modify("retry_step", "stepId"),
   modify("reorder_steps", "stepIds"),
   {
+    tool: "cancel_plan",
+    label: "cancel",
+    fields: ["planId"],
+    required: ["planId"],
+    uses: "executing",
+    args: (ids) => call({ reason: "Tenancy probe." }, ids),
+  },
+  {
     tool: "get_plan_status",
     label: "",
     fields: ["planId"],

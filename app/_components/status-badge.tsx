@@ -5,6 +5,7 @@ const LABELS: Record<string, string> = {
   stalled: "Stalled",
   completed: "Completed",
   failed: "Failed",
+  cancelled: "Cancelled",
   pending: "Pending",
   in_progress: "In progress",
   awaiting_input: "Awaiting input",

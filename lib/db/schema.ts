@@ -23,6 +23,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import type { PauseReason } from "../plan-engine/bindings";
+import type { Cancellation } from "../plan-engine/cancel";
 import type { AwaitingSteps } from "../plan-engine/loop";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import {
@@ -351,6 +352,8 @@ export const researchPlans = pgTable(
     awaitingSteps: jsonb("awaiting_steps").$type<AwaitingSteps>(),
     /** Why the plan's server-run steps stopped, until the paused step moves on. */
     pauseReason: jsonb("pause_reason").$type<PauseReason>(),
+    /** Who cancelled the plan, when and why (docs/state-machines.md, "Cancel"); null unless cancelled. */
+    cancellation: jsonb("cancellation").$type<Cancellation>(),
   },
   (t) => [
     index("research_plan_tenant_status_idx").on(t.tenantId, t.status, t.updatedAt),

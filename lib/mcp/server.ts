@@ -20,6 +20,7 @@ import { AppError } from "../plan-engine/app-error";
 import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
 import { recordToolCallLater } from "../services/shared/tool-call-log";
+import { refuseUnknownFields } from "../services/shared/validation";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
@@ -55,11 +56,22 @@ export const SERVER_CACHE_HINTS = {
   "server/discover": STABLE_FOR_AN_HOUR,
 };
 
+/**
+ * An input object says `additionalProperties: false` (unless it is open on
+ * purpose, with a catchall): every tool refuses a field it does not know
+ * (`refuseUnknownFields`), so the published schema says the same.
+ */
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
   return z.toJSONSchema(schema, {
     target: "draft-7",
     io,
     unrepresentable: "any",
+    override: ({ zodSchema, jsonSchema: node }) => {
+      const def = zodSchema._zod.def;
+      if (io === "input" && def.type === "object" && def.catchall === undefined) {
+        node.additionalProperties = false;
+      }
+    },
   }) as Tool["inputSchema"];
 }
 
@@ -135,6 +147,8 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
         ? formCapableClient(requestCtx.mcpReq.envelope)
         : undefined;
     try {
+      // Here for every tool, whether or not its use case parses its input.
+      refuseUnknownFields(tool.inputSchema, args);
       const answer = reviewClient
         ? await recordReviewAnswer(ctx, principal, reviewClient, {
             planId: args.planId,

@@ -20,7 +20,8 @@ export type PlanModifiedAction =
   | "branch_skipped_steps"
   | "branch_failed_plan"
   | "stall_detected"
-  | "decline_add_steps";
+  | "decline_add_steps"
+  | "cancelled";
 
 export type AuditEntry =
   | {

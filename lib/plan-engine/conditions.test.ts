@@ -3,6 +3,7 @@ import {
   buildConditionContext,
   COMPARISON_OPERATORS,
   type ConditionContext,
+  conditionPathProblem,
   evaluateCondition,
   MAX_CONDITION_EXPRESSION_LENGTH,
   numericString,
@@ -496,5 +497,30 @@ describe("buildConditionContext", () => {
       result: "text",
       status: "completed",
     });
+  });
+});
+
+describe("conditionPathProblem", () => {
+  it("accepts the paths the built context resolves", () => {
+    for (const path of ["confidence", "status", "result", "result.score", "result.a.b"]) {
+      expect(conditionPathProblem(path)).toBeUndefined();
+    }
+  });
+
+  it("refuses a path outside the context, suggesting it under result", () => {
+    expect(conditionPathProblem("score")).toMatchObject({ suggestion: "result.score" });
+    expect(conditionPathProblem("metrics.accuracy")).toMatchObject({
+      suggestion: "result.metrics.accuracy",
+    });
+  });
+
+  it("refuses a path inside confidence or status, which hold plain values", () => {
+    expect(conditionPathProblem("confidence.value")).toMatchObject({ suggestion: "confidence" });
+  });
+
+  it("agrees with evaluation: a refused path never resolves in a built context", () => {
+    const built = buildConditionContext({ confidence: 0.9, result: { score: 95 } });
+    expect(evaluateCondition("score >= 80", built)).toBe(false);
+    expect(evaluateCondition("result.score >= 80", built)).toBe(true);
   });
 });

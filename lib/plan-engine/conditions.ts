@@ -321,3 +321,30 @@ export function buildConditionContext(input: ConditionContextInput): BuiltCondit
     ? { result: input.result, status: "completed" }
     : { confidence, result: input.result, status: "completed" };
 }
+
+/** The roots of `buildConditionContext`: what a condition's path can start with. */
+export const CONDITION_CONTEXT_ROOTS = ["confidence", "status", "result"] as const;
+
+/**
+ * Why a parsed condition's path can never resolve against the context
+ * `buildConditionContext` builds, with the path probably meant, or undefined
+ * when it can. `confidence` and `status` are plain values with nothing under
+ * them; everything the step returned is under `result`. A path outside these
+ * resolves to nothing, and the condition would then never fire (`score >= 80`
+ * is false even when `result.score` is 95), so plan creation refuses it.
+ */
+export function conditionPathProblem(
+  path: string,
+): { reason: string; suggestion: string } | undefined {
+  const [root, ...rest] = path.split(".");
+  if (root === "result") return undefined;
+  if ((root === "confidence" || root === "status") && rest.length === 0) return undefined;
+  const suggestion = root === "confidence" || root === "status" ? root : `result.${path}`;
+  return {
+    reason:
+      root === "confidence" || root === "status"
+        ? `'${path}' reads inside ${root}, which is a plain value (${root === "confidence" ? "a number" : '"completed"'})`
+        : `'${path}' is not in the condition's context (${CONDITION_CONTEXT_ROOTS.join(", ")}); a step's own fields are under result`,
+    suggestion,
+  };
+}

@@ -7,6 +7,7 @@ export * from "./app-error";
 export * from "./audit-entries";
 export * from "./bindings";
 export * from "./branch-actions";
+export * from "./cancel";
 export * from "./conditions";
 export * from "./decisions";
 export * from "./loop";

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { type ReplayRow, replayAudit } from "@/tests/support/audit-replay";
 import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
+import { decideCancel } from "./cancel";
 import {
   type AwaitingSteps,
   decideCommonSubmit,
@@ -153,6 +154,16 @@ describe("decideSubmit", () => {
     );
     expect(early.awaitingSteps).toBeNull();
     expect(early.fired.map((f) => f.action)).toEqual(["add_steps"]);
+  });
+});
+
+describe("a pause holds", () => {
+  it("does not complete a plan paused on a failed server step when another step is submitted", () => {
+    const paused = plan(["in_progress", "failed"], { pausedOnFailedStepId: "s2" });
+    expect(decideSubmit(paused, [], submitOf("s1")).planStatus).toBe("executing");
+    // The paused step's own result (the pause's documented way on) completes it, and the plan.
+    const after = plan(["completed", "failed"], { pausedOnFailedStepId: "s2" });
+    expect(decideSubmit(after, [], submitOf("s2")).planStatus).toBe("completed");
   });
 });
 
@@ -467,9 +478,16 @@ function decide(model: Model, decision: ReviewDecision) {
 }
 
 /** modify_plan through the engine's own decision, with its operations applied to the model. */
-function modify(model: Model, action: "add_steps" | "decline_add_steps" | "retry_step", n: number) {
+function modify(
+  model: Model,
+  action: "add_steps" | "decline_add_steps" | "retry_step" | "fail_step",
+  n: number,
+) {
   const { snapshot } = model;
-  const failed = snapshot.steps.find((s) => s.status === "failed");
+  const target =
+    action === "fail_step"
+      ? snapshot.steps.find((s) => s.status === "in_progress" || s.status === "pending")
+      : snapshot.steps.find((s) => s.status === "failed");
   const decided = decideModify(
     snapshot,
     snapshot.steps.map((s) => ({
@@ -484,9 +502,11 @@ function modify(model: Model, action: "add_steps" | "decline_add_steps" | "retry
       action,
       modificationRationale: "model",
       steps: [{ id: `added${n}`, stepType: "search", instructions: "added" }],
-      stepId: failed?.id,
+      stepId: target?.id,
+      reason: "model",
     },
   );
+  if (action === "fail_step" && target) model.held.delete(target.id);
   for (const entry of decided.audit) {
     model.audit.push({
       eventType: entry.eventType,
@@ -499,7 +519,57 @@ function modify(model: Model, action: "add_steps" | "decline_add_steps" | "retry
     steps: decided.steps.map(({ id, stepOrder, status }) => ({ id, stepOrder, status })),
     status: decided.planStatus,
     awaitingSteps: decided.awaitingSteps,
+    // Any change ends a pause (modify_plan clears the stored reason).
+    pausedOnFailedStepId: null,
   };
+}
+
+/** cancel_plan: the engine's decision applied; nobody holds a step of a cancelled plan. */
+function cancel(model: Model) {
+  const decided = decideCancel(model.snapshot, { reason: "model", by: "someone", at: new Date(0) });
+  for (const id of decided.releasedStepIds) model.held.delete(id);
+  model.snapshot = {
+    ...model.snapshot,
+    status: decided.planStatus,
+    awaitingSteps: null,
+    pausedOnFailedStepId: null,
+    pendingReviews: model.snapshot.pendingReviews.filter(
+      (r) => !decided.withdrawnReviewIds.includes(r.id),
+    ),
+  };
+  record(model, decided.audit);
+}
+
+/**
+ * get_next_step running a server step whose tool fails: the step fails (with
+ * its step_failed row) and the plan pauses on it, as run-server-steps does.
+ */
+function serverToolFails(model: Model) {
+  const { snapshot } = model;
+  if (isTerminalPlanStatus(snapshot.status) || snapshot.status === "awaiting_review") return;
+  if (snapshot.pausedOnFailedStepId) return;
+  const step = snapshot.steps.find((s) => s.status === "pending");
+  if (!step) return;
+  model.audit.push(
+    {
+      eventType: "step_started",
+      stepId: step.id,
+      payload: { stepOrder: step.stepOrder, attempt: 1 },
+    },
+    { eventType: "step_failed", stepId: step.id, payload: { source: "server_tool" } },
+  );
+  setStep(model, step.id, "failed");
+  model.snapshot = {
+    ...model.snapshot,
+    status: snapshot.status === "executing" ? snapshot.status : "executing",
+    pausedOnFailedStepId: step.id,
+  };
+}
+
+/** A pause holds: while the paused step is still failed, the plan has not completed around it. */
+function pauseHolds(model: Model): boolean {
+  const paused = model.snapshot.steps.find((s) => s.id === model.snapshot.pausedOnFailedStepId);
+  return paused?.status !== "failed" || model.snapshot.status !== "completed";
 }
 
 const EXPRESSIONS = ["result.flag === true", 'status === "completed"', "confidence > 0.9"];
@@ -534,8 +604,13 @@ const eventArbitrary = fc.oneof(
       "add_steps" as const,
       "decline_add_steps" as const,
       "retry_step" as const,
+      "fail_step" as const,
     ),
   }),
+  fc.record({ kind: fc.constant("cancel" as const) }),
+  fc.record({ kind: fc.constant("server_tool_fails" as const) }),
+  // get_step_context: the holder renews its lease, so its step stays held.
+  fc.record({ kind: fc.constant("renew" as const) }),
 );
 
 type PlanSpec = {
@@ -586,10 +661,18 @@ describe("the loop under random events (property)", () => {
             else if (event.kind === "review" && holding[0]) requestReview(model, holding[0], n);
             else if (event.kind === "decide") decide(model, event.decision);
             else if (event.kind === "expire") model.held.clear();
-            else if (
+            else if (event.kind === "cancel") cancel(model);
+            else if (event.kind === "server_tool_fails") serverToolFails(model);
+            else if (event.kind === "renew") {
+              // A renewed step is neither handed out again nor released.
+              const before = new Set(model.held);
+              expect(claim(model)).not.toBe(holding[0] ?? "none");
+              for (const id of before) expect(model.held.has(id)).toBe(true);
+            } else if (
               event.kind === "add_steps" ||
               event.kind === "decline_add_steps" ||
-              event.kind === "retry_step"
+              event.kind === "retry_step" ||
+              event.kind === "fail_step"
             ) {
               modify(model, event.kind, n);
             }
@@ -603,6 +686,8 @@ describe("the loop under random events (property)", () => {
             expect(model.snapshot.awaitingSteps).toBeNull();
           if (isTerminalPlanStatus(model.snapshot.status))
             expect(model.snapshot.pendingReviews).toEqual([]);
+          expect(pauseHolds(model)).toBe(true);
+          if (model.snapshot.status === "cancelled") expect(model.held.size).toBe(0);
         }
         // A willing agent and reviewer finish whatever the events left.
         model.held.clear();
@@ -625,6 +710,17 @@ describe("the loop under random events (property)", () => {
         }
         expect(isTerminalPlanStatus(model.snapshot.status)).toBe(true);
         expect(replayAudit(model.snapshot.steps, model.audit)).toEqual([]);
+        // A plan that completed with a failed step can be re-opened and finished again.
+        if (
+          model.snapshot.status === "completed" &&
+          model.snapshot.steps.some((s) => s.status === "failed")
+        ) {
+          modify(model, "retry_step", n + 1);
+          expect(model.snapshot.status).toBe("executing");
+          const again = claim(model);
+          if (again) submit(model, again, { flag: false });
+          expect(replayAudit(model.snapshot.steps, model.audit)).toEqual([]);
+        }
       }),
       { numRuns: 1000 },
     );

@@ -100,6 +100,22 @@ export function settledPlanStatus(
   return planStatusAfter(from, derived === "completed" && awaitingSteps ? "executing" : derived);
 }
 
+/**
+ * The step statuses as the plan's status is derived from them. A pause holds:
+ * the server-run step whose tool failed still counts as open while the plan is
+ * paused on it, so no other step's result or review completes the plan around
+ * it. The pause is answered by its suggested call, a retry, a submit for that
+ * step or a cancel (docs/state-machines.md, "A pause holds").
+ */
+export function statusesWhilePaused(
+  plan: Pick<PlanSnapshot, "pausedOnFailedStepId">,
+  steps: readonly LoopStep[],
+): StepStatus[] {
+  return steps.map((s) =>
+    s.id === plan.pausedOnFailedStepId && s.status === "failed" ? "pending" : s.status,
+  );
+}
+
 /** Withdraws the pending reviews of a plan that has just ended. */
 function withdrawOnEnd(
   plan: PlanSnapshot,
@@ -213,7 +229,7 @@ export function completionEffects(
     }
     fired.push(entry);
   }
-  const statuses = steps.map((s) => s.status);
+  const statuses = statusesWhilePaused(plan, steps);
   // A fired add_steps only makes the plan wait when nothing else is left to do:
   // while steps remain, the agent adds the steps as it goes.
   if (awaitingSteps && derivePlanStatus(statuses) !== "completed") {
@@ -450,7 +466,7 @@ export function decideReviewDecision(
   } else {
     planStatus = settledPlanStatus(
       plan.status,
-      steps.map((s) => s.status),
+      statusesWhilePaused(plan, steps),
       plan.awaitingSteps,
     );
   }

@@ -99,16 +99,74 @@ describe("decideModify", () => {
     });
   });
 
-  it("lets only the recovery actions touch a stalled plan, and nothing a finished one", () => {
+  it("lets a stalled plan's agent change it (which resumes it), and nothing touch a finished one", () => {
     expect(
       decideModify(plan("stalled"), steps("in_progress"), event("fail_step", { stepId: "s1" }))
         .planStatus,
     ).toBe("completed");
+    expect(
+      decideModify(
+        plan("stalled"),
+        steps("in_progress", "pending"),
+        event("update_step_instructions", { stepId: "s2", instructions: "Sharper." }),
+      ).planStatus,
+    ).toBe("executing");
     expect(() =>
-      decideModify(plan("stalled"), steps("in_progress"), event("update_step_instructions", {})),
+      decideModify(
+        plan("completed"),
+        steps("completed"),
+        event("update_step_instructions", { stepId: "s1", instructions: "Again." }),
+      ),
     ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));
+  });
+
+  it("says so when failing the last open step ends the plan, and re-opens it on retry", () => {
+    const failed = decideModify(
+      plan("executing"),
+      steps("completed", "in_progress"),
+      event("fail_step", { stepId: "s2", reason: "Stuck." }),
+    );
+    expect(failed.planStatus).toBe("completed");
+    expect(failed.planEnded).toMatch(/completed with step 2 failed.*retry_step/);
+    expect(
+      decideModify(
+        plan("executing"),
+        steps("in_progress", "pending"),
+        event("fail_step", { stepId: "s1" }),
+      ).planEnded,
+    ).toBeUndefined();
+
+    const reopened = decideModify(
+      plan("completed"),
+      steps("completed", "failed"),
+      event("retry_step", { stepId: "s2" }),
+    );
+    expect(reopened).toMatchObject({
+      planStatus: "executing",
+      ops: [{ op: "retry", stepId: "s2" }],
+    });
+    expect(reopened.audit[0]?.payload).toMatchObject({
+      action: "retry_step",
+      reopened: true,
+      previousPlanStatus: "completed",
+      modificationRationale: "Because.",
+    });
+    // Only a retry re-opens; a plan that failed or was cancelled stays ended.
+    for (const status of ["failed", "cancelled"] as const) {
+      expect(() =>
+        decideModify(
+          plan(status),
+          steps("completed", "failed"),
+          event("retry_step", { stepId: "s2" }),
+        ),
+      ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));
+    }
     expect(() =>
-      decideModify(plan("completed"), steps("completed"), event("retry_step", { stepId: "s1" })),
+      decideModify(
+        plan("completed"),
+        steps("completed", "failed"),
+        event("add_steps", { steps: [] }),
+      ),
     ).toThrow(expect.objectContaining({ code: "PLAN_NOT_MODIFIABLE" }));
   });
 

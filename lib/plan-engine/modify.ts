@@ -5,15 +5,16 @@
  * perform), the audit rows, the plan's next status and the bindings that
  * follow moved steps. The reference design's five actions plus `retry_step` (the retry path
  * failed -> pending) and `decline_add_steps` (the answer to a plan waiting on a
- * fired add_steps). Only `planning` and `executing` plans can be modified; the
- * recovery actions (fail_step, retry_step) also work on a `stalled` plan.
+ * fired add_steps). `planning`, `executing` and `stalled` plans can be
+ * modified: a stalled plan's own agent may still change it (its change resumes
+ * the plan).
  */
 import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import { renumberBindings, validateBindings } from "./bindings";
 import { type AwaitingSteps, decidePlanStatusAfterModify } from "./loop";
 import type { PlanStatus, StepStatus, StepType } from "./states";
-import { transitionStep } from "./transitions";
+import { derivePlanStatus, transitionStep } from "./transitions";
 
 export const MODIFY_ACTIONS = [
   "add_steps",
@@ -68,10 +69,11 @@ export type ModifyDecision = {
   awaitingSteps: AwaitingSteps | null;
   /** The steps as they will be, in order. */
   steps: { id: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
+  /** Set when this change ended the plan: what happened and how to go on. */
+  planEnded?: string;
 };
 
-const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing"];
-const RECOVERABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
+const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
 /** A plan's most steps (create_research_plan's limit too). */
 export const MAX_PLAN_STEPS = 200;
 
@@ -98,17 +100,17 @@ export function decideModify(
   stepsRead: readonly ModifyStep[],
   event: ModifyEvent,
 ): ModifyDecision {
-  const allowed =
-    event.action === "fail_step" || event.action === "retry_step" ? RECOVERABLE : MODIFIABLE;
-  if (!allowed.includes(plan.status)) {
+  // A plan that completed with a failed step is re-opened by retrying that step
+  // (completed -> executing), so the work can go on; nothing else changes an ended plan.
+  const reopening = event.action === "retry_step" && plan.status === "completed";
+  if (!MODIFIABLE.includes(plan.status) && !reopening) {
     throw new AppError(
       "PLAN_NOT_MODIFIABLE",
-      `Plan ${plan.id} is ${plan.status}; ${event.action} works only on a plan that is ${allowed.join(" or ")}.` +
-        (plan.status === "awaiting_review"
-          ? " Wait for the person's decision first."
-          : plan.status === "stalled"
-            ? " Resolve the stall first: fail_step or retry_step, or resume with get_next_step."
-            : ""),
+      `Plan ${plan.id} is ${plan.status}; ${event.action} works only on a plan that is ${MODIFIABLE.join(", ")}.` +
+        (plan.status === "awaiting_review" ? " Wait for the person's decision first." : "") +
+        (plan.status === "completed"
+          ? " A completed plan with a failed step is re-opened with retry_step on that step."
+          : ""),
       { planStatus: plan.status },
     );
   }
@@ -303,7 +305,12 @@ export function decideModify(
         eventType: "plan_modified",
         planId: plan.id,
         stepId: step.id,
-        payload: { action: "retry_step", ...base, previousFailureReason: step.failureReason },
+        payload: {
+          action: "retry_step",
+          ...base,
+          previousFailureReason: step.failureReason,
+          ...(reopening ? { reopened: true, previousPlanStatus: plan.status } : {}),
+        },
       });
       break;
     }
@@ -339,12 +346,48 @@ export function decideModify(
     ops,
     audit,
     ...decided,
+    ...endedNotice(plan, decided.planStatus, after),
     steps: after.map(({ id, stepOrder, stepType, status }) => ({
       id,
       stepOrder,
       stepType,
       status,
     })),
+  };
+}
+
+/**
+ * Whether failing `stepId` would end the plan: nothing else is left open and
+ * no fired add_steps holds it, so it would complete with the step failed. The
+ * UI asks before it does so, and modify_plan's answer says it did.
+ */
+export function failingEndsPlan(
+  plan: { awaitingSteps: AwaitingSteps | null },
+  steps: readonly { id: string; status: StepStatus }[],
+  stepId: string,
+): boolean {
+  const after = steps.map((s) => (s.id === stepId ? "failed" : s.status));
+  return plan.awaitingSteps === null && derivePlanStatus(after) === "completed";
+}
+
+/**
+ * Nothing ends a plan by surprise: when a change leaves nothing open (failing
+ * the last open step, say), the answer says that the plan ended, and how a
+ * failed step re-opens it.
+ */
+function endedNotice(
+  plan: { id: string; status: PlanStatus },
+  planStatus: PlanStatus,
+  after: readonly ModifyStep[],
+): { planEnded?: string } {
+  if (planStatus !== "completed" || plan.status === "completed") return {};
+  const failed = after.filter((s) => s.status === "failed").map((s) => s.stepOrder);
+  return {
+    planEnded:
+      `This change left no step open, so plan ${plan.id} is now completed` +
+      (failed.length > 0
+        ? ` with step ${failed.join(", ")} failed. To go on with the work, modify_plan retry_step on a failed step re-opens the plan.`
+        : "."),
   };
 }
 

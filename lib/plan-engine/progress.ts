@@ -1,6 +1,6 @@
 /**
- * Progress and stall predicates for `get_plan_status` (docs/state-machines.md:
- * `stalled` is set when the plan is read). The reference design names progress
+ * Progress and stall predicates for `get_plan_status`, the views and the
+ * scheduler that marks stalled plans (docs/state-machines.md, "Stalls"). The reference design names progress
  * and stalls without defining them, so the choices below are Cairn's.
  */
 import type { StepStatus } from "./states";
@@ -61,17 +61,45 @@ export function computeProgress(stepStatuses: readonly StepStatus[]): PlanProgre
 export interface TimedStep {
   readonly status: StepStatus;
   readonly startedAt: Date | null;
+  /** Until when the step's holder holds it; every hand-out and get_step_context renews it. */
+  readonly leaseExpiresAt: Date | null;
+  /** The step's last change: when a step has no lease (a reviewer sent it back), its last sign of life. */
+  readonly updatedAt: Date | null;
+}
+
+/** How long a stall takes to show: the threshold, and the length of a lease (docs/state-machines.md, "Stalls"). */
+export interface StallClock {
+  readonly thresholdSeconds: number;
+  readonly leaseSeconds: number;
 }
 
 /**
- * A step is stalled when it has been `in_progress` for strictly longer than the
- * threshold; exactly the threshold is not yet a stall. A step with no start
- * time, or an invalid one, is never called stalled: there is nothing to measure.
+ * When the step last showed that someone works on it: the last renewal of its
+ * lease (a lease runs `leaseSeconds` from its renewal), or, without a lease,
+ * its last change. Null when there is nothing to measure.
+ */
+export function lastSignOfLife(step: TimedStep, clock: StallClock): Date | null {
+  if (step.leaseExpiresAt !== null) {
+    return new Date(step.leaseExpiresAt.getTime() - clock.leaseSeconds * 1000);
+  }
+  return step.updatedAt ?? step.startedAt;
+}
+
+/**
+ * A step is stalled when its holder stopped renewing it: it is `in_progress`
+ * and its lease ran out, or it shows no sign of life for strictly longer than
+ * the threshold (exactly the threshold is not yet a stall). How long ago it
+ * started does not count: an agent that keeps renewing its lease through
+ * get_step_context is at work, however long the step takes. A step with no
+ * time to measure, or an invalid one, is never called stalled.
  * `now` is a parameter so the engine stays pure and tests control the clock.
  */
-export function isStepStalled(step: TimedStep, now: Date, thresholdSeconds: number): boolean {
-  if (step.status !== "in_progress" || step.startedAt === null) return false;
-  return now.getTime() - step.startedAt.getTime() > thresholdSeconds * 1000;
+export function isStepStalled(step: TimedStep, now: Date, clock: StallClock): boolean {
+  if (step.status !== "in_progress") return false;
+  if (step.leaseExpiresAt !== null && step.leaseExpiresAt.getTime() <= now.getTime()) return true;
+  const seen = lastSignOfLife(step, clock);
+  if (seen === null) return false;
+  return now.getTime() - seen.getTime() > clock.thresholdSeconds * 1000;
 }
 
 export interface StallCandidate extends TimedStep {
@@ -82,23 +110,29 @@ export interface StallCandidate extends TimedStep {
 export interface StallWarning {
   readonly stepId: string;
   readonly stepOrder: number;
-  /** Whole seconds since the step started, rounded down. */
+  /** Whole seconds since the step started, rounded down (0 when it has no start). */
   readonly inProgressSeconds: number;
+  /** Whole seconds since its last sign of life (a lease renewal), rounded down. */
+  readonly idleSeconds: number;
 }
+
+const wholeSecondsSince = (now: Date, then: Date | null) =>
+  then === null ? 0 : Math.max(0, Math.floor((now.getTime() - then.getTime()) / 1000));
 
 /** One warning per stalled step, in step order. */
 export function stallWarnings(
   steps: readonly StallCandidate[],
   now: Date,
-  thresholdSeconds: number,
+  clock: StallClock,
 ): StallWarning[] {
   const warnings: StallWarning[] = [];
   for (const step of steps) {
-    if (step.startedAt === null || !isStepStalled(step, now, thresholdSeconds)) continue;
+    if (!isStepStalled(step, now, clock)) continue;
     warnings.push({
       stepId: step.id,
       stepOrder: step.stepOrder,
-      inProgressSeconds: Math.floor((now.getTime() - step.startedAt.getTime()) / 1000),
+      inProgressSeconds: wholeSecondsSince(now, step.startedAt),
+      idleSeconds: wholeSecondsSince(now, lastSignOfLife(step, clock)),
     });
   }
   return warnings.sort((a, b) => a.stepOrder - b.stepOrder);

@@ -23,6 +23,7 @@ describe("vocabularies", () => {
       "stalled",
       "completed",
       "failed",
+      "cancelled",
     ]);
     expect(STEP_STATUSES).toEqual([
       "pending",
@@ -42,7 +43,7 @@ describe("vocabularies", () => {
       "custom",
     ]);
     expect(TERMINAL_STEP_STATUSES).toEqual(["completed", "skipped", "failed"]);
-    expect(TERMINAL_PLAN_STATUSES).toEqual(["completed", "failed"]);
+    expect(TERMINAL_PLAN_STATUSES).toEqual(["completed", "failed", "cancelled"]);
     expect(AUDIT_EVENT_TYPES).toHaveLength(8);
     expect(REVIEW_DECISIONS).toEqual(["approve", "reject", "modify", "skip"]);
   });

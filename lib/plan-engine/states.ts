@@ -12,6 +12,7 @@ export const PLAN_STATUSES = [
   "stalled",
   "completed",
   "failed",
+  "cancelled",
 ] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 
@@ -44,7 +45,11 @@ export type StepType = (typeof STEP_TYPES)[number];
 export const TERMINAL_STEP_STATUSES = ["completed", "skipped", "failed"] as const;
 export type TerminalStepStatus = (typeof TERMINAL_STEP_STATUSES)[number];
 
-export const TERMINAL_PLAN_STATUSES = ["completed", "failed"] as const;
+/**
+ * Ended plans: no step is handed out or accepted. `completed` alone can be
+ * re-opened, by retrying a step that failed (docs/state-machines.md).
+ */
+export const TERMINAL_PLAN_STATUSES = ["completed", "failed", "cancelled"] as const;
 export type TerminalPlanStatus = (typeof TERMINAL_PLAN_STATUSES)[number];
 
 /** The eight event types of the audit trail (docs/execution-loop.md). */

@@ -27,6 +27,12 @@ const SPEC_PLAN_PAIRS: ReadonlySet<string> = new Set([
   "awaiting_review->failed",
   "stalled->executing",
   "stalled->failed",
+  // Cairn's additions (docs/state-machines.md): cancel, and re-opening a completed plan.
+  "planning->cancelled",
+  "executing->cancelled",
+  "awaiting_review->cancelled",
+  "stalled->cancelled",
+  "completed->executing",
 ]);
 
 const SPEC_STEP_PAIRS: ReadonlySet<string> = new Set([
@@ -58,21 +64,22 @@ function thrown(run: () => unknown): unknown {
 describe("plan state machine", () => {
   const all = pairs<PlanStatus>(PLAN_STATUSES);
 
-  it("covers all 36 pairs, of which the spec's 10 are valid", () => {
-    expect(all).toHaveLength(36);
+  it("covers all 49 pairs, of which the spec's 10 and Cairn's 5 are valid", () => {
+    expect(all).toHaveLength(49);
     const valid = all.filter(([from, to]) => canTransitionPlan(from, to));
     expect(valid.map(([from, to]) => `${from}->${to}`).sort()).toEqual([...SPEC_PLAN_PAIRS].sort());
-    expect(valid).toHaveLength(10);
+    expect(valid).toHaveLength(15);
   });
 
-  it("has exactly the table of the spec", () => {
+  it("has exactly the table of the docs", () => {
     expect(VALID_PLAN_TRANSITIONS).toEqual({
-      planning: ["executing", "failed"],
-      executing: ["awaiting_review", "stalled", "completed", "failed"],
-      awaiting_review: ["executing", "failed"],
-      stalled: ["executing", "failed"],
-      completed: [],
+      planning: ["executing", "failed", "cancelled"],
+      executing: ["awaiting_review", "stalled", "completed", "failed", "cancelled"],
+      awaiting_review: ["executing", "failed", "cancelled"],
+      stalled: ["executing", "failed", "cancelled"],
+      completed: ["executing"],
       failed: [],
+      cancelled: [],
     });
   });
 
@@ -93,12 +100,12 @@ describe("plan state machine", () => {
   });
 
   it("says a terminal state is terminal and names the allowed moves otherwise", () => {
-    expect(thrown(() => transitionPlan("completed", "executing"))).toMatchObject({
-      message: "Cannot move a plan from completed to executing (completed is terminal)",
+    expect(thrown(() => transitionPlan("cancelled", "executing"))).toMatchObject({
+      message: "Cannot move a plan from cancelled to executing (cancelled is terminal)",
     });
     expect(thrown(() => transitionPlan("planning", "completed"))).toMatchObject({
       message:
-        "Cannot move a plan from planning to completed (from planning it may move to executing, failed)",
+        "Cannot move a plan from planning to completed (from planning it may move to executing, failed, cancelled)",
     });
   });
 
@@ -109,11 +116,20 @@ describe("plan state machine", () => {
     );
   });
 
-  it("knows its terminal states", () => {
-    expect(PLAN_STATUSES.filter(isTerminalPlanStatus)).toEqual(["completed", "failed"]);
-    for (const status of PLAN_STATUSES.filter(isTerminalPlanStatus)) {
-      expect(VALID_PLAN_TRANSITIONS[status]).toEqual([]);
-    }
+  it("knows its terminal states: only completed has a way out, re-opening", () => {
+    expect(PLAN_STATUSES.filter(isTerminalPlanStatus)).toEqual([
+      "completed",
+      "failed",
+      "cancelled",
+    ]);
+    expect(VALID_PLAN_TRANSITIONS.completed).toEqual(["executing"]);
+    expect(VALID_PLAN_TRANSITIONS.failed).toEqual([]);
+    expect(VALID_PLAN_TRANSITIONS.cancelled).toEqual([]);
+  });
+
+  it("never re-opens a completed plan on the way to another status", () => {
+    expect(() => planTransitionPath("completed", "failed")).toThrow(AppError);
+    expect(planTransitionPath("completed", "executing")).toEqual(["executing"]);
   });
 });
 
@@ -224,8 +240,9 @@ describe("planTransitionPath", () => {
       "awaiting_review",
     ]);
   });
-  it("refuses moves out of terminal states", () => {
-    expect(() => planTransitionPath("completed", "executing")).toThrow(AppError);
+  it("refuses moves out of terminal states, but re-opening", () => {
+    expect(() => planTransitionPath("completed", "awaiting_review")).toThrow(AppError);
     expect(() => planTransitionPath("failed", "completed")).toThrow(/failed is terminal/);
+    expect(() => planTransitionPath("cancelled", "executing")).toThrow(/cancelled is terminal/);
   });
 });

@@ -11,14 +11,19 @@ import {
   TERMINAL_STEP_STATUSES,
 } from "./states";
 
-/** docs/state-machines.md: `completed` and `failed` have no way out. */
+/**
+ * docs/state-machines.md. Any unfinished plan can be cancelled; `failed` and
+ * `cancelled` have no way out; `completed` has one, re-opening: retrying a step
+ * that failed sends the plan back to `executing` (modify_plan retry_step).
+ */
 export const VALID_PLAN_TRANSITIONS: Readonly<Record<PlanStatus, readonly PlanStatus[]>> = {
-  planning: ["executing", "failed"],
-  executing: ["awaiting_review", "stalled", "completed", "failed"],
-  awaiting_review: ["executing", "failed"],
-  stalled: ["executing", "failed"],
-  completed: [],
+  planning: ["executing", "failed", "cancelled"],
+  executing: ["awaiting_review", "stalled", "completed", "failed", "cancelled"],
+  awaiting_review: ["executing", "failed", "cancelled"],
+  stalled: ["executing", "failed", "cancelled"],
+  completed: ["executing"],
   failed: [],
+  cancelled: [],
 };
 
 /**
@@ -133,7 +138,12 @@ export function derivePlanStatus(stepStatuses: readonly StepStatus[]): PlanStatu
 export function planTransitionPath(from: PlanStatus, to: PlanStatus): PlanStatus[] {
   if (from === to) return [];
   if (canTransitionPlan(from, to)) return [to];
-  if (canTransitionPlan(from, "executing") && canTransitionPlan("executing", to)) {
+  // Re-opening a completed plan is its own act (retry_step), never a detour on the way elsewhere.
+  if (
+    from !== "completed" &&
+    canTransitionPlan(from, "executing") &&
+    canTransitionPlan("executing", to)
+  ) {
     return ["executing", to];
   }
   return [transitionPlan(from, to)];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { parseInput } from "../services/shared/validation";
 import { formInput } from "./action-state";
 
 const schema = z.object({ email: z.string(), name: z.string().optional() });
@@ -15,12 +16,16 @@ describe("formInput", () => {
     expect(formInput(schema, form({ email: "", name: "" }))).toEqual({ email: "" });
   });
 
-  it("keeps filled fields, and fields the schema does not name (it strips them)", () => {
-    expect(formInput(schema, form({ email: "a@b.c", name: "Ada", extra: "x" }))).toEqual({
-      email: "a@b.c",
-      name: "Ada",
-      extra: "x",
-    });
+  it("keeps filled fields, and fields the schema does not name (parseInput refuses them)", () => {
+    const input = formInput(schema, form({ email: "a@b.c", name: "Ada", nmae: "x" }));
+    expect(input).toEqual({ email: "a@b.c", name: "Ada", nmae: "x" });
+    expect(() => parseInput(schema, input)).toThrow(/Unknown field nmae \(did you mean name\?\)/);
+  });
+
+  it("leaves out Next.js's own fields and the form's own fields the action names", () => {
+    const data = form({ email: "a@b.c", confirm: "a@b.c", $ACTION_KEY: "k" });
+    data.append("$ACTION_ID_abc123", "");
+    expect(formInput(schema, data, ["confirm"])).toEqual({ email: "a@b.c" });
   });
 
   it("takes __proto__ and constructor as plain field names, not as the object's", () => {

@@ -41,14 +41,24 @@ export function field(form: FormData, name: string): string | undefined {
  * is no name), while a required one keeps its "" so the schema's own message
  * ("is required", "must be an e-mail address") names it. A field the schema
  * takes as a list (checkboxes sharing a name) gets every value the form sent.
+ * Every other field reaches the schema, which refuses one it does not know,
+ * except Next.js's own and the `formOnly` fields the action reads itself.
  */
-export function formInput(schema: z.ZodType, form: FormData): Record<string, string | string[]> {
+export function formInput(
+  schema: z.ZodType,
+  form: FormData,
+  formOnly: readonly string[] = [],
+): Record<string, string | string[]> {
   const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : {};
   // Field names are the browser's to choose: `__proto__` or `constructor` must
   // neither find Object.prototype's members in the shape nor set a prototype.
   const input: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of form) {
-    if (typeof value !== "string") continue;
+    // Next.js's own fields of a server action's post ($ACTION_ID_…, $ACTION_REF_…, $ACTION_KEY):
+    // the form's own unknown fields reach the schema and are refused there.
+    if (typeof value !== "string" || name.startsWith("$ACTION_") || formOnly.includes(name)) {
+      continue;
+    }
     const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
     if (field?.safeParse([]).success) {
       const list = input[name];

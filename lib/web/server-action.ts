@@ -40,6 +40,12 @@ export type ServerActionSpec<Schema extends z.ZodType, Result> = {
    * must match), before the schema; a message refuses the form.
    */
   refuse?: (form: FormData) => string | undefined;
+  /**
+   * Fields the form sends that are not the use case's (a confirmation `refuse`
+   * reads, a submit button's name, a password manager's hint): left out before
+   * the schema, which refuses any other field it does not know.
+   */
+  formOnly?: readonly string[];
   run(call: ActionCall<z.output<Schema>>): Promise<Result>;
   /** The form's message once the use case succeeded, or a whole state (with data); may redirect. */
   success(
@@ -73,7 +79,7 @@ export function serverAction<Schema extends z.ZodType, Result>(
     let input: z.output<Schema>;
     let result: Result;
     try {
-      input = parseInput(spec.input, formInput(spec.input, form));
+      input = parseInput(spec.input, formInput(spec.input, form, spec.formOnly));
     } catch (error) {
       return actionError(error);
     }

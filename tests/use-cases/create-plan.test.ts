@@ -54,4 +54,39 @@ describe.each(BACKENDS)("create_research_plan on %s", (backend) => {
     ).toMatch(/^INVALID_STEP_REFERENCE: .*targetStepOrder is 9/);
     expect((await tenant.agent.ok("list_active_plans", { limit: 100 })).plans.length).toBe(before);
   });
+
+  it("refuses a gate that could never fire, and a field it does not know, naming what was meant", async () => {
+    const before = (await tenant.agent.ok("list_active_plans", { limit: 100 })).plans.length;
+    expect(
+      await tenant.agent.fails("create_research_plan", {
+        name: "x",
+        researchQuestion: "q",
+        steps: planSteps("search", "analyze"),
+        branchingConditions: [
+          { afterStepOrder: 1, conditionExpression: "score >= 80", ifTrueAction: "fail" },
+        ],
+      }),
+    ).toMatch(/^INVALID_CONDITION: .*"score >= 80" would never fire.*Did you mean result\.score\?/);
+    expect(
+      await tenant.agent.fails("create_research_plan", {
+        name: "x",
+        researchQuestion: "q",
+        steps: planSteps("search"),
+        branchingCondition: [
+          { afterStepOrder: 1, conditionExpression: "confidence > 0.5", ifTrueAction: "fail" },
+        ],
+      }),
+    ).toMatch(
+      /^VALIDATION_ERROR: Unknown field branchingCondition \(did you mean branchingConditions\?\)/,
+    );
+    expect(
+      await tenant.agent.fails("request_user_review", {
+        planId: "00000000-0000-4000-8000-000000000000",
+        stepId: "00000000-0000-4000-8000-000000000000",
+        summary: "s",
+        reviewNote: "unknown",
+      }),
+    ).toMatch(/^VALIDATION_ERROR: Unknown field.* reviewNote/);
+    expect((await tenant.agent.ok("list_active_plans", { limit: 100 })).plans.length).toBe(before);
+  });
 });

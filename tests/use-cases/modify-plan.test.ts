@@ -1,9 +1,12 @@
 /**
  * modify_plan's actions: add, remove, reorder, update, fail and retry steps, and
- * a plan that cannot be modified while it waits for a review.
+ * a plan that cannot be modified while it waits for a review; a fail_step that
+ * ends the plan says so, and a retry of that step re-opens it.
  * In process, on PGlite and on PostgreSQL 15.
  */
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { planAuditLog } from "../../lib/db/schema";
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";
 
@@ -131,5 +134,57 @@ describe.each(BACKENDS)("modify_plan on %s", (backend) => {
         ...why,
       }),
     ).toMatch(/^PLAN_NOT_MODIFIABLE: .*awaiting_review/);
+  });
+
+  it("says a fail_step ended the plan, and re-opens the plan by retrying that step, audited", async () => {
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "Re-open",
+      researchQuestion: "q",
+      steps: planSteps("search", "synthesize"),
+    });
+    const one = await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.submit(planId, one.step.stepId);
+    const two = await tenant.agent.ok("get_next_step", { planId });
+    const failed = await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "fail_step",
+      stepId: two.step.stepId,
+      reason: "Stuck",
+      modificationRationale: "The step is stuck.",
+    });
+    expect(failed.planStatus).toBe("completed");
+    expect(failed.planEnded).toMatch(/completed with step 2 failed.*retry_step/);
+    expect((await tenant.agent.ok("get_next_step", { planId })).hint).toMatch(
+      /Step 2 failed; modify_plan retry_step on it re-opens the plan/,
+    );
+
+    const reopened = await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "retry_step",
+      stepId: two.step.stepId,
+      modificationRationale: "The synthesis still has to be written.",
+    });
+    expect(reopened.planStatus).toBe("executing");
+    expect((await tenant.agent.ok("list_active_plans", { limit: 100 })).plans).toContainEqual(
+      expect.objectContaining({ planId }),
+    );
+    const again = await tenant.agent.ok("get_next_step", { planId });
+    expect(again.step.stepId).toBe(two.step.stepId);
+    await tenant.agent.submit(planId, again.step.stepId);
+    expect((await tenant.agent.ok("get_next_step", { planId })).status).toBe("plan_complete");
+
+    const trail = await tenant.handle.db
+      .select({ actorLabel: planAuditLog.actorLabel, payload: planAuditLog.payload })
+      .from(planAuditLog)
+      .where(and(eq(planAuditLog.planId, planId), eq(planAuditLog.eventType, "plan_modified")));
+    expect(trail).toContainEqual({
+      actorLabel: tenant.agent.ctx.actor.label,
+      payload: expect.objectContaining({
+        action: "retry_step",
+        reopened: true,
+        previousPlanStatus: "completed",
+        modificationRationale: "The synthesis still has to be written.",
+      }),
+    });
   });
 });

@@ -1,10 +1,11 @@
 /**
- * submit_step_result on a step nobody has pulled yet (the timing edge case).
+ * submit_step_result on a step nobody has pulled yet (the timing edge case),
+ * and a submit that must not complete a plan paused on a failed server step.
  * In process, on PGlite and on PostgreSQL 15.
  */
 import { describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
-import { planSteps, useFreshTenant } from "../support/in-process";
+import { inProcessAgent, planSteps, useFreshTenant } from "../support/in-process";
 
 describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -20,5 +21,43 @@ describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
     expect(
       (await tenant.agent.ok("get_next_step", { planId: created.planId })).step.stepOrder,
     ).toBe(2);
+  });
+
+  it("holds a pause: agent A's submit does not complete the plan around B's failed server step", async () => {
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "Pause holds",
+      researchQuestion: "q",
+      steps: [
+        ...planSteps("search"),
+        {
+          stepType: "extract",
+          instructions: "Extract prices.",
+          tool: "extract_data",
+          arguments: {
+            schema: { type: "object", properties: { price: { type: "number" } } },
+            text: "A heat pump costs 9000 euros.",
+          },
+        },
+      ],
+    });
+    const a = tenant.agent;
+    const b = inProcessAgent(tenant.agent.ctx);
+    const first = await a.ok("get_next_step", { planId });
+    expect(first.step.stepOrder).toBe(1);
+    // No model is configured: B's pull runs step 2, whose tool fails, and the plan pauses.
+    const paused = await b.ok("get_next_step", { planId });
+    expect(paused).toMatchObject({ status: "paused", pauseReason: { type: "tool_error" } });
+
+    const submitted = await a.submit(planId, first.step.stepId);
+    expect(submitted.planStatus).toBe("executing");
+    const status = await a.ok("get_plan_status", { planId });
+    expect(status).toMatchObject({ status: "executing", pauseReason: { type: "tool_error" } });
+    expect((await b.ok("get_next_step", { planId })).status).toBe("paused");
+
+    // The pause's suggested call finishes the paused step, and then the plan.
+    const call = paused.pauseReason.suggestedTool;
+    const unblocked = await b.call(call.name, { ...call.arguments, result: { price: 9000 } });
+    expect(unblocked.isError).toBe(false);
+    expect((await a.ok("get_next_step", { planId })).status).toBe("plan_complete");
   });
 });

@@ -27,6 +27,7 @@ import { serverAction } from "@/lib/web/server-action";
 export const changePasswordAction = serverAction({
   access: "signed-in",
   input: changePasswordInput,
+  formOnly: ["confirmPassword", "username"],
   refuse: (form) =>
     field(form, "newPassword") !== field(form, "confirmPassword")
       ? "The new password and its confirmation differ."

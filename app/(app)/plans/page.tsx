@@ -1,11 +1,13 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { Suspense } from "react";
+import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
 import { Pagination } from "@/app/_components/pagination";
 import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
+import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
 import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
@@ -18,6 +20,7 @@ const FILTER_LABELS: Record<PlanFilter, string> = {
   stalled: "Stalled",
   completed: "Completed",
   failed: "Failed",
+  cancelled: "Cancelled",
 };
 
 type Search = { filter?: string; q?: string; page?: string };
@@ -109,6 +112,7 @@ async function PlanTable({
               <th scope="col">Status</th>
               <th scope="col">Progress</th>
               <th scope="col">Last activity</th>
+              {user.role === "admin" ? <th scope="col">Cancel</th> : null}
             </tr>
           </thead>
           <tbody>
@@ -125,7 +129,8 @@ async function PlanTable({
                   {plan.stallWarnings.length > 0 ? (
                     <div className="warning-text" data-testid="stall-warning">
                       ⚠ Step {plan.stallWarnings[0]?.stepOrder} in progress for{" "}
-                      {formatDuration(plan.stallWarnings[0]?.inProgressSeconds ?? 0)}
+                      {formatDuration(plan.stallWarnings[0]?.inProgressSeconds ?? 0)}, silent for{" "}
+                      {formatDuration(plan.stallWarnings[0]?.idleSeconds ?? 0)}
                     </div>
                   ) : null}
                 </td>
@@ -135,6 +140,13 @@ async function PlanTable({
                 <td>
                   <Time iso={plan.lastActivityAt} />
                 </td>
+                {user.role === "admin" ? (
+                  <td>
+                    {isTerminalPlanStatus(plan.status) ? null : (
+                      <CancelPlanForm planId={plan.planId} planName={plan.name} />
+                    )}
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>

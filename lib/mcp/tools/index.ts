@@ -1,3 +1,4 @@
+import { cancelPlanTool } from "./cancel-plan";
 import { createResearchPlanTool } from "./create-research-plan";
 import { extractDataTool } from "./extract-data";
 import { getNextStepTool } from "./get-next-step";
@@ -29,6 +30,7 @@ export const TOOLS = [
   requestUserReviewTool,
   submitUserDecisionTool,
   modifyPlanTool,
+  cancelPlanTool,
   getPlanStatusTool,
   listActivePlansTool,
   getResearchContextTool,

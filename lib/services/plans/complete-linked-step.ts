@@ -8,9 +8,10 @@
 import "server-only";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { planSteps } from "../../db/schema";
+import { planSteps, researchPlans } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { PlanStatus } from "../../plan-engine/states";
+import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
@@ -35,8 +36,14 @@ export async function checkLinkedStep(
   tool: string,
 ): Promise<void> {
   const [step] = await ctx.db
-    .select({ tool: planSteps.tool, status: planSteps.status, stepOrder: planSteps.stepOrder })
+    .select({
+      tool: planSteps.tool,
+      status: planSteps.status,
+      stepOrder: planSteps.stepOrder,
+      planStatus: researchPlans.status,
+    })
     .from(planSteps)
+    .innerJoin(researchPlans, eq(researchPlans.id, planSteps.planId))
     .where(
       and(
         eq(planSteps.id, link.stepId),
@@ -56,6 +63,14 @@ export async function checkLinkedStep(
       "VALIDATION_ERROR",
       `completesStep: step ${step.stepOrder} is ${step.tool ? `run with ${step.tool}` : "an agent step"}, not ${tool}; nothing was run. Submit an agent step's result with submit_step_result.`,
       { field: "completesStep" },
+    );
+  }
+  // An ended plan (cancelled above all) takes no result: refused before the tool runs and stores anything.
+  if (isTerminalPlanStatus(step.planStatus)) {
+    throw new AppError(
+      "INVALID_TRANSITION",
+      `completesStep: plan ${link.planId} is ${step.planStatus}, so its steps take no result; nothing was run. Call get_next_step to see why.`,
+      { field: "completesStep", planStatus: step.planStatus },
     );
   }
   if (step.status !== "pending" && step.status !== "failed") {

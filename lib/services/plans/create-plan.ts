@@ -15,7 +15,7 @@ import {
 } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
-import { parseConditionExpression } from "../../plan-engine/conditions";
+import { conditionPathProblem, parseConditionExpression } from "../../plan-engine/conditions";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { MAX_STEPS, newStepField, sessionIdField } from "../shared/fields";
@@ -108,6 +108,14 @@ function resolveConditions(
         "INVALID_CONDITION",
         `${label}.conditionExpression "${condition.conditionExpression}" cannot be evaluated: ${parsed.reason}.`,
         { index, reason: parsed.reason },
+      );
+    }
+    const pathProblem = conditionPathProblem(parsed.path);
+    if (pathProblem) {
+      throw new AppError(
+        "INVALID_CONDITION",
+        `${label}.conditionExpression "${condition.conditionExpression}" would never fire: ${pathProblem.reason}. Did you mean ${pathProblem.suggestion}?`,
+        { index, path: parsed.path, suggestion: pathProblem.suggestion },
       );
     }
     const params = { ...(condition.actionParams ?? {}) };

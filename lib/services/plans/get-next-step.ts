@@ -17,6 +17,7 @@ import type { Executor, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
 import { type PauseReason, resolveBindings } from "../../plan-engine/bindings";
+import { cancelledPlanMessage } from "../../plan-engine/cancel";
 import type { AwaitingSteps } from "../../plan-engine/loop";
 import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";
@@ -36,11 +37,13 @@ import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
   awaitingStepsOutput,
+  cancellationOutput,
   pauseReasonOutput,
   planStatus,
   stepType,
 } from "../shared/output-fields";
 import {
+  getPlan,
   leaseSeconds,
   lockedPlanIsCurrent,
   lockPlan,
@@ -58,6 +61,7 @@ const NEXT_STEP_STATUSES = [
   "ready",
   "plan_complete",
   "plan_failed",
+  "plan_cancelled",
   "awaiting_review",
   "awaiting_steps",
   "paused",
@@ -142,6 +146,7 @@ export const nextStepOutput = z.object({
   failedCount: z.number().optional(),
   nextLeaseExpiresAt: z.string().nullable().optional(),
   condition: awaitingStepsOutput.optional(),
+  cancellation: cancellationOutput.optional(),
 });
 
 export type NextStep =
@@ -165,6 +170,12 @@ export type NextStep =
       hint: string;
     }
   | { status: "plan_failed"; planId: string; serverSteps?: ServerStepRun[]; hint: string }
+  | {
+      status: "plan_cancelled";
+      planId: string;
+      cancellation: z.infer<typeof cancellationOutput>;
+      hint: string;
+    }
   | {
       status: "paused";
       planId: string;
@@ -386,13 +397,22 @@ async function claimFromExecutingPlan(
 /** The plan fields an answer other than a hand-out is built from. */
 type PlanForAnswer = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
 
-/** The answer for a completed or failed plan. */
+/** The answer for a completed, failed or cancelled plan. */
 async function terminalPlanAnswer(
   db: Executor,
   ctx: ServiceContext,
   plan: PlanForAnswer,
 ): Promise<NextStep> {
   if (plan.status === "completed") return planComplete(db, ctx, plan);
+  if (plan.status === "cancelled") {
+    const { cancellation } = await getPlan(db, ctx, plan.id);
+    return {
+      status: "plan_cancelled",
+      planId: plan.id,
+      cancellation: cancellation ?? { by: "unknown", reason: "not recorded", at: "" },
+      hint: `${cancelledPlanMessage(plan.id, cancellation)} No step is handed out or accepted any more; tell the user, and present what was gathered (get_research_context) if that helps.`,
+    };
+  }
   return {
     status: "plan_failed",
     planId: plan.id,
@@ -443,7 +463,7 @@ async function planComplete(
   ctx: ServiceContext,
   plan: PlanForAnswer,
 ): Promise<NextStep> {
-  const [[execution], notes] = await Promise.all([
+  const [[execution], notes, failed] = await Promise.all([
     tx
       .select({ metadata: skillExecutions.metadata })
       .from(skillExecutions)
@@ -465,7 +485,23 @@ async function planComplete(
         ),
       )
       .orderBy(asc(planSteps.stepOrder)),
+    tx
+      .select({ stepOrder: planSteps.stepOrder })
+      .from(planSteps)
+      .where(
+        and(
+          eq(planSteps.planId, plan.id),
+          eq(planSteps.tenantId, ctx.tenantId),
+          eq(planSteps.status, "failed"),
+        ),
+      )
+      .orderBy(asc(planSteps.stepOrder)),
   ]);
+  // A plan that ended with a failed step is said so, with the way to re-open it.
+  const failedNote =
+    failed.length > 0
+      ? ` Step ${failed.map((s) => s.stepOrder).join(", ")} failed; modify_plan retry_step on it re-opens the plan if that work should still be done.`
+      : "";
   return {
     status: "plan_complete",
     planId: plan.id,
@@ -473,7 +509,7 @@ async function planComplete(
     outputFormattingInstructions: metadataText(execution?.metadata, "outputFormattingInstructions"),
     planFormattingNotes: plan.outputFormattingNotes,
     stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
-    hint: "Every step is done. Call get_research_context for all results, write the deliverable in the requested format, and store it.",
+    hint: `Every step is done.${failedNote} Call get_research_context for all results, write the deliverable in the requested format, and store it.`,
   };
 }
 

@@ -1,18 +1,19 @@
 /**
- * get_plan_status: progress, stall warnings and the plan's status. The stall
- * threshold is CAIRN_STALL_THRESHOLD_SECONDS (default 1800 s); a step in progress
- * longer than that is a warning, and an `executing` plan with such a step moves
- * to `stalled` here (with its audit row), which get_next_step later resumes.
+ * get_plan_status: progress, stall warnings and the plan's status. A step whose
+ * holder stopped renewing its lease (CAIRN_STALL_THRESHOLD_SECONDS, default
+ * 1800 s) is a warning; the scheduler marks such a plan `stalled` as Cairn
+ * (`markStalledPlans`), and this call does the same for its one plan first, so
+ * its answer never lags the scheduler. get_next_step later resumes the plan.
  */
 
 import "server-only";
 import { z } from "zod";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { settleDeadlinesOfPlan } from "../reviews/review-deadlines";
-import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
+  cancellationOutput,
   pauseReasonOutput,
   planStatus,
   progress,
@@ -20,8 +21,9 @@ import {
   stepStatus,
   stepType,
 } from "../shared/output-fields";
-import { getPlan, loadStepSummaries, lockPlan, setPlanStatus } from "../shared/plan-access";
+import { getPlan, loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
+import { markStalledPlans, stallClock } from "./mark-stalled-plans";
 
 export const getPlanStatusInput = z.object({ planId: planIdField });
 
@@ -34,6 +36,8 @@ export const planStatusOutput = z.object({
   stallWarnings: z.array(stallWarning),
   stallThresholdSeconds: z.number(),
   pauseReason: pauseReasonOutput.nullable(),
+  /** Set when the plan was cancelled: who, when and why. */
+  cancellation: cancellationOutput.nullable(),
   steps: z.array(
     z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
   ),
@@ -55,29 +59,15 @@ export async function getPlanStatus(
     getPlan(ctx.db, ctx, planId),
     loadStepSummaries(ctx.db, ctx, planId),
   ]);
-  let warnings = stallWarnings(steps, now, ctx.stallThresholdSeconds);
-
-  if (plan.status === "executing" && warnings.length > 0) {
-    // Re-check under the plan lock: another call may have moved the plan meanwhile.
-    [plan, steps] = await ctx.db.transaction(async (tx) => {
-      const locked = await lockPlan(tx, ctx, planId);
-      const current = await loadStepSummaries(tx, ctx, planId);
-      const stalled = stallWarnings(current, now, ctx.stallThresholdSeconds);
-      if (locked.status !== "executing" || stalled.length === 0) return [locked, current] as const;
-      const status = await setPlanStatus(tx, locked, "stalled", now);
-      await writeAuditLog(tx, ctx, {
-        eventType: "plan_modified",
-        planId,
-        payload: {
-          action: "stall_detected",
-          stallThresholdSeconds: ctx.stallThresholdSeconds,
-          stalledSteps: stalled,
-        },
-      });
-      return [{ ...locked, status, updatedAt: now }, current] as const;
-    });
-    warnings = stallWarnings(steps, now, ctx.stallThresholdSeconds);
+  if (plan.status === "executing" && stallWarnings(steps, now, stallClock(ctx)).length > 0) {
+    // Marked as Cairn, as the scheduler would; then read again, as someone may have moved it meanwhile.
+    await markStalledPlans(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
+    [plan, steps] = await Promise.all([
+      getPlan(ctx.db, ctx, planId),
+      loadStepSummaries(ctx.db, ctx, planId),
+    ]);
   }
+  const warnings = stallWarnings(steps, now, stallClock(ctx));
 
   return {
     planId: plan.id,
@@ -88,6 +78,7 @@ export async function getPlanStatus(
     stallThresholdSeconds: ctx.stallThresholdSeconds,
     /** Why the plan's server-run steps stopped, and the call that unblocks them. */
     pauseReason: plan.pauseReason,
+    cancellation: plan.cancellation,
     steps: steps.map((s) => ({
       stepId: s.id,
       stepOrder: s.stepOrder,

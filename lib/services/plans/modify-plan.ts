@@ -41,7 +41,7 @@ export const modifyPlanInput = z.object({
   action: z
     .enum(MODIFY_ACTIONS)
     .describe(
-      "add_steps (steps, optional insertAfterOrder); remove_step (stepId of a pending step); reorder_steps (stepIds: every step id in the new order); update_step_instructions (stepId, instructions); fail_step (stepId of a pending or in-progress step, reason); retry_step (stepId of a failed step, back to pending); decline_add_steps (the plan waits on a fired add_steps condition and you will not add steps: it completes).",
+      "add_steps (steps, optional insertAfterOrder); remove_step (stepId of a pending step); reorder_steps (stepIds: every step id in the new order); update_step_instructions (stepId, instructions); fail_step (stepId of a pending or in-progress step, reason; failing the last open step completes the plan, and the answer's planEnded says so); retry_step (stepId of a failed step, back to pending; on a plan that completed with that step failed, it re-opens the plan); decline_add_steps (the plan waits on a fired add_steps condition and you will not add steps: it completes).",
     ),
   modificationRationale: z
     .string()
@@ -89,6 +89,8 @@ export const planModifiedOutput = z.object({
   steps: z.array(
     z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
   ),
+  /** Set when this change ended the plan (it left no step open): what happened and how to go on. */
+  planEnded: z.string().optional(),
 });
 
 export type PlanModified = z.infer<typeof planModifiedOutput>;
@@ -124,6 +126,7 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
         stepType: s.stepType,
         status: s.status,
       })),
+      ...(decided.planEnded ? { planEnded: decided.planEnded } : {}),
     };
   });
 }

@@ -230,6 +230,9 @@ export async function submitUserDecision(
         awaitingSteps: plan.awaitingSteps,
         steps,
         pendingReviews: pending,
+        // A pause holds: an approve does not complete the plan around a failed server step.
+        pausedOnFailedStepId:
+          plan.pauseReason?.type === "tool_error" ? plan.pauseReason.stepId : null,
       },
       {
         id: step.id,

@@ -24,6 +24,7 @@ import {
 import { computeProgress } from "../../plan-engine/progress";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { DECISION_CHANNELS } from "../../plan-engine/states";
+import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -521,7 +522,10 @@ export async function getStepContext(
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
     const step = await getStep(tx, ctx, plan.id, input.stepId);
-    const leaseExpiresAt = await renewLease(tx, ctx, step.id);
+    // An ended plan (a cancelled one above all) holds no step: nothing to renew.
+    const leaseExpiresAt = isTerminalPlanStatus(plan.status)
+      ? null
+      : await renewLease(tx, ctx, step.id);
     const prior = await tx
       .select()
       .from(planSteps)

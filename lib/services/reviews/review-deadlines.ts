@@ -24,6 +24,7 @@ import {
 import type { ReviewDecision } from "../../plan-engine/states";
 import { notificationsQueued } from "../notifications/queued";
 import { kickIfQueuedSince } from "../notifications/runtime";
+import { markStalledPlans } from "../plans/mark-stalled-plans";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
@@ -178,14 +179,19 @@ export async function queueDueSoonReviews(db: Database): Promise<number> {
   });
 }
 
-/** One scheduler tick: due-soon notices, then the deadlines themselves. */
+/**
+ * One scheduler tick: due-soon notices, the deadlines themselves, then the
+ * plans whose steps' holders stopped renewing their leases are marked stalled
+ * (lib/services/plans/mark-stalled-plans.ts).
+ */
 export async function runReviewScheduler(
   db: Database,
   settings: SchedulerSettings,
-): Promise<{ dueSoon: number; applied: number }> {
+): Promise<{ dueSoon: number; applied: number; stalled: number }> {
   const dueSoon = await queueDueSoonReviews(db);
   const applied = await applyDueReviews(db, settings);
-  return { dueSoon, applied };
+  const stalled = await markStalledPlans(db, settings);
+  return { dueSoon, applied, stalled };
 }
 
 export type TimedOutReview = {

@@ -25,6 +25,8 @@ export const stallWarning = z.object({
   stepId: z.string(),
   stepOrder: z.number(),
   inProgressSeconds: z.number(),
+  /** Seconds since the step's holder last renewed its lease: what makes it a stall. */
+  idleSeconds: z.number(),
 });
 
 export const stepRef = z.object({ stepId: z.string(), stepOrder: z.number(), stepType });
@@ -73,6 +75,13 @@ export const firedConditionsOutput = z.array(
 );
 
 /** Why Cairn stopped running a plan's server-run steps, and the call that unblocks it. */
+/** Who cancelled a plan, when and why (docs/state-machines.md, "Cancel"). */
+export const cancellationOutput = z.object({
+  by: z.string(),
+  reason: z.string(),
+  at: z.string(),
+});
+
 export const pauseReasonOutput = z.object({
   type: z.enum(PAUSE_KINDS),
   stepId: z.string(),

@@ -101,6 +101,8 @@ export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: str
       stepType: planSteps.stepType,
       status: planSteps.status,
       startedAt: planSteps.startedAt,
+      leaseExpiresAt: planSteps.leaseExpiresAt,
+      updatedAt: planSteps.updatedAt,
     })
     .from(planSteps)
     .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
@@ -125,7 +127,12 @@ export async function setPlanStatus(
     .set({
       status: to,
       updatedAt: now,
-      ...(isTerminalPlanStatus(to) ? { completedAt: now } : {}),
+      // A re-opened plan (completed -> executing) has not ended any more.
+      ...(isTerminalPlanStatus(to)
+        ? { completedAt: now }
+        : isTerminalPlanStatus(plan.status)
+          ? { completedAt: null }
+          : {}),
     })
     .where(eq(researchPlans.id, plan.id));
   return status;

@@ -2,8 +2,13 @@ import "server-only";
 import type { z } from "zod";
 import { AppError } from "../../plan-engine/app-error";
 
-/** Parses a use case's input; a failure is a VALIDATION_ERROR naming every bad field. */
+/**
+ * Parses a use case's input; a failure is a VALIDATION_ERROR naming every bad
+ * field. A field the schema does not know is refused too (`refuseUnknownFields`),
+ * never silently dropped.
+ */
 export function parseInput<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
+  refuseUnknownFields(schema, raw);
   const parsed = schema.safeParse(raw);
   if (parsed.success) {
     const problem = unstorable(parsed.data);
@@ -83,4 +88,102 @@ function unstorable(value: unknown): { field: string; message: string } | undefi
     }
   }
   return undefined;
+}
+
+/**
+ * The parts of a zod schema's definition the unknown-field walk reads. zod
+ * strips an unknown key of a plain object without a word, so a misspelled
+ * optional field (`branchingCondition` for `branchingConditions`) would be
+ * accepted and ignored; this walk finds such keys at any depth instead.
+ */
+type SchemaDef = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  element?: z.ZodType;
+};
+
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
+
+/** The object schema under wrappers (optional, nullable, default, a pipe's input), if any. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current = schema;
+  for (;;) {
+    const def = defOf(current);
+    const inner = def.innerType ?? (def.type === "pipe" ? def.in : undefined);
+    if (!inner) return current;
+    current = inner;
+  }
+}
+
+export type UnknownField = { path: string; suggestion: string | undefined };
+
+/** Every key of `raw` that `schema` has no field for, with the closest known name. */
+export function unknownFields(schema: z.ZodType, raw: unknown, at = ""): UnknownField[] {
+  const def = defOf(unwrap(schema));
+  if (def.type === "array" && def.element && Array.isArray(raw)) {
+    const element = def.element;
+    return raw.flatMap((item, index) => unknownFields(element, item, `${at}[${index}]`));
+  }
+  // An object with a catchall (a looseObject, a record-like shape) is open on purpose.
+  if (def.type !== "object" || !def.shape || def.catchall) return [];
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return [];
+  const shape = def.shape;
+  const known = Object.keys(shape);
+  const found: UnknownField[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    const path = at ? `${at}.${key}` : key;
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    if (field) found.push(...unknownFields(field, value, path));
+    else found.push({ path, suggestion: closestName(key, known) });
+  }
+  return found;
+}
+
+/** Throws VALIDATION_ERROR naming each unknown field and the field probably meant. */
+export function refuseUnknownFields(schema: z.ZodType, raw: unknown): void {
+  const found = unknownFields(schema, raw);
+  if (found.length === 0) return;
+  const parts = found.map(({ path, suggestion }) =>
+    suggestion ? `${path} (did you mean ${suggestion}?)` : path,
+  );
+  throw new AppError(
+    "VALIDATION_ERROR",
+    `Unknown field${found.length > 1 ? "s" : ""} ${parts.join(", ")}: nothing was changed. Send only the fields this call describes.`,
+    { unknownFields: found },
+  );
+}
+
+/**
+ * The known name nearest to `name` by edit distance (letter case ignored), if
+ * it is close enough to be a slip: at most a third of the name's length (rounded up), and 3.
+ */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  const limit = Math.min(3, Math.ceil(name.length / 3));
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance <= limit && (!best || distance < best.distance))
+      best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        substitution,
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
 }

@@ -13,7 +13,7 @@ import { listStalledPlans } from "./plan-views";
 export const TOOL_CALL_WINDOW_HOURS = 24;
 
 export type AdminOverview = {
-  /** Plans the stalled page lists: stalled, stuck past the threshold, or holding a failed step. */
+  /** Plans the stalled page lists: stalled, with a step its holder stopped renewing, holding a failed step, or waiting for steps. */
   stalledPlans: number;
   /** Plans paused on a server-run step (listed apart on the same page). */
   pausedPlans: number;

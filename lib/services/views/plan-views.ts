@@ -32,12 +32,15 @@ import {
 } from "../../db/schema";
 import { isAppError } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
+import { failingEndsPlan } from "../../plan-engine/modify";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { checkPlanTrailInDatabase } from "../audit/audit-chain";
+import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
 import { artifactSummaries, loadPlanCore, type PlanCore } from "../research/research-context";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
+import { getPlan, loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 export const PLAN_FILTERS = [
@@ -46,6 +49,7 @@ export const PLAN_FILTERS = [
   "stalled",
   "completed",
   "failed",
+  "cancelled",
 ] as const;
 export type PlanFilter = (typeof PLAN_FILTERS)[number];
 
@@ -56,23 +60,19 @@ export const listPlansInput = z.object({
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
 });
 
-function stalledBefore(ctx: ServiceContext, now: Date) {
-  return new Date(now.getTime() - ctx.stallThresholdSeconds * 1000);
-}
-
 export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPlansInput>) {
   const input = parseInput(listPlansInput, raw);
   const now = new Date();
-  const hasStalledStep = sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${stalledBefore(ctx, now).toISOString()})`;
+  const stalledStep = hasStalledStep(sql`${researchPlans.id}`, ctx);
   const conditions = [eq(researchPlans.tenantId, ctx.tenantId)];
   if (input.filter === "active") {
     conditions.push(notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]));
   } else if (input.filter === "stalled") {
-    // Stalled as the UI shows it: marked so, or executing with a step past the threshold.
+    // Stalled as the UI shows it: marked so, or executing with a step its holder stopped renewing.
     conditions.push(
       or(
         eq(researchPlans.status, "stalled"),
-        and(eq(researchPlans.status, "executing"), hasStalledStep),
+        and(eq(researchPlans.status, "executing"), stalledStep),
       ) ?? sql`false`,
     );
   } else if (input.filter) {
@@ -105,6 +105,8 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
             stepOrder: planSteps.stepOrder,
             status: planSteps.status,
             startedAt: planSteps.startedAt,
+            leaseExpiresAt: planSteps.leaseExpiresAt,
+            updatedAt: planSteps.updatedAt,
           })
           .from(planSteps)
           .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
@@ -132,7 +134,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
         researchQuestion: plan.researchQuestion,
         status: plan.status,
         progress: computeProgress(own.map((s) => s.status)),
-        stallWarnings: stallWarnings(own, now, ctx.stallThresholdSeconds),
+        stallWarnings: stallWarnings(own, now, stallClock(ctx)),
         lastActivityAt: (lastActivity > plan.updatedAt
           ? lastActivity
           : plan.updatedAt
@@ -252,16 +254,8 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
             )
             .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
-    const warnings = stallWarnings(
-      context.steps.map((s) => ({
-        id: s.stepId,
-        stepOrder: s.stepOrder,
-        status: s.status,
-        startedAt: s.startedAt ? new Date(s.startedAt) : null,
-      })),
-      now,
-      ctx.stallThresholdSeconds,
-    );
+    const warnings = stallWarnings(await loadStepSummaries(tx, ctx, planId), now, stallClock(ctx));
+    const { cancellation } = await getPlan(tx, ctx, planId);
     return {
       ...context,
       artifacts,
@@ -276,6 +270,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
       bindingEdges: bindingEdges(context.steps),
       stallWarnings: warnings,
       stallThresholdSeconds: ctx.stallThresholdSeconds,
+      cancellation,
       now: now.toISOString(),
       decisionPolicy,
       trail,
@@ -301,15 +296,15 @@ export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
 /**
  * Admin: work that needs a person, least recently active first. `stalled`:
- * plans marked stalled, executing plans with a step in progress past the
- * threshold, and active plans holding a failed step (which retry_step can send
- * back to pending). `paused`: active plans whose server-run steps stopped, with
+ * plans marked stalled, executing plans with a step whose holder stopped
+ * renewing it, active plans holding a failed step (which retry_step can send
+ * back to pending), and plans waiting for their agent to add steps (a fired
+ * add_steps: the agent may have gone; an admin can cancel them). `paused`: active plans whose server-run steps stopped, with
  * the reason; a plan listed there is not listed again under `stalled`, but
  * keeps its stalled and failed steps (a tool error leaves its step failed).
  */
 export async function listStalledPlans(ctx: ServiceContext) {
   const now = new Date();
-  const cutoff = stalledBefore(ctx, now).toISOString();
   const candidates = await ctx.db
     .select()
     .from(researchPlans)
@@ -318,10 +313,7 @@ export async function listStalledPlans(ctx: ServiceContext) {
         eq(researchPlans.tenantId, ctx.tenantId),
         or(
           eq(researchPlans.status, "stalled"),
-          and(
-            eq(researchPlans.status, "executing"),
-            sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'in_progress' and ${planSteps.startedAt} < ${cutoff})`,
-          ),
+          and(eq(researchPlans.status, "executing"), hasStalledStep(sql`${researchPlans.id}`, ctx)),
           and(
             inArray(researchPlans.status, ["planning", "executing"]),
             sql`exists (select 1 from ${planSteps} where ${planSteps.planId} = ${researchPlans.id} and ${planSteps.status} = 'failed')`,
@@ -329,6 +321,10 @@ export async function listStalledPlans(ctx: ServiceContext) {
           and(
             notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
             isNotNull(researchPlans.pauseReason),
+          ),
+          and(
+            notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+            isNotNull(researchPlans.awaitingSteps),
           ),
         ),
       ),
@@ -342,13 +338,7 @@ export async function listStalledPlans(ctx: ServiceContext) {
       : await ctx.db
           .select()
           .from(planSteps)
-          .where(
-            and(
-              eq(planSteps.tenantId, ctx.tenantId),
-              inArray(planSteps.planId, ids),
-              inArray(planSteps.status, ["in_progress", "failed"]),
-            ),
-          )
+          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)))
           .orderBy(asc(planSteps.stepOrder));
   const cards = candidates.map((plan) => {
     const own = steps.filter((s) => s.planId === plan.id);
@@ -357,11 +347,15 @@ export async function listStalledPlans(ctx: ServiceContext) {
       name: plan.name,
       status: plan.status,
       lastActivityAt: plan.updatedAt.toISOString(),
-      stalledSteps: stallWarnings(own, now, ctx.stallThresholdSeconds),
+      stalledSteps: stallWarnings(own, now, stallClock(ctx)).map((warning) => ({
+        ...warning,
+        failEndsPlan: failingEndsPlan(plan, own, warning.stepId),
+      })),
       failedSteps: own
         .filter((s) => s.status === "failed")
         .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
       pauseReason: plan.pauseReason,
+      awaitingSteps: plan.awaitingSteps,
     };
   });
   return {

@@ -19,6 +19,8 @@ export const recoverStepAction = serverAction({
   input: modifyPlanInput.pick({ planId: true, stepId: true }).extend({
     action: z.enum(["fail_step", "retry_step"], "choose to fail or to retry the step"),
   }),
+  // The form's own confirmation that failing the last open step ends the plan.
+  formOnly: ["confirmEndsPlan"],
   run: ({ ctx, input }) => modifyPlan(ctx, { ...input, ...RECOVERY[input.action] }),
   // The plan may leave this list once recovered, taking its form with it, so the
   // confirmation travels in the URL and the page states it.

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
 import { PauseDetails, pauseHeadline } from "@/app/_components/pause-reason";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
@@ -36,8 +37,9 @@ export default async function StalledPage({
         <h2 id="stuck-heading">Stuck and failed steps</h2>
         <p className="muted">
           Active plans with a step in progress for longer than{" "}
-          {formatDuration(env().CAIRN_STALL_THRESHOLD_SECONDS)}, marked stalled, or holding a failed
-          step. Fail the stuck step so the plan moves on, or retry a failed step.
+          {formatDuration(env().CAIRN_STALL_THRESHOLD_SECONDS)} without its holder renewing it,
+          marked stalled, holding a failed step, or waiting for the agent to add steps. Fail the
+          stuck step so the plan moves on, retry a failed step, or cancel the plan.
         </p>
         {stalled.length === 0 ? (
           <p className="empty card">No stalled plans and no failed steps in active plans.</p>
@@ -98,16 +100,24 @@ function PlanCard({
         Last activity <Time iso={plan.lastActivityAt} />
       </p>
       {children}
+      {plan.awaitingSteps ? (
+        <p data-testid="awaiting-steps">
+          Waiting for the agent to add steps: the condition “
+          {plan.awaitingSteps.conditionExpression}” fired after step {plan.awaitingSteps.stepOrder}.
+        </p>
+      ) : null}
       <ul className="plain">
         {plan.stalledSteps.map((step) => (
           <li key={step.stepId}>
             Step {step.stepOrder} in progress for{" "}
-            <strong>{formatDuration(step.inProgressSeconds)}</strong>{" "}
+            <strong>{formatDuration(step.inProgressSeconds)}</strong>, silent for{" "}
+            <strong>{formatDuration(step.idleSeconds)}</strong>{" "}
             <RecoverForm
               planId={plan.planId}
               stepId={step.stepId}
               action="fail_step"
               label={`Fail step ${step.stepOrder}`}
+              endsPlan={step.failEndsPlan}
             />
           </li>
         ))}
@@ -129,6 +139,7 @@ function PlanCard({
           </li>
         ))}
       </ul>
+      <CancelPlanForm planId={plan.planId} planName={plan.name} />
     </li>
   );
 }

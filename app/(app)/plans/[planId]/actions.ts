@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import type { ReviewDecision } from "@/lib/plan-engine/states";
+import { cancelPlan, cancelPlanInput } from "@/lib/services/plans/cancel-plan";
 import {
   submitUserDecision,
   submitUserDecisionInput,
@@ -59,6 +60,7 @@ const assignReviewForm = z.object({
 export const assignReviewAction = serverAction({
   access: "signed-in",
   input: assignReviewForm,
+  formOnly: ["handoff"],
   refuse: (form) =>
     form.get("take") !== "me" && !form.get("handTo")
       ? "Choose who should answer the review."
@@ -76,5 +78,19 @@ export const assignReviewAction = serverAction({
         ? "Assigned to you."
         : `Handed off to ${assigned.assignedUserEmail}.`,
   revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
+  revalidateAfterFailure: true,
+});
+
+/**
+ * The Cancel button of the plan page, the plan list and the Stalled page: the
+ * same use case as cancel_plan over MCP, with the person's reason.
+ */
+export const cancelPlanAction = serverAction({
+  access: "signed-in",
+  input: cancelPlanInput,
+  run: ({ ctx, input }) => cancelPlan(ctx, input),
+  success: (result) =>
+    `Cancelled${result.withdrawnReviewIds.length > 0 ? ", and its open review withdrawn" : ""}.`,
+  revalidate: (input) => [`/plans/${input.planId}`, "/plans", "/admin/stalled", "/inbox"],
   revalidateAfterFailure: true,
 });

@@ -54,7 +54,8 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
       </header>
       {stall ? (
         <p className="notice notice-warning" data-testid="step-stall">
-          In progress for {formatDuration(stall.inProgressSeconds)} (stall threshold{" "}
+          In progress for {formatDuration(stall.inProgressSeconds)}; its holder last renewed it{" "}
+          {formatDuration(stall.idleSeconds)} ago (stall threshold{" "}
           {formatDuration(page.stallThresholdSeconds)}).
         </p>
       ) : null}
