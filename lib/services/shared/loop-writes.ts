@@ -64,7 +64,7 @@ export function loopEffectsSql(
 type StatusCases = { othersAwaitInput: string; othersAllTerminal: string; otherwise: string };
 
 /**
- * For a guarded one-statement write (decideCommonSubmit, decideCommonReviewDecision):
+ * For a guarded one-statement write (decideCommonSubmit):
  * the plan's next status, picked from the engine's three cases by the other
  * steps of the plan, aggregated over a relation `other` of plan_step rows.
  */
