@@ -290,6 +290,43 @@ describe("a review the person answers in their own 2026-07-28 client", () => {
   });
 });
 
+describe("a review the person is sent to answer on the page, from a URL-only client", () => {
+  it("asks the client to open the review page, and records nothing from its answer", async () => {
+    const opened: { mode?: string; url?: string }[] = [];
+    const client = await connectModernAgent(app.mcpUrl, app.tenantA.key, {
+      capabilities: { elicitation: { url: {} } },
+    });
+    try {
+      client.client.setRequestHandler("elicitation/create", async (request) => {
+        opened.push(request.params as { mode?: string; url?: string });
+        return { action: "accept" };
+      });
+      const created = await client.ok("create_research_plan", {
+        name: "Reviewed on the page",
+        researchQuestion: "q",
+        steps: [{ stepType: "checkpoint", instructions: "Show the sources." }],
+      });
+      const step = await client.ok("get_next_step", { planId: created.planId });
+      await client.ok("request_user_review", {
+        planId: created.planId,
+        stepId: step.step.stepId,
+        summary: "Three sources.",
+      });
+      const waiting = await client.ok("get_next_step", { planId: created.planId });
+      expect(opened).toEqual([
+        expect.objectContaining({
+          mode: "url",
+          url: expect.stringMatching(new RegExp(`/plans/${created.planId}#review$`)),
+        }),
+      ]);
+      // Opening the page decided nothing: the person decides there.
+      expect(waiting).toMatchObject({ status: "awaiting_review" });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("what the server recorded", () => {
   it("has the calls of both eras, and the decision made in the client as the person's", async () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -302,9 +339,9 @@ describe("what the server recorded", () => {
         .select()
         .from(mcpToolCallLog)
         .where(eq(mcpToolCallLog.tenantId, app.tenantA.tenantId));
-      // One plan per era and one more for the review in the client, and one
-      // refused call per era.
-      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(3);
+      // One plan per era, one more for the review in the client and one for the
+      // review page offered to a URL-only client, and one refused call per era.
+      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(4);
       expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(2);
       expect(calls.every((c) => c.apiKeyId === app.tenantA.apiKeyId)).toBe(true);
 

@@ -1,9 +1,12 @@
 /**
  * A review the person answers in their own MCP client (revision 2026-07-28:
- * a form-mode elicitation carried as an input request). When get_next_step
- * finds the plan waiting on a review and the request's client declared form
+ * an elicitation carried as an input request). When get_next_step finds the
+ * plan waiting on a review and the request's client declared form
  * elicitation, the answer is an InputRequiredResult whose form the client
- * shows its user: approve, reject, modify with feedback, or skip. The client
+ * shows its user, with the agent's summary and proposal: approve, reject,
+ * modify with feedback, or skip. A client that declared URL elicitation only
+ * is asked to open the review page instead, where the person signs in and
+ * decides; its retry records nothing. The form's client
  * sends get_next_step again with the answer; Cairn records it through
  * submit_user_decision's use case as a decision of the credential's user made
  * in that client (the audit actor is the person, not the key), then answers
@@ -20,6 +23,7 @@ import { z } from "zod";
 import { isAppError } from "../plan-engine/app-error";
 import { REVIEW_DECISIONS } from "../plan-engine/states";
 import type { ServiceContext } from "../services/shared/context";
+import { reviewPageUrl } from "../services/shared/public-url";
 import type { McpPrincipal } from "./request-context";
 import { submitUserDecisionTool } from "./tools/submit-user-decision";
 
@@ -44,7 +48,10 @@ const envelopeSchema = z.object({
   "io.modelcontextprotocol/clientCapabilities": z
     .object({
       elicitation: z
-        .object({ form: z.object({}).loose().optional() })
+        .object({
+          form: z.object({}).loose().optional(),
+          url: z.object({}).loose().optional(),
+        })
         .loose()
         .optional(),
     })
@@ -56,21 +63,30 @@ const envelopeSchema = z.object({
 export type ReviewClient = {
   /** The client's own name, for the audit trail. */
   name: string;
+  /**
+   * form: the client shows Cairn's form and the person's answer comes back;
+   * url: the client only opens a page, so the person is sent to the review page
+   * and decides there, signed in to Cairn.
+   */
+  mode: "form" | "url";
 };
 
 /**
- * The client of a 2026-07-28 request that can show a form: it declared
- * elicitation, in form mode (an empty elicitation capability means form).
- * Undefined for every other request, 2025-era ones included (no envelope).
+ * The client of a 2026-07-28 request that can put a review before its user: it
+ * declared elicitation, in form mode (an empty elicitation capability means
+ * form) or else in URL mode. Undefined for every other request, 2025-era ones
+ * included (no envelope).
  */
-export function formCapableClient(envelope: unknown): ReviewClient | undefined {
+export function reviewCapableClient(envelope: unknown): ReviewClient | undefined {
   const parsed = envelopeSchema.safeParse(envelope ?? {});
   if (!parsed.success) return undefined;
   const elicitation = parsed.data["io.modelcontextprotocol/clientCapabilities"]?.elicitation;
   if (!elicitation) return undefined;
-  const formMode = elicitation.form !== undefined || Object.keys(elicitation).length === 0;
-  if (!formMode) return undefined;
-  return { name: parsed.data["io.modelcontextprotocol/clientInfo"]?.name ?? "an MCP client" };
+  const name = parsed.data["io.modelcontextprotocol/clientInfo"]?.name ?? "an MCP client";
+  if (elicitation.form !== undefined || Object.keys(elicitation).length === 0) {
+    return { name, mode: "form" };
+  }
+  return elicitation.url !== undefined ? { name, mode: "url" } : undefined;
 }
 
 /**
@@ -103,6 +119,8 @@ function parseFormState(state: unknown): { reviewRequestId: string; contentDiges
 
 /** The form for a pending review, to put in get_next_step's place. */
 export function askForReview(
+  client: ReviewClient,
+  planId: string,
   review: {
     reviewRequestId: string;
     summary: string;
@@ -112,6 +130,17 @@ export function askForReview(
   },
   note = "",
 ): InputRequiredResult {
+  if (client.mode === "url") {
+    return inputRequired({
+      inputRequests: {
+        [REVIEW_KEY]: inputRequired.elicitUrl({
+          message: `Cairn's research plan waits for your review: ${review.summary}\n\nOpen the review page, sign in to Cairn and decide there.`,
+          url: reviewPageUrl(planId),
+        }),
+      },
+      requestState: formState(review),
+    });
+  }
   const proposal = review.proposedResult
     ? `\n\nApproving completes the step with this result${review.proposedConfidence === undefined ? "" : ` (the agent's confidence: ${review.proposedConfidence})`}:\n${JSON.stringify(review.proposedResult, null, 2)}`
     : "\n\nThe agent proposed no result: approving records your decision and feedback.";
@@ -154,6 +183,8 @@ export async function recordReviewAnswer(
   },
 ): Promise<ReviewAnswer> {
   if (request.inputResponses?.[REVIEW_KEY] === undefined) return { kind: "none" };
+  // The page was offered: the person decides there, not through this answer.
+  if (client.mode === "url") return { kind: "settled" };
   const answer = acceptedContent(request.inputResponses, REVIEW_KEY, reviewForm);
   const shown = parseFormState(request.reviewRequestId);
   // Without the state Cairn sent, the answer cannot be bound to what was shown.

@@ -25,7 +25,7 @@ import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { registerCairnResources } from "./resources";
-import { askForReview, formCapableClient, recordReviewAnswer } from "./review-in-client";
+import { askForReview, recordReviewAnswer, reviewCapableClient } from "./review-in-client";
 import { toolError, toolSuccess } from "./tool-result";
 import { TOOLS } from "./tools";
 import { getNextStepTool } from "./tools/get-next-step";
@@ -140,11 +140,12 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     let result: CallToolResult | InputRequiredResult;
     let errorCode: string | null = null;
     const queuedBefore = notificationsQueued();
-    // A 2026-07-28 client that can show its user a form gets the person's
-    // review there (lib/mcp/review-in-client.ts); only get_next_step asks.
+    // A 2026-07-28 client that can show its user a form (or open a page) gets
+    // the person's review there (lib/mcp/review-in-client.ts); only
+    // get_next_step asks.
     const reviewClient =
       tool.name === getNextStepTool.name
-        ? formCapableClient(requestCtx.mcpReq.envelope)
+        ? reviewCapableClient(requestCtx.mcpReq.envelope)
         : undefined;
     try {
       // Here for every tool, whether or not its use case parses its input.
@@ -159,7 +160,12 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       const output = (await tool.run(ctx, args)) as object;
       const pending = reviewClient && answer?.kind !== "settled" && pendingReviewOf(output);
       result = pending
-        ? askForReview(pending, answer?.kind === "ask_again" ? answer.note : "")
+        ? askForReview(
+            reviewClient,
+            String(args.planId),
+            pending,
+            answer?.kind === "ask_again" ? answer.note : "",
+          )
         : toolSuccess(output);
     } catch (error) {
       const failure = toolError(error);
