@@ -71,7 +71,7 @@ export const emailNotificationsAction = serverAction({
 export const revokeOwnAppAction = serverAction({
   access: "signed-in",
   input: revokeConnectedAppInput,
-  run: ({ ctx, input }) => revokeConnectedApp(ctx, { ...input, own: true }),
+  run: ({ ctx, input }) => revokeConnectedApp(ctx, input, { own: true }),
   success: () => "App revoked: its tokens no longer work.",
   revalidate: () => "/account",
 });

@@ -77,14 +77,16 @@ export const revokeConnectedAppInput = z.object({ grantId: recordIdField("a conn
 /**
  * Revokes a connected app of the tenant (with `own`, only one of the acting
  * user's: the account page): the grant and every token of it. NOT_FOUND for
- * another tenant's, or an already revoked one.
+ * another tenant's, or an already revoked one. `own` is the door's choice,
+ * not the caller's input, so it is not among the input's fields.
  */
 export async function revokeConnectedApp(
   ctx: ServiceContext,
-  raw: z.input<typeof revokeConnectedAppInput> & { own?: boolean },
+  raw: z.input<typeof revokeConnectedAppInput>,
+  scope: { own?: boolean } = {},
 ): Promise<void> {
   const { grantId } = parseInput(revokeConnectedAppInput, raw);
-  await revokeGrant(ctx.db, ctx.tenantId, grantId, raw.own ? actingUserId(ctx) : undefined);
+  await revokeGrant(ctx.db, ctx.tenantId, grantId, scope.own ? actingUserId(ctx) : undefined);
 }
 
 /**
