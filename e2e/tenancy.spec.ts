@@ -25,13 +25,23 @@ test("a researcher of another tenant gets 404 for the plan and its server action
       .getByTestId("review-panel")
       .locator("form")
       .filter({ has: page.getByRole("button", { name: "Approve" }) });
-    await panel.locator('input[name="planId"]').evaluate((input, id) => {
-      (input as HTMLInputElement).value = id;
-    }, alphaPlan.planId);
-    await panel.locator('input[name="reviewRequestId"]').evaluate((input, id) => {
-      (input as HTMLInputElement).value = id;
-    }, alphaPlan.reviewRequestId);
-    await panel.getByRole("button", { name: "Approve" }).click();
+    // Set Alpha's ids and press Approve in one task, so the page's own refresh
+    // cannot render Beta's ids back in between.
+    await panel.evaluate(
+      (form, ids) => {
+        const set = (name: string, value: string) => {
+          const input = form.querySelector(`input[name="${name}"]`) as HTMLInputElement;
+          input.value = value;
+        };
+        set("planId", ids.planId);
+        set("reviewRequestId", ids.reviewRequestId);
+        const approve = [...form.querySelectorAll("button")].find(
+          (button) => button.textContent === "Approve",
+        );
+        approve?.click();
+      },
+      { planId: alphaPlan.planId, reviewRequestId: alphaPlan.reviewRequestId },
+    );
     await expect(page.getByTestId("action-message")).toHaveText(
       "Not found: it does not exist in your account.",
     );

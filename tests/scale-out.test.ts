@@ -208,7 +208,7 @@ describe("two app instances on one PostgreSQL database", () => {
       feedback: "Not needed.",
     });
     expect(decided.status).toBe(200);
-    expect(decided.text).toContain("Skipped: the plan continues with the next step.");
+    expect(decided.text).toContain("Skipped: the step will not run. The plan continues.");
     const next = await onA.ok("get_next_step", { planId });
     expect(next.status).toBe("ready");
     expect(next.step).toMatchObject({ stepId: plan.steps[1].stepId });
