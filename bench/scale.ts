@@ -27,7 +27,12 @@ export type ScalePoint = {
 const STEPS_PER_PLAN = 10;
 /** Every fourth seeded plan is still executing (steps 6-10 pending), the rest completed. */
 const EXECUTING_EVERY = 4;
-const SEED_BATCH = 25_000;
+/**
+ * Plans seeded per transaction. Each plan's audit rows take that plan's
+ * chain lock (docs/audit.md), held to commit: a batch stays well inside the
+ * server's lock table (64 locks per connection, 200 connections).
+ */
+const SEED_BATCH = 2_000;
 /** Samples per figure: 100 claims fit the 125 pending steps of the 100-plan database. */
 const NEXT_STEP_SAMPLES = 100;
 const STATUS_SAMPLES = 300;
