@@ -45,6 +45,8 @@ test("an approve with no proposal fires no gate: the UI and MCP report the plan 
   await page.goto(`/plans/${plan.planId}`);
   const panel = page.getByTestId("review-panel");
   await expect(panel.getByTestId("review-proposal")).toContainText("proposed no result");
+  // Step 2 is still to do: this decision does not end the plan.
+  await expect(panel.getByTestId("review-ends-plan")).toHaveCount(0);
   await panel.getByRole("button", { name: "Approve" }).click();
   await expect(page.getByTestId("action-message")).toHaveText(
     "Approved: the step is complete. The plan continues.",
@@ -164,4 +166,29 @@ test("a relayed decision is marked as relayed; an edited trail is flagged on the
   await expect(integrity).toHaveAttribute("data-verified", "false");
   await expect(integrity).toContainText("The audit trail does not verify: row");
   await expect(integrity).toContainText("changed after it was written");
+});
+
+test("a decision that ends the plan says so before and after", async ({ page, agent, app }) => {
+  const created = await agent.ok("create_research_plan", {
+    name: "Last step",
+    researchQuestion: "q",
+    steps: [{ stepType: "checkpoint", instructions: "Show what was found." }],
+  });
+  const next = await agent.ok("get_next_step", { planId: created.planId });
+  await agent.ok("request_user_review", {
+    planId: created.planId,
+    stepId: next.step.stepId,
+    summary: "All done?",
+  });
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${created.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await expect(panel.getByTestId("review-ends-plan")).toContainText(
+    "approving or skipping it completes the plan",
+  );
+  await panel.getByRole("button", { name: "Skip step" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(
+    "Skipped: the step will not run. That was the last open step: the plan is complete.",
+  );
+  expect((await agent.ok("get_plan_status", { planId: created.planId })).status).toBe("completed");
 });

@@ -14,6 +14,8 @@ export type PendingReview = ReviewFactsData &
     reviewRequestId: string;
     /** The digest of what this panel shows, sent with the decision. */
     contentDigest: string;
+    /** Every other step has ended: this decision ends the plan. */
+    lastOpenStep: boolean;
     stepOrder: number | null;
     requestedBy: string;
     requestedAt: string;
@@ -73,6 +75,12 @@ export function ReviewArea({
         </time>
       </p>
       <ReviewContent review={review} />
+      {review.lastOpenStep ? (
+        <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
+          This is the plan's last open step: approving or skipping it completes the plan, and
+          rejecting it fails the plan. Modify sends it back to the agent.
+        </p>
+      ) : null}
       <ReviewDecisionForm
         planId={planId}
         reviewRequestId={review.reviewRequestId}
