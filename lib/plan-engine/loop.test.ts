@@ -165,6 +165,17 @@ describe("a pause holds", () => {
     const after = plan(["completed", "failed"], { pausedOnFailedStepId: "s2" });
     expect(decideSubmit(after, [], submitOf("s2")).planStatus).toBe("completed");
   });
+
+  it("does not fail a paused plan around its pause either: the submit is a CONFLICT that changes nothing", () => {
+    const paused = plan(["in_progress", "failed", "pending"], { pausedOnFailedStepId: "s2" });
+    const gate = [cond("c1", 'status === "completed"', "fail")];
+    expect(() => decideSubmit(paused, gate, submitOf("s1"))).toThrow(
+      /is paused on step 2, whose tool failed.*Nothing was changed/,
+    );
+    // Without the pause the same condition fails the plan.
+    const running = plan(["in_progress", "completed", "pending"]);
+    expect(decideSubmit(running, gate, submitOf("s1")).planStatus).toBe("failed");
+  });
 });
 
 describe("decideCommonSubmit", () => {
@@ -425,16 +436,31 @@ function claim(model: Model): string | undefined {
   return step.id;
 }
 
-function submit(model: Model, stepId: string, result: Record<string, unknown>) {
-  const decided = decideSubmit(model.snapshot, model.conditions.get(stepId) ?? [], {
-    stepId,
-    result,
-    resultSummary: null,
-    confidence: 0.5,
-  });
+/** The engine's decision, or undefined when it refuses with a CONFLICT (a pause holds): nothing changes. */
+function unlessConflict<T>(decide: () => T): T | undefined {
+  try {
+    return decide();
+  } catch (error) {
+    if (error instanceof AppError && error.code === "CONFLICT") return undefined;
+    throw error;
+  }
+}
+
+/** False when the engine refused it (a pause holds): nothing changed. */
+function submit(model: Model, stepId: string, result: Record<string, unknown>): boolean {
+  const decided = unlessConflict(() =>
+    decideSubmit(model.snapshot, model.conditions.get(stepId) ?? [], {
+      stepId,
+      result,
+      resultSummary: null,
+      confidence: 0.5,
+    }),
+  );
+  if (!decided) return false;
   setStep(model, stepId, "completed");
   model.held.delete(stepId);
   applyEffects(model, decided);
+  return true;
 }
 
 function requestReview(model: Model, stepId: string, n: number) {
@@ -452,29 +478,34 @@ function requestReview(model: Model, stepId: string, n: number) {
   model.audit.push({ eventType: "user_reviewed", stepId, payload: { action: "review_requested" } });
 }
 
-function decide(model: Model, decision: ReviewDecision) {
+/** False when nothing was decided (no pending review, or the engine refused: a pause holds). */
+function decide(model: Model, decision: ReviewDecision): boolean {
   const review = model.snapshot.pendingReviews[0];
-  if (!review || model.snapshot.status !== "awaiting_review") return;
+  if (!review || model.snapshot.status !== "awaiting_review") return false;
   const step = model.snapshot.steps.find((s) => s.id === review.stepId);
-  if (step?.status !== "awaiting_input") return;
-  const decided = decideReviewDecision(
-    model.snapshot,
-    { ...step, status: "awaiting_input", instructions: "x" },
-    model.conditions.get(step.id) ?? [],
-    {
-      ...reviewEvent(decision, decision === "modify" ? "again" : null, {
-        result: { flag: true },
-        confidence: null,
-      }),
-      reviewRequestId: review.id,
-    },
+  if (step?.status !== "awaiting_input") return false;
+  const decided = unlessConflict(() =>
+    decideReviewDecision(
+      model.snapshot,
+      { ...step, status: "awaiting_input", instructions: "x" },
+      model.conditions.get(step.id) ?? [],
+      {
+        ...reviewEvent(decision, decision === "modify" ? "again" : null, {
+          result: { flag: true },
+          confidence: null,
+        }),
+        reviewRequestId: review.id,
+      },
+    ),
   );
+  if (!decided) return false;
   setStep(model, step.id, decided.stepStatus);
   model.snapshot = {
     ...model.snapshot,
     pendingReviews: model.snapshot.pendingReviews.filter((r) => r.id !== review.id),
   };
   applyEffects(model, decided);
+  return true;
 }
 
 /** modify_plan through the engine's own decision, with its operations applied to the model. */
@@ -697,13 +728,17 @@ describe("the loop under random events (property)", () => {
           round += 1
         ) {
           n += 1;
-          if (model.snapshot.status === "awaiting_review") decide(model, "approve");
-          else if (model.snapshot.awaitingSteps && !claim(model))
+          // An approve refused by a pause: the reviewer sends the step back instead.
+          if (model.snapshot.status === "awaiting_review") {
+            if (!decide(model, "approve")) decide(model, "modify");
+          } else if (model.snapshot.awaitingSteps && !claim(model))
             modify(model, "decline_add_steps", n);
           else {
             const stepId = [...model.held][0] ?? claim(model);
-            if (stepId) submit(model, stepId, { flag: false });
-            else if (model.snapshot.steps.some((s) => s.status === "failed"))
+            // A submit refused by a pause: the willing agent answers the pause first.
+            if (stepId) {
+              if (!submit(model, stepId, { flag: false })) modify(model, "retry_step", n);
+            } else if (model.snapshot.steps.some((s) => s.status === "failed"))
               modify(model, "retry_step", n);
             else throw new Error(`stuck: ${JSON.stringify(model.snapshot)}`);
           }

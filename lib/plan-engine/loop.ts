@@ -235,6 +235,15 @@ export function completionEffects(
   if (awaitingSteps && derivePlanStatus(statuses) !== "completed") {
     awaitingSteps = plan.awaitingSteps;
   }
+  const paused = plan.steps.find((s) => s.id === plan.pausedOnFailedStepId);
+  if (failure !== undefined && paused && paused.id !== stepId) {
+    // A pause holds against a failure too: the plan does not end around it.
+    throw new AppError(
+      "CONFLICT",
+      `Plan ${plan.id} is paused on step ${paused.stepOrder}, whose tool failed, and a branching condition of this step ("${failure}") would fail the plan around that pause. Nothing was changed. Answer the pause first (its suggested call, retry_step, or cancel_plan), then send this again.`,
+      { pausedStepId: paused.id },
+    );
+  }
   const planStatus =
     failure !== undefined
       ? planStatusAfter(plan.status, "failed")

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, useFreshTenant } from "../support/in-process";
+import { plainResult } from "../support/mcp-client";
 
 describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -59,5 +60,50 @@ describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
     const unblocked = await b.call(call.name, { ...call.arguments, result: { price: 9000 } });
     expect(unblocked.isError).toBe(false);
     expect((await a.ok("get_next_step", { planId })).status).toBe("plan_complete");
+  });
+
+  it("holds a pause against a failure too: a gate that would fail the plan around it is a CONFLICT", async () => {
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "Pause holds against a fail",
+      researchQuestion: "q",
+      steps: [
+        ...planSteps("search"),
+        {
+          stepType: "extract",
+          instructions: "Extract prices.",
+          tool: "extract_data",
+          arguments: { schema: { type: "object" }, text: "A heat pump costs 9000 euros." },
+        },
+      ],
+      branchingConditions: [
+        { afterStepOrder: 1, conditionExpression: "result.dead === true", ifTrueAction: "fail" },
+      ],
+    });
+    const a = tenant.agent;
+    const b = inProcessAgent(tenant.agent.ctx);
+    const first = await a.ok("get_next_step", { planId });
+    const paused = await b.ok("get_next_step", { planId });
+    expect(paused).toMatchObject({ status: "paused", pauseReason: { type: "tool_error" } });
+    const refused = await a.fails("submit_step_result", {
+      ...plainResult(planId, first.step.stepId),
+      result: { dead: true },
+    });
+    expect(refused).toMatch(/^CONFLICT: Plan .* is paused on step 2, whose tool failed/);
+    expect(await a.ok("get_plan_status", { planId })).toMatchObject({
+      status: "executing",
+      pauseReason: { type: "tool_error" },
+    });
+    // Once the pause is answered (here: its step retried), the same result fails the plan.
+    await a.ok("modify_plan", {
+      planId,
+      action: "retry_step",
+      stepId: paused.pauseReason.stepId,
+      modificationRationale: "Try the tool again later.",
+    });
+    const failed = await a.ok("submit_step_result", {
+      ...plainResult(planId, first.step.stepId),
+      result: { dead: true },
+    });
+    expect(failed.planStatus).toBe("failed");
   });
 });
