@@ -8,6 +8,7 @@ export * from "./audit-entries";
 export * from "./bindings";
 export * from "./branch-actions";
 export * from "./cancel";
+export * from "./claims";
 export * from "./conditions";
 export * from "./decisions";
 export * from "./loop";

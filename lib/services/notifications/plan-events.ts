@@ -1,8 +1,9 @@
 /**
  * plan.completed, plan.failed and plan.stalled: queued where a plan's status is
- * written, in the same statement or transaction (the outbox). The loop's one-
- * statement writes get a CTE (no extra round trip), added only when the plan
- * ends, or, for the guarded fast path, filtered by the status it decides.
+ * written, in the same statement or transaction (the outbox). The loop's fixed
+ * statements carry the insert as a CTE (lib/services/loop/completion-effects.ts
+ * and complete-step-guarded.ts, no extra round trip), for the statuses that
+ * `planEventFor` names; a status written by its own statement queues it here.
  */
 import "server-only";
 import { type SQL, sql } from "drizzle-orm";
@@ -31,26 +32,6 @@ const insertFor = (planId: string, status: SQL, from: SQL) =>
     from research_plan p${from}
     where p.id = ${planId}::uuid and p.status::text <> ${status}
       and ${status} in ('completed', 'failed', 'stalled')`;
-
-/**
- * For a one-statement write whose new status is known before it runs (the
- * loop's slow path, server steps): the CTE when the plan ends, else none.
- */
-export function planEndedCte(planId: string, after: PlanStatus): SQL[] {
-  const event = planEventFor(after);
-  if (event !== "plan.completed" && event !== "plan.failed") return [];
-  noteNotificationQueued();
-  return [sql`plan_event as (${insertFor(planId, sql`${after}::text`, sql``)})`];
-}
-
-/**
- * For a guarded write (decidedPlanUpdate): the CTE reads the status the
- * statement's `decided` relation picked and inserts only when it ends the plan.
- * The caller notes the queued event when the answer says the plan ended.
- */
-export function decidedPlanEndedCte(planId: string): SQL {
-  return sql`plan_event as (${insertFor(planId, sql`decided.plan_status::text`, sql`, decided`)})`;
-}
 
 /** For a status written by its own statement (setPlanStatus), before it: the event, if the move raises one. */
 export async function enqueuePlanEvent(

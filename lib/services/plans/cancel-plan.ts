@@ -8,8 +8,9 @@
 import "server-only";
 import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
-import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
+import { researchPlans, reviewRequests } from "../../db/schema";
 import { decideCancel } from "../../plan-engine/cancel";
+import { endLeases } from "../loop/leases";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
@@ -74,12 +75,7 @@ export async function cancelPlan(
       .update(researchPlans)
       .set({ cancellation: decided.cancellation, awaitingSteps: null, pauseReason: null })
       .where(eq(researchPlans.id, plan.id));
-    if (decided.releasedStepIds.length > 0) {
-      await tx
-        .update(planSteps)
-        .set({ leaseExpiresAt: null, updatedAt: now })
-        .where(inArray(planSteps.id, decided.releasedStepIds));
-    }
+    await endLeases(tx, decided.releasedStepIds, now);
     if (decided.withdrawnReviewIds.length > 0) {
       await tx
         .update(reviewRequests)

@@ -11,7 +11,7 @@
  * awaiting review, no pending step) takes the transaction below.
  */
 import "server-only";
-import { and, asc, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
@@ -21,18 +21,11 @@ import { cancelledPlanMessage } from "../../plan-engine/cancel";
 import type { AwaitingSteps } from "../../plan-engine/loop";
 import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";
-import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
-import {
-  isTerminalPlanStatus,
-  transitionPlan,
-  transitionStep,
-} from "../../plan-engine/transitions";
-import {
-  applyDueReviews,
-  planDeadlineState,
-  type TimedOutReview,
-} from "../reviews/review-deadlines";
-import { stepStartedAuditInsert } from "../shared/audit";
+import type { PlanStatus, StepStatus } from "../../plan-engine/states";
+import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
+import { type ClaimedStep, claimNextStep } from "../loop/claim-next-step";
+import { claimStep } from "../loop/claim-step";
+import { applyDueReviewsOfPlan, type TimedOutReview } from "../reviews/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
@@ -44,8 +37,6 @@ import {
 } from "../shared/output-fields";
 import {
   getPlan,
-  leaseSeconds,
-  lockedPlanIsCurrent,
   lockPlan,
   type PlanRow,
   planNotFound,
@@ -213,34 +204,39 @@ export type NextStep =
     };
 
 /**
- * The plan's due reviews are applied first (docs/reviews.md); when the plan's
- * latest review was decided or escalated by its deadline, the answer says so in
- * `reviewTimedOut`, with the reason.
+ * The plan's due reviews are applied first (docs/reviews.md): the claim's own
+ * statement reports them, and only a plan with a due review pays for applying
+ * it and claiming again. When the plan's latest review was decided or
+ * escalated by its deadline, the answer says so in `reviewTimedOut`, with the
+ * reason.
  */
 export async function getNextStep(
   ctx: ServiceContext,
   raw: z.input<typeof getNextStepInput>,
 ): Promise<NextStep & { reviewTimedOut?: TimedOutReview }> {
   const { planId } = parseInput(getNextStepInput, raw);
-  // The deadline check runs beside the claim, not before it: only a plan whose
-  // review is pending can have a due one, and such a plan hands nothing out, so
-  // the claim's answer stands unless the check finds a due review. The common
-  // call thus pays no extra round trip on a pooled database.
-  let [answer, deadlines] = await Promise.all([
-    nextStepOf(ctx, planId),
-    planDeadlineState(ctx, planId),
-  ]);
-  if (deadlines.due) {
-    await applyDueReviews(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
-    [answer, deadlines] = await Promise.all([
-      nextStepOf(ctx, planId),
-      planDeadlineState(ctx, planId),
-    ]);
+  let next = await nextStepOf(ctx, planId);
+  if (!next.answer) {
+    await applyDueReviewsOfPlan(ctx, planId);
+    // A review still due now (another instance is applying it, or applying it
+    // failed and is tried again later) is answered as the plan stands.
+    next = await nextStepOf(ctx, planId, { ignoreDue: true });
   }
-  return deadlines.timedOut ? { ...answer, reviewTimedOut: deadlines.timedOut } : answer;
+  if (!next.answer) throw planNotFound(planId);
+  return next.timedOut ? { ...next.answer, reviewTimedOut: next.timedOut } : next.answer;
 }
 
-async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep> {
+type NextStepOutcome = {
+  /** Undefined when a review fell due: the caller applies it and asks again. */
+  answer?: NextStep;
+  timedOut: TimedOutReview | null;
+};
+
+async function nextStepOf(
+  ctx: ServiceContext,
+  planId: string,
+  options: { ignoreDue?: boolean } = {},
+): Promise<NextStepOutcome> {
   let peeked = await claimFromExecutingPlan(ctx, planId);
   // Stale only because a status change committed while the claim waited for
   // the lock: a new statement sees it. Where such changes keep coming (many
@@ -248,10 +244,14 @@ async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep
   for (let retry = 0; retry < STALE_RETRIES && peeked.status === "stale"; retry += 1) {
     peeked = await claimFromExecutingPlan(ctx, planId);
   }
-  if (peeked.status === "ready") return withInputs(ctx, peeked.ready, peeked.inputs);
+  const { reviewDue, timedOut } = peeked.deadlines;
+  if (peeked.status === "ready") {
+    return { answer: await withInputs(ctx, peeked.ready, peeked.inputs), timedOut };
+  }
+  if (reviewDue && !options.ignoreDue) return { timedOut };
   // A completed or failed plan never changes again, so its answer needs no lock.
   if (isTerminalPlanStatus(peeked.plan.status)) {
-    return terminalPlanAnswer(ctx.db, ctx, peeked.plan);
+    return { answer: await terminalPlanAnswer(ctx.db, ctx, peeked.plan), timedOut };
   }
   // A plan that must change status (planning/stalled -> executing) or whose
   // next step Cairn runs itself is locked exclusively, so no two callers run a
@@ -269,11 +269,13 @@ async function nextStepOf(ctx: ServiceContext, planId: string): Promise<NextStep
       const settled = await settledPlanAnswer(tx, ctx, plan);
       if (settled) return settled;
       if (!lockedAs && plan.status !== "executing") return "retry" as const;
-      return claimStep(tx, ctx, plan, lockedAs);
+      return claimInTransaction(tx, ctx, plan, lockedAs);
     });
     // "retry": the plan changed between the peek and the lock, or a server step
     // turned out to be next; the second round holds the plan exclusively.
-    if (outcome !== "retry") return resolveInputs(ctx, outcome);
+    if (outcome !== "retry") {
+      return { answer: await resolveInputs(ctx, outcome), timedOut };
+    }
   }
 }
 
@@ -281,116 +283,41 @@ type ReadyStep = Extract<NextStep, { status: "ready" }>;
 
 const STALE_RETRIES = 3;
 
-type ClaimedRow = {
-  inputs: Record<string, unknown> | null;
-  stepId: string | null;
-  stepOrder: number | null;
-  stepType: StepType | null;
-  instructions: string | null;
-  attempt: number | null;
-  leaseExpiresAt: Date | string | null;
-};
+type Deadlines = { reviewDue: boolean; timedOut: TimedOutReview | null };
 
-type ClaimRow = ClaimedRow & {
-  planStatus: PlanStatus;
-  serverNext: boolean;
-  paused: boolean;
-  planFormattingNotes: string | null;
-  totalSteps: number;
-  current: boolean;
-};
-
-/**
- * The claim as CTEs of one statement: the plan's first step that nobody holds
- * (pending, or in progress with its lease run out or released by a reviewer's
- * modify), locked with SKIP LOCKED so two callers never get the same one,
- * handed out with a new lease and attempt, and its `step_started` row. `planId`
- * is an expression, so a caller can make the claim depend on the plan's status.
- */
-function claimCtes(ctx: ServiceContext, planId: SQL, planStatusBefore: PlanStatus, now: string) {
-  const started = transitionStep("pending", "in_progress");
-  return sql`next as (
-      select id, status, lease_expires_at, tool from plan_step
-      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}::uuid
-        and (status = 'pending'
-          or (status = ${started}::step_status
-            and coalesce(lease_expires_at, '-infinity') <= ${now}::timestamptz))
-      order by step_order
-      limit 1
-      for update skip locked
-    ), claimed as (
-      update plan_step
-      set status = ${started}::step_status, attempt = plan_step.attempt + 1,
-        lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseSeconds(ctx)}),
-        started_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      from next
-      where plan_step.id = next.id and next.tool is null
-      returning plan_step.id, plan_step.plan_id, plan_step.step_order, plan_step.inputs, plan_step.step_type, plan_step.instructions,
-        plan_step.attempt, plan_step.lease_expires_at,
-        case when next.status = 'pending' then null
-          when next.lease_expires_at is null then 'redo_requested'
-          else 'lease_expired' end as reissued
-    ), audit as (
-      ${stepStartedAuditInsert(ctx, planStatusBefore, sql`claimed`)}
-    )`;
-}
-
-const claimedColumns = sql`claimed.inputs, claimed.id as "stepId", claimed.step_order as "stepOrder",
-  claimed.step_type as "stepType", claimed.instructions, claimed.attempt,
-  claimed.lease_expires_at as "leaseExpiresAt"`;
-
-/**
- * The loop's hot path in one statement, so one round trip and no BEGIN/COMMIT:
- * lock the plan row in share mode (the plan first, as everywhere), claim its
- * first pending step if the plan is `executing`, write the step_started audit
- * row, and count the plan's steps. The statement is atomic on its own, so the
- * claim and its audit row commit together. A plan in any other status claims
- * nothing here and only reports its status, for the transaction to handle.
- *
- * A statement reads the steps as of its start. If a call that changes the plan
- * (submit, review, modify: they all lock it exclusively and update its row)
- * committed while this one waited for the lock, the locked plan row is newer
- * than the one the statement's snapshot holds; then it claims nothing either
- * and answers `stale` (with the plan as locked, which is current).
- */
+/** get_next_step's one-statement claim (lib/services/loop/claim-next-step.ts), read into an answer. */
 async function claimFromExecutingPlan(
   ctx: ServiceContext,
   planId: string,
 ): Promise<
-  | { status: "ready"; ready: ReadyStep; inputs: Record<string, unknown> | null }
-  | { status: "stale" | "not_claimed"; plan: PlanForAnswer; serverNext: boolean; paused: boolean }
+  | {
+      status: "ready";
+      ready: ReadyStep;
+      inputs: Record<string, unknown> | null;
+      deadlines: Deadlines;
+    }
+  | {
+      status: "stale" | "not_claimed";
+      plan: PlanForAnswer;
+      serverNext: boolean;
+      paused: boolean;
+      deadlines: Deadlines;
+    }
 > {
-  const now = new Date().toISOString();
-  const [row] = await selectRows<ClaimRow>(
-    ctx.db,
-    sql`
-    with plan as materialized (
-      select id, status, output_formatting_notes, pause_reason, xmin as version from research_plan
-      where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
-      for share
-    ), fresh as materialized (
-      select ${lockedPlanIsCurrent(planId)} as current
-      from plan
-    ), ${claimCtes(ctx, sql`(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))`, "executing", now)}
-    select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
-      ${claimedColumns},
-      (select count(*)::int from plan_step where plan_id = plan.id) as "totalSteps",
-      fresh.current, exists (select 1 from next where tool is not null) as "serverNext",
-      plan.pause_reason is not null as paused
-    from plan cross join fresh left join claimed on true`,
-  );
+  const row = await claimNextStep(ctx.db, ctx, planId, new Date().toISOString());
   if (!row) throw planNotFound(planId);
+  const deadlines = { reviewDue: row.reviewDue, timedOut: row.timedOut };
   // The locked plan row is the newest one, stale snapshot or not.
   const plan = {
     id: planId,
     status: row.planStatus,
     outputFormattingNotes: row.planFormattingNotes,
   };
-  const flags = { plan, serverNext: row.serverNext, paused: row.paused };
+  const flags = { plan, serverNext: row.serverNext, paused: row.paused, deadlines };
   if (!row.current) return { status: "stale", ...flags };
-  const ready = readyAnswer(planId, row, row.totalSteps);
+  const ready = readyAnswer(planId, row);
   return ready
-    ? { status: "ready", ready, inputs: row.inputs }
+    ? { status: "ready", ready, inputs: row.inputs, deadlines }
     : { status: "not_claimed", ...flags };
 }
 
@@ -518,7 +445,7 @@ async function planComplete(
  * runs the server steps next in line (`runServerSteps`); in share mode, a
  * server step next in line sends the caller back for the exclusive lock.
  */
-async function claimStep(
+async function claimInTransaction(
   tx: Transaction,
   ctx: ServiceContext,
   locked: PlanRow,
@@ -552,16 +479,9 @@ async function claimStep(
     }
   }
   const now = new Date();
-  const [claimed] = await selectRows<ClaimedRow & { totalSteps: number; serverNext: boolean }>(
-    tx,
-    sql`with ${claimCtes(ctx, sql`${plan.id}::uuid`, plan.status, now.toISOString())}
-    select ${claimedColumns},
-      (select count(*)::int from plan_step where plan_id = ${plan.id}::uuid) as "totalSteps",
-      exists (select 1 from next where tool is not null) as "serverNext"
-    from (select 1) as one left join claimed on true`,
-  );
+  const claimed = await claimStep(tx, ctx, plan.id, plan.status, now.toISOString());
   if (claimed?.serverNext && !exclusive) return "retry";
-  const ready = claimed && readyAnswer(plan.id, claimed, claimed.totalSteps);
+  const ready = claimed && readyAnswer(plan.id, claimed);
   if (ready) {
     if (plan.status !== "executing") {
       await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
@@ -656,7 +576,7 @@ async function resolveInputs(ctx: ServiceContext, outcome: NextStepWithInputs): 
   return withInputs(ctx, ready, inputsToResolve ?? null);
 }
 
-function readyAnswer(planId: string, row: ClaimedRow, totalSteps: number): ReadyStep | undefined {
+function readyAnswer(planId: string, row: ClaimedStep): ReadyStep | undefined {
   if (row.stepId === null || row.stepOrder === null || row.stepType === null) return undefined;
   const attempt = row.attempt ?? 1;
   return {
@@ -671,7 +591,7 @@ function readyAnswer(planId: string, row: ClaimedRow, totalSteps: number): Ready
       attempt,
       leaseExpiresAt: new Date(row.leaseExpiresAt ?? Date.now()).toISOString(),
     },
-    totalSteps,
+    totalSteps: row.totalSteps,
     hint:
       (attempt > 1
         ? "This step was handed out before and nobody finished it (or a reviewer asked for a redo: see the User feedback in its instructions). "

@@ -9,7 +9,8 @@
 import "server-only";
 import { z } from "zod";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
-import { settleDeadlinesOfPlan } from "../reviews/review-deadlines";
+import { readPlanStatus } from "../loop/read-plan-status";
+import { applyDueReviewsOfPlan } from "../reviews/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
@@ -21,7 +22,7 @@ import {
   stepStatus,
   stepType,
 } from "../shared/output-fields";
-import { getPlan, loadStepSummaries } from "../shared/plan-access";
+import { planNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 import { markStalledPlans, stallClock } from "./mark-stalled-plans";
 
@@ -51,22 +52,24 @@ export async function getPlanStatus(
   raw: z.input<typeof getPlanStatusInput>,
 ): Promise<PlanStatusReport> {
   const { planId } = parseInput(getPlanStatusInput, raw);
-  await settleDeadlinesOfPlan(ctx, planId);
+  const read = async () => {
+    const row = await readPlanStatus(ctx.db, ctx, planId);
+    if (!row) throw planNotFound(planId);
+    return row;
+  };
+  // The read reports a due review; only then is it applied and the plan read again.
+  let plan = await read();
+  if (plan.reviewDue) {
+    await applyDueReviewsOfPlan(ctx, planId);
+    plan = await read();
+  }
   const now = new Date();
-  // Both reads at once: they never waited for each other (no transaction), and
-  // the steps are read without their results, which a status report never shows.
-  let [plan, steps] = await Promise.all([
-    getPlan(ctx.db, ctx, planId),
-    loadStepSummaries(ctx.db, ctx, planId),
-  ]);
-  if (plan.status === "executing" && stallWarnings(steps, now, stallClock(ctx)).length > 0) {
+  if (plan.status === "executing" && stallWarnings(plan.steps, now, stallClock(ctx)).length > 0) {
     // Marked as Cairn, as the scheduler would; then read again, as someone may have moved it meanwhile.
     await markStalledPlans(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
-    [plan, steps] = await Promise.all([
-      getPlan(ctx.db, ctx, planId),
-      loadStepSummaries(ctx.db, ctx, planId),
-    ]);
+    plan = await read();
   }
+  const { steps } = plan;
   const warnings = stallWarnings(steps, now, stallClock(ctx));
 
   return {
@@ -85,6 +88,6 @@ export async function getPlanStatus(
       stepType: s.stepType,
       status: s.status,
     })),
-    updatedAt: plan.updatedAt.toISOString(),
+    updatedAt: plan.updatedAt,
   };
 }

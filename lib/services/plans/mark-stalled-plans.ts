@@ -15,9 +15,10 @@ import type { Database } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { type StallClock, stallWarnings } from "../../plan-engine/progress";
 import type { PlanStatus } from "../../plan-engine/states";
+import { leaseSeconds } from "../loop/leases";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
-import { leaseSeconds, loadStepSummaries, setPlanStatus } from "../shared/plan-access";
+import { loadStepSummaries, setPlanStatus } from "../shared/plan-access";
 
 /** Who marks a plan stalled: Cairn itself, not whoever happened to read the plan. */
 export const STALL_ACTOR: Actor = { type: "system", id: null, label: "Cairn" };

@@ -12,9 +12,11 @@
  * progress stops it without a pause.
  */
 import "server-only";
-import { and, asc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
+import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { planBranchingConditions, planSteps, reviewRequests } from "../../db/schema";
+import { jsonParam, run, statement } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import {
@@ -24,6 +26,7 @@ import {
   type PauseReason,
   resolveBindings,
 } from "../../plan-engine/bindings";
+import { firstClaimable } from "../../plan-engine/claims";
 import {
   decideSubmit,
   type LoopCondition,
@@ -32,9 +35,12 @@ import {
 } from "../../plan-engine/loop";
 import type { PlanStatus, StepStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
-import { planEndedCte } from "../notifications/plan-events";
+import {
+  completionAuditInsert,
+  completionEffectsCtes,
+  effectsParams,
+} from "../loop/completion-effects";
 import { compileSchema, describeErrors } from "../research/extract-data";
-import { auditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import type { PlanRow } from "../shared/plan-access";
 import { isServerStepTool, SERVER_STEP_TOOLS } from "../shared/server-step-tools";
@@ -71,15 +77,6 @@ type StepWrite = {
   result: unknown;
   failureReason: string | null;
 };
-
-/** The first step get_next_step would hand out: pending, or in progress with no live lease. */
-function firstClaimable(steps: readonly StepRow[], now: Date): StepRow | undefined {
-  return steps.find(
-    (s) =>
-      s.status === "pending" ||
-      (s.status === "in_progress" && (s.leaseExpiresAt === null || s.leaseExpiresAt <= now)),
-  );
-}
 
 function loadRunSteps(tx: Transaction, planId: string): Promise<StepRow[]> {
   return tx
@@ -390,12 +387,29 @@ export async function runServerSteps(
   return { ran, pause, waiting, planStatus: snapshot.status };
 }
 
-/** The run's one write: every step, verdict, skip and withdrawal, the plan and the audit rows. */
-function writeRun(
+/**
+ * The run's one write: every step the run moved, then the completion's effects
+ * (verdicts, skips, withdrawals, the plan with its pause) and the audit rows.
+ */
+const writeRunStatement = statement(
+  "write a run of server steps",
+  `with ${completionEffectsCtes}, step_writes as (
+    update plan_step set status = w.status, result = w.result,
+      failure_reason = w."failureReason",
+      started_at = $3::timestamptz, completed_at = $3::timestamptz,
+      attempt = plan_step.attempt + 1, updated_at = $3::timestamptz
+    from jsonb_to_recordset($12::jsonb)
+      as w(id uuid, status step_status, result jsonb, "failureReason" text)
+    where plan_step.id = w.id
+  ) ${completionAuditInsert}`,
+  z.unknown(),
+);
+
+async function writeRun(
   tx: Transaction,
   ctx: ServiceContext,
   plan: PlanRow,
-  run: {
+  write: {
     steps: StepWrite[];
     verdicts: { id: string; fired: boolean }[];
     skipped: string[];
@@ -406,50 +420,24 @@ function writeRun(
     audit: AuditEntry[];
     now: string;
   },
-): Promise<unknown> {
-  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-  const ids = (list: string[]) =>
-    sql`(select value::uuid from jsonb_array_elements_text(${json(list)}))`;
+): Promise<void> {
   // jsonb_to_recordset reads the camelCase key as its own column name.
-  const parts: SQL[] = [
-    sql`step_writes as (
-      update plan_step set status = w.status, result = w.result,
-        failure_reason = w."failureReason",
-        started_at = ${run.now}::timestamptz, completed_at = ${run.now}::timestamptz,
-        attempt = plan_step.attempt + 1, updated_at = ${run.now}::timestamptz
-      from jsonb_to_recordset(${json(run.steps)})
-        as w(id uuid, status step_status, result jsonb, "failureReason" text)
-      where plan_step.id = w.id
-    )`,
-  ];
-  if (run.verdicts.length > 0) {
-    parts.push(sql`verdicts as (
-      update plan_branching_condition c set evaluated_at = ${run.now}::timestamptz, fired = v.fired
-      from jsonb_to_recordset(${json(run.verdicts)}) as v(id uuid, fired boolean)
-      where c.id = v.id
-    )`);
-  }
-  if (run.skipped.length > 0) {
-    parts.push(sql`skips as (
-      update plan_step set status = 'skipped', updated_at = ${run.now}::timestamptz
-      where id in ${ids(run.skipped)} and status = 'pending'
-    )`);
-  }
-  if (run.withdrawn.length > 0) {
-    parts.push(sql`withdrawn as (
-      update review_request set status = 'withdrawn', decided_at = ${run.now}::timestamptz
-      where id in ${ids(run.withdrawn)} and status = 'pending'
-    )`);
-  }
-  parts.push(sql`plan_update as (
-    update research_plan set status = ${run.planStatus}::plan_status,
-      awaiting_steps = ${run.awaitingSteps ? json(run.awaitingSteps) : sql`null::jsonb`},
-      pause_reason = ${run.pause ? json(run.pause) : sql`null::jsonb`},
-      updated_at = ${run.now}::timestamptz,
-      completed_at = case when ${isTerminalPlanStatus(run.planStatus)}::boolean
-        then ${run.now}::timestamptz else completed_at end
-    where id = ${plan.id}::uuid
-  )`);
-  parts.push(...planEndedCte(plan.id, run.planStatus));
-  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, run.audit)}`);
+  await run(tx, writeRunStatement, [
+    ...effectsParams(
+      ctx,
+      plan.id,
+      null,
+      {
+        verdicts: write.verdicts,
+        skippedStepIds: write.skipped,
+        withdrawnReviewIds: write.withdrawn,
+        planStatus: write.planStatus,
+        awaitingSteps: write.awaitingSteps,
+        audit: write.audit,
+      },
+      write.now,
+      { reason: write.pause },
+    ),
+    jsonParam(write.steps),
+  ]);
 }

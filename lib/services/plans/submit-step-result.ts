@@ -9,7 +9,7 @@
  * after the engine has decided, one that writes every change and its audit rows.
  */
 import "server-only";
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
@@ -23,16 +23,15 @@ import {
   type LoopCondition,
   type LoopStep,
   type PlanSnapshot,
-  type SubmitDecision,
 } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { writeDecidedSubmit } from "../loop/complete-step";
+import { completeStepGuarded } from "../loop/complete-step-guarded";
 import { noteNotificationQueued } from "../notifications/queued";
 import { compileSchema, describeErrors } from "../research/extract-data";
-import { auditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
-import { decidedPlanUpdate, loopEffectsSql, planStatusFromOthers } from "../shared/loop-writes";
 import { firedConditionsOutput, planStatus } from "../shared/output-fields";
 import { lockedPlanIsCurrent, planNotFound, stepNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
@@ -206,47 +205,6 @@ async function readAgain(
   return { ...locked, ...read };
 }
 
-/** What the transaction path writes: the submitted result and the engine's decision on it. */
-type DecidedSubmitWrites = {
-  planId: string;
-  step: {
-    id: string;
-    result: Record<string, unknown>;
-    resultSummary: string | null;
-    confidence: number | null;
-    stepExecutionReport: unknown;
-    outputFormattingNotes: string | null;
-    startedAt: string;
-  };
-  decision: SubmitDecision;
-  now: string;
-};
-
-/** Every change the engine decided, and its audit rows, as one statement. */
-function writeDecidedSubmit(
-  tx: Transaction,
-  ctx: ServiceContext,
-  changes: DecidedSubmitWrites,
-): Promise<unknown> {
-  const { step, decision, now } = changes;
-  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-  const parts: SQL[] = [
-    sql`step_update as (
-      update plan_step set status = ${decision.step.status}::step_status,
-        result = ${json(step.result)},
-        result_summary = ${step.resultSummary}::text, confidence = ${step.confidence}::float8,
-        step_execution_report = ${json(step.stepExecutionReport)},
-        output_formatting_notes = ${step.outputFormattingNotes}::text,
-        started_at = ${step.startedAt}::timestamptz, completed_at = ${now}::timestamptz,
-        lease_expires_at = null, attempt = greatest(attempt, 1),
-        updated_at = ${now}::timestamptz
-      where id = ${step.id}::uuid
-    )`,
-    ...loopEffectsSql(changes.planId, step.id, decision, now),
-  ];
-  return tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decision.audit)}`);
-}
-
 type SubmitInput = z.output<typeof submitStepResultInput>;
 
 /**
@@ -269,55 +227,20 @@ async function submitInOneStatement(
     resultSummary: input.resultSummary ?? null,
     confidence: input.confidence ?? null,
   };
-  const decided = decideCommonSubmit(input.planId, event);
-  const { planStatusWhen: when, preconditions: pre } = decided;
-  const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-  const [row] = await selectRows<{ ok: boolean; planStatus: PlanStatus; stepOrder: number }>(
+  const row = await completeStepGuarded(
     ctx.db,
-    sql`
-    with plan as materialized (
-      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
-      where id = ${input.planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
-      for update
-    ), step as materialized (
-      select id, step_order, status, output_schema from plan_step
-      where id = ${input.stepId}::uuid and plan_id = (select id from plan)
-        and tenant_id = ${ctx.tenantId}::uuid
-      for update
-    ), decided as materialized (
-      select step.step_order,
-        ${planStatusFromOthers(when, pre.terminalStepStatuses)} as plan_status
-      from plan join step on true
-        left join plan_step other on other.plan_id = plan.id and other.id <> step.id
-      where ${lockedPlanIsCurrent(input.planId)}
-        and plan.status = ${pre.planStatus} and plan.awaiting_steps is null
-        and plan.pause_reason is null
-        and step.status = ${pre.stepStatus} and step.output_schema is null
-        and not exists (
-          select 1 from plan_branching_condition c where c.after_step_id = ${input.stepId}::uuid
-        )
-      group by step.step_order
-    ), step_update as (
-      update plan_step set status = 'completed', result = ${json(input.result)},
-        result_summary = ${input.resultSummary ?? null}::text,
-        confidence = ${input.confidence ?? null}::float8,
-        step_execution_report = ${json(input.stepExecutionReport)},
-        output_formatting_notes = ${input.outputFormattingNotes ?? null}::text,
-        completed_at = ${now}::timestamptz, lease_expires_at = null,
-        attempt = greatest(attempt, 1), updated_at = ${now}::timestamptz
-      where id = ${input.stepId}::uuid and exists (select 1 from decided)
-    ), ${decidedPlanUpdate(input.planId, now)}, audit as (
-      ${auditInsert(ctx, decided.audit, {
-        when: sql`select 1 from decided`,
-        payloadFrom: sql`jsonb_build_object('stepOrder', (select step_order from decided))`,
-      })}
-    )
-    select exists (select 1 from decided) as ok,
-      (select plan_status from decided) as "planStatus",
-      (select step_order from decided) as "stepOrder"`,
+    ctx,
+    {
+      ...event,
+      planId: input.planId,
+      stepExecutionReport: input.stepExecutionReport,
+      outputFormattingNotes: input.outputFormattingNotes ?? null,
+    },
+    decideCommonSubmit(input.planId, event),
+    now,
   );
-  if (!row?.ok) return undefined;
-  // decidedPlanUpdate queued plan.completed or plan.failed in the statement.
+  if (!row) return undefined;
+  // The statement queued plan.completed or plan.failed when it ended the plan.
   if (isTerminalPlanStatus(row.planStatus)) noteNotificationQueued();
   return {
     planId: input.planId,

@@ -18,7 +18,7 @@
  * names the current state, never a second application.
  */
 import "server-only";
-import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
@@ -27,13 +27,11 @@ import { AppError, isAppError } from "../../plan-engine/app-error";
 import { checkDecider, decisionChannel } from "../../plan-engine/decisions";
 import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
-import { isTerminalStepStatus } from "../../plan-engine/transitions";
+import { writeReviewDecision } from "../loop/decide-review";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import { currentReviewDigest } from "../reviews/review-digest";
-import { auditInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
-import { loopEffectsSql } from "../shared/loop-writes";
 import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
 import { loadStepSummaries, lockPlan, lockStep } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
@@ -250,44 +248,18 @@ export async function submitUserDecision(
         reviewDigest: digest,
       },
     );
-    const now = new Date().toISOString();
     const stepStatus = decided.stepStatus;
-    const ends = isTerminalStepStatus(stepStatus);
-    const approved = decided.result !== null;
-    // The step row, the review and its decision, the engine's effects and the
-    // audit rows, as one statement.
-    const parts: SQL[] = [
-      sql`step_update as (
-        update plan_step set status = ${stepStatus}::step_status,
-          instructions = ${decided.instructions},
-          failure_reason = ${decided.failureReason}::text,
-          result = case when ${approved}::boolean
-            then ${approved ? JSON.stringify(decided.result) : null}::jsonb else result end,
-          confidence = case when ${approved}::boolean
-            then ${decided.confidence}::float8 else confidence end,
-          started_at = case when ${stepStatus === "in_progress"}::boolean
-            then ${now}::timestamptz else started_at end,
-          completed_at = case when ${ends}::boolean then ${now}::timestamptz else completed_at end,
-          lease_expires_at = null,
-          updated_at = ${now}::timestamptz
-        where id = ${step.id}::uuid
-      )`,
-      sql`review_update as (
-        update review_request set status = 'decided', decided_at = ${now}::timestamptz
-        where id = ${review.id}::uuid
-      )`,
-      sql`decision_insert as (
-        insert into review_decision (tenant_id, review_request_id, plan_id, step_id, decision,
-          feedback, decided_by_type, decided_by_id, decided_by_label, channel, review_digest,
-          created_at)
-        values (${ctx.tenantId}::uuid, ${review.id}::uuid, ${plan.id}::uuid, ${step.id}::uuid,
-          ${input.decision}::review_decision_kind, ${feedback}::text,
-          ${ctx.actor.type}::actor_type, ${ctx.actor.id}::uuid, ${ctx.actor.label}::text,
-          ${channel}::decision_channel, ${digest}::text, ${now}::timestamptz)
-      )`,
-      ...loopEffectsSql(plan.id, step.id, decided, now),
-    ];
-    await tx.execute(sql`with ${sql.join(parts, sql`, `)} ${auditInsert(ctx, decided.audit)}`);
+    await writeReviewDecision(tx, ctx, {
+      planId: plan.id,
+      stepId: step.id,
+      reviewRequestId: review.id,
+      decision: input.decision,
+      feedback,
+      channel,
+      digest,
+      decided,
+      now: new Date().toISOString(),
+    });
     const { planStatus, instructions } = decided;
     return {
       planId: plan.id,

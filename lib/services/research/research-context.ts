@@ -25,6 +25,7 @@ import { computeProgress } from "../../plan-engine/progress";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { DECISION_CHANNELS } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { renewLease } from "../loop/leases";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -37,7 +38,7 @@ import {
   progress,
   stepDetail,
 } from "../shared/output-fields";
-import { getPlan, getStep, loadSteps, renewLease, type StepRow } from "../shared/plan-access";
+import { getPlan, getStep, loadSteps, type StepRow } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
@@ -525,7 +526,7 @@ export async function getStepContext(
     // An ended plan (a cancelled one above all) holds no step: nothing to renew.
     const leaseExpiresAt = isTerminalPlanStatus(plan.status)
       ? null
-      : await renewLease(tx, ctx, step.id);
+      : await renewLease(tx, ctx, plan.id, step.id);
     const prior = await tx
       .select()
       .from(planSteps)
@@ -542,7 +543,7 @@ export async function getStepContext(
       researchQuestion: plan.researchQuestion,
       step: stepView(step),
       /** The step's lease, renewed by this call; null when the step is not in progress. */
-      leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
+      leaseExpiresAt,
       priorSteps: prior.map(stepView),
       ...(await artifactPage(tx, ctx, plan.id, {
         offset: input.artifactsOffset,

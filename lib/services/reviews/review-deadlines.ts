@@ -13,12 +13,15 @@
  */
 import "server-only";
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
+import { run, statement } from "../../db/statement";
 import { messageForLog } from "../../log";
 import {
   DEADLINE_ACTOR_LABEL,
   decideTimeout,
+  TIMEOUT_ACTIONS,
   type TimeoutAction,
 } from "../../plan-engine/review-deadlines";
 import type { ReviewDecision } from "../../plan-engine/states";
@@ -46,10 +49,12 @@ type DueReview = {
 
 /**
  * Pending, due and not yet escalated (an escalated review keeps its past
- * `due_at` so the inbox can show it, but it is never escalated twice).
+ * `due_at` so the inbox can show it, but it is never escalated twice), over a
+ * review_request row `r`. Text, so the loop's fixed statements embed it too.
  */
-const dueWhere = sql`r.status = 'pending' and r.due_at is not null and r.due_at <= now()
+export const DUE_REVIEW = `r.status = 'pending' and r.due_at is not null and r.due_at <= now()
   and r.on_timeout is not null and r.escalated_at is null`;
+const dueWhere = sql.raw(DUE_REVIEW);
 
 /**
  * Claims one due review (with its plan row, the lock order every decision
@@ -203,23 +208,21 @@ export type TimedOutReview = {
 };
 
 /**
- * One statement: whether the plan has a due review, and its latest review when
- * a deadline decided or escalated it.
+ * Two columns, `"reviewDue"` and `"timedOut"`, for a statement over the plan
+ * `plan` of the tenant `tenant` (SQL expressions): whether the plan has a due
+ * review, and its latest review when a deadline decided or escalated it. The
+ * loop's reads (get_next_step's claim, get_plan_status) carry them, so a call
+ * learns of a due review without a round trip of its own.
  */
-export async function planDeadlineState(
-  ctx: Pick<ServiceContext, "db" | "tenantId">,
-  planId: string,
-): Promise<{ due: boolean; timedOut: TimedOutReview | null }> {
-  const [row] = await selectRows<{ due: boolean; timedOut: TimedOutReview | null }>(
-    ctx.db,
-    sql`select exists (select 1 from review_request r
-        where r.plan_id = ${planId}::uuid and r.tenant_id = ${ctx.tenantId}::uuid and ${dueWhere}) as due,
+export function deadlineStateColumns(plan: string, tenant: string): string {
+  return `exists (select 1 from review_request r
+        where r.plan_id = ${plan} and r.tenant_id = ${tenant} and ${DUE_REVIEW}) as "reviewDue",
       (select json_build_object('reviewRequestId', r.id, 'stepId', r.step_id,
           'action', r.on_timeout, 'reason', coalesce(d.feedback, a.payload->>'reason'),
           'at', to_char(coalesce(d.created_at, r.escalated_at) at time zone 'UTC',
             'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
         from (select * from review_request
-          where plan_id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
+          where plan_id = ${plan} and tenant_id = ${tenant}
           order by created_at desc limit 1) r
           left join review_decision d on d.review_request_id = r.id
           left join lateral (select payload from plan_audit_log l
@@ -227,10 +230,51 @@ export async function planDeadlineState(
               and l.payload->>'action' = 'review_escalated'
               and l.payload->>'reviewRequestId' = r.id::text
             limit 1) a on true
-        where (d.decided_by_type = 'system' and d.decided_by_label = ${DEADLINE_ACTOR_LABEL})
-          or (r.status = 'pending' and r.escalated_at is not null)) as "timedOut"`,
-  );
-  return { due: row?.due ?? false, timedOut: row?.timedOut ?? null };
+        where (d.decided_by_type = 'system' and d.decided_by_label = '${DEADLINE_ACTOR_LABEL.replaceAll("'", "''")}')
+          or (r.status = 'pending' and r.escalated_at is not null)) as "timedOut"`;
+}
+
+/** The columns of `deadlineStateColumns`, parsed. */
+export const deadlineStateRow = z.object({
+  reviewDue: z.boolean(),
+  timedOut: z
+    .object({
+      reviewRequestId: z.string(),
+      stepId: z.string(),
+      action: z.enum(TIMEOUT_ACTIONS),
+      reason: z
+        .string()
+        .nullable()
+        .transform((reason) => reason ?? ""),
+      at: z.string(),
+    })
+    .nullable(),
+});
+
+const planDeadlines = statement(
+  "deadline state of a plan",
+  `select ${deadlineStateColumns("$1::uuid", "$2::uuid")}`,
+  deadlineStateRow,
+);
+
+/** One statement: whether the plan has a due review, and its latest one if a deadline decided or escalated it. */
+async function planDeadlineState(
+  ctx: Pick<ServiceContext, "db" | "tenantId">,
+  planId: string,
+): Promise<{ due: boolean; timedOut: TimedOutReview | null }> {
+  const [row] = await run(ctx.db, planDeadlines, [planId, ctx.tenantId]);
+  return { due: row?.reviewDue ?? false, timedOut: row?.timedOut ?? null };
+}
+
+/**
+ * After a loop read reported a due review (`"reviewDue"`): applies the plan's
+ * due reviews, one claiming transaction each, for the caller to read again.
+ */
+export async function applyDueReviewsOfPlan(
+  ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
+  planId: string,
+): Promise<void> {
+  await applyDueReviews(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
 }
 
 /**

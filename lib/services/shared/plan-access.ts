@@ -138,41 +138,6 @@ export async function setPlanStatus(
   return status;
 }
 
-/** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
-export function leaseSeconds(
-  ctx: Pick<ServiceContext, "stepLeaseSeconds" | "stallThresholdSeconds">,
-) {
-  return ctx.stepLeaseSeconds ?? ctx.stallThresholdSeconds;
-}
-
-/**
- * A call that names a step in progress shows its holder is still at work, so
- * the step's lease starts again (a released step, one a reviewer sent back, is
- * taken by the caller). Returns the new expiry, or null when the step is not in
- * progress.
- */
-export async function renewLease(
-  tx: Transaction,
-  ctx: ServiceContext,
-  stepId: string,
-): Promise<Date | null> {
-  const [row] = await tx
-    .update(planSteps)
-    .set({
-      leaseExpiresAt: sql`now() + make_interval(secs => ${leaseSeconds(ctx)})`,
-      attempt: sql`greatest(${planSteps.attempt}, 1)`,
-    })
-    .where(
-      and(
-        eq(planSteps.id, stepId),
-        eq(planSteps.tenantId, ctx.tenantId),
-        eq(planSteps.status, "in_progress"),
-      ),
-    )
-    .returning({ leaseExpiresAt: planSteps.leaseExpiresAt });
-  return row?.leaseExpiresAt ?? null;
-}
-
 /**
  * For a statement that locks the plan row in a CTE named `plan` selecting
  * `xmin as version`: whether the locked row is still the one the statement's

@@ -1,0 +1,60 @@
+/**
+ * The loop's hot statements (lib/services/loop/sql): each is fixed text with
+ * positional parameters, written once at module load, and sent to the driver
+ * as it is, so no call rebuilds it from drizzle fragments and both drivers keep
+ * one prepared statement (and its plan) per statement per connection. The rows
+ * are parsed with the statement's own zod schema here, at the boundary, so a
+ * mistyped column fails on its first call in any test, and `Date | string`
+ * (the two drivers return timestamps differently) never leaks past it.
+ *
+ * Values travel as parameters only: JSON as text (the statement casts it to
+ * jsonb), times as ISO strings (cast to timestamptz).
+ */
+import "server-only";
+import { z } from "zod";
+import type { Executor } from "./client";
+
+export type Statement<Row> = {
+  /** For logs and the benchmark: what the statement does, in a few words. */
+  name: string;
+  text: string;
+  row: z.ZodType<Row>;
+};
+
+export function statement<Row>(name: string, text: string, row: z.ZodType<Row>): Statement<Row> {
+  return { name, text: text.trim(), row };
+}
+
+/** The driver client under drizzle's database or transaction (postgres.js `Sql` or PGlite). */
+type DriverClient =
+  | { unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]> }
+  | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> };
+
+function driverOf(db: Executor): DriverClient {
+  // drizzle keeps the session (and its client: the transaction's one inside a
+  // transaction or savepoint) on the database object; it is not in the types.
+  const client = (db as unknown as { session?: { client?: DriverClient } }).session?.client;
+  if (!client) throw new Error("The database object has no driver client.");
+  return client;
+}
+
+export async function run<Row>(
+  db: Executor,
+  stmt: Statement<Row>,
+  params: readonly unknown[],
+): Promise<Row[]> {
+  const client = driverOf(db);
+  const rows =
+    "unsafe" in client
+      ? await client.unsafe(stmt.text, [...params], { prepare: true })
+      : (await client.query(stmt.text, [...params])).rows;
+  return rows.map((row) => stmt.row.parse(row));
+}
+
+/** A timestamp from either driver, as an ISO string. */
+export const isoTime = z
+  .union([z.date(), z.string()])
+  .transform((value) => new Date(value).toISOString());
+
+/** JSON text for a `$n::jsonb` parameter. */
+export const jsonParam = (value: unknown): string => JSON.stringify(value);

@@ -1,0 +1,137 @@
+/**
+ * get_next_step's hot path as one fixed statement, so one round trip and no
+ * BEGIN/COMMIT: lock the plan row in share mode (the plan first, as
+ * everywhere), claim its first free step (`claimableStep`) if the plan is
+ * `executing` and not paused, write the step_started audit row, count the
+ * plan's steps, and report the plan's review deadlines (`deadlineStateColumns`:
+ * a due review is applied by the caller, which then claims again). The
+ * statement is atomic on its own, so the claim and its audit row commit
+ * together. A plan in any other status claims nothing here and only reports its
+ * status, for the caller's transaction (`claim-step.ts`) to handle.
+ *
+ * A statement reads the steps as of its start. If a call that changes the plan
+ * (submit, review, modify: they all lock it exclusively and update its row)
+ * committed while this one waited for the lock, the locked plan row is newer
+ * than the one the statement's snapshot holds; then it claims nothing and
+ * answers `current: false` (with the plan as locked, which is current).
+ */
+import "server-only";
+import { z } from "zod";
+import type { Executor } from "../../db/client";
+import { isoTime, run, statement } from "../../db/statement";
+import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
+import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
+import { deadlineStateColumns, deadlineStateRow } from "../reviews/review-deadlines";
+import type { ServiceContext } from "../shared/context";
+import { claimableStep, leaseSeconds, leaseUntil } from "./leases";
+
+/** The claimed step's columns, shared with `claim-step.ts`. */
+export const claimedStepRow = z.object({
+  inputs: z.record(z.string(), z.unknown()).nullable(),
+  stepId: z.string().nullable(),
+  stepOrder: z.number().nullable(),
+  stepType: z.enum(STEP_TYPES).nullable(),
+  instructions: z.string().nullable(),
+  attempt: z.number().nullable(),
+  leaseExpiresAt: isoTime.nullable(),
+  totalSteps: z.number(),
+  serverNext: z.boolean(),
+});
+export type ClaimedStep = z.infer<typeof claimedStepRow>;
+
+/**
+ * The claim's CTEs (`next`, `claimed`, `audit`) for the plan id `plan`, the
+ * tenant `$2`, the time `$3`, the lease `$4` seconds, the actor `$5`-`$7`, and
+ * the plan's status before the claim `planStatusBefore` (SQL expressions):
+ * the first free step, locked with SKIP LOCKED so two callers never get the
+ * same one, handed out with a new lease and attempt, and its `step_started`
+ * row. Text, shared with `claim-step.ts`.
+ */
+export function claimCtes(plan: string, planStatusBefore: string): string {
+  return `next as (
+      select id, status, lease_expires_at, tool from plan_step s
+      where plan_id = ${plan} and tenant_id = $2::uuid
+        and ${claimableStep("s", "$3::timestamptz")}
+      order by step_order
+      limit 1
+      for update skip locked
+    ), claimed as (
+      update plan_step
+      set status = '${HANDED_OUT_STATUS}', attempt = plan_step.attempt + 1,
+        lease_expires_at = ${leaseUntil("$3::timestamptz", "$4::int")},
+        started_at = $3::timestamptz, updated_at = $3::timestamptz
+      from next
+      where plan_step.id = next.id and next.tool is null
+      returning plan_step.id, plan_step.plan_id, plan_step.step_order, plan_step.inputs,
+        plan_step.step_type, plan_step.instructions, plan_step.attempt, plan_step.lease_expires_at,
+        case when next.status = 'pending' then null
+          when next.lease_expires_at is null then 'redo_requested'
+          else 'lease_expired' end as reissued
+    ), audit as (
+      insert into plan_audit_log
+        (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+      select $2::uuid, claimed.plan_id, claimed.id, 'step_started'::audit_event_type,
+        $5::actor_type, $6::uuid, $7::text,
+        jsonb_strip_nulls(jsonb_build_object('stepOrder', claimed.step_order,
+          'planStatusBefore', ${planStatusBefore}, 'attempt', claimed.attempt,
+          'reissued', claimed.reissued))
+      from claimed
+    )`;
+}
+
+/** The claimed step's columns over `claimed` and `next`, and the plan's step count. */
+export function claimedColumns(plan: string): string {
+  return `claimed.inputs, claimed.id as "stepId", claimed.step_order as "stepOrder",
+    claimed.step_type as "stepType", claimed.instructions, claimed.attempt,
+    claimed.lease_expires_at as "leaseExpiresAt",
+    (select count(*)::int from plan_step where plan_id = ${plan}) as "totalSteps",
+    exists (select 1 from next where tool is not null) as "serverNext"`;
+}
+
+const claimNext = statement(
+  "claim the next step of an executing plan",
+  `with plan as materialized (
+    select id, status, output_formatting_notes, pause_reason, xmin as version from research_plan
+    where id = $1::uuid and tenant_id = $2::uuid
+    for share
+  ), fresh as materialized (
+    select plan.version = (select xmin from research_plan where id = $1::uuid) as current
+    from plan
+  ), ${claimCtes(
+    "(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))",
+    "'executing'::text",
+  )}
+  select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
+    ${claimedColumns("plan.id")},
+    fresh.current, plan.pause_reason is not null as paused,
+    ${deadlineStateColumns("$1::uuid", "$2::uuid")}
+  from plan cross join fresh left join claimed on true`,
+  claimedStepRow.extend({
+    planStatus: z.enum(PLAN_STATUSES),
+    planFormattingNotes: z.string().nullable(),
+    current: z.boolean(),
+    paused: z.boolean(),
+    ...deadlineStateRow.shape,
+  }),
+);
+
+export type ClaimNextRow = z.infer<typeof claimNext.row>;
+
+/** Undefined when the plan does not exist for the tenant. */
+export async function claimNextStep(
+  db: Executor,
+  ctx: ServiceContext,
+  planId: string,
+  now: string,
+): Promise<ClaimNextRow | undefined> {
+  const [row] = await run(db, claimNext, [
+    planId,
+    ctx.tenantId,
+    now,
+    leaseSeconds(ctx),
+    ctx.actor.type,
+    ctx.actor.id,
+    ctx.actor.label,
+  ]);
+  return row;
+}

@@ -1,0 +1,130 @@
+/**
+ * The common submit as one fixed statement, so one round trip and no
+ * BEGIN/COMMIT: the engine decided it ahead (`decideCommonSubmit`), and the
+ * statement locks the plan, then the step, checks the engine's preconditions,
+ * picks the plan's next status from the stored steps (the engine's three
+ * cases), and writes the step, the plan, plan.completed / plan.failed and the
+ * audit rows only if every precondition held. No row `ok` when one did not (or
+ * the plan changed while the statement waited for its lock): the caller then
+ * decides on a full snapshot.
+ */
+import "server-only";
+import { z } from "zod";
+import type { Executor } from "../../db/client";
+import { jsonParam, run, statement } from "../../db/statement";
+import type { decideCommonSubmit } from "../../plan-engine/loop";
+import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { transitionStep } from "../../plan-engine/transitions";
+import { planEventFor } from "../notifications/plan-events";
+import { auditRows } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+
+const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
+const ENDING = TERMINAL_PLAN_STATUSES.filter((status) => planEventFor(status) !== null);
+
+const guardedSubmit = statement(
+  "complete a step in one statement",
+  `with plan as materialized (
+    select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
+    where id = $1::uuid and tenant_id = $2::uuid
+    for update
+  ), step as materialized (
+    select id, step_order, status, output_schema from plan_step
+    where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
+    for update
+  ), decided as materialized (
+    select step.step_order,
+      case
+        when bool_or(other.status = 'awaiting_input') then $4::text
+        when coalesce(bool_and(other.status::text in
+          (select jsonb_array_elements_text($5::jsonb))), true) then $6::text
+        else $7::text
+      end::plan_status as plan_status
+    from plan join step on true
+      left join plan_step other on other.plan_id = plan.id and other.id <> step.id
+    where plan.version = (select xmin from research_plan where id = $1::uuid)
+      and plan.status = $8::plan_status and plan.awaiting_steps is null
+      and plan.pause_reason is null
+      and step.status = $9::step_status and step.output_schema is null
+      and not exists (select 1 from plan_branching_condition c where c.after_step_id = $3::uuid)
+    group by step.step_order
+  ), step_update as (
+    update plan_step set status = '${transitionStep("in_progress", "completed")}',
+      result = $10::jsonb, result_summary = $11::text, confidence = $12::float8,
+      step_execution_report = $13::jsonb, output_formatting_notes = $14::text,
+      completed_at = $15::timestamptz, lease_expires_at = null,
+      attempt = greatest(attempt, 1), updated_at = $15::timestamptz
+    where id = $3::uuid and exists (select 1 from decided)
+  ), plan_update as (
+    update research_plan set status = decided.plan_status, updated_at = $15::timestamptz,
+      completed_at = case when decided.plan_status::text in (${list(TERMINAL_PLAN_STATUSES)})
+        then $15::timestamptz else completed_at end
+    from decided
+    where research_plan.id = $1::uuid
+  ), plan_event as (
+    insert into notification_event (tenant_id, event, payload)
+    select p.tenant_id, 'plan.' || decided.plan_status::text,
+      jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', decided.plan_status::text)
+    from research_plan p, decided
+    where p.id = $1::uuid and p.status <> decided.plan_status
+      and decided.plan_status::text in (${list(ENDING)})
+  ), audit as (
+    insert into plan_audit_log
+      (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+    select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
+      r."actorLabel", r.payload || jsonb_build_object('stepOrder', (select step_order from decided))
+    from jsonb_to_recordset($16::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
+      "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
+      payload jsonb)
+    where exists (select 1 from decided)
+  )
+  select exists (select 1 from decided) as ok,
+    (select plan_status from decided) as "planStatus",
+    (select step_order from decided) as "stepOrder"`,
+  z.object({
+    ok: z.boolean(),
+    planStatus: z.enum(PLAN_STATUSES).nullable(),
+    stepOrder: z.number().nullable(),
+  }),
+);
+
+export type GuardedSubmit = {
+  planId: string;
+  stepId: string;
+  result: Record<string, unknown>;
+  resultSummary: string | null;
+  confidence: number | null;
+  stepExecutionReport: unknown;
+  outputFormattingNotes: string | null;
+};
+
+/** The plan's new status and the step's order, or undefined when a precondition failed. */
+export async function completeStepGuarded(
+  db: Executor,
+  ctx: ServiceContext,
+  input: GuardedSubmit,
+  decided: ReturnType<typeof decideCommonSubmit>,
+  now: string,
+): Promise<{ planStatus: (typeof PLAN_STATUSES)[number]; stepOrder: number } | undefined> {
+  const { planStatusWhen: when, preconditions: pre } = decided;
+  const [row] = await run(db, guardedSubmit, [
+    input.planId,
+    ctx.tenantId,
+    input.stepId,
+    when.othersAwaitInput,
+    jsonParam(pre.terminalStepStatuses),
+    when.othersAllTerminal,
+    when.otherwise,
+    pre.planStatus,
+    pre.stepStatus,
+    jsonParam(input.result),
+    input.resultSummary,
+    input.confidence,
+    jsonParam(input.stepExecutionReport),
+    input.outputFormattingNotes,
+    now,
+    jsonParam(auditRows(ctx, decided.audit)),
+  ]);
+  if (!row?.ok || row.planStatus === null || row.stepOrder === null) return undefined;
+  return { planStatus: row.planStatus, stepOrder: row.stepOrder };
+}

@@ -1,0 +1,101 @@
+/**
+ * The writes of a step's completion (`CompletionEffects` of the engine) and
+ * their audit rows, as the tail of one fixed statement: condition verdicts,
+ * skipped steps, withdrawn reviews (withdraw-on-end: the engine's
+ * `withdrawOnEnd` decides which), the plan row, plan.completed / plan.failed in
+ * the outbox, and the audit insert. Its three writers, submit_step_result's
+ * decided path (`complete-step.ts`), a review decision (`decide-review.ts`) and
+ * a run of server steps (`run-server-steps.ts`), each put their own CTEs in
+ * front and share these, so a plan's status after a step is written in one
+ * place. Every CTE is always there (an empty list changes nothing), so each
+ * writer's text is fixed.
+ *
+ * Parameters $1-$11 (`effectsParams`); a writer's own ones start at $12.
+ */
+import "server-only";
+import { jsonParam } from "../../db/statement";
+import type { AuditEntry } from "../../plan-engine/audit-entries";
+import type { PauseReason } from "../../plan-engine/bindings";
+import type { CompletionEffects } from "../../plan-engine/loop";
+import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { transitionStep } from "../../plan-engine/transitions";
+import { planEventFor } from "../notifications/plan-events";
+import { noteNotificationQueued } from "../notifications/queued";
+import { auditRows } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+
+const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
+
+/** The plan statuses whose move raises plan.completed or plan.failed here (a cancel has its own writer). */
+const ENDING = TERMINAL_PLAN_STATUSES.filter((status) => planEventFor(status) !== null);
+
+export const completionEffectsCtes = `verdicts as (
+    update plan_branching_condition c set evaluated_at = $3::timestamptz, fired = v.fired
+    from jsonb_to_recordset($4::jsonb) as v(id uuid, fired boolean)
+    where c.id = v.id
+  ), skips as (
+    update plan_step set status = '${transitionStep("pending", "skipped")}', updated_at = $3::timestamptz
+    where id in (select value::uuid from jsonb_array_elements_text($5::jsonb))
+      and status = 'pending'
+  ), withdrawn as (
+    update review_request set status = 'withdrawn', decided_at = $3::timestamptz
+    where id in (select value::uuid from jsonb_array_elements_text($6::jsonb))
+      and status = 'pending'
+  ), plan_event as (
+    insert into notification_event (tenant_id, event, payload)
+    select p.tenant_id, 'plan.' || $7::text,
+      jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', $7::text)
+    from research_plan p
+    where p.id = $1::uuid and p.status::text <> $7::text and $7::text in (${list(ENDING)})
+  ), plan_update as (
+    update research_plan set status = $7::plan_status, awaiting_steps = $8::jsonb,
+      pause_reason = case when $10::boolean then $9::jsonb
+        when pause_reason->>'stepId' = $2::text then null
+        else pause_reason end,
+      updated_at = $3::timestamptz,
+      completed_at = case when $7::text in (${list(TERMINAL_PLAN_STATUSES)})
+        then $3::timestamptz else completed_at end
+    where id = $1::uuid
+  )`;
+
+/** The audit rows' insert that ends the statement (the rows travel as one JSON parameter, $11). */
+export const completionAuditInsert = `insert into plan_audit_log
+    (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+  select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
+    r."actorLabel", r.payload
+  from jsonb_to_recordset($11::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
+    "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
+    payload jsonb)`;
+
+/**
+ * The parameters $1-$11. `stepId`: the step that moved; a pause of the plan's
+ * server-run steps on it ends. `pause`: set by a run of server steps (null
+ * ends the pause); left out, the pause stays unless it was on `stepId`.
+ */
+export function effectsParams(
+  ctx: ServiceContext,
+  planId: string,
+  stepId: string | null,
+  effects: Pick<
+    CompletionEffects,
+    "verdicts" | "skippedStepIds" | "withdrawnReviewIds" | "planStatus" | "awaitingSteps"
+  > & { audit: AuditEntry[] },
+  now: string,
+  pause?: { reason: PauseReason | null },
+): unknown[] {
+  // The statement queues plan.completed or plan.failed when it ends the plan.
+  if ((ENDING as readonly string[]).includes(effects.planStatus)) noteNotificationQueued();
+  return [
+    planId,
+    stepId,
+    now,
+    jsonParam(effects.verdicts),
+    jsonParam(effects.skippedStepIds),
+    jsonParam(effects.withdrawnReviewIds),
+    effects.planStatus,
+    effects.awaitingSteps ? jsonParam(effects.awaitingSteps) : null,
+    pause?.reason ? jsonParam(pause.reason) : null,
+    pause !== undefined,
+    jsonParam(auditRows(ctx, effects.audit)),
+  ];
+}

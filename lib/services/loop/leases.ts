@@ -1,0 +1,91 @@
+/**
+ * Leases: how long a hand-out holds its step, which steps are free to hand out,
+ * when a lease starts again, and when it ends. The rule itself is the engine's
+ * (`isClaimable` in lib/plan-engine/claims.ts); this module is its SQL form and
+ * the lease writes, so a change to the lease rule is made here and in the
+ * engine, and tests/use-cases/claim-rule.test.ts fails until both agree.
+ *
+ * Where a lease is written:
+ * - starts: a hand-out (`claim-next-step.ts`, `claim-step.ts`), for `leaseSeconds`;
+ * - starts again: a call that names the step in progress (`renewLease`, from
+ *   get_step_context);
+ * - ends (`lease_expires_at = null` with the step's new status): a result
+ *   (`complete-step.ts`, `completion-effects.ts`), a review decision (the step
+ *   leaves awaiting_input; a modify hands it back released), modify_plan's fail
+ *   and retry, and a cancel (`endLeasesOfPlan`). A step in progress with no
+ *   expiry is free: the claim rule hands it out again.
+ *
+ * Lock order, as everywhere: the plan row first, then its steps.
+ */
+import "server-only";
+import { and, eq, inArray } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../../db/client";
+import { planSteps } from "../../db/schema";
+import { isoTime, run, statement } from "../../db/statement";
+import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
+import type { ServiceContext } from "../shared/context";
+
+/** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
+export function leaseSeconds(
+  ctx: Pick<ServiceContext, "stepLeaseSeconds" | "stallThresholdSeconds">,
+): number {
+  return ctx.stepLeaseSeconds ?? ctx.stallThresholdSeconds;
+}
+
+/**
+ * The claim rule over a plan_step row `alias`, at the time `now` (an SQL
+ * expression): pending, or handed out with no live lease. Text, for the fixed
+ * statements that embed it.
+ */
+export function claimableStep(alias: string, now: string): string {
+  return `(${alias}.status = 'pending'
+    or (${alias}.status = '${HANDED_OUT_STATUS}'
+      and coalesce(${alias}.lease_expires_at, '-infinity') <= ${now}))`;
+}
+
+/** A new lease from `now` for `seconds` (SQL expressions). */
+export function leaseUntil(now: string, seconds: string): string {
+  return `${now} + make_interval(secs => ${seconds})`;
+}
+
+const renewal = statement(
+  "renew lease",
+  `with plan as materialized (
+    select id from research_plan where id = $1::uuid and tenant_id = $2::uuid
+    for share
+  )
+  update plan_step set lease_expires_at = ${leaseUntil("now()", "$4::int")},
+    attempt = greatest(attempt, 1)
+  where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
+    and status = '${HANDED_OUT_STATUS}'
+  returning lease_expires_at as "leaseExpiresAt"`,
+  z.object({ leaseExpiresAt: isoTime }),
+);
+
+/**
+ * A call that names a step in progress shows its holder is still at work, so
+ * the step's lease starts again (a released step, one a reviewer sent back, is
+ * taken by the caller). The plan row is held in share mode first (the lock
+ * order of every loop write), so a renewal waits for a submit or decision in
+ * progress and never holds the step against one. Returns the new expiry, or
+ * null when the step is not in progress.
+ */
+export async function renewLease(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  stepId: string,
+): Promise<string | null> {
+  const [row] = await run(tx, renewal, [planId, ctx.tenantId, stepId, leaseSeconds(ctx)]);
+  return row?.leaseExpiresAt ?? null;
+}
+
+/** A cancel: the leases of the plan's steps in progress end (the plan is locked by the caller). */
+export async function endLeases(tx: Transaction, stepIds: string[], now: Date): Promise<void> {
+  if (stepIds.length === 0) return;
+  await tx
+    .update(planSteps)
+    .set({ leaseExpiresAt: null, updatedAt: now })
+    .where(and(inArray(planSteps.id, stepIds), eq(planSteps.status, HANDED_OUT_STATUS)));
+}

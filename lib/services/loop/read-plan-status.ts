@@ -1,0 +1,64 @@
+/**
+ * get_plan_status's read as one fixed statement: the plan row, its steps
+ * without their results (what progress and stalls need) and its review
+ * deadlines (`deadlineStateColumns`), so the common call is one round trip.
+ */
+import "server-only";
+import { z } from "zod";
+import type { Executor } from "../../db/client";
+import { isoTime, run, statement } from "../../db/statement";
+import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
+import { deadlineStateColumns, deadlineStateRow } from "../reviews/review-deadlines";
+import type { ServiceContext } from "../shared/context";
+import { cancellationOutput, pauseReasonOutput } from "../shared/output-fields";
+
+/** A time inside a JSON column (timestamptz as JSON text), as a Date. */
+const jsonTime = z
+  .string()
+  .nullable()
+  .transform((value) => (value === null ? null : new Date(value)));
+
+const readStatus = statement(
+  "read a plan's status",
+  `select p.id, p.name, p.status, p.pause_reason as "pauseReason", p.cancellation,
+    p.updated_at as "updatedAt",
+    coalesce((select jsonb_agg(jsonb_build_object('id', s.id, 'stepOrder', s.step_order,
+        'stepType', s.step_type, 'status', s.status, 'startedAt', s.started_at,
+        'leaseExpiresAt', s.lease_expires_at, 'updatedAt', s.updated_at) order by s.step_order)
+      from plan_step s where s.plan_id = p.id and s.tenant_id = $2::uuid), '[]'::jsonb) as steps,
+    ${deadlineStateColumns("$1::uuid", "$2::uuid")}
+  from research_plan p
+  where p.id = $1::uuid and p.tenant_id = $2::uuid`,
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    status: z.enum(PLAN_STATUSES),
+    pauseReason: pauseReasonOutput.nullable(),
+    cancellation: cancellationOutput.nullable(),
+    updatedAt: isoTime,
+    steps: z.array(
+      z.object({
+        id: z.string(),
+        stepOrder: z.number(),
+        stepType: z.enum(STEP_TYPES),
+        status: z.enum(STEP_STATUSES),
+        startedAt: jsonTime,
+        leaseExpiresAt: jsonTime,
+        updatedAt: jsonTime,
+      }),
+    ),
+    ...deadlineStateRow.shape,
+  }),
+);
+
+export type PlanStatusRead = z.infer<typeof readStatus.row>;
+
+/** Undefined when the plan does not exist for the tenant. */
+export async function readPlanStatus(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+): Promise<PlanStatusRead | undefined> {
+  const [row] = await run(db, readStatus, [planId, ctx.tenantId]);
+  return row;
+}
