@@ -1,0 +1,58 @@
+/**
+ * The claim rule has one definition, the engine's `isClaimable`
+ * (lib/plan-engine/claims.ts), and one SQL form the hand-out statements embed
+ * (`claimableStep` in lib/services/loop/leases.ts). This checks that the two
+ * agree for every step status and lease (none, run out, exactly now, live), on
+ * PGlite and on PostgreSQL 15, so a change to one that is not made to the
+ * other fails here before any hand-out goes wrong.
+ */
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { selectRows } from "@/lib/db/rows";
+import { isClaimable } from "@/lib/plan-engine/claims";
+import { STEP_STATUSES } from "@/lib/plan-engine/states";
+import { claimableStep } from "@/lib/services/loop/leases";
+import { BACKENDS } from "../support/databases";
+import { useFreshTenant } from "../support/in-process";
+
+const NOW = new Date("2026-11-25T12:00:00.000Z");
+const LEASES = [
+  null,
+  new Date(NOW.getTime() - 60_000),
+  NOW,
+  new Date(NOW.getTime() + 1),
+  new Date(NOW.getTime() + 60_000),
+];
+
+describe.each(BACKENDS)("the claim rule on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("is the same in SQL as in the engine, for every status and lease", async () => {
+    const cases = STEP_STATUSES.flatMap((status) =>
+      LEASES.map((leaseExpiresAt) => ({ status, leaseExpiresAt })),
+    );
+    const rows = await selectRows<{ i: number; claimable: boolean }>(
+      tenant.handle.db,
+      sql`select c.i::int as i, ${sql.raw(claimableStep("s", `'${NOW.toISOString()}'::timestamptz`))} as claimable
+        from jsonb_to_recordset(${JSON.stringify(
+          cases.map((c, i) => ({
+            i,
+            status: c.status,
+            lease: c.leaseExpiresAt?.toISOString() ?? null,
+          })),
+        )}::jsonb) as c(i int, status step_status, lease timestamptz),
+        lateral (select c.status, c.lease as lease_expires_at) as s
+        order by c.i`,
+    );
+    expect(rows).toHaveLength(cases.length);
+    for (const row of rows) {
+      const step = cases[row.i];
+      expect({ ...step, claimable: row.claimable }).toEqual({
+        ...step,
+        claimable: isClaimable(step as NonNullable<typeof step>, NOW),
+      });
+    }
+    // The grid has both answers, so agreeing is not trivial.
+    expect(new Set(rows.map((row) => row.claimable))).toEqual(new Set([true, false]));
+  });
+});
