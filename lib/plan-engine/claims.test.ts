@@ -25,6 +25,6 @@ describe("the claim rule", () => {
     ];
     expect(firstClaimable(steps, now)?.stepOrder).toBe(2);
     expect(firstClaimable(steps.slice(0, 2), now)?.stepOrder).toBe(3);
-    expect(firstClaimable([steps[1]], now)).toBeUndefined();
+    expect(firstClaimable(steps.slice(1, 2), now)).toBeUndefined();
   });
 });
