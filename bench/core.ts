@@ -26,6 +26,20 @@ export type CoreProfile = {
   /** Planning time per statement call: near zero once plans are reused. */
   planMsPerStatement: number;
   nodeCpuMsPerStep: number;
+  /**
+   * The statements that took the most PostgreSQL time, per statement: how many
+   * calls per step, and planning and execution per call. Named by the
+   * statement's own name where it has one (the loop's fixed statements carry it
+   * as a leading comment, lib/db/statement.ts).
+   */
+  statements: StatementProfile[];
+};
+
+export type StatementProfile = {
+  label: string;
+  callsPerStep: number;
+  planMsPerCall: number;
+  execMsPerCall: number;
 };
 
 export type CoreRun = Omit<LoopRun, "planIds"> & {
@@ -44,6 +58,57 @@ async function statementTotals(sql: Sql): Promise<StatementTotals> {
     from pg_stat_statements
     where dbid = (select oid from pg_database where datname = current_database())`;
   return { calls: Number(row?.calls ?? 0), planMs: row?.plan ?? 0, execMs: row?.exec ?? 0 };
+}
+
+type StatementRow = { id: string; query: string; calls: number; planMs: number; execMs: number };
+
+/** This database's statements in pg_stat_statements, by query id. */
+async function statementRows(sql: Sql): Promise<Map<string, StatementRow>> {
+  const rows = await sql<StatementRow[]>`
+    select queryid::text as id, query, calls::float8 as calls,
+      total_plan_time::float8 as "planMs", total_exec_time::float8 as "execMs"
+    from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database())`;
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** A statement's name: the leading comment of the loop's fixed statements, else its first words. */
+function statementLabel(query: string): string {
+  const named = /^\/\* (.+?) \*\//.exec(query);
+  if (named?.[1]) return named[1];
+  const words = query.replace(/\s+/g, " ").trim();
+  return words.length > 60 ? `${words.slice(0, 57)}...` : words;
+}
+
+const TOP_STATEMENTS = 6;
+
+function topStatements(
+  before: Map<string, StatementRow>,
+  after: Map<string, StatementRow>,
+  steps: number,
+): StatementProfile[] {
+  const deltas = [...after.values()]
+    .map((row) => {
+      const was = before.get(row.id);
+      return {
+        label: statementLabel(row.query),
+        calls: row.calls - (was?.calls ?? 0),
+        planMs: row.planMs - (was?.planMs ?? 0),
+        execMs: row.execMs - (was?.execMs ?? 0),
+      };
+    })
+    // The profile's own reads of pg_stat_statements are no loop's.
+    .filter((d) => d.calls > 0 && !d.label.includes("pg_stat_statements"));
+  const round = (value: number) => Math.round(value * 10_000) / 10_000;
+  return deltas
+    .sort((a, b) => b.planMs + b.execMs - (a.planMs + a.execMs))
+    .slice(0, TOP_STATEMENTS)
+    .map((d) => ({
+      label: d.label,
+      callsPerStep: per(d.calls, steps),
+      planMsPerCall: round(d.planMs / d.calls),
+      execMsPerCall: round(d.execMs / d.calls),
+    }));
 }
 
 const per = (value: number, steps: number) =>
@@ -80,6 +145,7 @@ export async function runCore(
     await runOwnPlans(team, OWN_PLAN_STEPS, 500);
     await verifySql`create extension if not exists pg_stat_statements`;
     const before = await statementTotals(verifySql);
+    const rowsBefore = await statementRows(verifySql);
     const cpuBefore = process.cpuUsage();
     const run =
       kind === "own"
@@ -87,8 +153,10 @@ export async function runCore(
         : await runSharedPlan(team, SHARED_PLAN_STEPS, durationMs);
     const cpu = process.cpuUsage(cpuBefore);
     const after = await statementTotals(verifySql);
-    // The two totals' own reads are one statement call each, of no loop's.
-    const statements = after.calls - before.calls - 1;
+    const rowsAfter = await statementRows(verifySql);
+    // The profile's own reads before the run (the totals' read after it is
+    // counted by the next read's snapshot only) are two statement calls, of no loop's.
+    const statements = after.calls - before.calls - 2;
     const profile: CoreProfile = {
       statementsPerStep: per(statements, run.steps),
       planMsPerStep: per(after.planMs - before.planMs, run.steps),
@@ -98,6 +166,7 @@ export async function runCore(
           ? 0
           : Math.round(((after.planMs - before.planMs) / statements) * 10_000) / 10_000,
       nodeCpuMsPerStep: per((cpu.user + cpu.system) / 1000, run.steps),
+      statements: topStatements(rowsBefore, rowsAfter, run.steps),
     };
     const { planIds: _, ...figures } = run;
     return { kind, ...figures, profile, verification: await verifyRun(verifySql, run) };

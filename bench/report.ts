@@ -302,6 +302,17 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
         `| core, ${r.kind} plans | ${r.agents} | ${r.profile.statementsPerStep} | ${r.profile.planMsPerStep} | ${r.profile.execMsPerStep} | ${r.profile.planMsPerStatement} | ${r.profile.nodeCpuMsPerStep} |`,
     ),
     "",
+    "The statements that took the most PostgreSQL time, per loop call (calls per step; planning and execution per call, ms):",
+    "",
+    "| run | agents | statement | calls per step | planning ms per call | execution ms per call |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...results.core.flatMap((r) =>
+      r.profile.statements.map(
+        (st) =>
+          `| core, ${r.kind} plans | ${r.agents} | ${st.label.replaceAll("|", "\\|")} | ${st.callsPerStep} | ${st.planMsPerCall} | ${st.execMsPerCall} |`,
+      ),
+    ),
+    "",
     `MCP \`ping\`, ${results.mcp.ping.agents} agents: ${results.mcp.ping.callsPerSecond} calls/s, p50 ${results.mcp.ping.latency.p50} ms, p99 ${results.mcp.ping.latency.p99} ms` +
       (results.mcp.modern
         ? ` on 2025-11-25; ${results.mcp.modern.ping.callsPerSecond} calls/s, p50 ${results.mcp.modern.ping.latency.p50} ms, p99 ${results.mcp.modern.ping.latency.p99} ms on 2026-07-28. `

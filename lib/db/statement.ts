@@ -21,8 +21,12 @@ export type Statement<Row> = {
   row: z.ZodType<Row>;
 };
 
+/**
+ * The name leads the text as a comment, so pg_stat_statements and the
+ * server's logs name the statement (the benchmark's per-statement table reads it).
+ */
 export function statement<Row>(name: string, text: string, row: z.ZodType<Row>): Statement<Row> {
-  return { name, text: text.trim(), row };
+  return { name, text: `/* ${name} */ ${text.trim()}`, row };
 }
 
 /** The driver client under drizzle's database or transaction (postgres.js `Sql` or PGlite). */
