@@ -60,5 +60,12 @@ export const isoTime = z
   .union([z.date(), z.string()])
   .transform((value) => new Date(value).toISOString());
 
+/**
+ * A list of the engine's constants (statuses) as SQL literals, for a fixed
+ * statement's text. Only for constants: values always travel as parameters.
+ */
+export const sqlLiterals = (values: readonly string[]): string =>
+  values.map((value) => `'${value.replaceAll("'", "''")}'`).join(", ");
+
 /** JSON text for a `$n::jsonb` parameter. */
 export const jsonParam = (value: unknown): string => JSON.stringify(value);

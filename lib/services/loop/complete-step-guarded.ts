@@ -11,16 +11,13 @@
 import "server-only";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
-import { jsonParam, run, statement } from "../../db/statement";
+import { jsonParam, run, sqlLiterals, statement } from "../../db/statement";
 import type { decideCommonSubmit } from "../../plan-engine/loop";
 import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
-import { planEventFor } from "../notifications/plan-events";
 import { auditRows } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-
-const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
-const ENDING = TERMINAL_PLAN_STATUSES.filter((status) => planEventFor(status) !== null);
+import { PLAN_ENDING_STATUSES } from "./completion-effects";
 
 const guardedSubmit = statement(
   "complete a step in one statement",
@@ -57,7 +54,7 @@ const guardedSubmit = statement(
     where id = $3::uuid and exists (select 1 from decided)
   ), plan_update as (
     update research_plan set status = decided.plan_status, updated_at = $15::timestamptz,
-      completed_at = case when decided.plan_status::text in (${list(TERMINAL_PLAN_STATUSES)})
+      completed_at = case when decided.plan_status::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
         then $15::timestamptz else completed_at end
     from decided
     where research_plan.id = $1::uuid
@@ -67,7 +64,7 @@ const guardedSubmit = statement(
       jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', decided.plan_status::text)
     from research_plan p, decided
     where p.id = $1::uuid and p.status <> decided.plan_status
-      and decided.plan_status::text in (${list(ENDING)})
+      and decided.plan_status::text in (${sqlLiterals(PLAN_ENDING_STATUSES)})
   ), audit as (
     insert into plan_audit_log
       (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)

@@ -13,7 +13,7 @@
  * Parameters $1-$11 (`effectsParams`); a writer's own ones start at $12.
  */
 import "server-only";
-import { jsonParam } from "../../db/statement";
+import { jsonParam, sqlLiterals } from "../../db/statement";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import type { PauseReason } from "../../plan-engine/bindings";
 import type { CompletionEffects } from "../../plan-engine/loop";
@@ -24,10 +24,10 @@ import { noteNotificationQueued } from "../notifications/queued";
 import { auditRows } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 
-const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
-
 /** The plan statuses whose move raises plan.completed or plan.failed here (a cancel has its own writer). */
-const ENDING = TERMINAL_PLAN_STATUSES.filter((status) => planEventFor(status) !== null);
+export const PLAN_ENDING_STATUSES = TERMINAL_PLAN_STATUSES.filter(
+  (status) => planEventFor(status) !== null,
+);
 
 export const completionEffectsCtes = `verdicts as (
     update plan_branching_condition c set evaluated_at = $3::timestamptz, fired = v.fired
@@ -46,14 +46,14 @@ export const completionEffectsCtes = `verdicts as (
     select p.tenant_id, 'plan.' || $7::text,
       jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', $7::text)
     from research_plan p
-    where p.id = $1::uuid and p.status::text <> $7::text and $7::text in (${list(ENDING)})
+    where p.id = $1::uuid and p.status::text <> $7::text and $7::text in (${sqlLiterals(PLAN_ENDING_STATUSES)})
   ), plan_update as (
     update research_plan set status = $7::plan_status, awaiting_steps = $8::jsonb,
       pause_reason = case when $10::boolean then $9::jsonb
         when pause_reason->>'stepId' = $2::text then null
         else pause_reason end,
       updated_at = $3::timestamptz,
-      completed_at = case when $7::text in (${list(TERMINAL_PLAN_STATUSES)})
+      completed_at = case when $7::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
         then $3::timestamptz else completed_at end
     where id = $1::uuid
   )`;
@@ -84,7 +84,8 @@ export function effectsParams(
   pause?: { reason: PauseReason | null },
 ): unknown[] {
   // The statement queues plan.completed or plan.failed when it ends the plan.
-  if ((ENDING as readonly string[]).includes(effects.planStatus)) noteNotificationQueued();
+  if ((PLAN_ENDING_STATUSES as readonly string[]).includes(effects.planStatus))
+    noteNotificationQueued();
   return [
     planId,
     stepId,

@@ -6,7 +6,7 @@
  * `planEventFor` names; a status written by its own statement queues it here.
  */
 import "server-only";
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Executor } from "../../db/client";
 import type { PlanStatus } from "../../plan-engine/states";
 import type { NotificationEvent } from "./enqueue-notification";
@@ -21,17 +21,16 @@ export function planEventFor(status: PlanStatus): NotificationEvent | null {
 }
 
 /**
- * The insert, from the plan row as the statement found it: a CTE reads the
- * row before the statement's own update, so `p.status <> new` holds only when
- * the status really changes. `status` is an SQL text expression.
+ * The insert, from the plan row as the statement found it: `p.status <> new`
+ * holds only when the status really changes. Only a status that raises an
+ * event (`planEventFor`) gets here.
  */
-const insertFor = (planId: string, status: SQL, from: SQL) =>
+const insertFor = (planId: string, status: PlanStatus) =>
   sql`insert into notification_event (tenant_id, event, payload)
-    select p.tenant_id, 'plan.' || ${status},
-      jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', ${status})
-    from research_plan p${from}
-    where p.id = ${planId}::uuid and p.status::text <> ${status}
-      and ${status} in ('completed', 'failed', 'stalled')`;
+    select p.tenant_id, 'plan.' || ${status}::text,
+      jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', ${status}::text)
+    from research_plan p
+    where p.id = ${planId}::uuid and p.status::text <> ${status}::text`;
 
 /** For a status written by its own statement (setPlanStatus), before it: the event, if the move raises one. */
 export async function enqueuePlanEvent(
@@ -41,6 +40,6 @@ export async function enqueuePlanEvent(
   after: PlanStatus,
 ): Promise<void> {
   if (before === after || !planEventFor(after)) return;
-  await tx.execute(insertFor(planId, sql`${after}::text`, sql``));
+  await tx.execute(insertFor(planId, after));
   noteNotificationQueued();
 }
