@@ -16,6 +16,7 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "../env";
 import { acquireEmbeddedLock } from "./embedded-lock";
+import { preparingPglite } from "./pglite-prepared";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -97,7 +98,8 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     // pg_trgm ships with PGlite but must be loaded at start for the migration's
     // CREATE EXTENSION (search_sources' trigram matching) to find it.
     const client = await PGlite.create(options.dataDir, { extensions: { pg_trgm } });
-    const db = drizzlePglite({ client, schema });
+    // Prepared and their plans reused as on PostgreSQL (see pglite-prepared.ts).
+    const db = drizzlePglite({ client: preparingPglite(client), schema });
     return {
       db: db as unknown as Database,
       kind: "pglite",
