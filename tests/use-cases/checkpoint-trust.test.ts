@@ -286,6 +286,8 @@ describe.each(BACKENDS)("checkpoints on %s", (backend) => {
     const verified = await verifyPlanTrail(db, planId);
     expect(verified).toMatchObject({ verified: true });
     expect(verified.rows).toBeGreaterThanOrEqual(4);
+    const tenantId = as.personCtx.tenantId;
+    expect(await checkPlanTrailInDatabase(db, planId, tenantId)).toEqual(verified);
 
     // An auditor's own check of the export: sha256 over prev + canonical, linked in order.
     const exported = await exportAuditTrail(as.personCtx, planId);
@@ -315,7 +317,6 @@ describe.each(BACKENDS)("checkpoints on %s", (backend) => {
     });
     expect(tampered.firstBadRow?.reason).toMatch(/does not match its digest/);
     // The plan page's check, done by the database, finds the same row for the same reason.
-    const tenantId = as.personCtx.tenantId;
     expect(await checkPlanTrailInDatabase(db, planId, tenantId)).toEqual(tampered);
 
     // A row deleted from the middle of another trail is named by the link after it.
@@ -329,5 +330,33 @@ describe.each(BACKENDS)("checkpoints on %s", (backend) => {
       reason: "the row is link 3 where link 2 should be (a row before it is missing)",
     });
     expect(await checkPlanTrailInDatabase(db, other.planId, tenantId)).toEqual(gap);
+
+    // A row taken out of the chain, and one relinked: both checks name the same row for the same reason.
+    const moved = await gatedPlanAtReview();
+    const movedRows = (await exportAuditTrail(as.personCtx, moved.planId)).rows;
+    const last = movedRows.at(-1);
+    await db.execute(
+      sql`update plan_audit_log set chain_index = null where id = ${last?.id}::uuid`,
+    );
+    const unplaced = await verifyPlanTrail(db, moved.planId);
+    expect(unplaced.firstBadRow).toEqual({
+      id: last?.id,
+      position: movedRows.length,
+      reason: "the row has no place in the chain",
+    });
+    expect(await checkPlanTrailInDatabase(db, moved.planId, tenantId)).toEqual(unplaced);
+    const relinked = await gatedPlanAtReview();
+    const relinkedRows = (await exportAuditTrail(as.personCtx, relinked.planId)).rows;
+    await db.execute(
+      sql`update plan_audit_log set prev_digest = ${relinkedRows[0]?.digest ?? ""}
+        where id = ${relinkedRows[2]?.id}::uuid`,
+    );
+    const unlinked = await verifyPlanTrail(db, relinked.planId);
+    expect(unlinked.firstBadRow).toEqual({
+      id: relinkedRows[2]?.id,
+      position: 3,
+      reason: "the row does not link to the digest of the row before it",
+    });
+    expect(await checkPlanTrailInDatabase(db, relinked.planId, tenantId)).toEqual(unlinked);
   });
 });

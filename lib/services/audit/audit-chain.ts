@@ -108,7 +108,10 @@ export async function verifyAllTrails(db: Executor): Promise<TrailVerification[]
 /**
  * The same check as `verifyChain`, run by the database: every link of the
  * plan's trail recomputed there, and only the count and the first row that
- * fails sent back.
+ * fails sent back. One pass over the trail in chain order: a row's flags are
+ * computed beside its window, and the first failing row (or, when none fails,
+ * the first row) is the top of a one-row sort, so the trail is neither kept in
+ * a CTE (spilled to disk at 10,000 rows) nor read twice.
  */
 export async function checkPlanTrailInDatabase(
   db: Executor,
@@ -117,47 +120,40 @@ export async function checkPlanTrailInDatabase(
 ): Promise<TrailVerification> {
   const [row] = await selectRows<{
     rows: number;
-    id: string | null;
-    position: number | null;
+    id: string;
+    position: number;
     chainIndex: number | null;
-    linked: boolean | null;
+    linked: boolean;
+    sealed: boolean;
   }>(
     db,
-    sql`with chain as (
-        select l.id, l.chain_index, l.prev_digest, l.digest,
+    sql`select count(*) over ()::int as rows, id, position::int as position,
+        chain_index as "chainIndex", linked, sealed
+      from (
+        select l.id, l.chain_index,
           row_number() over w as position,
-          lag(l.digest) over w as previous,
-          encode(sha256(convert_to(coalesce(l.prev_digest, '') || audit_row_canonical(l), 'UTF8')),
-            'hex') as computed
+          l.prev_digest is not distinct from lag(l.digest) over w as linked,
+          l.digest is not distinct from encode(sha256(convert_to(
+            coalesce(l.prev_digest, '') || audit_row_canonical(l), 'UTF8')), 'hex') as sealed
         from plan_audit_log l
         where l.plan_id = ${planId}::uuid and l.tenant_id = ${tenantId}::uuid
         window w as (order by l.chain_index nulls last, l.seq)
-      ), bad as (
-        select id, position, chain_index, prev_digest is not distinct from previous as linked
-        from chain
-        where chain_index is distinct from position or prev_digest is distinct from previous
-          or digest is distinct from computed
-        order by position
-        limit 1
-      )
-      select (select count(*) from chain)::int as rows, bad.id, bad.position::int as position,
-        bad.chain_index as "chainIndex", bad.linked
-      from (select 1) one left join bad on true`,
+      ) links
+      order by (chain_index is distinct from position or not linked or not sealed) desc, position
+      limit 1`,
   );
-  const rows = row?.rows ?? 0;
-  if (!row?.id || row.position === null) return { planId, rows, verified: true };
+  if (!row) return { planId, rows: 0, verified: true };
+  const { rows, id, position, chainIndex } = row;
   const reason =
-    row.chainIndex !== row.position
-      ? row.chainIndex === null
+    chainIndex !== position
+      ? chainIndex === null
         ? REASONS.unplaced
-        : REASONS.misplaced(row.chainIndex, row.position)
-      : row.linked
-        ? REASONS.changed
-        : REASONS.unlinked;
-  return {
-    planId,
-    rows,
-    verified: false,
-    firstBadRow: { id: row.id, position: row.position, reason },
-  };
+        : REASONS.misplaced(chainIndex, position)
+      : !row.linked
+        ? REASONS.unlinked
+        : !row.sealed
+          ? REASONS.changed
+          : undefined;
+  if (!reason) return { planId, rows, verified: true };
+  return { planId, rows, verified: false, firstBadRow: { id, position, reason } };
 }

@@ -203,14 +203,23 @@ export const PLAN_PAGE_ARTIFACTS = 10;
  * The plan page: the plan, its steps, reviews, newest deliverable and feedback,
  * its newest artifacts by title and excerpt (never their content) with their
  * count, stall information, the bindings between steps, the arguments each
- * server-run step last ran with, and one page of its audit trail, newest first.
- * It is read again every few seconds while the plan runs, so it reads only what
- * it shows.
+ * server-run step last ran with, one page of its audit trail, newest first, and
+ * whether the whole trail's hash chain holds (`trail`, a promise: the check is
+ * the slowest read, so the page renders around it). It is read again every few
+ * seconds while the plan runs, so it reads only what it shows.
  */
 export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage = 1) {
   if (!z.uuid().safeParse(planId).success) return undefined;
   const page = Math.max(1, Math.floor(auditPage));
-  return ctx.db.transaction(async (tx) => {
+  // Whether the trail's hash chain holds: the database recomputes every digest
+  // of the trail (most of this read's time at 10,000 rows), so the check starts
+  // first, on a connection of its own, and runs while the reads below are made
+  // and the page renders; only the part of the page that shows it waits for it.
+  // Its failure reaches whoever awaits it; the catch only keeps a page that
+  // never gets there (a plan not found) from an unhandled rejection.
+  const trail = checkPlanTrailInDatabase(ctx.db, planId, ctx.tenantId);
+  trail.catch(() => {});
+  const read = await ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
     const context = await loadPlanCore(tx, ctx, planId).catch((error: unknown) => {
       if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
@@ -218,8 +227,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
     });
     if (!context) return undefined;
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
-    // Whether the trail's hash chain holds, and who the team lets decide.
-    const trail = await checkPlanTrailInDatabase(tx, planId, ctx.tenantId);
+    // Who the team lets decide.
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
@@ -273,7 +281,6 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
       cancellation,
       now: now.toISOString(),
       decisionPolicy,
-      trail,
       audit: {
         page,
         pageSize: AUDIT_PAGE_SIZE,
@@ -290,6 +297,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
       },
     };
   });
+  return read && { ...read, trail };
 }
 
 export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;

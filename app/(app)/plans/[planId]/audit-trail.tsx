@@ -4,9 +4,13 @@ import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 
-/** Whether the trail's hash chain holds (docs/audit.md), and its export for an auditor. */
-function TrailIntegrity({ page }: { page: PlanPage }) {
-  const { trail } = page;
+/**
+ * Whether the trail's hash chain holds (docs/audit.md), and its export for an
+ * auditor. The check is still running in the database while the rest of the
+ * page renders; only this paragraph waits for it, within the same response.
+ */
+async function TrailIntegrity({ page }: { page: PlanPage }) {
+  const trail = await page.trail;
   const bad = trail.firstBadRow;
   return (
     <p
