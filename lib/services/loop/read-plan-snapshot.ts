@@ -33,7 +33,9 @@ export function planSnapshotColumns(plan: string, tenant: string): string {
 }
 
 export const planSnapshotRow = z.object({
-  steps: z.array(z.object({ id: z.string(), stepOrder: z.number(), status: z.enum(STEP_STATUSES) })),
+  steps: z.array(
+    z.object({ id: z.string(), stepOrder: z.number(), status: z.enum(STEP_STATUSES) }),
+  ),
   pendingReviews: z.array(z.object({ id: z.string(), stepId: z.string() })),
   conditions: z.array(
     z.object({

@@ -12,10 +12,10 @@
  * progress stops it without a pause.
  */
 import "server-only";
-import { and, asc, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
-import { planBranchingConditions, planSteps, reviewRequests } from "../../db/schema";
+import { planSteps } from "../../db/schema";
 import { jsonParam, run, statement } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
@@ -40,6 +40,7 @@ import {
   completionEffectsCtes,
   effectsParams,
 } from "../loop/completion-effects";
+import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
 import type { PlanRow } from "../shared/plan-access";
@@ -118,25 +119,8 @@ export async function runServerSteps(
       return { ran: [], pause: stored, waiting: null, planStatus: plan.status };
     }
   }
-  const [conditionRows, pending] = await Promise.all([
-    tx
-      .select({
-        id: planBranchingConditions.id,
-        afterStepId: planBranchingConditions.afterStepId,
-        conditionExpression: planBranchingConditions.conditionExpression,
-        ifTrueAction: planBranchingConditions.ifTrueAction,
-        actionParams: planBranchingConditions.actionParams,
-      })
-      .from(planBranchingConditions)
-      .where(eq(planBranchingConditions.planId, plan.id))
-      .orderBy(asc(planBranchingConditions.position)),
-    tx
-      .select({ id: reviewRequests.id, stepId: reviewRequests.stepId })
-      .from(reviewRequests)
-      .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending"))),
-  ]);
-  const conditionsOf = (stepId: string): LoopCondition[] =>
-    conditionRows.filter((c) => c.afterStepId === stepId);
+  const read = await readPlanSnapshot(tx, ctx.tenantId, plan.id);
+  const conditionsOf = (stepId: string): LoopCondition[] => conditionsAfter(read, stepId);
 
   const cairn: ServiceContext = {
     ...ctx,
@@ -149,7 +133,7 @@ export async function runServerSteps(
     status: plan.status,
     awaitingSteps: plan.awaitingSteps,
     steps: steps.map((s) => ({ id: s.id, stepOrder: s.stepOrder, status: s.status })),
-    pendingReviews: pending,
+    pendingReviews: read.pendingReviews,
   };
   const writes = new Map<string, StepWrite>();
   const verdicts: { id: string; fired: boolean }[] = [];

@@ -9,31 +9,32 @@
  * after the engine has decided, one that writes every change and its audit rows.
  */
 import "server-only";
-import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
-import { selectRows } from "../../db/rows";
 import { AppError } from "../../plan-engine/app-error";
-import type { PauseReason } from "../../plan-engine/bindings";
 import {
   type AwaitingSteps,
   decideCommonSubmit,
   decideSubmit,
   type FiredCondition,
-  type LoopCondition,
-  type LoopStep,
   type PlanSnapshot,
 } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import { writeDecidedSubmit } from "../loop/complete-step";
 import { completeStepGuarded } from "../loop/complete-step-guarded";
+import { type LockedForSubmit, lockPlanForSubmit } from "../loop/lock-for-submit";
+import {
+  conditionsAfter,
+  type PlanSnapshotRead,
+  readPlanSnapshot,
+} from "../loop/read-plan-snapshot";
 import { noteNotificationQueued } from "../notifications/queued";
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { firedConditionsOutput, planStatus } from "../shared/output-fields";
-import { lockedPlanIsCurrent, planNotFound, stepNotFound } from "../shared/plan-access";
+import { planNotFound, stepNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 export const stepExecutionReportInput = z
@@ -104,55 +105,16 @@ export const submittedStepOutput = z.object({
 
 export type SubmittedStep = z.infer<typeof submittedStepOutput>;
 
-type Snapshot = {
-  planId: string;
-  planStatus: PlanStatus;
-  awaitingSteps: AwaitingSteps | null;
-  pauseReason: PauseReason | null;
-  pendingReviews: { id: string; stepId: string }[] | null;
-  stepId: string | null;
-  startedAt: Date | string | null;
-  outputSchema: Record<string, unknown> | null;
-  fresh: boolean;
-  conditions: LoopCondition[] | null;
-  steps: LoopStep[] | null;
-};
-
-const conditionsOf = (ctx: ServiceContext, stepId: string) => sql`
-  (select coalesce(jsonb_agg(jsonb_build_object(
-      'id', c.id, 'conditionExpression', c.condition_expression,
-      'ifTrueAction', c.if_true_action, 'actionParams', c.action_params
-    ) order by c.position), '[]'::jsonb)
-  from plan_branching_condition c
-  where c.after_step_id = ${stepId}::uuid and c.tenant_id = ${ctx.tenantId}::uuid)`;
-
-const statusesOf = (ctx: ServiceContext, planId: string) => sql`
-  (select coalesce(jsonb_agg(jsonb_build_object(
-      'id', s.id, 'stepOrder', s.step_order, 'status', s.status
-    ) order by s.step_order), '[]'::jsonb)
-  from plan_step s
-  where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid)`;
-
-const pendingReviewsOf = (ctx: ServiceContext, planId: string) => sql`
-  (select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id)), '[]'::jsonb)
-  from review_request r
-  where r.plan_id = ${planId}::uuid and r.tenant_id = ${ctx.tenantId}::uuid
-    and r.status = 'pending')`;
+/** The locked plan and step and what the engine reads of the plan, current under the lock. */
+type Snapshot = Omit<LockedForSubmit, "steps" | "pendingReviews" | "conditions"> & PlanSnapshotRead;
 
 /**
- * Locks the plan row, then the step row (the step's lookup needs the locked
- * plan's id, so PostgreSQL takes them in that order), and reads what the
- * engine needs: the step's conditions in stored order, every step's status,
- * the plan's pending reviews and its wait on a fired add_steps.
- *
- * A statement sees the data as of its start, which may be before it got the
- * lock. Every call that changes a plan's steps under an exclusive lock also
- * updates the plan row, so when the locked plan row is still the one the
- * statement's snapshot holds, the reads are current, and one statement does it
- * all. Otherwise the reads run again in a statement that starts after the lock.
- * The one change that can slip past (get_next_step handing out a step under a
- * share lock) never changes a derived status; it only matters to skip_to, which
- * the caller decides again on statuses read after the lock (`mayLagClaims`).
+ * Locks the plan, then the step, and reads the snapshot in one statement
+ * (`lockPlanForSubmit`), or, when the plan changed while that statement waited
+ * for the lock, reads the snapshot again now that the lock is held. The one
+ * change that can slip past the first (get_next_step handing out a step under
+ * a share lock) never changes a derived status; it only matters to skip_to,
+ * which the caller decides again on statuses read after the lock (`mayLagClaims`).
  */
 async function lockAndRead(
   tx: Transaction,
@@ -160,49 +122,16 @@ async function lockAndRead(
   planId: string,
   stepId: string,
 ): Promise<{ snapshot: Snapshot; mayLagClaims: boolean } | undefined> {
-  const [locked] = await selectRows<Snapshot>(
-    tx,
-    sql`
-    with plan as materialized (
-      select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
-      where id = ${planId}::uuid and tenant_id = ${ctx.tenantId}::uuid
-      for update
-    ), step as materialized (
-      select id, started_at, output_schema from plan_step
-      where id = ${stepId}::uuid and plan_id = (select id from plan)
-        and tenant_id = ${ctx.tenantId}::uuid
-      for update
-    ), fresh as materialized (
-      select ${lockedPlanIsCurrent(planId)} as ok
-      from plan
-    )
-    select plan.id as "planId", plan.status as "planStatus",
-      plan.awaiting_steps as "awaitingSteps", plan.pause_reason as "pauseReason",
-      step.id as "stepId",
-      step.started_at as "startedAt", step.output_schema as "outputSchema", fresh.ok as fresh,
-      case when fresh.ok then ${conditionsOf(ctx, stepId)} end as conditions,
-      case when fresh.ok then ${statusesOf(ctx, planId)} end as steps,
-      case when fresh.ok then ${pendingReviewsOf(ctx, planId)} end as "pendingReviews"
-    from plan cross join fresh left join step on true`,
-  );
+  const locked = await lockPlanForSubmit(tx, ctx, planId, stepId);
   if (!locked) return undefined;
-  if (locked.fresh) return { snapshot: locked, mayLagClaims: true };
-  return { snapshot: await readAgain(tx, ctx, locked, stepId), mayLagClaims: false };
-}
-
-async function readAgain(
-  tx: Transaction,
-  ctx: ServiceContext,
-  locked: Snapshot,
-  stepId: string,
-): Promise<Snapshot> {
-  const [read] = await selectRows<Pick<Snapshot, "conditions" | "steps" | "pendingReviews">>(
-    tx,
-    sql`select ${conditionsOf(ctx, stepId)} as conditions,
-      ${statusesOf(ctx, locked.planId)} as steps,
-      ${pendingReviewsOf(ctx, locked.planId)} as "pendingReviews"`,
-  );
-  return { ...locked, ...read };
+  const { steps, pendingReviews, conditions } = locked;
+  if (locked.fresh && steps && pendingReviews && conditions) {
+    return { snapshot: { ...locked, steps, pendingReviews, conditions }, mayLagClaims: true };
+  }
+  return {
+    snapshot: { ...locked, ...(await readPlanSnapshot(tx, ctx.tenantId, planId)) },
+    mayLagClaims: false,
+  };
 }
 
 type SubmitInput = z.output<typeof submitStepResultInput>;
@@ -273,12 +202,20 @@ export async function submitStepResult(
       resultSummary: input.resultSummary ?? null,
       confidence: input.confidence ?? null,
     };
-    let decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
+    let decision = decideSubmit(
+      planSnapshot(snapshot),
+      conditionsAfter(snapshot, input.stepId),
+      event,
+    );
     // A skip decided on statuses that may miss a step handed out meanwhile is
     // decided again on statuses read now, under the plan lock.
     if (decision.skippedStepIds.length > 0 && read.mayLagClaims) {
-      snapshot = await readAgain(tx, ctx, snapshot, input.stepId);
-      decision = decideSubmit(planSnapshot(snapshot), snapshot.conditions ?? [], event);
+      snapshot = { ...snapshot, ...(await readPlanSnapshot(tx, ctx.tenantId, snapshot.planId)) };
+      decision = decideSubmit(
+        planSnapshot(snapshot),
+        conditionsAfter(snapshot, input.stepId),
+        event,
+      );
     }
     const now = new Date().toISOString();
     await writeDecidedSubmit(tx, ctx, {
@@ -290,7 +227,7 @@ export async function submitStepResult(
         confidence: input.confidence ?? null,
         stepExecutionReport: input.stepExecutionReport,
         outputFormattingNotes: input.outputFormattingNotes ?? null,
-        startedAt: snapshot.startedAt ? new Date(snapshot.startedAt).toISOString() : now,
+        startedAt: snapshot.startedAt ?? now,
       },
       decision,
       now,
@@ -302,7 +239,7 @@ export async function submitStepResult(
       stepOrder: decision.step.stepOrder,
       stepStatus: "completed",
       planStatus,
-      conditionsEvaluated: snapshot.conditions?.length ?? 0,
+      conditionsEvaluated: conditionsAfter(snapshot, input.stepId).length,
       firedConditions: fired,
       hint: submitHint(planStatus, decision.awaitingSteps, fired),
     };
@@ -346,8 +283,8 @@ function planSnapshot(snapshot: Snapshot): PlanSnapshot {
     id: snapshot.planId,
     status: snapshot.planStatus,
     awaitingSteps: snapshot.awaitingSteps,
-    steps: snapshot.steps ?? [],
-    pendingReviews: snapshot.pendingReviews ?? [],
+    steps: snapshot.steps,
+    pendingReviews: snapshot.pendingReviews,
     pausedOnFailedStepId:
       snapshot.pauseReason?.type === "tool_error" ? snapshot.pauseReason.stepId : null,
   };

@@ -18,22 +18,23 @@
  * names the current state, never a second application.
  */
 import "server-only";
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
-import { planBranchingConditions, reviewRequests } from "../../db/schema";
+import { reviewRequests } from "../../db/schema";
 import { AppError, isAppError } from "../../plan-engine/app-error";
 import { checkDecider, decisionChannel } from "../../plan-engine/decisions";
 import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
+import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
-import { loadStepSummaries, lockPlan, lockStep } from "../shared/plan-access";
+import { lockPlan, lockStep } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
@@ -185,27 +186,8 @@ export async function submitUserDecision(
         { stepStatus: step.status },
       );
     }
-    const [conditions, steps, pending, digest] = await Promise.all([
-      tx
-        .select({
-          id: planBranchingConditions.id,
-          conditionExpression: planBranchingConditions.conditionExpression,
-          ifTrueAction: planBranchingConditions.ifTrueAction,
-          actionParams: planBranchingConditions.actionParams,
-        })
-        .from(planBranchingConditions)
-        .where(
-          and(
-            eq(planBranchingConditions.afterStepId, step.id),
-            eq(planBranchingConditions.tenantId, ctx.tenantId),
-          ),
-        )
-        .orderBy(asc(planBranchingConditions.position)),
-      loadStepSummaries(tx, ctx, plan.id),
-      tx
-        .select({ id: reviewRequests.id, stepId: reviewRequests.stepId })
-        .from(reviewRequests)
-        .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending"))),
+    const [snapshot, digest] = await Promise.all([
+      readPlanSnapshot(tx, ctx.tenantId, plan.id),
       currentDigest(tx, review.id),
     ]);
     const channel = decisionChannel(ctx.actor.type, ctx.actor.inClient !== undefined);
@@ -226,8 +208,8 @@ export async function submitUserDecision(
         id: plan.id,
         status: plan.status,
         awaitingSteps: plan.awaitingSteps,
-        steps,
-        pendingReviews: pending,
+        steps: snapshot.steps,
+        pendingReviews: snapshot.pendingReviews,
         // A pause holds: an approve does not complete the plan around a failed server step.
         pausedOnFailedStepId:
           plan.pauseReason?.type === "tool_error" ? plan.pauseReason.stepId : null,
@@ -238,7 +220,7 @@ export async function submitUserDecision(
         status: "awaiting_input",
         instructions: step.instructions,
       },
-      conditions,
+      conditionsAfter(snapshot, step.id),
       {
         reviewRequestId: review.id,
         decision: input.decision,

@@ -5,7 +5,7 @@
  * of deadlocks).
  */
 import "server-only";
-import { and, asc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Executor, Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
@@ -136,16 +136,4 @@ export async function setPlanStatus(
     })
     .where(eq(researchPlans.id, plan.id));
   return status;
-}
-
-/**
- * For a statement that locks the plan row in a CTE named `plan` selecting
- * `xmin as version`: whether the locked row is still the one the statement's
- * snapshot holds. A statement reads as of its start, possibly before it got the
- * lock; every call that changes a plan's steps under an exclusive lock also
- * updates the plan row, so an unchanged row means the statement's reads of the
- * steps are current.
- */
-export function lockedPlanIsCurrent(planId: string): SQL {
-  return sql`plan.version = (select xmin from research_plan where id = ${planId}::uuid)`;
 }
