@@ -278,11 +278,11 @@ export async function applyDueReviewsOfPlan(
 }
 
 /**
- * Before a call reads a plan (get_next_step, get_plan_status, the plan page):
- * applies that plan's due reviews first, so no answer shows a review whose
- * deadline passed, and returns the plan's latest review when its deadline
- * decided or escalated it (get_next_step tells the agent why the plan moved on
- * without a person). One indexed query when nothing is due.
+ * Before the plan page reads a plan: applies that plan's due reviews first, so
+ * it never shows a review whose deadline passed, and returns the plan's latest
+ * review when its deadline decided or escalated it. One indexed query when
+ * nothing is due. (get_next_step and get_plan_status read the same columns in
+ * their own statement and call `applyDueReviewsOfPlan` only when one is due.)
  */
 export async function settleDeadlinesOfPlan(
   ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
@@ -290,7 +290,7 @@ export async function settleDeadlinesOfPlan(
 ): Promise<TimedOutReview | undefined> {
   const state = await planDeadlineState(ctx, planId);
   if (!state.due) return state.timedOut ?? undefined;
-  await applyDueReviews(ctx.db, ctx, { planId, tenantId: ctx.tenantId });
+  await applyDueReviewsOfPlan(ctx, planId);
   return (await planDeadlineState(ctx, planId)).timedOut ?? undefined;
 }
 
