@@ -8,7 +8,7 @@
  * Budget on 2 cores (7 minutes measured, well under the 15 allowed): build
  * ~30 s; floor 6 figures × 4.5 s; pg-boss 3 × 2,000 jobs; core 4 runs × 10.5 s;
  * MCP server start, ping and 3 runs × 10 s; scale: seeding 100,000 plans (1M
- * steps, 1.85M audit rows) 1-1.5 min, then 400 calls at each size.
+ * steps, 1.85M audit rows) 1.5-2.5 min, then 400 calls at each size.
  * `--quick` (2 s runs, 10,000 plans) is for trying the harness, and writes
  * <date>-quick files only.
  */
