@@ -117,14 +117,9 @@ const claimNext = statement(
 
 export type ClaimNextRow = z.infer<typeof claimNext.row>;
 
-/** Undefined when the plan does not exist for the tenant. */
-export async function claimNextStep(
-  db: Executor,
-  ctx: ServiceContext,
-  planId: string,
-  now: string,
-): Promise<ClaimNextRow | undefined> {
-  const [row] = await run(db, claimNext, [
+/** The parameters $1-$7 of the claim's CTEs (`claimCtes`). */
+export function claimParams(ctx: ServiceContext, planId: string, now: string): unknown[] {
+  return [
     planId,
     ctx.tenantId,
     now,
@@ -132,6 +127,16 @@ export async function claimNextStep(
     ctx.actor.type,
     ctx.actor.id,
     ctx.actor.label,
-  ]);
+  ];
+}
+
+/** Undefined when the plan does not exist for the tenant. */
+export async function claimNextStep(
+  db: Executor,
+  ctx: ServiceContext,
+  planId: string,
+  now: string,
+): Promise<ClaimNextRow | undefined> {
+  const [row] = await run(db, claimNext, claimParams(ctx, planId, now));
   return row;
 }

@@ -9,8 +9,13 @@ import type { Transaction } from "../../db/client";
 import { run, statement } from "../../db/statement";
 import type { PlanStatus } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
-import { type ClaimedStep, claimCtes, claimedColumns, claimedStepRow } from "./claim-next-step";
-import { leaseSeconds } from "./leases";
+import {
+  type ClaimedStep,
+  claimCtes,
+  claimedColumns,
+  claimedStepRow,
+  claimParams,
+} from "./claim-next-step";
 
 const claimLocked = statement(
   "claim the next step of a locked plan",
@@ -27,15 +32,6 @@ export async function claimStep(
   planStatusBefore: PlanStatus,
   now: string,
 ): Promise<ClaimedStep | undefined> {
-  const [row] = await run(tx, claimLocked, [
-    planId,
-    ctx.tenantId,
-    now,
-    leaseSeconds(ctx),
-    ctx.actor.type,
-    ctx.actor.id,
-    ctx.actor.label,
-    planStatusBefore,
-  ]);
+  const [row] = await run(tx, claimLocked, [...claimParams(ctx, planId, now), planStatusBefore]);
   return row;
 }

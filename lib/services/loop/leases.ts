@@ -10,7 +10,7 @@
  * - starts again: a call that names the step in progress (`renewLease`, from
  *   get_step_context);
  * - ends (`lease_expires_at = null` with the step's new status): a result
- *   (`complete-step.ts`, `completion-effects.ts`), a review decision (the step
+ *   (`complete-step-guarded.ts`, `complete-step.ts`), a review decision (the step
  *   leaves awaiting_input; a modify hands it back released), modify_plan's
  *   fail (lib/services/plans/modify-plan.ts), and a cancel (`endLeases`). A
  *   step in progress with no expiry is free: the claim rule hands it out again.
