@@ -24,6 +24,7 @@ import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil } from "./leases";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
 export const claimedStepRow = z.object({
@@ -90,14 +91,9 @@ export function claimedColumns(plan: string): string {
 
 const claimNext = statement(
   "claim the next step of an executing plan",
-  `with plan as materialized (
-    select id, status, output_formatting_notes, pause_reason, xmin as version from research_plan
-    where id = $1::uuid and tenant_id = $2::uuid
-    for share
-  ), fresh as materialized (
-    select plan.version = (select xmin from research_plan where id = $1::uuid) as current
-    from plan
-  ), ${claimCtes(
+  `with ${lockedPlanCte("id, status, output_formatting_notes, pause_reason", "share")},
+  fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as current from plan),
+  ${claimCtes(
     "(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))",
     "'executing'::text",
   )}

@@ -15,17 +15,14 @@ import { jsonParam, run, sqlLiterals, statement } from "../../db/statement";
 import type { decideCommonSubmit } from "../../plan-engine/loop";
 import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
+import { planEventInsert } from "../notifications/plan-events";
 import { auditRows } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { PLAN_ENDING_STATUSES } from "./completion-effects";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 
 const guardedSubmit = statement(
   "complete a step in one statement",
-  `with plan as materialized (
-    select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
-    where id = $1::uuid and tenant_id = $2::uuid
-    for update
-  ), step as materialized (
+  `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
     select id, step_order, status, output_schema from plan_step
     where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
     for update
@@ -39,7 +36,7 @@ const guardedSubmit = statement(
       end::plan_status as plan_status
     from plan join step on true
       left join plan_step other on other.plan_id = plan.id and other.id <> step.id
-    where plan.version = (select xmin from research_plan where id = $1::uuid)
+    where ${LOCKED_PLAN_IS_CURRENT}
       and plan.status = $8::plan_status and plan.awaiting_steps is null
       and plan.pause_reason is null
       and step.status = $9::step_status and step.output_schema is null
@@ -59,12 +56,7 @@ const guardedSubmit = statement(
     from decided
     where research_plan.id = $1::uuid
   ), plan_event as (
-    insert into notification_event (tenant_id, event, payload)
-    select p.tenant_id, 'plan.' || decided.plan_status::text,
-      jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', decided.plan_status::text)
-    from research_plan p, decided
-    where p.id = $1::uuid and p.status <> decided.plan_status
-      and decided.plan_status::text in (${sqlLiterals(PLAN_ENDING_STATUSES)})
+    ${planEventInsert("$1::uuid", "decided.plan_status::text", ", decided")}
   ), audit as (
     insert into plan_audit_log
       (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)

@@ -19,15 +19,10 @@ import type { PauseReason } from "../../plan-engine/bindings";
 import type { CompletionEffects } from "../../plan-engine/loop";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
-import { planEventFor } from "../notifications/plan-events";
+import { planEventFor, planEventInsert } from "../notifications/plan-events";
 import { noteNotificationQueued } from "../notifications/queued";
 import { auditRows } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-
-/** The plan statuses whose move raises plan.completed or plan.failed here (a cancel has its own writer). */
-export const PLAN_ENDING_STATUSES = TERMINAL_PLAN_STATUSES.filter(
-  (status) => planEventFor(status) !== null,
-);
 
 export const completionEffectsCtes = `verdicts as (
     update plan_branching_condition c set evaluated_at = $3::timestamptz, fired = v.fired
@@ -41,13 +36,7 @@ export const completionEffectsCtes = `verdicts as (
     update review_request set status = 'withdrawn', decided_at = $3::timestamptz
     where id in (select value::uuid from jsonb_array_elements_text($6::jsonb))
       and status = 'pending'
-  ), plan_event as (
-    insert into notification_event (tenant_id, event, payload)
-    select p.tenant_id, 'plan.' || $7::text,
-      jsonb_build_object('planId', p.id, 'planTitle', p.name, 'status', $7::text)
-    from research_plan p
-    where p.id = $1::uuid and p.status::text <> $7::text and $7::text in (${sqlLiterals(PLAN_ENDING_STATUSES)})
-  ), plan_update as (
+  ), plan_event as (${planEventInsert("$1::uuid", "$7::text")}), plan_update as (
     update research_plan set status = $7::plan_status, awaiting_steps = $8::jsonb,
       pause_reason = case when $10::boolean then $9::jsonb
         when pause_reason->>'stepId' = $2::text then null
@@ -84,8 +73,7 @@ export function effectsParams(
   pause?: { reason: PauseReason | null },
 ): unknown[] {
   // The statement queues plan.completed or plan.failed when it ends the plan.
-  if ((PLAN_ENDING_STATUSES as readonly string[]).includes(effects.planStatus))
-    noteNotificationQueued();
+  if (planEventFor(effects.planStatus)) noteNotificationQueued();
   return [
     planId,
     stepId,

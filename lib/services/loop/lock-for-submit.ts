@@ -20,22 +20,16 @@ import { isoTime, run, statement } from "../../db/statement";
 import { PLAN_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { awaitingStepsOutput, pauseReasonOutput } from "../shared/output-fields";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 import { planSnapshotColumns, planSnapshotRow } from "./read-plan-snapshot";
 
 const lockForSubmit = statement(
   "lock a plan and step for a submit",
-  `with plan as materialized (
-    select id, status, awaiting_steps, pause_reason, xmin as version from research_plan
-    where id = $1::uuid and tenant_id = $2::uuid
-    for update
-  ), step as materialized (
+  `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
     select id, started_at, output_schema from plan_step
     where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
     for update
-  ), fresh as materialized (
-    select plan.version = (select xmin from research_plan where id = $1::uuid) as ok
-    from plan
-  )
+  ), fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as ok from plan)
   select plan.id as "planId", plan.status as "planStatus",
     plan.awaiting_steps as "awaitingSteps", plan.pause_reason as "pauseReason",
     step.id as "stepId", step.started_at as "startedAt", step.output_schema as "outputSchema",
