@@ -10,6 +10,7 @@ import {
   decidePlanStatusAfterModify,
   decideReviewDecision,
   decideSubmit,
+  isLastOpenStep,
   type LoopCondition,
   type PlanSnapshot,
 } from "./loop";
@@ -759,5 +760,17 @@ describe("the loop under random events (property)", () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("isLastOpenStep", () => {
+  it("is true only when every other step has ended", () => {
+    const steps = [
+      { id: "a", status: "completed" as const },
+      { id: "b", status: "awaiting_input" as const },
+      { id: "c", status: "skipped" as const },
+    ];
+    expect(isLastOpenStep(steps, "b")).toBe(true);
+    expect(isLastOpenStep([...steps, { id: "d", status: "pending" as const }], "b")).toBe(false);
   });
 });

@@ -24,6 +24,7 @@ import {
 import {
   derivePlanStatus,
   isTerminalPlanStatus,
+  isTerminalStepStatus,
   planTransitionPath,
   transitionStep,
 } from "./transitions";
@@ -76,6 +77,15 @@ export type CompletionEffects = {
   withdrawnReviewIds: string[];
   audit: AuditEntry[];
 };
+
+/**
+ * Whether `stepId` is the plan's last open step: every other step has ended,
+ * so a decision that ends it (approve, skip, reject) ends the plan. The review
+ * panel warns of that before the person decides.
+ */
+export function isLastOpenStep(steps: readonly Pick<LoopStep, "id" | "status">[], stepId: string) {
+  return steps.every((s) => s.id === stepId || isTerminalStepStatus(s.status));
+}
 
 /**
  * The status a plan moves to through valid transitions only (a plan that is

@@ -5,7 +5,8 @@ import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
 import type { TeamMember } from "@/app/_components/review/review-assignment";
 import { requireUser } from "@/lib/auth/session";
-import { isTerminalPlanStatus, isTerminalStepStatus } from "@/lib/plan-engine/transitions";
+import { isLastOpenStep } from "@/lib/plan-engine/loop";
+import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
@@ -86,8 +87,9 @@ function pendingReview(page: PlanPage, members: TeamMember[]): PendingReview | n
     proposedResult: pending.proposedResult,
     proposedConfidence: pending.proposedConfidence,
     stepInstructions: step?.instructions ?? "",
-    lastOpenStep: page.steps.every(
-      (s) => s.stepId === pending.stepId || isTerminalStepStatus(s.status),
+    lastOpenStep: isLastOpenStep(
+      page.steps.map((s) => ({ id: s.stepId, status: s.status })),
+      pending.stepId,
     ),
     instructionsChanged:
       pending.currentDigest !== null && pending.currentDigest !== pending.contentDigest,
