@@ -24,6 +24,7 @@ import {
 } from "../services/views/library-views";
 import {
   countAwaitingReview,
+  getPlanDeliverable,
   getPlanPage,
   getToolCallLog,
   listPlans,
@@ -51,6 +52,10 @@ export const views = {
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
     return getPlanPage(ctx, planId, auditPage);
+  },
+  /** A plan's name and newest deliverable; undefined for a plan not in the user's tenant. */
+  async planDeliverable(user: SignedInUser, planId: string) {
+    return getPlanDeliverable(await userContext(user), planId);
   },
   /** The plan's audit trail with its hash chain; undefined for a plan not in the user's tenant. */
   async auditExport(user: SignedInUser, planId: string) {

@@ -303,6 +303,22 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
 export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
 /**
+ * A plan's name and newest deliverable, for its download: the plan page's own
+ * read of them, without the page's other reads (its trail check above all).
+ * Undefined for a plan not in the tenant.
+ */
+export async function getPlanDeliverable(ctx: ServiceContext, planId: string) {
+  if (!z.uuid().safeParse(planId).success) return undefined;
+  const core = await ctx.db
+    .transaction((tx) => loadPlanCore(tx, ctx, planId))
+    .catch((error: unknown) => {
+      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    });
+  return core && { planName: core.plan.name, deliverable: core.deliverable };
+}
+
+/**
  * Admin: work that needs a person, least recently active first. `stalled`:
  * plans marked stalled, executing plans with a step whose holder stopped
  * renewing it, active plans holding a failed step (which retry_step can send

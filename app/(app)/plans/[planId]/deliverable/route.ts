@@ -7,11 +7,11 @@ export async function GET(_request: Request, { params }: { params: Promise<{ pla
   const user = await currentUser();
   if (!user) return new Response("Sign in to download deliverables.", { status: 401 });
   const { planId } = await params;
-  const page = await views.planPage(user, planId, 1);
-  const deliverable = page?.deliverable;
-  if (!page || !deliverable) return new Response("Not found.", { status: 404 });
+  const read = await views.planDeliverable(user, planId);
+  const deliverable = read?.deliverable;
+  if (!read || !deliverable) return new Response("Not found.", { status: 404 });
   const { contentType, extension } = downloadFormat(deliverable.outputMediaType);
-  const filename = `${page.plan.name.replace(/[^\w.-]+/g, "-").slice(0, 80) || "deliverable"}.${extension}`;
+  const filename = `${read.planName.replace(/[^\w.-]+/g, "-").slice(0, 80) || "deliverable"}.${extension}`;
   return new Response(deliverable.content, {
     headers: {
       "Content-Type": contentType,
