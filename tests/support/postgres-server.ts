@@ -11,7 +11,18 @@ import { join } from "node:path";
 
 export const PG_BIN = process.env.CAIRN_PG_BIN ?? "/usr/lib/postgresql/15/bin";
 
-export type PostgresServer = { url: string; port: number; stop(): void };
+export type PostgresServer = {
+  url: string;
+  port: number;
+  /** Stops the server at once and removes its folder. */
+  stop(): void;
+  /**
+   * Stops the server as a crash would (immediate shutdown: no checkpoint, WAL
+   * not yet flushed is lost) and starts it again on the same folder and port,
+   * so it recovers from its WAL (tests/db-crash.test.ts).
+   */
+  crashAndRestart(): void;
+};
 
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -63,28 +74,36 @@ export async function startPostgres(settings: string[] = []): Promise<PostgresSe
   }
   const port = await freePort();
   run(initdb, ["-D", dataDir, "-U", "cairn", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
-  run(join(PG_BIN, "pg_ctl"), [
-    "-D",
-    dataDir,
-    "-l",
-    join(root, "server.log"),
-    "-o",
-    [
-      `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
-      ...settings.map((setting) => `-c ${setting}`),
-    ].join(" "),
-    "-w",
-    "start",
-  ]);
+  const start = () =>
+    run(join(PG_BIN, "pg_ctl"), [
+      "-D",
+      dataDir,
+      "-l",
+      join(root, "server.log"),
+      "-o",
+      [
+        `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+        ...settings.map((setting) => `-c ${setting}`),
+      ].join(" "),
+      "-w",
+      "start",
+    ]);
+  const stopNow = () =>
+    run(join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+  start();
   return {
     url: `postgres://cairn@127.0.0.1:${port}/postgres`,
     port,
     stop() {
       try {
-        run(join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+        stopNow();
       } finally {
         rmSync(root, { recursive: true, force: true });
       }
+    },
+    crashAndRestart() {
+      stopNow();
+      start();
     },
   };
 }
