@@ -319,7 +319,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
         : ". ") +
       `Server memory after start ${results.mcp.serverRssAtStartMb} MB; peak per run: ${results.mcp.loops.map((r) => `${r.agents} agents ${r.peakServerRssMb} MB`).join(", ")}.`,
     "",
-    "## 5. Scale (in process, one connection)",
+    "## 5. Scale (in process, one connection per size, the sizes called in turn)",
     "",
     "| plans | steps | audit rows | seeded in s | get_next_step p50 | p99 | get_plan_status p50 | p99 |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",

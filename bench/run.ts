@@ -25,7 +25,7 @@ import { type McpSection, type McpSession, openMcpSession } from "./mcp";
 import { runPeer } from "./peer";
 import { runPlanPage } from "./plan-page";
 import { markdown, type Results, ratiosAndVerdicts, summaryTable } from "./report";
-import { runScale } from "./scale";
+import { runScale, type ScaleDatabase } from "./scale";
 import { runSearch, type SearchPoint } from "./search";
 import { runServerSteps } from "./server-steps";
 import { type NextServer, startNextServer } from "./support/next-server";
@@ -37,7 +37,13 @@ const LEVELS = [1, 8, 32] as const;
 const SHARED_AGENTS = 8;
 const PING_AGENTS = 8;
 const settings = quick
-  ? { floorMs: 1_000, jobs: 300, loopMs: 2_000, scale: [100, 10_000], search: [1_000, 10_000] }
+  ? {
+      floorMs: 1_000,
+      jobs: 300,
+      loopMs: 2_000,
+      scale: [100, 10_000] as const,
+      search: [1_000, 10_000],
+    }
   : {
       // Thousands of samples per figure even at one client.
       floorMs: 4_000,
@@ -46,7 +52,7 @@ const settings = quick
       // Hundreds of plans at one agent; at 32 agents the ramp-up and the last
       // plans' tail stay small against the run.
       loopMs: 10_000,
-      scale: [100, 100_000],
+      scale: [100, 100_000] as const,
       search: [1_000, 100_000],
     };
 
@@ -100,6 +106,7 @@ async function main() {
     "bench_floor",
     "bench_peer",
     "bench_cairn",
+    "bench_scale_small",
     "bench_scale",
     "bench_server_steps",
   ] as const;
@@ -184,17 +191,31 @@ async function main() {
   };
 
   log("5. scale");
-  const scaleUrl = urlOf("bench_scale");
-  const scaleTenant = await cairnDatabase(scaleUrl, "Scale");
-  const scaleSql = postgres(scaleUrl, { max: 1, onnotice: () => {} });
+  // The small size's database and the large one's (which search_sources then uses).
+  const [smallPlans, largePlans] = settings.scale;
+  const scaleDatabases: ScaleDatabase[] = [];
   let points: Results["scale"]["points"];
   let search: SearchPoint[];
   try {
-    points = await runScale(scaleUrl, scaleSql, scaleTenant, settings.scale);
+    for (const [name, plans] of [
+      ["bench_scale_small", smallPlans],
+      ["bench_scale", largePlans],
+    ] as const) {
+      const url = urlOf(name);
+      const tenant = await cairnDatabase(url, "Scale");
+      scaleDatabases.push({
+        url,
+        tenant,
+        plans,
+        sql: postgres(url, { max: 1, onnotice: () => {} }),
+      });
+    }
+    points = await runScale(scaleDatabases);
     log("5. search_sources");
-    search = await runSearch(scaleUrl, scaleSql, scaleTenant, settings.search);
+    const { url, sql, tenant } = scaleDatabases[1] as ScaleDatabase;
+    search = await runSearch(url, sql, tenant, settings.search);
   } finally {
-    await scaleSql.end();
+    await Promise.all(scaleDatabases.map(({ sql }) => sql.end()));
   }
   log("6. server-run steps");
   const serverUrl = urlOf("bench_server_steps");

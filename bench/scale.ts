@@ -1,10 +1,13 @@
 /**
- * Section 5, scale: get_next_step and get_plan_status latency with 100 and then
- * 100,000 plans in the database, with their steps and audit rows. The plans are
+ * Section 5, scale: get_next_step and get_plan_status latency with 100 and
+ * with 100,000 plans in the database, with their steps and audit rows. The plans are
  * seeded with set-based SQL (generate_series), not service calls, so seeding
- * 100,000 plans takes about a minute instead of an hour. The calls are measured
- * in process on one connection: the transport's cost does not grow with the
- * data, so leaving it out shows what does.
+ * 100,000 plans takes about a minute instead of an hour. Each size has its own
+ * database in the one cluster, and the calls alternate between them, one call
+ * on each in turn: the two figures of a ratio are then taken side by side, under
+ * the same load on a shared machine, not a seeding apart. The calls are measured
+ * in process on one connection per database: the transport's cost does not
+ * grow with the data, so leaving it out shows what does.
  */
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
@@ -105,66 +108,85 @@ async function seed(sql: Sql, tenant: BenchTenant, from: number, to: number) {
   await sql`vacuum analyze research_plan, plan_step, plan_audit_log`;
 }
 
-async function measure(ctx: ServiceContext, plans: number) {
+/** One size's database: seeded with `plans` plans, measured through its own connection. */
+export type ScaleDatabase = { url: string; sql: Sql; tenant: BenchTenant; plans: number };
+
+type Measured = { ctx: ServiceContext; plans: number; claimOrder: number[] };
+
+/** The claims of one database: over as many of its executing plans as there are, at random. */
+function claimOrderOf(plans: number): number[] {
   const executing = Array.from(
     { length: Math.floor(plans / EXECUTING_EVERY) },
     (_, i) => (i + 1) * EXECUTING_EVERY,
   );
-  // Spread the claims over as many executing plans as there are, at random.
   const shuffled = executing.sort(() => Math.random() - 0.5);
-  const claimOrder = Array.from(
+  return Array.from(
     { length: NEXT_STEP_SAMPLES },
     (_, i) => shuffled[i % shuffled.length] as number,
   );
-  const randomPlan = () => seededPlanId(1 + Math.floor(Math.random() * plans));
-
-  for (let i = 0; i < 20; i += 1) await getPlanStatus(ctx, { planId: randomPlan() });
-  const statusSamples: number[] = [];
-  for (let i = 0; i < STATUS_SAMPLES; i += 1) {
-    await timed(statusSamples, () => getPlanStatus(ctx, { planId: randomPlan() }));
-  }
-  const nextSamples: number[] = [];
-  for (const g of claimOrder) {
-    const next = await timed(nextSamples, () => getNextStep(ctx, { planId: seededPlanId(g) }));
-    if (next.status !== "ready") throw new Error(`Seeded plan ${g} answered ${next.status}.`);
-  }
-  return { getNextStep: summarise(nextSamples), getPlanStatus: summarise(statusSamples) };
 }
 
-export async function runScale(
-  url: string,
-  sql: Sql,
-  tenant: BenchTenant,
-  sizes: readonly number[],
-): Promise<ScalePoint[]> {
-  const handle = await openDatabase({ kind: "postgres", url, maxConnections: 1 });
-  const ctx: ServiceContext = {
-    db: handle.db,
-    tenantId: tenant.tenantId,
-    actor: { type: "api_key", id: tenant.apiKeyId, label: "benchmark agent" },
-    stallThresholdSeconds: 1800,
-  };
+/** Every database's calls, one call on each in turn, so they share the machine's moments. */
+async function measureSideBySide(databases: Measured[]) {
+  const randomPlan = (plans: number) => seededPlanId(1 + Math.floor(Math.random() * plans));
+  const status = databases.map(() => [] as number[]);
+  const next = databases.map(() => [] as number[]);
+  for (const { ctx, plans } of databases) {
+    for (let i = 0; i < 20; i += 1) await getPlanStatus(ctx, { planId: randomPlan(plans) });
+  }
+  for (let i = 0; i < STATUS_SAMPLES; i += 1) {
+    for (const [d, { ctx, plans }] of databases.entries()) {
+      await timed(status[d] as number[], () => getPlanStatus(ctx, { planId: randomPlan(plans) }));
+    }
+  }
+  for (let i = 0; i < NEXT_STEP_SAMPLES; i += 1) {
+    for (const [d, { ctx, claimOrder }] of databases.entries()) {
+      const g = claimOrder[i] as number;
+      const answer = await timed(next[d] as number[], () =>
+        getNextStep(ctx, { planId: seededPlanId(g) }),
+      );
+      if (answer.status !== "ready") throw new Error(`Seeded plan ${g} answered ${answer.status}.`);
+    }
+  }
+  return databases.map((_, d) => ({
+    getNextStep: summarise(next[d] as number[]),
+    getPlanStatus: summarise(status[d] as number[]),
+  }));
+}
+
+export async function runScale(databases: readonly ScaleDatabase[]): Promise<ScalePoint[]> {
+  const seeded: (Omit<ScalePoint, "getNextStep" | "getPlanStatus"> & Measured)[] = [];
+  const handles = [];
   try {
-    const points: ScalePoint[] = [];
-    let seeded = 0;
-    for (const plans of sizes) {
+    for (const { url, sql, tenant, plans } of databases) {
       const started = performance.now();
-      await seed(sql, tenant, seeded + 1, plans);
+      await seed(sql, tenant, 1, plans);
       const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
-      seeded = plans;
       const [counts] = await sql<{ steps: number; audit: number }[]>`
         select (select count(*)::int from plan_step) as steps,
                (select count(*)::int from plan_audit_log) as audit`;
-      points.push({
+      const handle = await openDatabase({ kind: "postgres", url, maxConnections: 1 });
+      handles.push(handle);
+      seeded.push({
         plans,
         steps: counts?.steps ?? 0,
         auditRows: counts?.audit ?? 0,
         seedSeconds,
-        ...(await measure(ctx, plans)),
+        ctx: {
+          db: handle.db,
+          tenantId: tenant.tenantId,
+          actor: { type: "api_key", id: tenant.apiKeyId, label: "benchmark agent" },
+          stallThresholdSeconds: 1800,
+        },
+        claimOrder: claimOrderOf(plans),
       });
     }
-    return points;
+    const figures = await measureSideBySide(seeded);
+    return seeded.map(({ ctx: _, claimOrder: __, ...point }, d) => ({
+      ...point,
+      ...(figures[d] as Pick<ScalePoint, "getNextStep" | "getPlanStatus">),
+    }));
   } finally {
-    await handle.close();
+    await Promise.all(handles.map((handle) => handle.close()));
   }
 }
