@@ -9,22 +9,6 @@
  * together. A plan in any other status claims nothing here and only reports its
  * status, for the caller's transaction (`claim-step.ts`) to handle.
  *
- * The hand-out commits without waiting for its WAL to reach the disk
- * (`synchronous_commit` off for this statement's transaction only, `relaxed`
- * below): it saves one WAL flush per step, a quarter of the 1-agent step on the
- * benchmark's machine. What that risks is bounded and already handled. Only a
- * crash of PostgreSQL itself can lose a hand-out, and only one committed in the
- * last moments before it (`wal_writer_delay`, 200 ms by default, at most three
- * times that), since every later synchronous commit (a submit's, say) flushes
- * the WAL written before it. A forgotten hand-out leaves its step as it was
- * before (pending, or in progress without a live lease), and its step_started
- * row goes with it, so the trail still matches the steps. Its holder's result
- * is still accepted: a submit for a pending step starts and completes it
- * (`autoStarted`, the specification's "pending step submission"); a holder
- * that never answers is covered as any lost answer is, by the claim rule. A
- * result, a review decision and every status change of a plan stay synchronous
- * commits (tests/db-crash.test.ts).
- *
  * A statement reads the steps as of its start. If a call that changes the plan
  * (submit, review, modify: they all lock it exclusively and update its row)
  * committed while this one waited for the lock, the locked plan row is newer
@@ -109,7 +93,6 @@ const claimNext = statement(
   "claim the next step of an executing plan",
   `with ${lockedPlanCte("id, status, output_formatting_notes, pause_reason", "share")},
   fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as current from plan),
-  relaxed as materialized (select set_config('synchronous_commit', 'off', true) as setting),
   ${claimCtes(
     "(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))",
     "'executing'::text",
@@ -118,7 +101,7 @@ const claimNext = statement(
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
     ${deadlineStateColumns("$1::uuid", "$2::uuid")}
-  from plan cross join fresh cross join relaxed left join claimed on true`,
+  from plan cross join fresh left join claimed on true`,
   claimedStepRow.extend({
     planStatus: z.enum(PLAN_STATUSES),
     planFormattingNotes: z.string().nullable(),

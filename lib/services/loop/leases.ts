@@ -6,9 +6,7 @@
  * engine, and tests/use-cases/claim-rule.test.ts fails until both agree.
  *
  * Where a lease is written:
- * - starts: a hand-out (`claim-next-step.ts`, `claim-step.ts`), for `leaseSeconds`
- *   (the one-statement hand-out commits without waiting for its WAL flush; its
- *   header says what a crash of PostgreSQL can then forget, and why that is safe);
+ * - starts: a hand-out (`claim-next-step.ts`, `claim-step.ts`), for `leaseSeconds`;
  * - starts again: a call that names the step in progress (`renewLease`, from
  *   get_step_context);
  * - ends (`lease_expires_at = null` with the step's new status): a result
