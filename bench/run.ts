@@ -212,8 +212,9 @@ async function main() {
     }
     points = await runScale(scaleDatabases);
     log("5. search_sources");
-    const { url, sql, tenant } = scaleDatabases[1] as ScaleDatabase;
-    search = await runSearch(url, sql, tenant, settings.search);
+    const [, large] = scaleDatabases;
+    if (!large) throw new Error("No database of the large size.");
+    search = await runSearch(large.url, large.sql, large.tenant, settings.search);
   } finally {
     await Promise.all(scaleDatabases.map(({ sql }) => sql.end()));
   }

@@ -2,7 +2,7 @@
  * Section 5, scale: get_next_step and get_plan_status latency with 100 and
  * with 100,000 plans in the database, with their steps and audit rows. The plans are
  * seeded with set-based SQL (generate_series), not service calls, so seeding
- * 100,000 plans takes about a minute instead of an hour. Each size has its own
+ * 100,000 plans takes about two minutes instead of hours. Each size has its own
  * database in the one cluster, and the calls alternate between them, one call
  * on each in turn: the two figures of a ratio are then taken side by side, under
  * the same load on a shared machine, not a seeding apart. The calls are measured
@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
-import { openDatabase } from "@/lib/db/client";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
 import type { ServiceContext } from "@/lib/services/shared/context";
@@ -50,12 +50,13 @@ function seededPlanId(g: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20)}`;
 }
 
-async function seed(sql: Sql, tenant: BenchTenant, from: number, to: number) {
+/** Seeds plans 1 to `to`. */
+async function seed(sql: Sql, tenant: BenchTenant, to: number) {
   await sql`
     create or replace function bench_uuid(key text) returns uuid language sql immutable as $$
       select (substr(md5(key), 1, 12) || '4' || substr(md5(key), 14, 3) || '8' || substr(md5(key), 18, 15))::uuid
     $$`;
-  for (let start = from; start <= to; start += SEED_BATCH) {
+  for (let start = 1; start <= to; start += SEED_BATCH) {
     const end = Math.min(to, start + SEED_BATCH - 1);
     await sql.begin(async (tx) => {
       await tx`
@@ -108,7 +109,10 @@ async function seed(sql: Sql, tenant: BenchTenant, from: number, to: number) {
   await sql`vacuum analyze research_plan, plan_step, plan_audit_log`;
 }
 
-/** One size's database: seeded with `plans` plans, measured through its own connection. */
+/**
+ * One size's database: `sql` seeds it with `plans` plans and counts its rows;
+ * the calls are measured through a connection of the app's own client.
+ */
 export type ScaleDatabase = { url: string; sql: Sql; tenant: BenchTenant; plans: number };
 
 type Measured = { ctx: ServiceContext; plans: number; claimOrder: number[] };
@@ -156,11 +160,11 @@ async function measureSideBySide(databases: Measured[]) {
 
 export async function runScale(databases: readonly ScaleDatabase[]): Promise<ScalePoint[]> {
   const seeded: (Omit<ScalePoint, "getNextStep" | "getPlanStatus"> & Measured)[] = [];
-  const handles = [];
+  const handles: DatabaseHandle[] = [];
   try {
     for (const { url, sql, tenant, plans } of databases) {
       const started = performance.now();
-      await seed(sql, tenant, 1, plans);
+      await seed(sql, tenant, plans);
       const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
       const [counts] = await sql<{ steps: number; audit: number }[]>`
         select (select count(*)::int from plan_step) as steps,

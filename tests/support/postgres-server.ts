@@ -17,9 +17,11 @@ export type PostgresServer = {
   /** Stops the server at once and removes its folder. */
   stop(): void;
   /**
-   * Stops the server as a crash would (immediate shutdown: no checkpoint, WAL
-   * not yet flushed is lost) and starts it again on the same folder and port,
-   * so it recovers from its WAL (tests/db-crash.test.ts).
+   * Stops the server as a crash would (immediate shutdown: its processes are
+   * killed, no checkpoint; WAL still in its buffers is lost, WAL written to the
+   * OS survives) and starts it again on the same folder and port, so it
+   * recovers from its WAL (tests/db-crash.test.ts). A process stopped with
+   * SIGSTOP is killed by the postmaster after 5 s, so that stop takes 5 s.
    */
   crashAndRestart(): void;
 };
