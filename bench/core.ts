@@ -48,18 +48,6 @@ export type CoreRun = Omit<LoopRun, "planIds"> & {
   profile: CoreProfile;
 };
 
-type StatementTotals = { calls: number; planMs: number; execMs: number };
-
-/** This database's totals in pg_stat_statements (the verifier's own reads come after). */
-async function statementTotals(sql: Sql): Promise<StatementTotals> {
-  const [row] = await sql<{ calls: string; plan: number; exec: number }[]>`
-    select coalesce(sum(calls), 0) as calls, coalesce(sum(total_plan_time), 0)::float8 as plan,
-      coalesce(sum(total_exec_time), 0)::float8 as exec
-    from pg_stat_statements
-    where dbid = (select oid from pg_database where datname = current_database())`;
-  return { calls: Number(row?.calls ?? 0), planMs: row?.plan ?? 0, execMs: row?.exec ?? 0 };
-}
-
 type StatementRow = { id: string; query: string; calls: number; planMs: number; execMs: number };
 
 /** This database's statements in pg_stat_statements, by query id. */
@@ -82,32 +70,40 @@ function statementLabel(query: string): string {
 
 const TOP_STATEMENTS = 6;
 
-function topStatements(
+type StatementDelta = { label: string; calls: number; planMs: number; execMs: number };
+
+/** What each statement ran between two reads, leaving out the profile's own reads. */
+function statementDeltas(
   before: Map<string, StatementRow>,
   after: Map<string, StatementRow>,
-  steps: number,
-): StatementProfile[] {
-  const deltas = [...after.values()]
-    .map((row) => {
-      const was = before.get(row.id);
-      return {
-        label: statementLabel(row.query),
-        calls: row.calls - (was?.calls ?? 0),
-        planMs: row.planMs - (was?.planMs ?? 0),
-        execMs: row.execMs - (was?.execMs ?? 0),
-      };
-    })
-    // The profile's own reads of pg_stat_statements are no loop's.
-    .filter((d) => d.calls > 0 && !d.label.includes("pg_stat_statements"));
-  const round = (value: number) => Math.round(value * 10_000) / 10_000;
-  return deltas
+): StatementDelta[] {
+  return (
+    [...after.values()]
+      .map((row) => {
+        const was = before.get(row.id);
+        return {
+          label: statementLabel(row.query),
+          calls: row.calls - (was?.calls ?? 0),
+          planMs: row.planMs - (was?.planMs ?? 0),
+          execMs: row.execMs - (was?.execMs ?? 0),
+        };
+      })
+      // The profile's own reads of pg_stat_statements are no loop's.
+      .filter((d) => d.calls > 0 && !d.label.includes("pg_stat_statements"))
+  );
+}
+
+const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
+
+function topStatements(deltas: StatementDelta[], steps: number): StatementProfile[] {
+  return [...deltas]
     .sort((a, b) => b.planMs + b.execMs - (a.planMs + a.execMs))
     .slice(0, TOP_STATEMENTS)
     .map((d) => ({
       label: d.label,
       callsPerStep: per(d.calls, steps),
-      planMsPerCall: round(d.planMs / d.calls),
-      execMsPerCall: round(d.execMs / d.calls),
+      planMsPerCall: round4(d.planMs / d.calls),
+      execMsPerCall: round4(d.execMs / d.calls),
     }));
 }
 
@@ -144,7 +140,6 @@ export async function runCore(
     // prepared statements are warm.
     await runOwnPlans(team, OWN_PLAN_STEPS, 500);
     await verifySql`create extension if not exists pg_stat_statements`;
-    const before = await statementTotals(verifySql);
     const rowsBefore = await statementRows(verifySql);
     const cpuBefore = process.cpuUsage();
     const run =
@@ -152,21 +147,17 @@ export async function runCore(
         ? await runOwnPlans(team, OWN_PLAN_STEPS, durationMs)
         : await runSharedPlan(team, SHARED_PLAN_STEPS, durationMs);
     const cpu = process.cpuUsage(cpuBefore);
-    const after = await statementTotals(verifySql);
-    const rowsAfter = await statementRows(verifySql);
-    // The profile's own reads before the run (the totals' read after it is
-    // counted by the next read's snapshot only) are two statement calls, of no loop's.
-    const statements = after.calls - before.calls - 2;
+    const deltas = statementDeltas(rowsBefore, await statementRows(verifySql));
+    const sum = (field: "calls" | "planMs" | "execMs") =>
+      deltas.reduce((total, d) => total + d[field], 0);
+    const statements = sum("calls");
     const profile: CoreProfile = {
       statementsPerStep: per(statements, run.steps),
-      planMsPerStep: per(after.planMs - before.planMs, run.steps),
-      execMsPerStep: per(after.execMs - before.execMs, run.steps),
-      planMsPerStatement:
-        statements === 0
-          ? 0
-          : Math.round(((after.planMs - before.planMs) / statements) * 10_000) / 10_000,
+      planMsPerStep: per(sum("planMs"), run.steps),
+      execMsPerStep: per(sum("execMs"), run.steps),
+      planMsPerStatement: statements === 0 ? 0 : round4(sum("planMs") / statements),
       nodeCpuMsPerStep: per((cpu.user + cpu.system) / 1000, run.steps),
-      statements: topStatements(rowsBefore, rowsAfter, run.steps),
+      statements: topStatements(deltas, run.steps),
     };
     const { planIds: _, ...figures } = run;
     return { kind, ...figures, profile, verification: await verifyRun(verifySql, run) };
