@@ -286,6 +286,29 @@ export const researchContextOutput = z.object({
 
 export type PlanContext = z.infer<typeof researchContextOutput>;
 
+/** A plan's newest deliverable (store_research_output), or null. */
+export async function loadLatestDeliverable(
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+) {
+  const [output] = await db
+    .select()
+    .from(researchOutputs)
+    .where(and(eq(researchOutputs.planId, planId), eq(researchOutputs.tenantId, ctx.tenantId)))
+    .orderBy(desc(researchOutputs.createdAt), desc(researchOutputs.id))
+    .limit(1);
+  return output
+    ? {
+        outputId: output.id,
+        outputMediaType: output.outputMediaType,
+        content: output.content,
+        formattingNotes: output.formattingNotes,
+        createdAt: output.createdAt.toISOString(),
+      }
+    : null;
+}
+
 /**
  * Everything recorded about a plan but its artifacts, read inside the caller's
  * transaction: the newest deliverable only (the one shown and returned), never
@@ -333,18 +356,12 @@ export async function loadPlanCore(
     .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
     .orderBy(desc(skillExecutions.createdAt))
     .limit(1);
-  const outputs = await db
-    .select()
-    .from(researchOutputs)
-    .where(and(eq(researchOutputs.planId, plan.id), eq(researchOutputs.tenantId, ctx.tenantId)))
-    .orderBy(desc(researchOutputs.createdAt), desc(researchOutputs.id))
-    .limit(1);
+  const deliverable = await loadLatestDeliverable(db, ctx, plan.id);
   const feedback = await db
     .select()
     .from(researchFeedback)
     .where(and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)))
     .orderBy(asc(researchFeedback.createdAt));
-  const latestOutput = outputs[0];
   return {
     plan: {
       planId: plan.id,
@@ -416,15 +433,7 @@ export async function loadPlanCore(
           completedAt: iso(execution.completedAt),
         }
       : null,
-    deliverable: latestOutput
-      ? {
-          outputId: latestOutput.id,
-          outputMediaType: latestOutput.outputMediaType,
-          content: latestOutput.content,
-          formattingNotes: latestOutput.formattingNotes,
-          createdAt: latestOutput.createdAt.toISOString(),
-        }
-      : null,
+    deliverable,
     feedback: feedback.map((f) => ({
       feedbackId: f.id,
       feedbackType: f.feedbackType,

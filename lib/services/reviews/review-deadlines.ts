@@ -257,13 +257,13 @@ const planDeadlines = statement(
   deadlineStateRow,
 );
 
-/** One statement: whether the plan has a due review, and its latest one if a deadline decided or escalated it. */
-async function planDeadlineState(
+/** One statement: whether the plan has a due review. */
+async function hasDueReview(
   ctx: Pick<ServiceContext, "db" | "tenantId">,
   planId: string,
-): Promise<{ due: boolean; timedOut: TimedOutReview | null }> {
+): Promise<boolean> {
   const [row] = await run(ctx.db, planDeadlines, [planId, ctx.tenantId]);
-  return { due: row?.reviewDue ?? false, timedOut: row?.timedOut ?? null };
+  return row?.reviewDue ?? false;
 }
 
 /**
@@ -279,19 +279,15 @@ export async function applyDueReviewsOfPlan(
 
 /**
  * Before the plan page reads a plan: applies that plan's due reviews first, so
- * it never shows a review whose deadline passed, and returns the plan's latest
- * review when its deadline decided or escalated it. One indexed query when
+ * it never shows a review whose deadline passed. One indexed query when
  * nothing is due. (get_next_step and get_plan_status read the same columns in
  * their own statement and call `applyDueReviewsOfPlan` only when one is due.)
  */
 export async function settleDeadlinesOfPlan(
   ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
   planId: string,
-): Promise<TimedOutReview | undefined> {
-  const state = await planDeadlineState(ctx, planId);
-  if (!state.due) return state.timedOut ?? undefined;
-  await applyDueReviewsOfPlan(ctx, planId);
-  return (await planDeadlineState(ctx, planId)).timedOut ?? undefined;
+): Promise<void> {
+  if (await hasDueReview(ctx, planId)) await applyDueReviewsOfPlan(ctx, planId);
 }
 
 /**

@@ -37,7 +37,12 @@ import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { checkPlanTrailInDatabase } from "../audit/audit-chain";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
-import { artifactSummaries, loadPlanCore, type PlanCore } from "../research/research-context";
+import {
+  artifactSummaries,
+  loadLatestDeliverable,
+  loadPlanCore,
+  type PlanCore,
+} from "../research/research-context";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
 import { getPlan, loadStepSummaries } from "../shared/plan-access";
@@ -303,19 +308,18 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
 export type PlanPage = NonNullable<Awaited<ReturnType<typeof getPlanPage>>>;
 
 /**
- * A plan's name and newest deliverable, for its download: the plan page's own
- * read of them, without the page's other reads (its trail check above all).
- * Undefined for a plan not in the tenant.
+ * A plan's name and newest deliverable, for its download: two reads, none of
+ * the page's others (its trail check above all). Undefined for a plan not in
+ * the tenant.
  */
 export async function getPlanDeliverable(ctx: ServiceContext, planId: string) {
   if (!z.uuid().safeParse(planId).success) return undefined;
-  const core = await ctx.db
-    .transaction((tx) => loadPlanCore(tx, ctx, planId))
-    .catch((error: unknown) => {
-      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
-      throw error;
-    });
-  return core && { planName: core.plan.name, deliverable: core.deliverable };
+  const [plan] = await ctx.db
+    .select({ name: researchPlans.name })
+    .from(researchPlans)
+    .where(and(eq(researchPlans.id, planId), eq(researchPlans.tenantId, ctx.tenantId)));
+  if (!plan) return undefined;
+  return { planName: plan.name, deliverable: await loadLatestDeliverable(ctx.db, ctx, planId) };
 }
 
 /**
