@@ -27,12 +27,7 @@ import {
   resolveBindings,
 } from "../../plan-engine/bindings";
 import { firstClaimable } from "../../plan-engine/claims";
-import {
-  decideSubmit,
-  type LoopCondition,
-  type PlanSnapshot,
-  planStatusAfter,
-} from "../../plan-engine/loop";
+import { decideSubmit, type PlanSnapshot, planStatusAfter } from "../../plan-engine/loop";
 import type { PlanStatus, StepStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import {
@@ -120,7 +115,6 @@ export async function runServerSteps(
     }
   }
   const read = await readPlanSnapshot(tx, ctx.tenantId, plan.id);
-  const conditionsOf = (stepId: string): LoopCondition[] => conditionsAfter(read, stepId);
 
   const cairn: ServiceContext = {
     ...ctx,
@@ -307,7 +301,7 @@ export async function runServerSteps(
         break;
       }
     }
-    const decided = decideSubmit(snapshot, conditionsOf(next.id), {
+    const decided = decideSubmit(snapshot, conditionsAfter(read, next.id), {
       stepId: next.id,
       result,
       resultSummary: null,

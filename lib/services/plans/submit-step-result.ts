@@ -20,7 +20,6 @@ import {
   type PlanSnapshot,
 } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
-import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import { writeDecidedSubmit } from "../loop/complete-step";
 import { completeStepGuarded } from "../loop/complete-step-guarded";
 import { type LockedForSubmit, lockPlanForSubmit } from "../loop/lock-for-submit";
@@ -29,6 +28,7 @@ import {
   type PlanSnapshotRead,
   readPlanSnapshot,
 } from "../loop/read-plan-snapshot";
+import { planEventFor } from "../notifications/plan-events";
 import { noteNotificationQueued } from "../notifications/queued";
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
@@ -136,6 +136,14 @@ async function lockAndRead(
 
 type SubmitInput = z.output<typeof submitStepResultInput>;
 
+/** What the engine decides a submit on, from the call's input. */
+const submitEvent = (input: SubmitInput) => ({
+  stepId: input.stepId,
+  result: input.result,
+  resultSummary: input.resultSummary ?? null,
+  confidence: input.confidence ?? null,
+});
+
 /**
  * The common submit as one statement, so one round trip and no BEGIN/COMMIT:
  * the engine decided it ahead (`decideCommonSubmit`), and the statement locks
@@ -150,12 +158,7 @@ async function submitInOneStatement(
   input: SubmitInput,
   now: string,
 ): Promise<SubmittedStep | undefined> {
-  const event = {
-    stepId: input.stepId,
-    result: input.result,
-    resultSummary: input.resultSummary ?? null,
-    confidence: input.confidence ?? null,
-  };
+  const event = submitEvent(input);
   const row = await completeStepGuarded(
     ctx.db,
     ctx,
@@ -170,7 +173,7 @@ async function submitInOneStatement(
   );
   if (!row) return undefined;
   // The statement queued plan.completed or plan.failed when it ended the plan.
-  if (isTerminalPlanStatus(row.planStatus)) noteNotificationQueued();
+  if (planEventFor(row.planStatus)) noteNotificationQueued();
   return {
     planId: input.planId,
     stepId: input.stepId,
@@ -196,26 +199,15 @@ export async function submitStepResult(
     let { snapshot } = read;
     if (snapshot.stepId === null) throw stepNotFound(snapshot.planId, input.stepId);
     if (snapshot.outputSchema) checkOutputSchema(snapshot.outputSchema, input.result);
-    const event = {
-      stepId: input.stepId,
-      result: input.result,
-      resultSummary: input.resultSummary ?? null,
-      confidence: input.confidence ?? null,
-    };
-    let decision = decideSubmit(
-      planSnapshot(snapshot),
-      conditionsAfter(snapshot, input.stepId),
-      event,
-    );
+    const event = submitEvent(input);
+    let conditions = conditionsAfter(snapshot, input.stepId);
+    let decision = decideSubmit(planSnapshot(snapshot), conditions, event);
     // A skip decided on statuses that may miss a step handed out meanwhile is
     // decided again on statuses read now, under the plan lock.
     if (decision.skippedStepIds.length > 0 && read.mayLagClaims) {
       snapshot = { ...snapshot, ...(await readPlanSnapshot(tx, ctx.tenantId, snapshot.planId)) };
-      decision = decideSubmit(
-        planSnapshot(snapshot),
-        conditionsAfter(snapshot, input.stepId),
-        event,
-      );
+      conditions = conditionsAfter(snapshot, input.stepId);
+      decision = decideSubmit(planSnapshot(snapshot), conditions, event);
     }
     const now = new Date().toISOString();
     await writeDecidedSubmit(tx, ctx, {
@@ -239,7 +231,7 @@ export async function submitStepResult(
       stepOrder: decision.step.stepOrder,
       stepStatus: "completed",
       planStatus,
-      conditionsEvaluated: conditionsAfter(snapshot, input.stepId).length,
+      conditionsEvaluated: conditions.length,
       firedConditions: fired,
       hint: submitHint(planStatus, decision.awaitingSteps, fired),
     };
