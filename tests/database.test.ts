@@ -47,6 +47,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "review_request",
       "setup_code",
       "skill_execution",
+      "team_audit_log",
       "tenant",
       "webhook_delivery",
       "webhook_endpoint",

@@ -95,7 +95,41 @@ export const tenants = pgTable("tenant", {
   reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
   /** Who may decide a checkpoint: people only, or also agents relaying a person's answer. */
   decisionPolicy: decisionPolicy("decision_policy").notNull().default(DEFAULT_DECISION_POLICY),
+  /**
+   * The OAuth clients (their `client_id`) whose in-client answers count as a
+   * person's; null counts every connected app a person authorized in Cairn's
+   * browser flow (docs/reviews.md).
+   */
+  trustedClients: jsonb("trusted_clients").$type<string[]>(),
 });
+
+/** What the team's trail records: changes to the team's rules on checkpoints. */
+export const TEAM_EVENT_TYPES = [
+  "decision_policy_changed",
+  "review_defaults_changed",
+  "trusted_clients_changed",
+] as const;
+export const teamEventType = pgEnum("team_event_type", TEAM_EVENT_TYPES);
+
+/**
+ * The team's trail: who changed the team's rules on checkpoints, when, and from
+ * what to what (payload `{ from, to }`). Apart from the plan audit log, since a
+ * rule covers every plan of the team.
+ */
+export const teamAuditLog = pgTable(
+  "team_audit_log",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    eventType: teamEventType("event_type").notNull(),
+    actorType: actorType("actor_type").notNull(),
+    actorId: uuid("actor_id"),
+    actorLabel: text("actor_label").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("team_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt)],
+);
 
 export const users = pgTable(
   "app_user",
@@ -566,6 +600,8 @@ export const reviewDecisions = pgTable(
     decidedByLabel: text("decided_by_label").notNull(),
     /** A person in the web UI, an agent relaying one, or Cairn at a deadline. */
     channel: decisionChannel("channel").notNull(),
+    /** The team's decision policy when the decision was made (null on decisions made before it was kept). */
+    decisionPolicy: decisionPolicy("decision_policy"),
     /** The content digest of the review as it was decided. */
     reviewDigest: text("review_digest").notNull(),
     createdAt: createdAt(),
