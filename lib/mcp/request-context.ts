@@ -19,6 +19,8 @@ export type McpPrincipal = {
   userId: string;
   /** How the audit trail names this caller. */
   label: string;
+  /** A connected app's OAuth `client_id`; absent for an API key. */
+  clientId?: string;
 };
 
 export type CairnServerDeps = {

@@ -8,12 +8,23 @@
  * is asked to open the review page instead, where the person signs in and
  * decides; its retry records nothing. The form's client
  * sends get_next_step again with the answer; Cairn records it through
- * submit_user_decision's use case as a decision of the credential's user made
- * in that client (the audit actor is the person, not the key), then answers
- * get_next_step as usual. A form the person declines or cancels leaves the
- * review pending (awaiting_review, as without elicitation). Clients without
- * form elicitation, and every 2025-era client, keep the tool flow.
+ * submit_user_decision's use case, then answers get_next_step as usual. A form
+ * the person declines or cancels leaves the review pending (awaiting_review,
+ * as without elicitation). Clients without form elicitation, and every
+ * 2025-era client, keep the tool flow.
+ *
+ * Whose answer it is (docs/reviews.md, "What proves a person was there"): on a
+ * connected app a person authorized in Cairn's browser flow (and that the team
+ * trusts, where it names the clients it does), the credential's user's own,
+ * made in that client (the audit actor is the person); on an API key, the
+ * key's relay of an answer, which the team's rule on relays governs. Where only
+ * people decide, such a client is never shown the form: it is sent to the
+ * review page (URL mode), or, without URL elicitation, left to the tool flow.
+ * The form's request state is signed with the server's secret for the
+ * credential it was shown to, so an answer to a form Cairn never sent (or sent
+ * to another credential) records nothing.
  */
+import { createHmac, timingSafeEqual } from "node:crypto";
 import {
   acceptedContent,
   type InputRequiredResult,
@@ -22,6 +33,7 @@ import {
 import { z } from "zod";
 import { isAppError } from "../plan-engine/app-error";
 import { REVIEW_DECISIONS } from "../plan-engine/states";
+import { inClientAnswerer } from "../services/reviews/in-client-trust";
 import type { ServiceContext } from "../services/shared/context";
 import { reviewPageUrl } from "../services/shared/public-url";
 import type { McpPrincipal } from "./request-context";
@@ -60,8 +72,15 @@ const envelopeSchema = z.object({
   "io.modelcontextprotocol/clientInfo": z.object({ name: z.string() }).loose().optional(),
 });
 
-export type ReviewClient = {
+/** What a 2026-07-28 request's client declared it can show its user. */
+export type DeclaredReviewClient = {
   /** The client's own name, for the audit trail. */
+  name: string;
+  form: boolean;
+  url: boolean;
+};
+
+export type ReviewClient = {
   name: string;
   /**
    * form: the client shows Cairn's form and the person's answer comes back;
@@ -69,24 +88,44 @@ export type ReviewClient = {
    * and decides there, signed in to Cairn.
    */
   mode: "form" | "url";
+  /** Whose answer the form's is: the person's own, or the credential's relay of one. */
+  answersAs: "person" | "agent";
 };
 
 /**
  * The client of a 2026-07-28 request that can put a review before its user: it
  * declared elicitation, in form mode (an empty elicitation capability means
- * form) or else in URL mode. Undefined for every other request, 2025-era ones
+ * form) or in URL mode. Undefined for every other request, 2025-era ones
  * included (no envelope).
  */
-export function reviewCapableClient(envelope: unknown): ReviewClient | undefined {
+export function reviewCapableClient(envelope: unknown): DeclaredReviewClient | undefined {
   const parsed = envelopeSchema.safeParse(envelope ?? {});
   if (!parsed.success) return undefined;
   const elicitation = parsed.data["io.modelcontextprotocol/clientCapabilities"]?.elicitation;
   if (!elicitation) return undefined;
   const name = parsed.data["io.modelcontextprotocol/clientInfo"]?.name ?? "an MCP client";
-  if (elicitation.form !== undefined || Object.keys(elicitation).length === 0) {
-    return { name, mode: "form" };
+  const form = elicitation.form !== undefined || Object.keys(elicitation).length === 0;
+  const url = elicitation.url !== undefined;
+  return form || url ? { name, form, url } : undefined;
+}
+
+/**
+ * How the review is put before this client's user, if at all: the form where
+ * its answer counts (a person's own, or a relay the team allows), else the
+ * review page where only people decide, or the tool flow when the client
+ * cannot open a page either.
+ */
+export async function reviewClientFor(
+  ctx: ServiceContext,
+  principal: McpPrincipal,
+  declared: DeclaredReviewClient,
+): Promise<ReviewClient | undefined> {
+  const answerer = await inClientAnswerer(ctx, principal);
+  const answersAs = answerer.person ? "person" : "agent";
+  if (answersAs === "agent" && answerer.decisionPolicy === "people_only") {
+    return declared.url ? { name: declared.name, mode: "url", answersAs } : undefined;
   }
-  return elicitation.url !== undefined ? { name, mode: "url" } : undefined;
+  return { name: declared.name, mode: declared.form ? "form" : "url", answersAs };
 }
 
 /**
@@ -106,19 +145,45 @@ function personContext(ctx: ServiceContext, principal: McpPrincipal, client: Rev
   };
 }
 
-/** The request state: the review the form showed and the digest of its content. */
-function formState(review: { reviewRequestId: string; contentDigest: string }): string {
-  return `${review.reviewRequestId} ${review.contentDigest}`;
+type ShownReview = { reviewRequestId: string; contentDigest: string };
+
+/** The server's secret (lib/startup.ts resolves it before any request is served). */
+function stateSecret(): string {
+  const secret = process.env.AUTH_SECRET;
+  if (!secret) throw new Error("AUTH_SECRET is not set: lib/startup.ts sets it at start.");
+  return secret;
 }
 
-function parseFormState(state: unknown): { reviewRequestId: string; contentDigest: string } | null {
+function stateMac(principal: McpPrincipal, review: ShownReview): string {
+  return createHmac("sha256", stateSecret())
+    .update(
+      `cairn-review-form\n${principal.kind}\n${principal.credentialId}\n${review.reviewRequestId}\n${review.contentDigest}`,
+    )
+    .digest("base64url");
+}
+
+/**
+ * The request state: the review the form showed, the digest of what it
+ * showed, and a signature binding both to the credential it was shown to.
+ */
+function formState(principal: McpPrincipal, review: ShownReview): string {
+  return `${review.reviewRequestId} ${review.contentDigest} ${stateMac(principal, review)}`;
+}
+
+/** The review a form showed this credential; null when the state is not one Cairn signed for it. */
+function parseFormState(principal: McpPrincipal, state: unknown): ShownReview | null {
   if (typeof state !== "string") return null;
-  const [reviewRequestId, contentDigest] = state.split(" ");
-  return reviewRequestId && contentDigest ? { reviewRequestId, contentDigest } : null;
+  const [reviewRequestId, contentDigest, mac] = state.split(" ");
+  if (!reviewRequestId || !contentDigest || !mac) return null;
+  const shown = { reviewRequestId, contentDigest };
+  const expected = Buffer.from(stateMac(principal, shown));
+  const given = Buffer.from(mac);
+  return given.length === expected.length && timingSafeEqual(given, expected) ? shown : null;
 }
 
 /** The form for a pending review, to put in get_next_step's place. */
 export function askForReview(
+  principal: McpPrincipal,
   client: ReviewClient,
   planId: string,
   review: {
@@ -138,7 +203,7 @@ export function askForReview(
           url: reviewPageUrl(planId),
         }),
       },
-      requestState: formState(review),
+      requestState: formState(principal, review),
     });
   }
   const proposal = review.proposedResult
@@ -153,11 +218,15 @@ export function askForReview(
       }),
     },
     // Which review the form showed, and the digest of what it showed, so the
-    // answer decides that one as shown and no later one. It comes back from
-    // the client unverified; at worst it names another pending review of a
-    // plan this same credential may decide anyway.
-    requestState: formState(review),
+    // answer decides that one as shown and no later one; signed for this
+    // credential, so it cannot be written by the client.
+    requestState: formState(principal, review),
   });
+}
+
+/** Whether a retried request carries an answer to Cairn's review form. */
+export function carriesReviewAnswer(inputResponses: Record<string, unknown> | undefined): boolean {
+  return inputResponses?.[REVIEW_KEY] !== undefined;
 }
 
 export type ReviewAnswer =
@@ -169,28 +238,33 @@ export type ReviewAnswer =
   | { kind: "ask_again"; note: string };
 
 /**
- * Records the person's answer carried by a retried get_next_step, if any.
- * `planId` is the call's own argument; `reviewRequestId` is the request state.
+ * Records the answer carried by a retried get_next_step, if any: the person's
+ * own on a connection that proves one, else the credential's relay (which the
+ * team's rule may refuse). `planId` is the call's own argument; `requestState`
+ * is what Cairn signed when it showed the form.
  */
 export async function recordReviewAnswer(
   ctx: ServiceContext,
   principal: McpPrincipal,
-  client: ReviewClient,
+  client: ReviewClient | undefined,
   request: {
     planId: unknown;
     inputResponses: Record<string, unknown> | undefined;
-    reviewRequestId: unknown;
+    requestState: unknown;
   },
 ): Promise<ReviewAnswer> {
-  if (request.inputResponses?.[REVIEW_KEY] === undefined) return { kind: "none" };
-  // The page was offered: the person decides there, not through this answer.
-  if (client.mode === "url") return { kind: "settled" };
+  if (!carriesReviewAnswer(request.inputResponses)) return { kind: "none" };
+  // No form is shown to this client (only people decide, and it proves none),
+  // or the page was offered: the person decides there, not through this answer.
+  if (client?.mode !== "form") return { kind: "settled" };
   const answer = acceptedContent(request.inputResponses, REVIEW_KEY, reviewForm);
-  const shown = parseFormState(request.reviewRequestId);
-  // Without the state Cairn sent, the answer cannot be bound to what was shown.
+  const shown = parseFormState(principal, request.requestState);
+  // Without the state Cairn signed for this credential, no form of Cairn's
+  // was answered: nothing is recorded.
   if (!answer || !shown) return { kind: "settled" };
   try {
-    await submitUserDecisionTool.run(personContext(ctx, principal, client), {
+    const decider = client.answersAs === "person" ? personContext(ctx, principal, client) : ctx;
+    await submitUserDecisionTool.run(decider, {
       planId: request.planId as string,
       decision: answer.decision,
       ...(answer.feedback?.trim() ? { feedback: answer.feedback } : {}),
@@ -202,8 +276,9 @@ export async function recordReviewAnswer(
     if (isAppError(error) && error.code === "VALIDATION_ERROR") {
       return { kind: "ask_again", note: `${error.message}\n\n` };
     }
-    // CONFLICT (someone decided first) and NOT_FOUND: get_next_step's own
-    // answer says where the plan stands.
+    // CONFLICT (someone decided first), FORBIDDEN (the team's rule changed
+    // since the form was shown) and NOT_FOUND: get_next_step's own answer
+    // says where the plan stands.
     if (isAppError(error)) return { kind: "settled" };
     throw error;
   }

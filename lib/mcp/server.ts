@@ -25,7 +25,14 @@ import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { registerCairnResources } from "./resources";
-import { askForReview, recordReviewAnswer, reviewCapableClient } from "./review-in-client";
+import {
+  askForReview,
+  carriesReviewAnswer,
+  type ReviewClient,
+  recordReviewAnswer,
+  reviewCapableClient,
+  reviewClientFor,
+} from "./review-in-client";
 import { toolError, toolSuccess } from "./tool-result";
 import { TOOLS } from "./tools";
 import { getNextStepTool } from "./tools/get-next-step";
@@ -142,31 +149,44 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
     const queuedBefore = notificationsQueued();
     // A 2026-07-28 client that can show its user a form (or open a page) gets
     // the person's review there (lib/mcp/review-in-client.ts); only
-    // get_next_step asks.
-    const reviewClient =
+    // get_next_step asks, and only where the answer would count.
+    const declared =
       tool.name === getNextStepTool.name
         ? reviewCapableClient(requestCtx.mcpReq.envelope)
         : undefined;
     try {
       // Here for every tool, whether or not its use case parses its input.
       refuseUnknownFields(tool.inputSchema, args);
-      const answer = reviewClient
-        ? await recordReviewAnswer(ctx, principal, reviewClient, {
-            planId: args.planId,
-            inputResponses: requestCtx.mcpReq.inputResponses,
-            reviewRequestId: requestCtx.mcpReq.requestState(),
-          })
-        : undefined;
+      // Whose answer a form would be is read only when a form is answered or due.
+      let reviewClient: Promise<ReviewClient | undefined> | undefined;
+      const clientOfReview = () => {
+        reviewClient ??= declared
+          ? reviewClientFor(ctx, principal, declared)
+          : Promise.resolve(undefined);
+        return reviewClient;
+      };
+      const inputResponses = requestCtx.mcpReq.inputResponses;
+      const answer =
+        declared && carriesReviewAnswer(inputResponses)
+          ? await recordReviewAnswer(ctx, principal, await clientOfReview(), {
+              planId: args.planId,
+              inputResponses,
+              requestState: requestCtx.mcpReq.requestState(),
+            })
+          : undefined;
       const output = (await tool.run(ctx, args)) as object;
-      const pending = reviewClient && answer?.kind !== "settled" && pendingReviewOf(output);
-      result = pending
-        ? askForReview(
-            reviewClient,
-            String(args.planId),
-            pending,
-            answer?.kind === "ask_again" ? answer.note : "",
-          )
-        : toolSuccess(output);
+      const pending = declared && answer?.kind !== "settled" && pendingReviewOf(output);
+      const asking = pending ? await clientOfReview() : undefined;
+      result =
+        pending && asking
+          ? askForReview(
+              principal,
+              asking,
+              String(args.planId),
+              pending,
+              answer?.kind === "ask_again" ? answer.note : "",
+            )
+          : toolSuccess(output);
     } catch (error) {
       const failure = toolError(error);
       errorCode = failure.errorCode;

@@ -7,7 +7,7 @@
  * (skip); in_progress -> awaiting_input `user_reviewed` (review_requested);
  * failed -> pending `plan_modified` (retry_step).
  */
-import type { DecisionChannel, ReviewDecision } from "./states";
+import type { DecisionChannel, DecisionPolicy, ReviewDecision } from "./states";
 
 export type PlanModifiedAction =
   | "created"
@@ -118,6 +118,8 @@ export type AuditEntry =
             channel: DecisionChannel;
             /** The digest of what the reviewer was shown (review_request.content_digest). */
             reviewDigest: string;
+            /** The team's rule on who decides when the decision was made. */
+            decisionPolicy: DecisionPolicy;
           };
     }
   | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }

@@ -6,6 +6,7 @@ import {
   appendUserFeedback,
   applyReviewDecision,
   approvedResult,
+  checkCheckpointPass,
   checkDecider,
   checkTimeoutAction,
   type DeciderKind,
@@ -112,13 +113,37 @@ describe("who may decide", () => {
         fc.constantFrom(...DECISION_POLICIES),
         fc.constantFrom(...kinds),
         fc.constantFrom(undefined, ...TIMEOUT_ACTIONS),
-        (policy, kind, onTimeout) => {
-          const call = () => checkTimeoutAction(policy, kind, onTimeout);
+        fc.boolean(),
+        (policy, kind, onTimeout, inheritedFromTeam) => {
+          const call = () => checkTimeoutAction(policy, kind, { onTimeout, inheritedFromTeam });
           const refuse =
             policy === "people_only" &&
             (kind === "api_key" || kind === "oauth_app") &&
             (onTimeout === "approve" || onTimeout === "skip");
-          if (refuse) expect(call).toThrow(/only people decide/);
+          if (refuse) {
+            // The team's action inherited by an agent's deadline is refused as
+            // its own would be, and the message says it is the team's.
+            expect(call).toThrow(inheritedFromTeam ? /team's default/ : /cannot set a deadline/);
+          } else expect(call).not.toThrow();
+        },
+      ),
+    );
+  });
+
+  it("lets only a person past a checkpoint step where only people decide", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...DECISION_POLICIES),
+        fc.constantFrom(...kinds),
+        fc.constantFrom("checkpoint", "search", "analyze"),
+        fc.constantFrom("result" as const, "remove_step" as const, "fail_step" as const),
+        (policy, kind, stepType, how) => {
+          const call = () => checkCheckpointPass(policy, kind, { stepOrder: 2, stepType }, how);
+          const refuse =
+            policy === "people_only" &&
+            (kind === "api_key" || kind === "oauth_app") &&
+            stepType === "checkpoint";
+          if (refuse) expect(call).toThrow(/Step 2 is a checkpoint.*request_user_review/);
           else expect(call).not.toThrow();
         },
       ),

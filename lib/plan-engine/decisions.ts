@@ -70,6 +70,22 @@ export function decisionChannel(kind: DeciderKind, inClient = false): DecisionCh
 }
 
 /**
+ * Whether an answer given in a form inside an MCP client is a person's own
+ * (docs/reviews.md, "What proves a person was there"): only on a connection a
+ * person authorized in Cairn's browser flow (a connected app, whose OAuth
+ * grant they approved signed in), and, where the team names the clients it
+ * trusts, only from one of those. An API key proves no person: whoever holds
+ * it can write the answer.
+ */
+export function answersAsPersonInClient(
+  credential: { kind: DeciderKind; clientId?: string | undefined },
+  trustedClients: readonly string[] | null,
+): boolean {
+  if (credential.kind !== "oauth_app" || credential.clientId === undefined) return false;
+  return trustedClients === null || trustedClients.includes(credential.clientId);
+}
+
+/**
  * The team's rule on who decides a checkpoint. A person always may, and Cairn
  * at a deadline a person or the team set; an agent may only relay a person's
  * answer where the team allows it. Refused, the agent is told what to do
@@ -88,24 +104,62 @@ export function checkDecider(policy: DecisionPolicy, kind: DeciderKind, reviewUr
 /**
  * A deadline's approve or skip is a decision made in advance: an agent may not
  * grant itself one where only people decide (reject and escalate leave the
- * step to a person).
+ * step to a person). Checked on the action that will actually run: the one the
+ * agent named, or the team's, when the agent set the deadline's time and left
+ * the action to the team (its time would still decide when the team's approve
+ * runs). A deadline wholly the team's default is the team's own choice.
  */
 export function checkTimeoutAction(
   policy: DecisionPolicy,
   kind: DeciderKind,
-  onTimeout: string | undefined,
+  timeout: { onTimeout: string | undefined; inheritedFromTeam: boolean },
 ): void {
+  const { onTimeout, inheritedFromTeam } = timeout;
   if (
-    policy === "people_only" &&
-    decisionChannel(kind) === "relayed" &&
-    (onTimeout === "approve" || onTimeout === "skip")
+    policy !== "people_only" ||
+    decisionChannel(kind) !== "relayed" ||
+    (onTimeout !== "approve" && onTimeout !== "skip")
   ) {
+    return;
+  }
+  if (inheritedFromTeam) {
     throw new AppError(
       "FORBIDDEN",
-      `onTimeout: this team lets only people decide checkpoints, so an agent cannot set a deadline that would ${onTimeout} the step without them. Use "escalate" or "reject", or leave onTimeout out for the team's default.`,
-      { field: "onTimeout", decisionPolicy: policy },
+      `deadlineSeconds/deadlineAt: this team lets only people decide checkpoints, and its action when a review's deadline passes is "${onTimeout}", so a deadline you set would ${onTimeout} the step without a person. Leave the deadline out for the team's default, or add onTimeout "escalate" or "reject".`,
+      { field: "onTimeout", decisionPolicy: policy, teamOnTimeout: onTimeout },
     );
   }
+  throw new AppError(
+    "FORBIDDEN",
+    `onTimeout: this team lets only people decide checkpoints, so an agent cannot set a deadline that would ${onTimeout} the step without them. Use "escalate" or "reject", or leave the deadline out for the team's default.`,
+    { field: "onTimeout", decisionPolicy: policy },
+  );
+}
+
+/**
+ * A `checkpoint` step is a pause for a person. Where only people decide, an
+ * agent cannot get past one by itself (a result, or removing or failing the
+ * step): only a review a person decides completes or skips it.
+ */
+export function checkCheckpointPass(
+  policy: DecisionPolicy,
+  kind: DeciderKind,
+  step: { stepOrder: number; stepType: string },
+  how: "result" | "remove_step" | "fail_step",
+): void {
+  if (
+    policy !== "people_only" ||
+    decisionChannel(kind) !== "relayed" ||
+    step.stepType !== "checkpoint"
+  ) {
+    return;
+  }
+  const act = how === "result" ? "complete it with a result" : `${how.replace("_step", "")} it`;
+  throw new AppError(
+    "FORBIDDEN",
+    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Call request_user_review for it (with your proposedResult); a person's approve completes it, and they may also skip it.`,
+    { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
+  );
 }
 
 /**

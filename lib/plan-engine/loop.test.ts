@@ -9,12 +9,14 @@ import {
   decideCommonSubmit,
   decidePlanStatusAfterModify,
   decideReviewDecision,
+  decideReviewRequest,
   decideSubmit,
   isLastOpenStep,
   type LoopCondition,
   type PlanSnapshot,
 } from "./loop";
 import { decideModify } from "./modify";
+import { TIMEOUT_ACTIONS, type TimeoutAction } from "./review-deadlines";
 import type { PlanStatus, ReviewDecision, StepStatus } from "./states";
 import { isTerminalPlanStatus } from "./transitions";
 
@@ -63,6 +65,7 @@ const reviewEvent = (
   proposal,
   channel: "web" as const,
   reviewDigest: "d".repeat(64),
+  decisionPolicy: "people_only" as const,
 });
 
 describe("decideSubmit", () => {
@@ -115,16 +118,18 @@ describe("decideSubmit", () => {
   });
 
   it("fails the plan on a fired fail, leaves later conditions unevaluated, withdraws reviews", () => {
+    // Step 1 was handed out before step 2 went up for review: a step before
+    // the review still takes its result.
     const decided = decideSubmit(
-      plan(["awaiting_input", "in_progress"], {
+      plan(["in_progress", "awaiting_input"], {
         status: "awaiting_review",
-        pendingReviews: [{ id: "r1", stepId: "s1" }],
+        pendingReviews: [{ id: "r1", stepId: "s2" }],
       }),
       [
         cond("c1", "result.dead === true", "fail", { reason: "Dead end" }),
         cond("c2", "true === true", "continue"),
       ],
-      submitOf("s2", { dead: true }),
+      submitOf("s1", { dead: true }),
     );
     expect(decided.planStatus).toBe("failed");
     expect(decided.verdicts).toEqual([{ id: "c1", fired: true }]);
@@ -132,6 +137,18 @@ describe("decideSubmit", () => {
     expect(
       decided.audit.map((a) => ("action" in a.payload ? a.payload.action : a.eventType)),
     ).toEqual(["step_completed", "branch_failed_plan", "review_withdrawn"]);
+  });
+
+  it("refuses a result for any step after a waiting review, pending or handed out before it", () => {
+    for (const later of ["pending", "in_progress"] as const) {
+      const waiting = plan(["completed", "awaiting_input", later], {
+        status: "awaiting_review",
+        pendingReviews: [{ id: "r1", stepId: "s2" }],
+      });
+      expect(() => decideSubmit(waiting, [], submitOf("s3"))).toThrow(
+        /waits for a person's decision on review r1 of step 2/,
+      );
+    }
   });
 
   it("keeps a plan whose last open step fired add_steps waiting, not completed", () => {
@@ -370,6 +387,8 @@ type Model = {
   conditions: Map<string, LoopCondition[]>;
   /** Steps in progress that an agent holds (others are released or expired). */
   held: Set<string>;
+  /** What each review's deadline does when it passes (reviews without one are absent). */
+  deadlines: Map<string, TimeoutAction>;
   audit: ReplayRow[];
 };
 
@@ -464,10 +483,30 @@ function submit(model: Model, stepId: string, result: Record<string, unknown>): 
   return true;
 }
 
-function requestReview(model: Model, stepId: string, n: number) {
+/**
+ * request_user_review through the engine's own check (refused, among others,
+ * while the plan is paused), with the deadline action Cairn will take itself.
+ */
+function requestReview(
+  model: Model,
+  stepId: string,
+  n: number,
+  onTimeout: TimeoutAction | null,
+): boolean {
   const step = model.snapshot.steps.find((s) => s.id === stepId);
-  const { status } = model.snapshot;
-  if (step?.status !== "in_progress" || !(status === "executing" || status === "stalled")) return;
+  if (!step) return false;
+  const paused = model.snapshot.steps.find((s) => s.id === model.snapshot.pausedOnFailedStepId);
+  const allowed = unlessConflict(() => {
+    decideReviewRequest(
+      {
+        ...model.snapshot,
+        pause: paused ? { stepOrder: paused.stepOrder, suggestedTool: "modify_plan" } : null,
+      },
+      step,
+    );
+    return true;
+  });
+  if (!allowed) return false;
   const id = `r${n}`;
   setStep(model, stepId, "awaiting_input");
   model.held.delete(stepId);
@@ -476,7 +515,9 @@ function requestReview(model: Model, stepId: string, n: number) {
     status: "awaiting_review",
     pendingReviews: [...model.snapshot.pendingReviews, { id, stepId }],
   };
+  if (onTimeout) model.deadlines.set(id, onTimeout);
   model.audit.push({ eventType: "user_reviewed", stepId, payload: { action: "review_requested" } });
+  return true;
 }
 
 /** False when nothing was decided (no pending review, or the engine refused: a pause holds). */
@@ -507,6 +548,18 @@ function decide(model: Model, decision: ReviewDecision): boolean {
   };
   applyEffects(model, decided);
   return true;
+}
+
+/**
+ * The review's deadline passes: Cairn applies its action through the same
+ * decision as a person. No review strands its plan: the action is accepted
+ * whatever happened since the review was requested.
+ */
+function deadlinePasses(model: Model) {
+  const review = model.snapshot.pendingReviews[0];
+  const action = review && model.deadlines.get(review.id);
+  if (!action || action === "escalate") return;
+  expect(decide(model, action)).toBe(true);
 }
 
 /** modify_plan through the engine's own decision, with its operations applied to the model. */
@@ -625,7 +678,11 @@ const planArbitrary = fc.integer({ min: 1, max: 6 }).chain((n) =>
 const eventArbitrary = fc.oneof(
   fc.record({ kind: fc.constant("claim" as const) }),
   fc.record({ kind: fc.constant("submit" as const), flag: fc.boolean() }),
-  fc.record({ kind: fc.constant("review" as const) }),
+  fc.record({
+    kind: fc.constant("review" as const),
+    onTimeout: fc.constantFrom<TimeoutAction | null>(null, ...TIMEOUT_ACTIONS),
+  }),
+  fc.record({ kind: fc.constant("deadline" as const) }),
   fc.record({
     kind: fc.constant("decide" as const),
     decision: fc.constantFrom<ReviewDecision>("approve", "reject", "modify", "skip"),
@@ -673,6 +730,7 @@ function build(spec: PlanSpec): Model {
     snapshot: { id: "p", status: "planning", awaitingSteps: null, steps, pendingReviews: [] },
     conditions,
     held: new Set(),
+    deadlines: new Map(),
     audit: [],
   };
 }
@@ -690,7 +748,9 @@ describe("the loop under random events (property)", () => {
             if (event.kind === "claim") claim(model);
             else if (event.kind === "submit" && holding[0])
               submit(model, holding[0], { flag: event.flag });
-            else if (event.kind === "review" && holding[0]) requestReview(model, holding[0], n);
+            else if (event.kind === "review" && holding[0])
+              requestReview(model, holding[0], n, event.onTimeout);
+            else if (event.kind === "deadline") deadlinePasses(model);
             else if (event.kind === "decide") decide(model, event.decision);
             else if (event.kind === "expire") model.held.clear();
             else if (event.kind === "cancel") cancel(model);

@@ -14,6 +14,8 @@ import { hashToken } from "../../oauth/authorization-server";
 
 export type OAuthPrincipal = {
   grantId: string;
+  /** The client's `client_id` (a team may trust only some clients' in-client answers). */
+  clientId: string;
   tenantId: string;
   userId: string;
   label: string;
@@ -72,6 +74,7 @@ export async function authenticateOAuthToken(
   const name = (row.clientName ?? row.clientId).slice(0, 80);
   return {
     grantId: row.grantId,
+    clientId: row.clientId,
     tenantId: row.tenantId,
     userId: row.userId,
     label: `app ${JSON.stringify(name)} of ${row.email}`,

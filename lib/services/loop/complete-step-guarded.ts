@@ -6,7 +6,9 @@
  * cases), and writes the step, the plan, plan.completed / plan.failed and the
  * audit rows only if every precondition held. No row `ok` when one did not (or
  * the plan changed while the statement waited for its lock): the caller then
- * decides on a full snapshot.
+ * decides on a full snapshot. A step with an outputSchema or of type
+ * `checkpoint` always takes that path, where the schema and who may pass a
+ * checkpoint are checked.
  */
 import "server-only";
 import { z } from "zod";
@@ -23,7 +25,7 @@ import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 const guardedSubmit = statement(
   "complete a step in one statement",
   `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
-    select id, step_order, status, output_schema from plan_step
+    select id, step_order, status, step_type, output_schema from plan_step
     where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
     for update
   ), decided as materialized (
@@ -40,6 +42,7 @@ const guardedSubmit = statement(
       and plan.status = $8::plan_status and plan.awaiting_steps is null
       and plan.pause_reason is null
       and step.status = $9::step_status and step.output_schema is null
+      and step.step_type <> 'checkpoint'
       and not exists (select 1 from plan_branching_condition c where c.after_step_id = $3::uuid)
     group by step.step_order
   ), step_update as (

@@ -11,7 +11,7 @@ import type { Transaction } from "../../db/client";
 import { jsonParam, run, statement } from "../../db/statement";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import type { ReviewDecisionOutcome } from "../../plan-engine/loop";
-import type { DecisionChannel, ReviewDecision } from "../../plan-engine/states";
+import type { DecisionChannel, DecisionPolicy, ReviewDecision } from "../../plan-engine/states";
 import { isTerminalStepStatus } from "../../plan-engine/transitions";
 import type { ServiceContext } from "../shared/context";
 import { completionAuditInsert, completionEffectsCtes, effectsParams } from "./completion-effects";
@@ -35,9 +35,10 @@ const decideReview = statement(
   ), decision_insert as (
     insert into review_decision (tenant_id, review_request_id, plan_id, step_id, decision,
       feedback, decided_by_type, decided_by_id, decided_by_label, channel, review_digest,
-      created_at)
+      decision_policy, created_at)
     values ($20::uuid, $19::uuid, $1::uuid, $2::uuid, $21::review_decision_kind, $22::text,
-      $23::actor_type, $24::uuid, $25::text, $26::decision_channel, $27::text, $3::timestamptz)
+      $23::actor_type, $24::uuid, $25::text, $26::decision_channel, $27::text,
+      $28::decision_policy, $3::timestamptz)
   ) ${completionAuditInsert}`,
   z.unknown(),
 );
@@ -53,6 +54,8 @@ export async function writeReviewDecision(
     feedback: string | null;
     channel: DecisionChannel;
     digest: string;
+    /** The team's rule on who decides, as it stood when this decision was made. */
+    decisionPolicy: DecisionPolicy;
     decided: ReviewDecisionOutcome;
     now: string;
   },
@@ -76,5 +79,6 @@ export async function writeReviewDecision(
     ctx.actor.label,
     write.channel,
     write.digest,
+    write.decisionPolicy,
   ]);
 }

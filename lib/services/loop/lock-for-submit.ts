@@ -17,7 +17,7 @@ import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { isoTime, run, statement } from "../../db/statement";
-import { PLAN_STATUSES } from "../../plan-engine/states";
+import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { awaitingStepsOutput, pauseReasonOutput } from "../shared/output-fields";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
@@ -26,13 +26,14 @@ import { planSnapshotColumns, planSnapshotRow } from "./read-plan-snapshot";
 const lockForSubmit = statement(
   "lock a plan and step for a submit",
   `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
-    select id, started_at, output_schema from plan_step
+    select id, step_order, step_type, started_at, output_schema from plan_step
     where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
     for update
   ), fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as ok from plan)
   select plan.id as "planId", plan.status as "planStatus",
     plan.awaiting_steps as "awaitingSteps", plan.pause_reason as "pauseReason",
-    step.id as "stepId", step.started_at as "startedAt", step.output_schema as "outputSchema",
+    step.id as "stepId", step.step_order as "stepOrder", step.step_type as "stepType",
+    step.started_at as "startedAt", step.output_schema as "outputSchema",
     fresh.ok as fresh, snapshot.steps, snapshot."pendingReviews", snapshot.conditions
   from plan cross join fresh left join step on true
     left join lateral (select ${planSnapshotColumns("plan.id", "$2::uuid")} where fresh.ok)
@@ -43,6 +44,8 @@ const lockForSubmit = statement(
     awaitingSteps: awaitingStepsOutput.nullable(),
     pauseReason: pauseReasonOutput.nullable(),
     stepId: z.string().nullable(),
+    stepOrder: z.number().nullable(),
+    stepType: z.enum(STEP_TYPES).nullable(),
     startedAt: isoTime.nullable(),
     outputSchema: z.record(z.string(), z.unknown()).nullable(),
     fresh: z.boolean(),

@@ -8,8 +8,9 @@
 import "server-only";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { planSteps, researchPlans } from "../../db/schema";
+import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { checkNotHeldByReview } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import type { ServiceContext } from "../shared/context";
@@ -73,6 +74,34 @@ export async function checkLinkedStep(
       { field: "completesStep", planStatus: step.planStatus },
     );
   }
+  // A waiting review holds the steps after it: refused before the tool runs.
+  const reviews = await ctx.db
+    .select({
+      id: reviewRequests.id,
+      stepId: reviewRequests.stepId,
+      stepOrder: planSteps.stepOrder,
+    })
+    .from(reviewRequests)
+    .innerJoin(planSteps, eq(planSteps.id, reviewRequests.stepId))
+    .where(
+      and(
+        eq(reviewRequests.planId, link.planId),
+        eq(reviewRequests.tenantId, ctx.tenantId),
+        eq(reviewRequests.status, "pending"),
+      ),
+    );
+  checkNotHeldByReview(
+    {
+      id: link.planId,
+      steps: reviews.map((r) => ({
+        id: r.stepId,
+        stepOrder: r.stepOrder,
+        status: "awaiting_input",
+      })),
+      pendingReviews: reviews,
+    },
+    step,
+  );
   if (step.status !== "pending" && step.status !== "failed") {
     throw new AppError(
       "CONFLICT",

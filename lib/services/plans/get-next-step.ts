@@ -180,6 +180,8 @@ export type NextStep =
       status: "awaiting_review";
       planId: string;
       review: z.infer<typeof pendingReviewOutput> | null;
+      /** Set when the plan is also paused on a server-run step (from before reviews on a paused plan were refused). */
+      pauseReason?: PauseReason;
       hint: string;
     }
   | {
@@ -351,7 +353,7 @@ async function terminalPlanAnswer(
 async function settledPlanAnswer(
   tx: Transaction,
   ctx: ServiceContext,
-  plan: PlanForAnswer,
+  plan: PlanForAnswer & Pick<PlanRow, "pauseReason">,
 ): Promise<NextStep | undefined> {
   if (isTerminalPlanStatus(plan.status)) return terminalPlanAnswer(tx, ctx, plan);
   if (plan.status === "awaiting_review") {
@@ -379,7 +381,13 @@ async function settledPlanAnswer(
             ...(review.escalatedAt ? { escalatedAt: review.escalatedAt.toISOString() } : {}),
           }
         : null,
-      hint: "A person must answer the checkpoint in Cairn first. Stop here and resume later with get_research_context and get_next_step.",
+      // Every reason the plan waits is named: a pause too, with its own call.
+      ...(plan.pauseReason ? { pauseReason: plan.pauseReason } : {}),
+      hint:
+        "A person must answer the checkpoint in Cairn first. Stop here and resume later with get_research_context and get_next_step." +
+        (plan.pauseReason
+          ? ` The plan is also paused: ${plan.pauseReason.message} Once the review is decided, answer the pause with pauseReason.suggestedTool.`
+          : ""),
     };
   }
   return undefined;

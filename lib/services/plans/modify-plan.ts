@@ -11,12 +11,14 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
+import { checkCheckpointPass } from "../../plan-engine/decisions";
 import {
   decideModify,
   MODIFY_ACTIONS,
   type ModifyAction,
   type ModifyOp,
 } from "../../plan-engine/modify";
+import { readDecisionPolicy } from "../reviews/decision-policy";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import {
@@ -103,6 +105,15 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
     const before = await loadSteps(tx, ctx, plan.id);
+    const target = before.find((step) => step.id === input.stepId);
+    if (target && (input.action === "remove_step" || input.action === "fail_step")) {
+      checkCheckpointPass(
+        await readDecisionPolicy(tx, ctx.tenantId),
+        ctx.actor.type,
+        target,
+        input.action,
+      );
+    }
     const decided = decideModify(plan, before, { ...input, steps: newSteps });
     const now = new Date();
     await applyOps(tx, ctx, plan.id, decided.ops, newSteps ?? [], now);

@@ -16,22 +16,20 @@ import type { Transaction } from "../../db/client";
 import { planSteps, reviewRequests, tenants, USER_ROLES, users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkTimeoutAction } from "../../plan-engine/decisions";
+import { decideReviewRequest } from "../../plan-engine/loop";
 import {
   MAX_DEADLINE_SECONDS,
   resolveDeadline,
   TIMEOUT_ACTIONS,
 } from "../../plan-engine/review-deadlines";
 import { DECISION_POLICIES, DEFAULT_DECISION_POLICY } from "../../plan-engine/states";
-import {
-  canTransitionPlan,
-  planTransitionPath,
-  transitionStep,
-} from "../../plan-engine/transitions";
+import { transitionStep } from "../../plan-engine/transitions";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { queueReviewEvent } from "../reviews/review-events";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
+import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep, setPlanStatus } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
@@ -152,31 +150,35 @@ export async function requestUserReview(
   const input = parseInput(requestUserReviewInput, raw);
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
-    const planPath =
-      plan.status === "stalled" || canTransitionPlan(plan.status, "awaiting_review")
-        ? planTransitionPath(plan.status, "awaiting_review")
-        : undefined;
-    if (!planPath) {
-      throw new AppError(
-        "INVALID_TRANSITION",
-        `Plan ${plan.id} is ${plan.status}; a review can only be requested while it is executing.` +
-          (plan.status === "awaiting_review"
-            ? " A review is already pending: wait for the person's decision."
-            : plan.status === "planning"
-              ? " Call get_next_step to start a step first."
-              : ""),
-        { entity: "plan", from: plan.status, to: "awaiting_review" },
-      );
-    }
     const step = await lockStep(tx, ctx, plan.id, input.stepId);
-    if (step.status !== "in_progress") {
-      throw new AppError(
-        "INVALID_TRANSITION",
-        `Step ${step.stepOrder} is ${step.status}; only the step in progress can be put up for review. ` +
-          (step.status === "pending"
-            ? "Call get_next_step to start it first."
-            : "Request the review for the step you are working on."),
-        { entity: "step", from: step.status, to: "awaiting_input" },
+    decideReviewRequest(
+      {
+        id: plan.id,
+        status: plan.status,
+        pause: plan.pauseReason
+          ? {
+              stepOrder: plan.pauseReason.stepOrder,
+              suggestedTool: plan.pauseReason.suggestedTool.name,
+            }
+          : null,
+      },
+      step,
+    );
+    // An approve completes the step with the proposal, so it must keep the
+    // step's contract: checked now, while the agent can still correct it.
+    if (step.outputSchema) {
+      if (input.proposedResult === undefined) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `proposedResult: step ${step.stepOrder} has an outputSchema, so an approve needs a result that satisfies it. Nothing was stored; send the result you ask the person to accept as proposedResult (get_research_context shows the schema).`,
+          { field: "proposedResult" },
+        );
+      }
+      checkOutputSchema(
+        step.outputSchema,
+        input.proposedResult,
+        "proposedResult",
+        "propose a result that does (get_research_context shows the schema).",
       );
     }
     const now = new Date();
@@ -189,7 +191,10 @@ export async function requestUserReview(
       .from(tenants)
       .where(eq(tenants.id, ctx.tenantId));
     const decisionPolicy = team?.decisionPolicy ?? DEFAULT_DECISION_POLICY;
-    checkTimeoutAction(decisionPolicy, ctx.actor.type, input.onTimeout);
+    checkTimeoutAction(decisionPolicy, ctx.actor.type, {
+      onTimeout: input.onTimeout,
+      inheritedFromTeam: false,
+    });
     const deadline = resolveDeadline(
       {
         deadlineSeconds: input.deadlineSeconds,
@@ -199,6 +204,15 @@ export async function requestUserReview(
       team ?? { reviewDeadlineSeconds: null, reviewOnTimeout: null },
       now.getTime(),
     );
+    // A deadline the caller timed runs the team's action at the caller's time:
+    // checked as if the caller had named that action.
+    const callerTimed = input.deadlineSeconds !== undefined || input.deadlineAt !== undefined;
+    if (deadline && callerTimed && input.onTimeout === undefined) {
+      checkTimeoutAction(decisionPolicy, ctx.actor.type, {
+        onTimeout: deadline.onTimeout,
+        inheritedFromTeam: true,
+      });
+    }
     const assignee = await resolveAssignee(tx, ctx, input.assignTo);
     const dueAt = deadline ? new Date(deadline.dueAt) : null;
     const questions = input.questions ?? [];

@@ -11,7 +11,7 @@
 import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
-import { AppError } from "../../plan-engine/app-error";
+import { checkCheckpointPass } from "../../plan-engine/decisions";
 import {
   type AwaitingSteps,
   decideCommonSubmit,
@@ -30,10 +30,11 @@ import {
 } from "../loop/read-plan-snapshot";
 import { planEventFor } from "../notifications/plan-events";
 import { noteNotificationQueued } from "../notifications/queued";
-import { compileSchema, describeErrors } from "../research/extract-data";
+import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { firedConditionsOutput, planStatus } from "../shared/output-fields";
+import { checkOutputSchema } from "../shared/output-schema";
 import { planNotFound, stepNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
@@ -198,7 +199,22 @@ export async function submitStepResult(
     if (!read) throw planNotFound(input.planId);
     let { snapshot } = read;
     if (snapshot.stepId === null) throw stepNotFound(snapshot.planId, input.stepId);
-    if (snapshot.outputSchema) checkOutputSchema(snapshot.outputSchema, input.result);
+    if (snapshot.stepType === "checkpoint") {
+      checkCheckpointPass(
+        await readDecisionPolicy(tx, ctx.tenantId),
+        ctx.actor.type,
+        { stepOrder: snapshot.stepOrder ?? 0, stepType: snapshot.stepType },
+        "result",
+      );
+    }
+    if (snapshot.outputSchema) {
+      checkOutputSchema(
+        snapshot.outputSchema,
+        input.result,
+        "result",
+        "submit a result that does (get_research_context shows the schema).",
+      );
+    }
     const event = submitEvent(input);
     let conditions = conditionsAfter(snapshot, input.stepId);
     let decision = decideSubmit(planSnapshot(snapshot), conditions, event);
@@ -236,18 +252,6 @@ export async function submitStepResult(
       hint: submitHint(planStatus, decision.awaitingSteps, fired),
     };
   });
-}
-
-/** A result that does not satisfy the step's outputSchema is refused; nothing is stored. */
-function checkOutputSchema(schema: Record<string, unknown>, result: Record<string, unknown>) {
-  const validate = compileSchema(schema);
-  if (!validate(result)) {
-    throw new AppError(
-      "VALIDATION_ERROR",
-      `result does not satisfy the step's outputSchema: ${describeErrors(validate)}. Nothing was stored; submit a result that does (get_research_context shows the schema).`,
-      { field: "result" },
-    );
-  }
 }
 
 function submitHint(

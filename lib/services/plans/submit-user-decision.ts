@@ -24,7 +24,7 @@ import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { reviewRequests } from "../../db/schema";
 import { AppError, isAppError } from "../../plan-engine/app-error";
-import { checkDecider, decisionChannel } from "../../plan-engine/decisions";
+import { approvedResult, checkDecider, decisionChannel } from "../../plan-engine/decisions";
 import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
@@ -34,6 +34,7 @@ import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
+import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
@@ -144,11 +145,8 @@ export async function submitUserDecision(
   const feedback = input.feedback && input.feedback.length > 0 ? input.feedback : null;
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
-    checkDecider(
-      await readDecisionPolicy(tx, ctx.tenantId),
-      ctx.actor.type,
-      reviewPageUrl(plan.id),
-    );
+    const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
+    checkDecider(decisionPolicy, ctx.actor.type, reviewPageUrl(plan.id));
     const [review] = await tx
       .select()
       .from(reviewRequests)
@@ -203,6 +201,18 @@ export async function submitUserDecision(
         { reviewRequestId: review.id, contentDigest: digest },
       );
     }
+    const proposal = { result: review.proposedResult, confidence: review.proposedConfidence };
+    // An approve keeps the step's contract: request_user_review checks the
+    // proposal against the step's outputSchema, and this holds for reviews
+    // requested before it did.
+    if (input.decision === "approve" && step.outputSchema) {
+      checkOutputSchema(
+        step.outputSchema,
+        approvedResult(proposal, review.id, feedback).result,
+        "proposedResult",
+        `the step needs a result that satisfies its outputSchema, so this review cannot be approved: modify it (the agent redoes the step with your feedback), skip it or reject it. ${reviewPageUrl(plan.id)}`,
+      );
+    }
     const decided = decideReviewDecision(
       {
         id: plan.id,
@@ -225,9 +235,10 @@ export async function submitUserDecision(
         reviewRequestId: review.id,
         decision: input.decision,
         feedback,
-        proposal: { result: review.proposedResult, confidence: review.proposedConfidence },
+        proposal,
         channel,
         reviewDigest: digest,
+        decisionPolicy,
       },
     );
     const stepStatus = decided.stepStatus;
@@ -239,6 +250,7 @@ export async function submitUserDecision(
       feedback,
       channel,
       digest,
+      decisionPolicy,
       decided,
       now: new Date().toISOString(),
     });
