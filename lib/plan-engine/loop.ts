@@ -436,7 +436,7 @@ export function decideReviewRequest(
   if (plan.pause) {
     throw new AppError(
       "CONFLICT",
-      `Plan ${plan.id} is paused on server-run step ${plan.pause.stepOrder}, so no review can be requested now. Nothing was changed. Answer the pause first (get_next_step shows it: its suggested call ${plan.pause.suggestedTool}, modify_plan retry_step, or submit_step_result for that step), then request the review again.`,
+      `Plan ${plan.id} is paused on server-run step ${plan.pause.stepOrder}, so no review can be requested now. Nothing was changed. Answer the pause first with the call get_next_step suggests in pauseReason (${plan.pause.suggestedTool}), or modify_plan retry_step on that step, then request the review again.`,
       { pausedStepOrder: plan.pause.stepOrder },
     );
   }

@@ -1,0 +1,360 @@
+/**
+ * Where the team says people decide, only a person decides (docs/reviews.md),
+ * by every path an agent has to the same effect: a deadline it times, a result
+ * for a checkpoint step, removing or failing that step, work past a waiting
+ * review (a result or a linked server-step call), a proposal outside the
+ * step's contract, and a review on a paused plan that nobody could then
+ * finish. Each as the agent that wants past its own checkpoint, in process, on
+ * PGlite and on PostgreSQL 15.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { selectRows } from "@/lib/db/rows";
+import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
+import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
+import type { ServiceContext } from "@/lib/services/shared/context";
+import { BACKENDS } from "../support/databases";
+import {
+  type InProcessAgent,
+  inProcessAgent,
+  planSteps,
+  useFreshTenant,
+} from "../support/in-process";
+
+describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+  const as = {} as { person: InProcessAgent; personCtx: ServiceContext };
+
+  beforeAll(async () => {
+    const [admin] = await tenant.handle.db.query.users.findMany({
+      where: (users, { eq }) => eq(users.email, "alpha@example.com"),
+    });
+    as.personCtx = {
+      ...tenant.agent.ctx,
+      actor: { type: "user", id: admin?.id ?? null, label: "alpha@example.com" },
+    };
+    as.person = inProcessAgent(as.personCtx);
+    await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_only" });
+  });
+
+  /** A plan of the given steps with its first step handed out. */
+  async function planWithFirstStep(steps: unknown[], extra: Record<string, unknown> = {}) {
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "People decide",
+      researchQuestion: "q",
+      steps,
+      ...extra,
+    });
+    const first = await tenant.agent.ok("get_next_step", { planId });
+    return { planId: planId as string, first };
+  }
+
+  it("refuses a deadline the agent times that would take the team's approve", async () => {
+    await setReviewDefaults(as.personCtx, { deadlineSeconds: 86_400, onTimeout: "approve" });
+    try {
+      const { planId, first } = await planWithFirstStep(planSteps("search", "synthesize"));
+      const request = { planId, stepId: first.step.stepId, summary: "Found three sources." };
+      // No onTimeout: the team's approve would run at the agent's time.
+      const inherited = await tenant.agent.fails("request_user_review", {
+        ...request,
+        deadlineSeconds: 1,
+      });
+      expect(inherited).toMatch(/^FORBIDDEN: deadlineSeconds\/deadlineAt: .*"approve"/);
+      expect(inherited).toContain("Leave the deadline out for the team's default");
+      const named = await tenant.agent.fails("request_user_review", {
+        ...request,
+        deadlineAt: new Date(Date.now() + 60_000).toISOString(),
+        onTimeout: "skip",
+      });
+      expect(named).toMatch(/^FORBIDDEN: onTimeout: /);
+      // Nothing was stored by either refusal: the step is still the agent's.
+      const status = await tenant.agent.ok("get_plan_status", { planId });
+      expect(status.status).toBe("executing");
+      // An action that leaves the step to a person is the agent's to choose.
+      const escalating = await tenant.agent.ok("request_user_review", {
+        ...request,
+        deadlineSeconds: 1,
+        onTimeout: "escalate",
+      });
+      expect(escalating.onTimeout).toBe("escalate");
+      await as.person.ok("submit_user_decision", {
+        planId,
+        reviewRequestId: escalating.reviewRequestId,
+        decision: "modify",
+        feedback: "Again, please.",
+      });
+      // The team's whole default is the team's own choice, and stands.
+      const again = await tenant.agent.ok("get_next_step", { planId });
+      const byTeam = await tenant.agent.ok("request_user_review", {
+        ...request,
+        stepId: again.step.stepId,
+      });
+      expect(byTeam.onTimeout).toBe("approve");
+      expect(Date.parse(byTeam.dueAt ?? "") - Date.now()).toBeGreaterThan(86_000_000);
+    } finally {
+      await setReviewDefaults(as.personCtx, { deadlineSeconds: null, onTimeout: null });
+    }
+  });
+
+  it("lets only a person's review past a checkpoint step", async () => {
+    const { planId, first } = await planWithFirstStep(
+      planSteps("search", "checkpoint", "synthesize"),
+    );
+    await tenant.agent.submit(planId, first.step.stepId);
+    const checkpoint = await tenant.agent.ok("get_next_step", { planId });
+    expect(checkpoint.step.stepType).toBe("checkpoint");
+    const stepId = checkpoint.step.stepId;
+    const submitted = await tenant.agent.fails("submit_step_result", {
+      planId,
+      stepId,
+      result: { ok: true },
+      stepExecutionReport: {
+        thinking: "I approve myself.",
+        webSearches: [],
+        webFetches: [],
+        otherToolCalls: [],
+        subagents: [],
+      },
+    });
+    expect(submitted).toMatch(/^FORBIDDEN: Step 2 is a checkpoint .* request_user_review/);
+    for (const action of ["remove_step", "fail_step"]) {
+      const modified = await tenant.agent.fails("modify_plan", {
+        planId,
+        action,
+        stepId,
+        reason: "Not needed.",
+        modificationRationale: "Skip the person.",
+      });
+      expect(modified).toMatch(/^FORBIDDEN: Step 2 is a checkpoint/);
+    }
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status.steps.find((s) => s.stepId === stepId)?.status).toBe("in_progress");
+
+    const review = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId,
+      summary: "Ready for your look.",
+      proposedResult: { ok: true },
+    });
+    const decided = await as.person.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+    expect(decided).toMatchObject({ stepStatus: "completed", channel: "web" });
+
+    // Where agents may relay, the agent's own result passes a checkpoint, as before.
+    await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_and_agents" });
+    try {
+      const other = await planWithFirstStep(planSteps("checkpoint"));
+      const done = await tenant.agent.submit(other.planId, other.first.step.stepId);
+      expect(done.planStatus).toBe("completed");
+    } finally {
+      await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_only" });
+    }
+  });
+
+  it("holds the steps after a waiting review: no result, no linked server-step call", async () => {
+    const { planId, first } = await planWithFirstStep([
+      ...planSteps("search", "synthesize"),
+      {
+        stepType: "extract",
+        instructions: "Extract prices.",
+        tool: "extract_data",
+        arguments: {
+          schema: { type: "object", properties: { price: { type: "number" } } },
+          text: "A heat pump costs 9000 euros.",
+        },
+      },
+    ]);
+    const review = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId: first.step.stepId,
+      summary: "Three sources.",
+    });
+    const { steps } = await tenant.agent.ok("get_plan_status", { planId });
+    const [, second, third] = steps;
+    const later = await tenant.agent.fails("submit_step_result", {
+      planId,
+      stepId: second?.stepId,
+      result: { summary: "Ahead of the person." },
+      stepExecutionReport: {
+        thinking: "Working ahead.",
+        webSearches: [],
+        webFetches: [],
+        otherToolCalls: [],
+        subagents: [],
+      },
+    });
+    expect(later).toMatch(
+      new RegExp(`^CONFLICT: .*review ${review.reviewRequestId} of step 1.*Nothing was stored`),
+    );
+    const linked = await tenant.agent.fails("extract_data", {
+      schema: { type: "object", properties: { price: { type: "number" } } },
+      text: "9000 euros.",
+      completesStep: { planId, stepId: third?.stepId },
+    });
+    expect(linked).toMatch(new RegExp(`^CONFLICT: .*review ${review.reviewRequestId} of step 1`));
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status.steps.map((s) => s.status)).toEqual(["awaiting_input", "pending", "pending"]);
+
+    // After the person's decision, the same result is taken.
+    await as.person.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+    const taken = await tenant.agent.submit(planId, second?.stepId ?? "");
+    expect(taken.stepStatus).toBe("completed");
+  });
+
+  it("checks a proposal against the step's outputSchema when the review is requested", async () => {
+    const outputSchema = {
+      type: "object",
+      properties: { verdict: { type: "string" } },
+      required: ["verdict"],
+    };
+    const { planId, first } = await planWithFirstStep([
+      { stepType: "analyze", instructions: "Decide.", outputSchema },
+      ...planSteps("synthesize"),
+    ]);
+    const request = { planId, stepId: first.step.stepId, summary: "My verdict." };
+    const wrong = await tenant.agent.fails("request_user_review", {
+      ...request,
+      proposedResult: { verdict: 42 },
+    });
+    expect(wrong).toMatch(/^VALIDATION_ERROR: proposedResult does not satisfy .*\/verdict/);
+    const none = await tenant.agent.fails("request_user_review", request);
+    expect(none).toMatch(/^VALIDATION_ERROR: proposedResult: step 1 has an outputSchema/);
+    const review = await tenant.agent.ok("request_user_review", {
+      ...request,
+      proposedResult: { verdict: "holds" },
+    });
+
+    // A schema the proposal no longer satisfies (a review older than this
+    // check) cannot be approved; the person can still send the step back.
+    await tenant.handle.db.execute(
+      sql`update plan_step set output_schema = ${JSON.stringify({ ...outputSchema, properties: { verdict: { type: "number" } } })}::jsonb where id = ${first.step.stepId}::uuid`,
+    );
+    const approve = await as.person.fails("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+    expect(approve).toMatch(/^VALIDATION_ERROR: proposedResult does not satisfy .*modify it/);
+    await tenant.handle.db.execute(
+      sql`update plan_step set output_schema = ${JSON.stringify(outputSchema)}::jsonb where id = ${first.step.stepId}::uuid`,
+    );
+    const approved = await as.person.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+    expect(approved.stepStatus).toBe("completed");
+    const [step] = await selectRows<{ result: unknown }>(
+      tenant.handle.db,
+      sql`select result from plan_step where id = ${first.step.stepId}::uuid`,
+    );
+    expect(step?.result).toEqual({ verdict: "holds" });
+  });
+
+  it("refuses a review on a paused plan, and the calls it suggests finish the plan", async () => {
+    // The issue's sequence: A holds step 1; B's pull runs server step 2, whose
+    // tool fails (no model configured), and the plan pauses.
+    const { planId, first } = await planWithFirstStep(
+      [
+        ...planSteps("search"),
+        {
+          stepType: "extract",
+          instructions: "Extract prices.",
+          tool: "extract_data",
+          arguments: {
+            schema: { type: "object", properties: { price: { type: "number" } } },
+            text: "A heat pump costs 9000 euros.",
+          },
+        },
+      ],
+      {
+        branchingConditions: [
+          { afterStepOrder: 1, conditionExpression: "result.dead === true", ifTrueAction: "fail" },
+        ],
+      },
+    );
+    const b = inProcessAgent(tenant.agent.ctx);
+    const paused = await b.ok("get_next_step", { planId });
+    expect(paused).toMatchObject({ status: "paused", pauseReason: { type: "tool_error" } });
+    const refused = await tenant.agent.fails("request_user_review", {
+      planId,
+      stepId: first.step.stepId,
+      summary: "A dead end.",
+      proposedResult: { dead: true },
+      deadlineSeconds: 1,
+      onTimeout: "reject",
+    });
+    expect(refused).toMatch(/^CONFLICT: Plan .* is paused on server-run step 2, so no review/);
+    expect(refused).toContain(`suggests in pauseReason (${paused.pauseReason.suggestedTool.name})`);
+
+    // The suggested call answers the pause; then the review is taken, and the
+    // person's approve (whose proposal fires the fail) ends the plan.
+    const call = paused.pauseReason.suggestedTool;
+    const unblocked = await b.call(call.name, { ...call.arguments, result: { price: 9000 } });
+    expect(unblocked.isError).toBe(false);
+    const review = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId: first.step.stepId,
+      summary: "A dead end.",
+      proposedResult: { dead: true },
+    });
+    const decided = await as.person.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+    expect(decided.planStatus).toBe("failed");
+  });
+
+  it("names every reason a plan waits, and records the policy each decision was made under", async () => {
+    const { planId, first } = await planWithFirstStep(planSteps("search", "synthesize"));
+    const review = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId: first.step.stepId,
+      summary: "Look.",
+    });
+    // A plan left both paused and waiting by a version that allowed it.
+    const pause = {
+      type: "tool_error",
+      stepId: first.step.stepId,
+      stepOrder: 2,
+      tool: "extract_data",
+      message: "The tool extract_data failed.",
+      suggestedTool: { name: "modify_plan", arguments: { action: "retry_step" } },
+    };
+    await tenant.handle.db.execute(
+      sql`update research_plan set pause_reason = ${JSON.stringify(pause)}::jsonb where id = ${planId}::uuid`,
+    );
+    const waiting = await tenant.agent.ok("get_next_step", { planId });
+    expect(waiting).toMatchObject({
+      status: "awaiting_review",
+      review: { reviewRequestId: review.reviewRequestId },
+      pauseReason: { type: "tool_error", stepOrder: 2 },
+    });
+    expect(waiting.hint).toContain("The plan is also paused");
+    await tenant.handle.db.execute(
+      sql`update research_plan set pause_reason = null where id = ${planId}::uuid`,
+    );
+
+    await as.person.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+    const [row] = await selectRows<{ policy: string; payloadPolicy: string }>(
+      tenant.handle.db,
+      sql`select d.decision_policy as policy, l.payload->>'decisionPolicy' as "payloadPolicy"
+        from review_decision d join plan_audit_log l
+          on l.plan_id = d.plan_id and l.payload->>'action' = 'decision'
+        where d.review_request_id = ${review.reviewRequestId}::uuid`,
+    );
+    expect(row).toEqual({ policy: "people_only", payloadPolicy: "people_only" });
+  });
+});
