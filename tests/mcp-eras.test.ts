@@ -328,7 +328,7 @@ describe("a review the person is sent to answer on the page, from a URL-only cli
 });
 
 describe("what the server recorded", () => {
-  it("has the calls of both eras, and the decision made in the client as the person's", async () => {
+  it("has the calls of both eras, and the decision made in a key's client as the key's relay", async () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     await app.stopServer();
     const db = await app.openDatabase();
@@ -355,19 +355,15 @@ describe("what the server recorded", () => {
       const made = decisions.filter(
         (row) => (row.payload as { action?: string }).action === "decision",
       );
-      // The form's answer is the user's own, made in their client; the
-      // declined one was then decided by the agent with the key.
-      // The trail records the channel too: a person in their client, then a relay.
+      // On an API key the form's answer is the key's relay of a person's
+      // answer (a key proves no person; tests/mcp-in-client-answers.test.ts
+      // has a connected app's), and so is the decision after the declined form.
       expect(made.map((row) => (row.payload as { channel?: string }).channel)).toEqual([
-        "client",
+        "relayed",
         "relayed",
       ]);
       expect(made.map((row) => [row.actorType, row.actorId, row.actorLabel])).toEqual([
-        [
-          "user",
-          app.tenantA.userId,
-          'the user of key "Alpha agent" of alpha@example.com, answering in the MCP client "cairn-test-agent"',
-        ],
+        ["api_key", app.tenantA.apiKeyId, 'key "Alpha agent" of alpha@example.com'],
         ["api_key", app.tenantA.apiKeyId, 'key "Alpha agent" of alpha@example.com'],
       ]);
     } finally {

@@ -28,6 +28,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { type FrontDoorOptions, withFrontDoor } from "./front-door";
 import type { McpPrincipal } from "./request-context";
+import { reviewFormState } from "./review-in-client";
 import {
   type CairnServerDeps,
   registerCairnServer,
@@ -135,6 +136,9 @@ function newServer(deps: CairnServerDeps): McpServer {
     capabilities: SERVER_CAPABILITIES,
     instructions: SERVER_INSTRUCTIONS,
     cacheHints: SERVER_CACHE_HINTS,
+    // The review form's state comes back from the client: verified (signature,
+    // expiry, credential) before any handler sees it.
+    requestState: { verify: (state, ctx) => reviewFormState().verify(state, ctx) },
   });
   registerCairnServer(server, deps);
   return server;

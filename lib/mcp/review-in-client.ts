@@ -21,14 +21,16 @@
  * people decide, such a client is never shown the form: it is sent to the
  * review page (URL mode), or, without URL elicitation, left to the tool flow.
  * The form's request state is signed with the server's secret for the
- * credential it was shown to, so an answer to a form Cairn never sent (or sent
- * to another credential) records nothing.
+ * credential it was shown to (`reviewFormState`), so an answer to a form
+ * Cairn never sent, or sent to another credential, records nothing.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import {
   acceptedContent,
+  createRequestStateCodec,
   type InputRequiredResult,
   inputRequired,
+  type RequestStateCodec,
+  type ServerContext,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { isAppError } from "../plan-engine/app-error";
@@ -36,7 +38,7 @@ import { REVIEW_DECISIONS } from "../plan-engine/states";
 import { inClientAnswerer } from "../services/reviews/in-client-trust";
 import type { ServiceContext } from "../services/shared/context";
 import { reviewPageUrl } from "../services/shared/public-url";
-import type { McpPrincipal } from "./request-context";
+import { type McpPrincipal, principalOf } from "./request-context";
 import { submitUserDecisionTool } from "./tools/submit-user-decision";
 
 /** The input request's key, in the result and in the client's answer. */
@@ -145,45 +147,40 @@ function personContext(ctx: ServiceContext, principal: McpPrincipal, client: Rev
   };
 }
 
-type ShownReview = { reviewRequestId: string; contentDigest: string };
+/** What a form showed: the review and the digest of its content. */
+const shownReview = z.object({ reviewRequestId: z.uuid(), contentDigest: z.string() });
+type ShownReview = z.infer<typeof shownReview>;
 
-/** The server's secret (lib/startup.ts resolves it before any request is served). */
-function stateSecret(): string {
-  const secret = process.env.AUTH_SECRET;
-  if (!secret) throw new Error("AUTH_SECRET is not set: lib/startup.ts sets it at start.");
-  return secret;
-}
+/** How long a person may take over the form before its answer no longer counts. */
+const FORM_STATE_TTL_SECONDS = 60 * 60;
 
-function stateMac(principal: McpPrincipal, review: ShownReview): string {
-  return createHmac("sha256", stateSecret())
-    .update(
-      `cairn-review-form\n${principal.kind}\n${principal.credentialId}\n${review.reviewRequestId}\n${review.contentDigest}`,
-    )
-    .digest("base64url");
-}
+let codec: RequestStateCodec<ShownReview> | undefined;
 
 /**
- * The request state: the review the form showed, the digest of what it
- * showed, and a signature binding both to the credential it was shown to.
+ * The form's request state, signed with the server's secret (lib/startup.ts
+ * resolves AUTH_SECRET before any request is served; every instance shares it)
+ * and bound to the credential the form was shown to: an answer to a form Cairn
+ * never sent, or sent to another credential, is refused by the SDK before any
+ * handler runs (-32602).
  */
-function formState(principal: McpPrincipal, review: ShownReview): string {
-  return `${review.reviewRequestId} ${review.contentDigest} ${stateMac(principal, review)}`;
-}
-
-/** The review a form showed this credential; null when the state is not one Cairn signed for it. */
-function parseFormState(principal: McpPrincipal, state: unknown): ShownReview | null {
-  if (typeof state !== "string") return null;
-  const [reviewRequestId, contentDigest, mac] = state.split(" ");
-  if (!reviewRequestId || !contentDigest || !mac) return null;
-  const shown = { reviewRequestId, contentDigest };
-  const expected = Buffer.from(stateMac(principal, shown));
-  const given = Buffer.from(mac);
-  return given.length === expected.length && timingSafeEqual(given, expected) ? shown : null;
+export function reviewFormState(): RequestStateCodec<ShownReview> {
+  if (codec) return codec;
+  const key = process.env.AUTH_SECRET;
+  if (!key) throw new Error("AUTH_SECRET is not set: lib/startup.ts sets it at start.");
+  codec = createRequestStateCodec<ShownReview>({
+    key,
+    ttlSeconds: FORM_STATE_TTL_SECONDS,
+    bind: (ctx) => {
+      const principal = principalOf(ctx.http?.authInfo);
+      return principal ? `${principal.kind}:${principal.credentialId}` : "";
+    },
+  });
+  return codec;
 }
 
 /** The form for a pending review, to put in get_next_step's place. */
-export function askForReview(
-  principal: McpPrincipal,
+export async function askForReview(
+  requestCtx: ServerContext,
   client: ReviewClient,
   planId: string,
   review: {
@@ -194,7 +191,11 @@ export function askForReview(
     proposedConfidence?: number | undefined;
   },
   note = "",
-): InputRequiredResult {
+): Promise<InputRequiredResult> {
+  const shown = { reviewRequestId: review.reviewRequestId, contentDigest: review.contentDigest };
+  // Which review the form showed, and the digest of what it showed, so the
+  // answer decides that one as shown and no later one.
+  const requestState = await reviewFormState().mint(shown, requestCtx);
   if (client.mode === "url") {
     return inputRequired({
       inputRequests: {
@@ -203,7 +204,7 @@ export function askForReview(
           url: reviewPageUrl(planId),
         }),
       },
-      requestState: formState(principal, review),
+      requestState,
     });
   }
   const proposal = review.proposedResult
@@ -217,10 +218,7 @@ export function askForReview(
         requestedSchema: reviewForm,
       }),
     },
-    // Which review the form showed, and the digest of what it showed, so the
-    // answer decides that one as shown and no later one; signed for this
-    // credential, so it cannot be written by the client.
-    requestState: formState(principal, review),
+    requestState,
   });
 }
 
@@ -241,7 +239,7 @@ export type ReviewAnswer =
  * Records the answer carried by a retried get_next_step, if any: the person's
  * own on a connection that proves one, else the credential's relay (which the
  * team's rule may refuse). `planId` is the call's own argument; `requestState`
- * is what Cairn signed when it showed the form.
+ * is the payload Cairn signed when it showed the form, as the SDK verified it.
  */
 export async function recordReviewAnswer(
   ctx: ServiceContext,
@@ -258,18 +256,18 @@ export async function recordReviewAnswer(
   // or the page was offered: the person decides there, not through this answer.
   if (client?.mode !== "form") return { kind: "settled" };
   const answer = acceptedContent(request.inputResponses, REVIEW_KEY, reviewForm);
-  const shown = parseFormState(principal, request.requestState);
-  // Without the state Cairn signed for this credential, no form of Cairn's
-  // was answered: nothing is recorded.
-  if (!answer || !shown) return { kind: "settled" };
+  // The SDK verified the state Cairn signed for this credential before this
+  // ran; without one, no form of Cairn's was answered and nothing is recorded.
+  const shown = shownReview.safeParse(request.requestState);
+  if (!answer || !shown.success) return { kind: "settled" };
   try {
     const decider = client.answersAs === "person" ? personContext(ctx, principal, client) : ctx;
     await submitUserDecisionTool.run(decider, {
       planId: request.planId as string,
       decision: answer.decision,
       ...(answer.feedback?.trim() ? { feedback: answer.feedback } : {}),
-      reviewRequestId: shown.reviewRequestId,
-      contentDigest: shown.contentDigest,
+      reviewRequestId: shown.data.reviewRequestId,
+      contentDigest: shown.data.contentDigest,
     });
     return { kind: "settled" };
   } catch (error) {

@@ -179,8 +179,8 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       const asking = pending ? await clientOfReview() : undefined;
       result =
         pending && asking
-          ? askForReview(
-              principal,
+          ? await askForReview(
+              requestCtx,
               asking,
               String(args.planId),
               pending,
