@@ -9,12 +9,18 @@
  * told it, changes nothing; where agents may relay, its form answer is the
  * key's relay.
  */
+import type { ElicitResult } from "@modelcontextprotocol/client";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog } from "@/lib/db/schema";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
-import { connectModernAgent, type ModernAgent, plainResult } from "./support/mcp-client";
+import {
+  connectAgent,
+  connectModernAgent,
+  type ModernAgent,
+  plainResult,
+} from "./support/mcp-client";
 import { connectAppOverHttp } from "./support/oauth-over-http";
 import { signInOverHttp, type WebSession } from "./support/web-session";
 
@@ -41,8 +47,8 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
   /** A 2026-07-28 client that shows its user Cairn's forms and answers them with `answer`. */
   async function clientWith(
     credential: string,
-    elicitation: Record<string, object>,
-    answer: { action: "accept"; content?: Record<string, unknown> } | { action: "decline" },
+    elicitation: { form?: Record<string, never>; url?: Record<string, never> },
+    answer: ElicitResult,
   ) {
     const shown: Elicited[] = [];
     const agent = await connectModernAgent(app.mcpUrl, credential, {
@@ -110,6 +116,33 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
       });
     } finally {
       await formOnly.agent.close();
+    }
+  });
+
+  it("refuses a 2025-era key's way past a checkpoint where only people decide", async () => {
+    const agent = await connectAgent(app.mcpUrl, app.tenantA.key);
+    try {
+      const created = await agent.ok("create_research_plan", {
+        name: "2025-era checkpoint",
+        researchQuestion: "q",
+        steps: [{ stepType: "checkpoint", instructions: "Show the sources." }],
+      });
+      const step = await agent.ok("get_next_step", { planId: created.planId });
+      const passed = await agent.fails(
+        "submit_step_result",
+        plainResult(created.planId, step.step.stepId),
+      );
+      expect(passed).toMatch(/^FORBIDDEN: Step 1 is a checkpoint/);
+      const approving = await agent.fails("request_user_review", {
+        planId: created.planId,
+        stepId: step.step.stepId,
+        summary: "Approve me.",
+        deadlineSeconds: 1,
+        onTimeout: "approve",
+      });
+      expect(approving).toMatch(/^FORBIDDEN: onTimeout:/);
+    } finally {
+      await agent.close();
     }
   });
 

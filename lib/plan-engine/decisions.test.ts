@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AppError } from "./app-error";
 import { buildConditionContext, evaluateCondition } from "./conditions";
 import {
+  answersAsPersonInClient,
   appendUserFeedback,
   applyReviewDecision,
   approvedResult,
@@ -128,6 +129,19 @@ describe("who may decide", () => {
         },
       ),
     );
+  });
+
+  it("counts an in-client answer as a person's only on a connected app the team trusts", () => {
+    const app = { kind: "oauth_app" as const, clientId: "https://chat.example/client.json" };
+    expect(answersAsPersonInClient(app, null)).toBe(true);
+    expect(answersAsPersonInClient(app, [app.clientId, "other"])).toBe(true);
+    expect(answersAsPersonInClient(app, ["other"])).toBe(false);
+    expect(answersAsPersonInClient(app, [])).toBe(false);
+    // A key proves no person, whatever the team trusts.
+    for (const kind of ["api_key", "system", "user"] as const) {
+      expect(answersAsPersonInClient({ kind, clientId: app.clientId }, null)).toBe(false);
+    }
+    expect(answersAsPersonInClient({ kind: "oauth_app" }, null)).toBe(false);
   });
 
   it("lets only a person past a checkpoint step where only people decide", () => {
