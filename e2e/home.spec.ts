@@ -5,6 +5,10 @@ test("the home page says what Cairn is and links to sign-in and connection instr
 }) => {
   await page.goto("/");
   await expect(page).toHaveTitle("Cairn");
+  // Every page's tab has Cairn's icon (browsers ask for it on every page).
+  const icon = await page.request.get("/favicon.ico");
+  expect(icon.status()).toBe(200);
+  expect(icon.headers()["content-type"]).toContain("image/");
   await expect(page.getByRole("heading", { level: 1 })).toHaveText(
     "Research plans that survive the session",
   );

@@ -52,7 +52,7 @@ test("the research layer in the browser: library search, provenance, deliverable
     planId: created.planId,
     outputMediaType: "markdown",
     content:
-      "# Geothermal Reykjavik\n\n**90%** of homes use it.\n\n<script>window.__pwned = true</script>\n\n- cheap\n- clean",
+      "# Geothermal Reykjavik\n\n**90%** of homes use it.\n\n<script>window.__pwned = true</script>\n\n- cheap\n- clean\n\n| figure | value |\n| --- | --- |\n| homes heated | 90% |",
   });
   await agent.ok("submit_research_feedback", {
     planId: created.planId,
@@ -100,6 +100,9 @@ test("the research layer in the browser: library search, provenance, deliverable
   await expect(deliverable.getByRole("heading", { name: "Geothermal Reykjavik" })).toBeVisible();
   await expect(deliverable.locator("strong")).toHaveText("90%");
   await expect(deliverable.locator("script")).toHaveCount(0);
+  // The key figures' Markdown table is a table, not a paragraph of pipes.
+  await expect(deliverable.getByRole("columnheader", { name: "figure" })).toBeVisible();
+  await expect(deliverable.getByRole("cell", { name: "90%" })).toBeVisible();
   expect(await page.evaluate(() => (window as { __pwned?: boolean }).__pwned)).toBeUndefined();
   await expect(page.getByTestId("feedback")).toContainText("Clear and short.");
   await expect(page.getByTestId("skill-execution")).toContainText("scan");

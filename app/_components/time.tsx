@@ -13,9 +13,13 @@ export function Time({ iso }: { iso: string | null }) {
   );
 }
 
+/** A duration in its two largest units, leaving out a zero second one ("30 min", not "30 min 0 s"). */
 export function formatDuration(seconds: number): string {
-  if (seconds < 60) return `${Math.round(seconds)} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
-  const hours = Math.floor(seconds / 3600);
-  return `${hours} h ${Math.floor((seconds % 3600) / 60)} min`;
+  const total = Math.round(seconds);
+  if (total < 60) return `${total} s`;
+  const [major, majorUnit, minor, minorUnit] =
+    total < 3600
+      ? [Math.floor(total / 60), "min", total % 60, "s"]
+      : [Math.floor(total / 3600), "h", Math.floor((total % 3600) / 60), "min"];
+  return minor > 0 ? `${major} ${majorUnit} ${minor} ${minorUnit}` : `${major} ${majorUnit}`;
 }

@@ -1,3 +1,6 @@
+/** The MCP Inspector the snippet runs, checked against Cairn (README). */
+const INSPECTOR_VERSION = "2.12.0";
+
 /** Copy-ready ways to connect an MCP client to this server with a key (the admin page and /connect). */
 export function connectionSnippets(endpoint: string, key: string) {
   return {
@@ -11,6 +14,8 @@ export function connectionSnippets(endpoint: string, key: string) {
       null,
       2,
     ),
-    inspector: `npx @modelcontextprotocol/inspector@1.0.3 --cli ${endpoint} --transport http --header "Authorization: Bearer ${key}" --method tools/list`,
+    // The Inspector 2.x needs Node 22: npx fetches it for this one command (and
+    // keeps npm's engine warnings about the Node running npx itself quiet).
+    inspector: `npx -y --loglevel=error -p node@22 -p @modelcontextprotocol/inspector@${INSPECTOR_VERSION} mcp-inspector --cli ${endpoint} --transport http --header "Authorization: Bearer ${key}" --method tools/list`,
   };
 }

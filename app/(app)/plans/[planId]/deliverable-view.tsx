@@ -1,4 +1,5 @@
 import ReactMarkdown, { type Components, defaultUrlTransform } from "react-markdown";
+import remarkGfm from "remark-gfm";
 import { Time } from "@/app/_components/time";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { isAllowedImageSource, isMarkdown } from "@/lib/web/deliverable";
@@ -48,6 +49,9 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
             <div className="markdown" data-testid="deliverable">
               <ReactMarkdown
                 skipHtml
+                // GitHub's tables, task lists and strikethrough: Cairn's output
+                // skill asks agents for key figures in a Markdown table.
+                remarkPlugins={[remarkGfm]}
                 components={markdownComponents(origin)}
                 urlTransform={keepDataImages}
               >
