@@ -103,6 +103,9 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     await tenant.agent.submit(planId, first.step.stepId);
     const checkpoint = await tenant.agent.ok("get_next_step", { planId });
     expect(checkpoint.step.stepType).toBe("checkpoint");
+    // The hand-out tells the agent how a checkpoint ends: with a review.
+    expect(checkpoint.hint).toMatch(/call request_user_review with this stepId/);
+    expect(checkpoint.hint).not.toContain("submit_step_result");
     const stepId = checkpoint.step.stepId;
     const submitted = await tenant.agent.fails("submit_step_result", {
       planId,

@@ -605,7 +605,19 @@ function readyAnswer(planId: string, row: ClaimedStep): ReadyStep | undefined {
         ? "This step was handed out before and nobody finished it (or a reviewer asked for a redo: see the User feedback in its instructions). "
         : "") +
       (row.stepOrder > 1
-        ? "Call get_step_context for earlier results if you need them, do the work, then call submit_step_result with this stepId before the lease runs out."
-        : "Do the work, then call submit_step_result with this stepId before the lease runs out."),
+        ? "Call get_step_context for earlier results if you need them, do the work, then "
+        : "Do the work, then ") +
+      finishStepHint(row.stepType),
   };
+}
+
+/**
+ * How the agent finishes the step handed out: a checkpoint is a pause for a
+ * person, so it ends with a review (where only people decide, a result alone
+ * is refused: docs/reviews.md).
+ */
+function finishStepHint(stepType: string): string {
+  return stepType === "checkpoint"
+    ? "call request_user_review with this stepId, what you found as summary and the result you ask the person to accept as proposedResult: a person's approve completes the step. Request it before the lease runs out."
+    : "call submit_step_result with this stepId before the lease runs out.";
 }
