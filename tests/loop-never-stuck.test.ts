@@ -271,7 +271,7 @@ describe.each(BACKENDS)("no plan gets stuck on %s", (backend) => {
       steps: steps(3),
       branchingConditions: [
         {
-          afterStepOrder: 2,
+          afterStepOrder: 1,
           conditionExpression: "result.dead === true",
           ifTrueAction: "fail",
           actionParams: { reason: "Dead end." },
@@ -280,12 +280,14 @@ describe.each(BACKENDS)("no plan gets stuck on %s", (backend) => {
     });
     const one = await agent.ok("get_next_step", { planId: plan.planId });
     const two = await other.ok("get_next_step", { planId: plan.planId });
-    const review = await agent.ok("request_user_review", {
+    // Step 2 waits for a person; step 1, handed out before, still takes its
+    // result (a waiting review holds only the steps after it), and fails the plan.
+    const review = await other.ok("request_user_review", {
       planId: plan.planId,
-      stepId: one.step.stepId,
+      stepId: two.step.stepId,
       summary: "Check.",
     });
-    const failed = await submit(other, plan.planId, two.step.stepId, { dead: true });
+    const failed = await submit(agent, plan.planId, one.step.stepId, { dead: true });
     expect(failed.data.planStatus).toBe("failed");
     const context = await agent.ok("get_research_context", { planId: plan.planId });
     expect(context.reviews).toEqual([
