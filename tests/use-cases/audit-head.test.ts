@@ -16,6 +16,7 @@ import {
   verifyAllTrails,
   verifyPlanTrail,
 } from "@/lib/services/audit/audit-chain";
+import { exportAuditTrail } from "@/lib/services/audit/export-audit-trail";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { expectExportChecks, readAuditExport } from "../support/audit-export";
 import { BACKENDS } from "../support/databases";
@@ -121,6 +122,23 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
       headMismatch: `row ${rows} is not the last row its head records (the trail was rewritten)`,
     });
 
+    // A row moved before the chain's first place is read, and named, too.
+    const moved = await rejectedPlan();
+    const [second] = await selectRows<{ id: string }>(
+      db,
+      sql`update plan_audit_log set chain_index = 0
+        where plan_id = ${moved}::uuid and chain_index = 2 returning id`,
+    );
+    const movedRow = {
+      id: second?.id,
+      position: 1,
+      reason: "the row is link 0 where link 1 should be (a row before it is missing)",
+    };
+    expect((await everyCheck(moved)).firstBadRow).toEqual(movedRow);
+    const movedExport = await readAuditExport(tenant.agent.ctx, moved);
+    expect(movedExport.rows[0]?.id).toBe(second?.id);
+    expect(movedExport.verification.firstBadRow).toEqual(movedRow);
+
     const headless = await rejectedPlan();
     await db.execute(sql`delete from plan_audit_head where plan_id = ${headless}::uuid`);
     expect((await everyCheck(headless)).headMismatch).toBe(
@@ -157,6 +175,11 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
     );
     const trail = await readAuditExport(ctx, planId);
     expect(trail.rows.length).toBeGreaterThan(added);
+    // Written as it is read: the header, a piece per page of rows, the verdict.
+    const reader = (await exportAuditTrail(ctx, planId)).body.getReader();
+    let pieces = 0;
+    while (!(await reader.read()).done) pieces += 1;
+    expect(pieces).toBe(Math.ceil(trail.rows.length / CHAIN_PAGE_ROWS) + 2);
     expectExportChecks(trail);
     expect(await everyCheck(planId)).toEqual({ planId, rows: trail.rows.length, verified: true });
   });

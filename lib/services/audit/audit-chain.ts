@@ -194,12 +194,13 @@ export async function* chainPages(
     l.digest, audit_row_canonical(l) as canonical, l.seq`;
   const ofPlan = sql`l.plan_id = ${planId}::uuid
     and (${tenant}::uuid is null or l.tenant_id = ${tenant}::uuid)`;
-  let after = 0;
+  // No lower bound on the first page: a row moved to place 0 or below is read too.
+  let after: number | null = null;
   for (;;) {
-    const page = await selectRows<ChainedRow & { seq: number }>(
+    const page: (ChainedRow & { seq: number })[] = await selectRows(
       db,
       sql`select ${columns} from plan_audit_log l
-        where ${ofPlan} and l.chain_index > ${after}
+        where ${ofPlan} and (${after}::int is null or l.chain_index > ${after}::int)
           and (${upTo}::int is null or l.chain_index <= ${upTo}::int)
         order by l.chain_index limit ${CHAIN_PAGE_ROWS}`,
     );
