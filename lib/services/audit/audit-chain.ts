@@ -177,11 +177,15 @@ export async function loadHead(
 /** How many rows one read of a trail takes. */
 export const CHAIN_PAGE_ROWS = 500;
 
+/** The bounds of an int column: keyset reads start and end at constants, not at nulls, so the index serves them. */
+const INT_MIN = -2147483648;
+const INT_MAX = 2147483647;
+
 /**
  * A plan's rows in chain order, a page at a time: its chained rows by
- * `chain_index` (up to `upTo`, when given), then any without a place in the
- * chain by `seq`. Each page is one keyset read, so a long trail is never held
- * whole.
+ * `chain_index` (up to `upTo`, when given; from the lowest, so a row moved to
+ * place 0 or below is read too), then any without a place in the chain by
+ * `seq`. Each page is one keyset read, so a long trail is never held whole.
  */
 export async function* chainPages(
   db: Executor,
@@ -190,37 +194,36 @@ export async function* chainPages(
   upTo: number | null,
 ): AsyncGenerator<ChainedRow[]> {
   const tenant = tenantId ?? null;
-  const columns = sql`l.id, l.chain_index as "chainIndex", l.prev_digest as "prevDigest",
-    l.digest, audit_row_canonical(l) as canonical, l.seq`;
-  const ofPlan = sql`l.plan_id = ${planId}::uuid
-    and (${tenant}::uuid is null or l.tenant_id = ${tenant}::uuid)`;
-  // No lower bound on the first page: a row moved to place 0 or below is read too.
-  let after: number | null = null;
-  for (;;) {
-    const page: (ChainedRow & { seq: number })[] = await selectRows(
-      db,
-      sql`select ${columns} from plan_audit_log l
-        where ${ofPlan} and (${after}::int is null or l.chain_index > ${after}::int)
-          and (${upTo}::int is null or l.chain_index <= ${upTo}::int)
-        order by l.chain_index limit ${CHAIN_PAGE_ROWS}`,
-    );
-    if (page.length > 0) yield page.map(chainedRow);
-    if (page.length < CHAIN_PAGE_ROWS) break;
-    after = page.at(-1)?.chainIndex ?? after;
-  }
-  let afterSeq = 0;
-  for (;;) {
-    const page = await selectRows<ChainedRow & { seq: number }>(
-      db,
-      sql`select ${columns} from plan_audit_log l
-        where ${ofPlan} and l.chain_index is null and l.seq > ${afterSeq}
-        order by l.seq limit ${CHAIN_PAGE_ROWS}`,
-    );
-    if (page.length > 0) yield page.map(chainedRow);
-    if (page.length < CHAIN_PAGE_ROWS) break;
-    afterSeq = Number(page.at(-1)?.seq ?? afterSeq);
+  const reads = [
+    {
+      key: sql`l.chain_index`,
+      where: sql`l.chain_index <= ${upTo ?? INT_MAX}`,
+      next: (row: PagedRow) => row.chainIndex ?? INT_MIN,
+    },
+    { key: sql`l.seq`, where: sql`l.chain_index is null`, next: (row: PagedRow) => row.seq },
+  ];
+  for (const read of reads) {
+    let after = INT_MIN;
+    for (;;) {
+      const page = await selectRows<PagedRow>(
+        db,
+        sql`select l.id, l.chain_index as "chainIndex", l.prev_digest as "prevDigest",
+            l.digest, audit_row_canonical(l) as canonical, l.seq::float8 as seq
+          from plan_audit_log l
+          where l.plan_id = ${planId}::uuid
+            and (${tenant}::uuid is null or l.tenant_id = ${tenant}::uuid)
+            and ${read.where} and ${read.key} > ${after}
+          order by ${read.key} limit ${CHAIN_PAGE_ROWS}`,
+      );
+      if (page.length > 0) yield page.map(chainedRow);
+      const last = page.at(-1);
+      if (!last || page.length < CHAIN_PAGE_ROWS) break;
+      after = read.next(last);
+    }
   }
 }
+
+type PagedRow = ChainedRow & { seq: number };
 
 function chainedRow({ id, chainIndex, prevDigest, digest, canonical }: ChainedRow): ChainedRow {
   return { id, chainIndex, prevDigest, digest, canonical };
