@@ -150,6 +150,15 @@ test("a relayed decision is marked as relayed; an edited trail is flagged on the
   await page.getByRole("link", { name: /Export the trail/ }).click();
   const exported = JSON.parse(readFileSync(await (await download).path(), "utf8"));
   expect(exported.verification.verified).toBe(true);
+  // The fields shown are what each digest covers, to the microsecond, and the head is the last row.
+  for (const row of exported.rows) {
+    expect(row.createdAt).toBe(JSON.parse(row.canonical)[8]);
+    expect(row.createdAt).toMatch(/\.\d{6}Z$/);
+  }
+  expect(exported.head).toEqual({
+    chainLength: exported.rows.length,
+    lastDigest: exported.rows.at(-1).digest,
+  });
 
   // Someone with database access rewrites who decided.
   const handle = await app.openDatabase();

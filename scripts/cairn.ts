@@ -11,7 +11,7 @@ import { isDecisionPolicy } from "@/lib/plan-engine/states";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { issueSetupCode } from "@/lib/services/accounts/setup-codes";
-import { verifyAllTrails, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
+import { trailFailure, verifyAllTrails, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
 import { teamDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 
 const USAGE = `Usage: npm run cairn -- <command> [options]
@@ -29,8 +29,9 @@ Commands:
       for the first-run page, alone on the last line. Codes printed before keep
       working; all stop once the first admin exists.
   verify-audit [PLAN_ID]
-      Checks the hash chain of one plan's audit trail, or of every plan's, and
-      names the first row that does not match. Exits 1 when a trail fails.
+      Checks the hash chain of one plan's audit trail, or of every plan's (and
+      reports plans deleted with their trails), and names the first row that
+      does not match, or the rows missing from its end. Exits 1 when a trail fails.
   decision-policy --tenant NAME [people_only|people_and_agents]
       Shows, or sets, who may decide the team's checkpoints: people only, or
       people and the agents that relay a person's answer.
@@ -115,10 +116,10 @@ async function main(argv: string[]): Promise<number> {
       const { db } = await getDatabaseHandle();
       const results = planId ? [await verifyPlanTrail(db, planId)] : await verifyAllTrails(db);
       for (const result of results) {
-        const bad = result.firstBadRow;
+        const failure = trailFailure(result);
         console.log(
-          bad
-            ? `FAILED ${result.planId}: row ${bad.position} (${bad.id}): ${bad.reason}.`
+          failure
+            ? `FAILED ${result.planId}: ${failure}.`
             : `ok     ${result.planId}: ${result.rows} rows verify.`,
         );
       }

@@ -1,12 +1,12 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { and, eq } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "@/lib/auth/api-key";
 import { verifyPassword } from "@/lib/auth/password";
 import { openDatabase } from "@/lib/db/client";
-import { apiKeys, planAuditLog, setupCodes, tenants, users } from "@/lib/db/schema";
+import { apiKeys, planAuditLog, researchPlans, setupCodes, tenants, users } from "@/lib/db/schema";
 import { hashSetupCode } from "@/lib/services/accounts/setup-codes";
 import { createPostgresDatabase } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
@@ -358,3 +358,87 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
     expect(failed.stdout).toContain("0 of 1 trails verify.");
   });
 });
+
+describe.each(["pglite", "postgres"] as const)(
+  "the admin CLI's verify-audit on %s, after rows and plans are deleted",
+  (backend) => {
+    const env: Record<string, string> = {};
+    const open = () =>
+      backend === "pglite"
+        ? openDatabase({ kind: "pglite", dataDir: env.CAIRN_DATA_DIR ?? "" })
+        : openDatabase({ kind: "postgres", url: env.DATABASE_URL ?? "" });
+    beforeAll(async () => {
+      if (backend === "pglite") env.CAIRN_DATA_DIR = join(root, "pglite-deleted");
+      else env.DATABASE_URL = await createPostgresDatabase();
+    });
+
+    it("names the newest rows deleted from a failed plan's trail, and a deleted plan", async () => {
+      // A plan failed by a reject, and a second plan that is later deleted.
+      const handle = await open();
+      const plans: string[] = [];
+      try {
+        await handle.migrate();
+        const agent = inProcessAgent(await tenantContext(handle.db, "Deleted"));
+        for (const name of ["Rejected", "Removed"]) {
+          const created = await agent.ok("create_research_plan", {
+            name,
+            researchQuestion: "q",
+            steps: planSteps("search"),
+          });
+          const next = await agent.ok("get_next_step", { planId: created.planId });
+          const review = await agent.ok("request_user_review", {
+            planId: created.planId,
+            stepId: next.step.stepId,
+            summary: "Check.",
+          });
+          await agent.ok("submit_user_decision", {
+            planId: created.planId,
+            reviewRequestId: review.reviewRequestId,
+            decision: "reject",
+          });
+          plans.push(created.planId);
+        }
+      } finally {
+        await handle.close();
+      }
+      const [failed, removed] = plans;
+
+      const ok = runCli(["verify-audit"], env);
+      expect(ok.stderr).toBe("");
+      expect(ok.status).toBe(0);
+      expect(ok.stdout).toContain("2 of 2 trails verify.");
+
+      const edit = await open();
+      let length = 0;
+      try {
+        const rows = await edit.db
+          .select({ chainIndex: planAuditLog.chainIndex })
+          .from(planAuditLog)
+          .where(eq(planAuditLog.planId, failed ?? ""));
+        length = rows.length;
+        // The reject and the step's failure, the trail's newest rows, deleted.
+        await edit.db
+          .delete(planAuditLog)
+          .where(
+            and(eq(planAuditLog.planId, failed ?? ""), gt(planAuditLog.chainIndex, length - 2)),
+          );
+        await edit.db.delete(researchPlans).where(eq(researchPlans.id, removed ?? ""));
+      } finally {
+        await edit.close();
+      }
+
+      const one = runCli(["verify-audit", failed ?? ""], env);
+      expect(one.status).toBe(1);
+      expect(one.stdout).toContain(
+        `FAILED ${failed}: rows ${length - 1} to ${length} are missing: the trail ends at row ${length - 2} but its head records ${length} (its newest rows were deleted).`,
+      );
+      const all = runCli(["verify-audit"], env);
+      expect(all.status).toBe(1);
+      expect(all.stdout).toContain(`FAILED ${failed}: rows ${length - 1} to ${length} are missing`);
+      expect(all.stdout).toContain(
+        `FAILED ${removed}: the plan was deleted, and with it its trail of ${length} rows.`,
+      );
+      expect(all.stdout).toContain("0 of 2 trails verify.");
+    });
+  },
+);

@@ -36,6 +36,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "oauth_client",
       "oauth_grant",
       "oauth_token",
+      "plan_audit_head",
       "plan_audit_log",
       "plan_branching_condition",
       "plan_step",

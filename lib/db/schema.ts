@@ -519,11 +519,26 @@ export const planAuditLog = pgTable(
     index("plan_audit_log_plan_time_idx").on(t.planId, t.createdAt),
     // A plan's trail in the order it was written (the plan page).
     index("plan_audit_log_plan_seq_idx").on(t.planId, t.seq),
-    // The chain's order, and the trigger's look-up of a plan's last link.
+    // The chain's order: one link per place, and the checks' and export's reads in it.
     uniqueIndex("plan_audit_log_plan_chain_uq").on(t.planId, t.chainIndex),
     index("plan_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt),
   ],
 );
+
+/**
+ * The head of each plan's audit chain: how many links it has and the last
+ * one's digest (docs/audit.md). The `plan_audit_chain` trigger moves it in the
+ * same transaction as the row it chains, so a trail whose newest rows were
+ * deleted no longer reaches it. No foreign key to the plan: the head outlives
+ * a deleted plan, which `verify-audit` then reports. Its row lock also orders
+ * concurrent writers of one plan's trail.
+ */
+export const planAuditHead = pgTable("plan_audit_head", {
+  planId: uuid("plan_id").primaryKey(),
+  tenantId: tenantId(),
+  chainLength: integer("chain_length").notNull(),
+  lastDigest: text("last_digest").notNull(),
+});
 
 export const reviewRequests = pgTable(
   "review_request",

@@ -2,6 +2,7 @@ import { Pagination } from "@/app/_components/pagination";
 import { decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
+import { trailFailure } from "@/lib/services/audit/audit-chain";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 
 /**
@@ -11,7 +12,7 @@ import type { PlanPage } from "@/lib/services/views/plan-views";
  */
 async function TrailIntegrity({ page }: { page: PlanPage }) {
   const trail = await page.trail;
-  const bad = trail.firstBadRow;
+  const bad = trailFailure(trail);
   return (
     <p
       className={bad ? "notice notice-error" : "muted"}
@@ -20,7 +21,7 @@ async function TrailIntegrity({ page }: { page: PlanPage }) {
       data-verified={trail.verified}
     >
       {bad
-        ? `The audit trail does not verify: row ${bad.position} (${bad.id}): ${bad.reason}. The trail was changed outside Cairn after it was written.`
+        ? `The audit trail does not verify: ${bad}. The trail was changed outside Cairn after it was written.`
         : `The audit trail verifies: its ${trail.rows} rows form an unbroken hash chain.`}{" "}
       <a href={`/plans/${page.plan.planId}/audit`} download>
         Export the trail with its digests (JSON)

@@ -1,14 +1,18 @@
 import { currentUser } from "@/lib/auth/session";
 import { views } from "@/lib/web/views";
 
-/** The plan's audit trail with its hash chain, as JSON, for the signed-in user's own tenant only. */
+/**
+ * The plan's audit trail with its hash chain, as JSON, for the signed-in
+ * user's own tenant only. Streamed as it is read, so a long trail is never
+ * held in memory.
+ */
 export async function GET(_request: Request, { params }: { params: Promise<{ planId: string }> }) {
   const user = await currentUser();
   if (!user) return new Response("Sign in to export audit trails.", { status: 401 });
   const { planId } = await params;
   const trail = await views.auditExport(user, planId);
   if (!trail) return new Response("Not found.", { status: 404 });
-  return new Response(JSON.stringify(trail, null, 2), {
+  return new Response(trail.body, {
     headers: {
       "Content-Type": "application/json; charset=utf-8",
       "Content-Disposition": `attachment; filename="audit-${trail.planId}.json"`,
