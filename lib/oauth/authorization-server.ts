@@ -12,9 +12,10 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import OAuth2Server from "@node-oauth/oauth2-server";
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, lt, notExists, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import {
+  accountAuditLog,
   oauthAuthorizationCodes,
   oauthClients,
   oauthGrants,
@@ -138,6 +139,7 @@ function model(db: Database, resource: string) {
             eq(oauthAuthorizationCodes.codeHash, hashToken(authorizationCode)),
             eq(oauthAuthorizationCodes.resource, resource),
             isNull(users.disabledAt),
+            notExists(credentialsEndedSince(db)),
           ),
         );
       if (!row) return undefined;
@@ -316,6 +318,41 @@ function model(db: Database, resource: string) {
       return undefined;
     },
   };
+}
+
+/**
+ * What ended the code's way in after it was issued: a password change or the
+ * user's disabling (the account trail's rows; every session ended then, the
+ * one that approved the code included), or a revocation of the connected app
+ * it was for. Those delete unused codes as they happen; this check at the
+ * exchange also holds for a code stored while they ran.
+ */
+function credentialsEndedSince(db: Database) {
+  const code = oauthAuthorizationCodes;
+  return db
+    .select({ one: sql`1` })
+    .from(accountAuditLog)
+    .where(
+      and(
+        eq(accountAuditLog.tenantId, code.tenantId),
+        eq(accountAuditLog.userId, code.userId),
+        inArray(accountAuditLog.eventType, ["password_changed", "user_disabled"]),
+        gte(accountAuditLog.createdAt, code.createdAt),
+      ),
+    )
+    .unionAll(
+      db
+        .select({ one: sql`1` })
+        .from(oauthGrants)
+        .where(
+          and(
+            eq(oauthGrants.userId, code.userId),
+            eq(oauthGrants.clientId, code.clientId),
+            eq(oauthGrants.resource, code.resource),
+            gte(oauthGrants.revokedAt, code.createdAt),
+          ),
+        ),
+    );
 }
 
 /** Revokes a connected app; one revoked meanwhile (NOT_FOUND) is no error here. */

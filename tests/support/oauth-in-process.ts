@@ -52,12 +52,15 @@ export async function postTokenInProcess(db: Database, fields: Record<string, st
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** A person approves a client (registered here unless given) and the client gets tokens. */
-export async function connectApp(
+/**
+ * A person approves a client (registered here unless given) on the consent
+ * page: the code the client would then exchange, with its PKCE verifier.
+ */
+export async function approveApp(
   db: Database,
   user: { userId: string; tenantId: string },
   clientId?: string,
-): Promise<{ clientId: string; accessToken: string; refreshToken: string }> {
+): Promise<{ clientId: string; code: string; verifier: string }> {
   const id =
     clientId ??
     String((await registerInProcess(db, { redirect_uris: [REDIRECT_URI] })).body.client_id);
@@ -71,16 +74,31 @@ export async function connectApp(
   });
   if (check.kind !== "ok") throw new Error(`authorization refused: ${JSON.stringify(check)}`);
   const location = new URL(await answerAuthorization(db, ORIGIN, check, user, true));
-  const token = await postTokenInProcess(db, {
+  return { clientId: id, code: location.searchParams.get("code") ?? "", verifier };
+}
+
+/** POST /token exchanging an approved code, as the client does after the redirect. */
+export function exchangeCode(db: Database, approved: Awaited<ReturnType<typeof approveApp>>) {
+  return postTokenInProcess(db, {
     grant_type: "authorization_code",
-    code: location.searchParams.get("code") ?? "",
-    code_verifier: verifier,
+    code: approved.code,
+    code_verifier: approved.verifier,
     redirect_uri: REDIRECT_URI,
-    client_id: id,
+    client_id: approved.clientId,
   });
+}
+
+/** A person approves a client (registered here unless given) and the client gets tokens. */
+export async function connectApp(
+  db: Database,
+  user: { userId: string; tenantId: string },
+  clientId?: string,
+): Promise<{ clientId: string; accessToken: string; refreshToken: string }> {
+  const approved = await approveApp(db, user, clientId);
+  const token = await exchangeCode(db, approved);
   if (token.status !== 200) throw new Error(`token refused: ${JSON.stringify(token.body)}`);
   return {
-    clientId: id,
+    clientId: approved.clientId,
     accessToken: String(token.body.access_token),
     refreshToken: String(token.body.refresh_token),
   };
