@@ -44,6 +44,14 @@ export function describeForLog(error: unknown): string {
   return String(error);
 }
 
+/**
+ * Logs what the server's operator may want to know and nobody else may read
+ * (why an address was refused, what a network answered), `error` masked as above.
+ */
+export function logWarning(what: string, error?: unknown): void {
+  console.warn(error === undefined ? what : `${what} (${messageForLog(error)})`);
+}
+
 /** Logs an unexpected error, `what` saying what Cairn was doing. */
 export function logUnexpected(what: string, error: unknown): void {
   console.error(`${what}: ${describeForLog(error)}`);

@@ -22,10 +22,9 @@ import {
   oauthTokens,
   users,
 } from "../db/schema";
-import { env } from "../env";
 import { isAppError } from "../plan-engine/app-error";
 import { revokeGrant } from "../services/accounts/connected-apps";
-import { ClientMetadataError, type OAuthClient, resolveClient } from "./clients";
+import type { OAuthClient } from "./clients";
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
   ACCESS_TOKEN_PREFIX,
@@ -59,23 +58,21 @@ function scopeList(scope: string): string[] {
 }
 
 /**
+ * How the library finds a client by its client_id: undefined for one unknown
+ * or refused (the caller decides whether a metadata document may be fetched).
+ */
+export type ClientLookup = (clientId: string) => Promise<OAuthClient | undefined>;
+
+/**
  * `resource` is the MCP resource of the origin the request came to: codes and
  * refresh tokens issued for another are not found, so they are refused before
  * anything is used up.
  */
-function model(db: Database, resource: string) {
+function model(db: Database, resource: string, clients: ClientLookup) {
   return {
     async getClient(clientId: string) {
-      try {
-        const client = await resolveClient(db, clientId, {
-          allowLoopback: env().CAIRN_OAUTH_ALLOW_LOOPBACK_CLIENT_IDS,
-        });
-        return client ? flowClient(client) : undefined;
-      } catch (error) {
-        // A metadata document Cairn refuses is an unknown client to the library.
-        if (error instanceof ClientMetadataError) return undefined;
-        throw error;
-      }
+      const client = await clients(clientId);
+      return client ? flowClient(client) : undefined;
     },
 
     generateAuthorizationCode: async () => randomBytes(32).toString("base64url"),
@@ -399,9 +396,9 @@ async function connectedApp(
   return created.id;
 }
 
-export function oauthServer(db: Database, resource: string): OAuth2Server {
+export function oauthServer(db: Database, resource: string, clients: ClientLookup): OAuth2Server {
   return new OAuth2Server({
-    model: model(db, resource) as unknown as OAuth2Server.AuthorizationCodeModel &
+    model: model(db, resource, clients) as unknown as OAuth2Server.AuthorizationCodeModel &
       OAuth2Server.RefreshTokenModel,
     authorizationCodeLifetime: AUTHORIZATION_CODE_LIFETIME_SECONDS,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME_SECONDS,

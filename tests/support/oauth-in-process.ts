@@ -16,6 +16,8 @@ import {
 export const ORIGIN = "http://127.0.0.1:3000";
 export const RESOURCE = `${ORIGIN}/api/mcp`;
 export const REDIRECT_URI = "http://127.0.0.1:9/callback";
+/** The address an authorization request comes from, where a test does not vary it. */
+export const CALLER = { address: "192.0.2.10" };
 
 export function pkce() {
   const verifier = randomBytes(32).toString("base64url");
@@ -65,13 +67,18 @@ export async function approveApp(
     clientId ??
     String((await registerInProcess(db, { redirect_uris: [REDIRECT_URI] })).body.client_id);
   const { verifier, challenge } = pkce();
-  const check = await checkAuthorizationRequest(db, ORIGIN, {
-    response_type: "code",
-    client_id: id,
-    redirect_uri: REDIRECT_URI,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-  });
+  const check = await checkAuthorizationRequest(
+    db,
+    ORIGIN,
+    {
+      response_type: "code",
+      client_id: id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    },
+    CALLER,
+  );
   if (check.kind !== "ok") throw new Error(`authorization refused: ${JSON.stringify(check)}`);
   const location = new URL(await answerAuthorization(db, ORIGIN, check, user, true));
   return { clientId: id, code: location.searchParams.get("code") ?? "", verifier };
