@@ -4,17 +4,13 @@
  * scripts it renders) and on the response. API routes, static files and
  * prefetches are left out: they are not documents. Over HTTPS, pages also get
  * Strict-Transport-Security, decided here at run time because whether Cairn is
- * served over HTTPS is the deployment's (CAIRN_PUBLIC_URL, the proxy), not the
- * build's. The fixed security headers are set for every response in next.config.ts.
+ * served over HTTPS is the deployment's (CAIRN_PUBLIC_URL, a trusted proxy:
+ * lib/http/request-scheme.ts), not the build's. The fixed security headers are set for every response in next.config.ts.
  */
 import { type NextRequest, NextResponse } from "next/server";
 import { env } from "@/lib/env";
-import {
-  contentSecurityPolicy,
-  HSTS_VALUE,
-  newNonce,
-  servedOverHttps,
-} from "@/lib/web/security-headers";
+import { requestScheme } from "@/lib/http/request-scheme";
+import { contentSecurityPolicy, HSTS_VALUE, newNonce } from "@/lib/web/security-headers";
 
 export function proxy(request: NextRequest) {
   const nonce = newNonce();
@@ -25,14 +21,11 @@ export function proxy(request: NextRequest) {
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   response.headers.set("Content-Security-Policy", policy);
   const config = env();
-  if (
-    servedOverHttps({
-      protocol: request.nextUrl.protocol,
-      forwardedProto: request.headers.get("x-forwarded-proto"),
-      publicUrl: config.CAIRN_PUBLIC_URL,
-      trustProxy: config.CAIRN_TRUST_PROXY,
-    })
-  ) {
+  const scheme = requestScheme(request.headers.get("x-forwarded-proto"), {
+    publicUrl: config.CAIRN_PUBLIC_URL,
+    trustProxy: config.CAIRN_TRUST_PROXY,
+  });
+  if (scheme === "https") {
     response.headers.set("Strict-Transport-Security", HSTS_VALUE);
   }
   return response;

@@ -1,7 +1,7 @@
 /** What reaches the log of a failed query: its code and masked reason, never the statement or its values. */
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
-import { describeForLog, messageForLog } from "./log";
+import { describeForLog, maskQueriesInConsole, messageForLog } from "./log";
 
 describe("errors in the log", () => {
   const failed = new DrizzleQueryError(
@@ -40,8 +40,77 @@ describe("errors in the log", () => {
     expect(text).not.toContain("oauth_token_token_hash_unique");
   });
 
+  it("recognises a failed query by its shape: another copy of drizzle's class, postgres.js, PGlite", () => {
+    // The production build bundles drizzle's error class more than once: same shape, other class.
+    class CopiedQueryError extends Error {
+      constructor(
+        readonly query: string,
+        readonly params: unknown[],
+        override readonly cause: unknown,
+      ) {
+        super(`Failed query: ${query}\nparams: ${params.join(",")}`);
+      }
+    }
+    // postgres.js: the statement and values as properties that are not enumerable.
+    const postgresJs = Object.defineProperties(
+      Object.assign(new Error('relation "api_key" does not exist'), {
+        severity: "ERROR",
+        code: "42P01",
+      }),
+      {
+        query: { value: 'select * from "api_key" where "key_hash" = $1', enumerable: false },
+        parameters: { value: ["the-key-hash"], enumerable: false },
+      },
+    );
+    // PGlite: the same as plain fields, with PostgreSQL's detail quoting the row.
+    const pglite = Object.assign(new Error("duplicate key value violates unique constraint"), {
+      severity: "ERROR",
+      code: "23505",
+      detail: "Key (key_hash)=(the-key-hash) already exists.",
+      query: "insert ...",
+      params: ["the-key-hash"],
+    });
+    for (const error of [
+      new CopiedQueryError(
+        'select * from "api_key" where "key_hash" = $1',
+        ["the-key-hash"],
+        postgresJs,
+      ),
+      postgresJs,
+      pglite,
+      new Error("Could not check an API key", {
+        cause: new CopiedQueryError("select 1", ["the-key-hash"], pglite),
+      }),
+    ]) {
+      for (const text of [describeForLog(error), messageForLog(error.cause ?? error)]) {
+        expect(text).not.toContain("the-key-hash");
+        expect(text).not.toContain("key_hash");
+        expect(text).not.toContain("api_key");
+        expect(text).toMatch(/a database query failed \((42P01|23505)\)/);
+      }
+    }
+  });
+
   it("logs other errors with their message and stack", () => {
     expect(describeForLog(new Error("plain failure"))).toMatch(/^Error: plain failure\n\s+at /);
     expect(messageForLog("text")).toBe("text");
+  });
+
+  it("masks a failed query in what other code prints to the console", () => {
+    const printed: unknown[][] = [];
+    const print = (...args: unknown[]) => {
+      printed.push(args);
+    };
+    const target = { error: print, warn: print, log: print, info: print };
+    maskQueriesInConsole(target);
+    target.error(" ⨯", new Error("rendering failed", { cause: failed }));
+    target.error(
+      `[auth][cause]: Error: Failed query: select 1\nparams: whsec_the-secret\n    at x`,
+    );
+    target.error("plain", 3);
+    const text = JSON.stringify(printed.map((args) => args.map(String)));
+    expect(text).not.toContain("whsec_the-secret");
+    expect(text).toContain("a database query failed");
+    expect(printed[2]).toEqual(["plain", 3]);
   });
 });

@@ -10,6 +10,7 @@
 import { resolveAuthSecret } from "./auth-secret";
 import { type Database, getDatabaseHandle } from "./db/client";
 import { env } from "./env";
+import { logWarning, maskQueriesInConsole, messageForLog } from "./log";
 import { deleteStaleClients } from "./oauth/clients";
 import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
@@ -19,6 +20,7 @@ import { startNotifier } from "./services/notifications/runtime";
 import { startReviewScheduler } from "./services/reviews/review-deadlines";
 
 export async function startCairn(): Promise<void> {
+  maskQueriesInConsole();
   installPeerAddressHeader();
   const config = env();
   process.env.AUTH_SECRET = resolveAuthSecret(config);
@@ -49,8 +51,9 @@ async function announceSetupCode(db: Database): Promise<void> {
   } catch (error) {
     // CONFLICT: another instance finished the set-up in between; nothing to print.
     if (isAppError(error) && error.code === "CONFLICT") return;
-    console.warn(
-      `Cairn: could not check for a fresh install to print a setup code (${error instanceof Error ? error.message : String(error)}); \`npm run cairn -- setup-code\` prints one.`,
+    logWarning(
+      "Cairn: could not check for a fresh install to print a setup code; `npm run cairn -- setup-code` prints one",
+      error,
     );
   }
 }
@@ -64,7 +67,7 @@ export async function startCairnOrExit(): Promise<void> {
   try {
     await startCairn();
   } catch (error) {
-    console.error(`Cairn cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`Cairn cannot start: ${messageForLog(error)}`);
     process.exit(1);
   }
 }

@@ -3,17 +3,21 @@
  * 15: a password change ends (by default) every session, connected app and API
  * key of theirs and says what ended; disabling a person revokes their connected
  * apps, so enabling them again brings no old token back; both are in the
- * account trail (lib/services/accounts/end-credentials.ts).
+ * account trail (lib/services/accounts/end-credentials.ts). An authorization
+ * code approved before any of these, or before its app was revoked, is never
+ * exchanged afterwards.
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { accountAuditLog } from "@/lib/db/schema";
+import { accountAuditLog, oauthAuthorizationCodes } from "@/lib/db/schema";
+import { hashToken } from "@/lib/oauth/authorization-server";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import {
   changeOwnPassword,
   describePasswordChange,
 } from "@/lib/services/accounts/change-own-password";
+import { listConnectedApps, revokeConnectedApp } from "@/lib/services/accounts/connected-apps";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { loadSessionUser } from "@/lib/services/accounts/load-session-user";
@@ -21,7 +25,13 @@ import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth
 import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
-import { connectApp, postTokenInProcess, RESOURCE } from "./support/oauth-in-process";
+import {
+  approveApp,
+  connectApp,
+  exchangeCode,
+  postTokenInProcess,
+  RESOURCE,
+} from "./support/oauth-in-process";
 
 const PASSWORD = "a long enough password";
 
@@ -146,5 +156,77 @@ describe.each(BACKENDS)("credentials end with access (%s)", (backend) => {
         { eventType: "user_enabled", payload: {} },
       ]),
     );
+  });
+
+  it("a password change voids the codes approved before it, whichever box was ticked", async () => {
+    for (const [email, everywhere] of [
+      ["erin@example.com", true],
+      ["fay@example.com", false],
+    ] as const) {
+      const { person } = await personWithCredentials(email);
+      // Someone who knew the old password approved their own client, and kept the code.
+      const pending = await approveApp(handle.db, person);
+      await changeOwnPassword(
+        as(person, email),
+        {
+          currentPassword: PASSWORD,
+          newPassword: "a new long password",
+          ...(everywhere ? { signOutEverywhere: "on" as const } : {}),
+        },
+        { address: "10.0.0.4" },
+      );
+      const exchanged = await exchangeCode(handle.db, pending);
+      expect(exchanged.status, email).toBe(400);
+      expect(exchanged.body.error, email).toBe("invalid_grant");
+    }
+  });
+
+  it("a code is refused at the exchange when the access it came from ended after it was issued", async () => {
+    const { person } = await personWithCredentials("gus@example.com");
+    const pending = await approveApp(handle.db, person);
+    // As if the code had been stored while the password change ran, after its deletion.
+    const [code] = await handle.db
+      .select()
+      .from(oauthAuthorizationCodes)
+      .where(eq(oauthAuthorizationCodes.codeHash, hashToken(pending.code)));
+    await changeOwnPassword(
+      as(person, "gus@example.com"),
+      { currentPassword: PASSWORD, newPassword: "a new long password", signOutEverywhere: "on" },
+      { address: "10.0.0.5" },
+    );
+    if (!code) throw new Error("no code stored");
+    await handle.db.insert(oauthAuthorizationCodes).values(code);
+    expect((await exchangeCode(handle.db, pending)).body.error).toBe("invalid_grant");
+  });
+
+  it("revoking an app voids its pending code; the person's other apps keep theirs", async () => {
+    const { person } = await personWithCredentials("hal@example.com");
+    const ctx = as(person, "hal@example.com");
+    const apps = await listConnectedApps(ctx, { own: true });
+    const connected = apps[0];
+    if (!connected) throw new Error("no connected app");
+    // The app asks again (a second device) and its code is not yet exchanged; another app too.
+    const again = await approveApp(handle.db, person, connected.clientId);
+    const other = await approveApp(handle.db, person);
+    const [code] = await handle.db
+      .select()
+      .from(oauthAuthorizationCodes)
+      .where(eq(oauthAuthorizationCodes.codeHash, hashToken(again.code)));
+    await revokeConnectedApp(ctx, { grantId: connected.grantId }, { own: true });
+    expect((await exchangeCode(handle.db, again)).body.error).toBe("invalid_grant");
+    // Stored while the revocation ran: the exchange itself refuses it.
+    if (!code) throw new Error("no code stored");
+    await handle.db.insert(oauthAuthorizationCodes).values(code);
+    expect((await exchangeCode(handle.db, again)).body.error).toBe("invalid_grant");
+    expect((await exchangeCode(handle.db, other)).status).toBe(200);
+  });
+
+  it("disabling voids pending codes, so enabling again revives none", async () => {
+    const { person } = await personWithCredentials("ida@example.com");
+    const pending = await approveApp(handle.db, person);
+    const ctx = as(admin, "ada@example.com");
+    await setUserDisabled(ctx, { userId: person.userId, disabled: true });
+    await setUserDisabled(ctx, { userId: person.userId, disabled: false });
+    expect((await exchangeCode(handle.db, pending)).body.error).toBe("invalid_grant");
   });
 });

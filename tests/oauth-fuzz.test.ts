@@ -12,7 +12,9 @@
  *   ever goes to a redirect URI the client registered, with `iss`;
  * - /token: 200, or a standard error and no token stored; revocation: 200 or 400/413;
  * - client metadata documents (served here, whatever their content): a client
- *   with redirect URIs Cairn accepts, or a refusal;
+ *   with redirect URIs Cairn accepts, or a refusal; many distinct ones named
+ *   from one address: no more fetched (or stored) than its limit allows, and
+ *   no refusal that describes the network;
  * - server actions of the admin, plan and account pages (the session, Auth.js's
  *   sign-in and the caller's address mocked, all else real): a success, or an
  *   error message and nothing changed, never "Something went wrong" or a log line.
@@ -35,6 +37,7 @@ import {
   checkAuthorizationRequest,
   revocationEndpoint,
 } from "@/lib/oauth/endpoints";
+import { ATTEMPT_POLICIES } from "@/lib/services/accounts/attempt-limits";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
@@ -132,6 +135,8 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
   /** What the document server answers for each path the properties publish. */
   const published = new Map<string, { status: number; body: string }>();
   let documentCount = 0;
+  /** How many requests the document server has answered. */
+  let documentFetches = 0;
 
   const counts = async () =>
     (
@@ -201,6 +206,7 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
     tokens.push(app.accessToken, app.refreshToken);
 
     documents = createServer((request, response) => {
+      documentFetches += 1;
       const answer = published.get(request.url ?? "");
       response.writeHead(answer?.status ?? 404, { "Content-Type": "application/json" });
       response.end(answer?.body ?? "");
@@ -214,6 +220,21 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
     await new Promise((resolve) => documents?.close(resolve));
     await handle?.close();
   });
+
+  /** An otherwise valid authorization request naming a metadata document's URL as its client. */
+  const authorizeDocumentClient = (clientId: string, redirectUri: string, address: string) =>
+    checkAuthorizationRequest(
+      handle.db,
+      ORIGIN,
+      {
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        code_challenge: pkce().challenge,
+        code_challenge_method: "S256",
+      },
+      { address },
+    );
 
   const redirectUri = fc.oneof(
     fc.constantFrom(...TRUSTED_REDIRECTS, ...UNTRUSTED_REDIRECTS),
@@ -302,19 +323,24 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
       );
     let consented = 0;
     await fc.assert(
-      fc.asyncProperty(fc.oneof(params, nearlyValid), fc.boolean(), async (query, approved) => {
-        const check = await checkAuthorizationRequest(handle.db, ORIGIN, query);
-        if (check.kind === "page_error") {
-          expect(check.message).toEqual(expect.any(String));
-          return;
-        }
-        expect(check.client.redirectUris).toContain(check.redirectUri);
-        expect(TRUSTED_REDIRECTS).toContain(check.redirectUri);
-        const location = await answerAuthorization(handle.db, ORIGIN, check, admin, approved);
-        expect(location.startsWith(`${check.redirectUri}?`)).toBe(true);
-        expect(new URL(location).searchParams.get("iss")).toBe(ORIGIN);
-        consented += 1;
-      }),
+      fc.asyncProperty(
+        fc.oneof(params, nearlyValid),
+        fc.boolean(),
+        fc.ipV4(),
+        async (query, approved, address) => {
+          const check = await checkAuthorizationRequest(handle.db, ORIGIN, query, { address });
+          if (check.kind === "page_error") {
+            expect(check.message).toEqual(expect.any(String));
+            return;
+          }
+          expect(check.client.redirectUris).toContain(check.redirectUri);
+          expect(TRUSTED_REDIRECTS).toContain(check.redirectUri);
+          const location = await answerAuthorization(handle.db, ORIGIN, check, admin, approved);
+          expect(location.startsWith(`${check.redirectUri}?`)).toBe(true);
+          expect(new URL(location).searchParams.get("iss")).toBe(ORIGIN);
+          consented += 1;
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
     // The property reached the consent's answer, not only refusals.
@@ -385,34 +411,72 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
     );
     const status = fc.constantFrom(200, 200, 200, 301, 404, 500);
     await fc.assert(
-      fc.asyncProperty(document, status, redirectUri, async (content, answer, asked) => {
-        documentCount += 1;
-        const path = `/client-${documentCount}.json`;
-        const url = `${documentsUrl}${path}`;
-        const body =
-          "json" in content
-            ? JSON.stringify({
-                ...content.json,
-                client_id: content.json.client_id === "OWN" ? url : content.json.client_id,
-              })
-            : content.text;
-        published.set(path, { status: answer, body });
-        const check = await checkAuthorizationRequest(handle.db, ORIGIN, {
-          response_type: "code",
-          client_id: url,
-          redirect_uri: asked,
-          code_challenge: pkce().challenge,
-          code_challenge_method: "S256",
-        });
-        if (check.kind === "ok") {
-          expect(() =>
-            checkClientMetadata({ redirect_uris: check.client.redirectUris }),
-          ).not.toThrow();
-          expect(check.client.redirectUris).toContain(asked);
-        }
-      }),
+      fc.asyncProperty(
+        document,
+        status,
+        redirectUri,
+        fc.ipV4(),
+        async (content, answer, asked, address) => {
+          documentCount += 1;
+          const path = `/client-${documentCount}.json`;
+          const url = `${documentsUrl}${path}`;
+          const body =
+            "json" in content
+              ? JSON.stringify({
+                  ...content.json,
+                  client_id: content.json.client_id === "OWN" ? url : content.json.client_id,
+                })
+              : content.text;
+          published.set(path, { status: answer, body });
+          const check = await authorizeDocumentClient(url, asked, address);
+          if (check.kind === "ok") {
+            expect(() =>
+              checkClientMetadata({ redirect_uris: check.client.redirectUris }),
+            ).not.toThrow();
+            expect(check.client.redirectUris).toContain(asked);
+          }
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
+  });
+
+  it("/authorize naming many distinct client_id URLs from one address: fetches limited, refusals bounded", async () => {
+    const address = "203.0.113.77";
+    const { limit } = ATTEMPT_POLICIES.oauth_metadata_document_address;
+    const before = await counts();
+    const fetchesBefore = documentFetches;
+    let limited = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(200, 404, 500),
+        fc.constantFrom(REDIRECT_URI, "https://app.example/cb"),
+        async (answer, asked) => {
+          documentCount += 1;
+          const path = `/many-${documentCount}.json`;
+          const url = `${documentsUrl}${path}`;
+          published.set(path, {
+            status: answer,
+            body: JSON.stringify({ client_id: url, redirect_uris: [REDIRECT_URI] }),
+          });
+          const check = await authorizeDocumentClient(url, asked, address);
+          if (check.kind === "ok") return;
+          // Nothing of the network: no address, no status, no resolver's words.
+          expect(check.message).not.toMatch(/127\.0\.0\.1|HTTP \d|resolve|ENOTFOUND|ECONN/);
+          if (/too many/.test(check.message)) {
+            limited += 1;
+            expect(check.message).toMatch(
+              /^The client is refused: too many client metadata documents were fetched for this address\. Try again in \d+ minutes?\.$/,
+            );
+          }
+        },
+      ),
+      { seed: SEED, numRuns: limit * 2 },
+    );
+    expect(limited).toBe(limit);
+    expect(documentFetches - fetchesBefore).toBe(limit);
+    // Documents fetched are stored (refusals included), those refused before a fetch are not.
+    expect(Number((await counts())?.clients) - Number(before?.clients)).toBeLessThanOrEqual(limit);
   });
 
   it("server actions' form inputs: a success, or a message and nothing changed", async () => {

@@ -4,12 +4,13 @@
  * authorization response names its issuer (RFC 9207), a forged Host names no
  * other issuer, registrations answer a readable 429, unused self-registered
  * clients are deleted, and a client metadata document that fails to fetch is
- * not fetched again on every request. The same flows over HTTP against the
+ * not fetched again on every request, its refusal names nothing of the
+ * network, and no more than a thousand such refusals are kept. The same flows over HTTP against the
  * production build are in tests/oauth.test.ts.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eq, isNull } from "drizzle-orm";
+import { eq, isNull, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setPeerAddressHeaderName } from "@/lib/auth/client-address";
 import type { DatabaseHandle } from "@/lib/db/client";
@@ -20,6 +21,7 @@ import { answerAuthorization, checkAuthorizationRequest } from "@/lib/oauth/endp
 import { createUser } from "@/lib/services/accounts/create-user";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import {
+  CALLER,
   pkce as challenge,
   connectApp,
   ORIGIN,
@@ -87,7 +89,7 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
         resource: "https://other.example/mcp",
       },
     ]) {
-      const check = await checkAuthorizationRequest(handle.db, ORIGIN, params);
+      const check = await checkAuthorizationRequest(handle.db, ORIGIN, params, CALLER);
       expect(check.kind, JSON.stringify(params)).toBe("page_error");
       expect(JSON.stringify(check)).not.toContain("evil.example");
     }
@@ -100,14 +102,19 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
     });
     const client = await register(handle.db, { redirect_uris: [REDIRECT_URI] });
     const pkce = challenge();
-    const check = await checkAuthorizationRequest(handle.db, ORIGIN, {
-      response_type: "code",
-      client_id: String(client.body.client_id),
-      redirect_uri: REDIRECT_URI,
-      code_challenge: pkce.challenge,
-      code_challenge_method: "S256",
-      state: "s1",
-    });
+    const check = await checkAuthorizationRequest(
+      handle.db,
+      ORIGIN,
+      {
+        response_type: "code",
+        client_id: String(client.body.client_id),
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkce.challenge,
+        code_challenge_method: "S256",
+        state: "s1",
+      },
+      CALLER,
+    );
     if (check.kind !== "ok") throw new Error(`refused: ${JSON.stringify(check)}`);
     for (const approved of [true, false]) {
       const location = new URL(await answerAuthorization(handle.db, ORIGIN, check, user, approved));
@@ -131,13 +138,18 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
     const pending = String(
       (await register(handle.db, { redirect_uris: [REDIRECT_URI] })).body.client_id,
     );
-    const pendingCheck = await checkAuthorizationRequest(handle.db, ORIGIN, {
-      response_type: "code",
-      client_id: pending,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge().challenge,
-      code_challenge_method: "S256",
-    });
+    const pendingCheck = await checkAuthorizationRequest(
+      handle.db,
+      ORIGIN,
+      {
+        response_type: "code",
+        client_id: pending,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge().challenge,
+        code_challenge_method: "S256",
+      },
+      CALLER,
+    );
     if (pendingCheck.kind !== "ok") throw new Error("refused");
     await answerAuthorization(handle.db, ORIGIN, pendingCheck, user, true);
     // Young clients stay: a platform registers, then sends the person to consent.
@@ -172,9 +184,13 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
     };
     const before = documentFetches;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const check = await checkAuthorizationRequest(handle.db, ORIGIN, params);
-      expect(check).toMatchObject({ kind: "page_error" });
-      if (check.kind === "page_error") expect(check.message).toContain("HTTP 500");
+      const check = await checkAuthorizationRequest(handle.db, ORIGIN, params, CALLER);
+      // What the server answered stays in the log: the page says only that it was not reached.
+      expect(check).toEqual({
+        kind: "page_error",
+        message:
+          "The client is refused: the address of its metadata document is not allowed or could not be reached.",
+      });
     }
     expect(documentFetches - before).toBe(1);
     // The failure is remembered for a while, then the document is tried again.
@@ -182,8 +198,44 @@ describe.each(BACKENDS)("OAuth hardening (%s)", (backend) => {
       .update(oauthClients)
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where(eq(oauthClients.clientId, clientId));
-    await checkAuthorizationRequest(handle.db, ORIGIN, params);
+    await checkAuthorizationRequest(handle.db, ORIGIN, params, CALLER);
     expect(documentFetches - before).toBe(2);
+  });
+
+  it("remembers no more than a thousand refused documents at once", async () => {
+    const expiresAt = new Date(Date.now() + 60_000);
+    await handle.db.insert(oauthClients).values(
+      Array.from({ length: 1000 }, (_, n) => ({
+        clientId: `https://refused.example/${n}.json`,
+        kind: "metadata_document" as const,
+        redirectUris: [],
+        fetchError: "the address of its metadata document is not allowed or could not be reached",
+        fetchedAt: new Date(),
+        expiresAt,
+      })),
+    );
+    const clientId = `${documentsUrl}/one-too-many.json`;
+    const check = await checkAuthorizationRequest(
+      handle.db,
+      ORIGIN,
+      {
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge().challenge,
+        code_challenge_method: "S256",
+      },
+      { address: "198.51.100.99" },
+    );
+    expect(check.kind).toBe("page_error");
+    const stored = await handle.db
+      .select({ id: oauthClients.id })
+      .from(oauthClients)
+      .where(eq(oauthClients.clientId, clientId));
+    expect(stored).toEqual([]);
+    await handle.db
+      .delete(oauthClients)
+      .where(like(oauthClients.clientId, "https://refused.example/%"));
   });
   // Last: it uses up an address's registrations.
   it("answers too many registrations with one readable sentence", async () => {

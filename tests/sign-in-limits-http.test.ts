@@ -3,8 +3,9 @@
  * Auth.js's credentials callback (the path that skips the sign-in page): the
  * client address is the connection's (a forged X-Forwarded-For is ignored), or
  * X-Forwarded-For's when CAIRN_TRUST_PROXY says a proxy is in front, and a
- * refused attempt is answered without hashing a password. Then a disabled
- * user's API key at the MCP route.
+ * refused attempt is answered without hashing a password. The scheme likewise:
+ * a client's X-Forwarded-Proto neither turns on HSTS nor makes the OAuth issuer
+ * https, a trusted proxy's does. Then a disabled user's API key at the MCP route.
  */
 import { request as httpRequest } from "node:http";
 import { and, eq } from "drizzle-orm";
@@ -14,7 +15,14 @@ import { attemptLimits, users } from "@/lib/db/schema";
 import { accountKey } from "@/lib/services/accounts/attempt-limits";
 import { type AppServer, SEED_PASSWORD, startAppServer } from "./support/app-server";
 
-type Answer = { status: number; location: string; setCookie: string[]; body: string; ms: number };
+type Answer = {
+  status: number;
+  location: string;
+  setCookie: string[];
+  body: string;
+  ms: number;
+  hsts: string | undefined;
+};
 
 /** One request on its own connection from `localAddress` (any 127.x.y.z reaches a loopback server). */
 function send(
@@ -44,6 +52,7 @@ function send(
             setCookie: response.headers["set-cookie"] ?? [],
             body,
             ms: performance.now() - started,
+            hsts: response.headers["strict-transport-security"],
           }),
         );
       },
@@ -74,6 +83,20 @@ async function postSignIn(
     },
     body: new URLSearchParams({ email, password, csrfToken, callbackUrl: "/plans" }).toString(),
   });
+}
+
+/** A page and the OAuth issuer, asked with `X-Forwarded-Proto: https` over plain http. */
+async function claimingHttps(app: AppServer) {
+  const headers = { "X-Forwarded-Proto": "https" };
+  const page = await send(`${app.url}/sign-in`, { headers });
+  expect(page.status).toBe(200);
+  const metadata = await send(`${app.url}/.well-known/oauth-authorization-server`, { headers });
+  const host = new URL(app.url).host;
+  return {
+    hsts: page.hsts,
+    issuer: (JSON.parse(metadata.body) as { issuer: string }).issuer,
+    host,
+  };
 }
 
 async function addressKeys(handle: DatabaseHandle): Promise<string[]> {
@@ -143,6 +166,12 @@ describe("sign-in limits over HTTP (PostgreSQL 15)", () => {
     expect(keys).not.toContain("local");
   });
 
+  it("takes no scheme from an X-Forwarded-Proto the client wrote: no HSTS, an http issuer", async () => {
+    const { hsts, issuer, host } = await claimingHttps(app);
+    expect(hsts).toBeUndefined();
+    expect(issuer).toBe(`http://${host}`);
+  });
+
   it("a disabled user's API key gets 401 at once, and works again when enabled", async () => {
     const ping = () =>
       fetch(app.mcpUrl, {
@@ -194,5 +223,11 @@ describe("behind a trusted proxy (CAIRN_TRUST_PROXY=1)", () => {
       headers: { "X-Forwarded-For": "6.6.6.6, 198.51.100.23" },
     });
     expect(await addressKeys(handle)).toEqual(["198.51.100.23"]);
+  });
+
+  it("takes the scheme the trusted proxy names: HSTS and an https issuer", async () => {
+    const { hsts, issuer, host } = await claimingHttps(app);
+    expect(hsts).toBe("max-age=31536000");
+    expect(issuer).toBe(`https://${host}`);
   });
 });

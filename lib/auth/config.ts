@@ -14,6 +14,7 @@ import Credentials from "next-auth/providers/credentials";
 import { clientAddressOf } from "@/lib/auth/client-address";
 import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
+import { logUnexpected, logWarning } from "@/lib/log";
 import { signInWithLimits } from "@/lib/services/accounts/sign-in-with-limits";
 import type { SessionClaims } from "@/lib/services/accounts/signed-in-user";
 
@@ -48,6 +49,19 @@ export class AccountDisabled extends CredentialsSignin {
 export const { handlers, auth, signIn, signOut } = NextAuth({
   // Cairn validates the Host of API calls itself and is often run behind a proxy.
   trustHost: true,
+  // Auth.js's own logger prints its error's cause with the stack, whose first
+  // lines are, for a failed query, the statement and its values: Cairn's
+  // masked logger instead (lib/log.ts). A refused sign-in is one line, no stack.
+  logger: {
+    error(error) {
+      if (error instanceof CredentialsSignin) {
+        logWarning(`Sign-in refused (${error.code})`);
+        return;
+      }
+      const cause = error.cause as { err?: unknown } | undefined;
+      logUnexpected(`Auth.js: ${error.name}`, cause?.err ?? error.cause ?? error);
+    },
+  },
   session: { strategy: "jwt", maxAge: 60 * 60 * 12 },
   pages: { signIn: "/sign-in" },
   providers: [

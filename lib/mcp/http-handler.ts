@@ -26,6 +26,7 @@ import {
   ProtocolError,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { logUnexpected } from "../log";
 import { type FrontDoorOptions, withFrontDoor } from "./front-door";
 import type { McpPrincipal } from "./request-context";
 import { reviewFormState } from "./review-in-client";
@@ -87,7 +88,7 @@ export function createMcpRoute(
       ) {
         return;
       }
-      console.error("MCP handler error:", error);
+      logUnexpected("MCP handler error", error);
     },
   });
 

@@ -19,6 +19,7 @@ import { listActivePlans } from "../services/plans/list-active-plans";
 import { readPlanContext } from "../services/research/research-context";
 import type { ServiceContext } from "../services/shared/context";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
+import { withoutInternals } from "./tool-result";
 
 export const ACTIVE_PLANS_URI = "cairn://plans/active";
 const PLAN_URI_PREFIX = "cairn://plans/";
@@ -77,28 +78,31 @@ export function registerCairnResources(server: McpServer, deps: CairnServerDeps)
     resourceTemplates: TEMPLATES,
   }));
 
-  server.server.setRequestHandler("resources/list", async (_request, requestCtx) => {
-    const ctx = await contextOf(deps, requestCtx.http?.authInfo);
-    const { plans } = await listActivePlans(ctx, { limit: 100 });
-    return {
-      resources: [
-        ACTIVE_PLANS_RESOURCE,
-        ...plans.map(
-          (plan): Resource => ({
-            uri: planUri(plan.planId),
-            name: plan.name,
-            title: plan.name,
-            description: `${plan.researchQuestion} (${plan.status}, ${plan.progress.percent}% done)`,
-            mimeType: JSON_TYPE,
-          }),
-        ),
-      ],
-    };
-  });
+  server.server.setRequestHandler(
+    "resources/list",
+    withoutInternals(async (_request, requestCtx) => {
+      const ctx = await contextOf(deps, requestCtx.http?.authInfo);
+      const { plans } = await listActivePlans(ctx, { limit: 100 });
+      return {
+        resources: [
+          ACTIVE_PLANS_RESOURCE,
+          ...plans.map(
+            (plan): Resource => ({
+              uri: planUri(plan.planId),
+              name: plan.name,
+              title: plan.name,
+              description: `${plan.researchQuestion} (${plan.status}, ${plan.progress.percent}% done)`,
+              mimeType: JSON_TYPE,
+            }),
+          ),
+        ],
+      };
+    }),
+  );
 
   server.server.setRequestHandler(
     "resources/read",
-    async (request, requestCtx): Promise<ReadResourceResult> => {
+    withoutInternals(async (request, requestCtx): Promise<ReadResourceResult> => {
       const { uri } = request.params;
       const ctx = await contextOf(deps, requestCtx.http?.authInfo);
       if (uri === ACTIVE_PLANS_URI) {
@@ -115,6 +119,6 @@ export function registerCairnResources(server: McpServer, deps: CairnServerDeps)
         if (isAppError(error) && error.code === "NOT_FOUND") throw notFound(uri);
         throw error;
       }
-    },
+    }),
   );
 }

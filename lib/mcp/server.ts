@@ -33,7 +33,7 @@ import {
   reviewCapableClient,
   reviewClientFor,
 } from "./review-in-client";
-import { toolError, toolSuccess } from "./tool-result";
+import { toolError, toolSuccess, withoutInternals } from "./tool-result";
 import { TOOLS } from "./tools";
 import { getNextStepTool } from "./tools/get-next-step";
 
@@ -128,88 +128,91 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
   server.server.setRequestHandler("tools/list", () => ({ tools: TOOL_LIST }));
   // The SDK checked the request against the tools/call schema before this runs:
   // a `name` that is not a string or `arguments` that is not an object is -32602.
-  server.server.setRequestHandler("tools/call", async (request, requestCtx) => {
-    const tool = TOOLS_BY_NAME.get(request.params.name);
-    if (!tool) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `Unknown tool "${request.params.name}". Call tools/list for the tools Cairn offers.`,
-      );
-    }
-    const principal = principalOf(requestCtx.http?.authInfo);
-    if (!principal) {
-      return toolError(new AppError("UNAUTHORIZED", "This call carries no valid API key."));
-    }
-    const db = await deps.getDb();
-    const ctx = serviceContextFor(deps, db, principal);
-    const started = performance.now();
-    const args = request.params.arguments ?? {};
-    let result: CallToolResult | InputRequiredResult;
-    let errorCode: string | null = null;
-    const queuedBefore = notificationsQueued();
-    // A 2026-07-28 client that can show its user a form (or open a page) gets
-    // the person's review there (lib/mcp/review-in-client.ts); only
-    // get_next_step asks, and only where the answer would count.
-    const declared =
-      tool.name === getNextStepTool.name
-        ? reviewCapableClient(requestCtx.mcpReq.envelope)
-        : undefined;
-    try {
-      // Here for every tool, whether or not its use case parses its input.
-      refuseUnknownFields(tool.inputSchema, args);
-      // Whose answer a form would be is read only when a form is answered or due.
-      let reviewClient: Promise<ReviewClient | undefined> | undefined;
-      const clientOfReview = () => {
-        reviewClient ??= declared
-          ? reviewClientFor(ctx, principal, declared)
-          : Promise.resolve(undefined);
-        return reviewClient;
-      };
-      const inputResponses = requestCtx.mcpReq.inputResponses;
-      const answer =
-        declared && carriesReviewAnswer(inputResponses)
-          ? await recordReviewAnswer(ctx, principal, await clientOfReview(), {
-              planId: args.planId,
-              inputResponses,
-              requestState: requestCtx.mcpReq.requestState(),
-            })
+  server.server.setRequestHandler(
+    "tools/call",
+    withoutInternals(async (request, requestCtx) => {
+      const tool = TOOLS_BY_NAME.get(request.params.name);
+      if (!tool) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Unknown tool "${request.params.name}". Call tools/list for the tools Cairn offers.`,
+        );
+      }
+      const principal = principalOf(requestCtx.http?.authInfo);
+      if (!principal) {
+        return toolError(new AppError("UNAUTHORIZED", "This call carries no valid API key."));
+      }
+      const db = await deps.getDb();
+      const ctx = serviceContextFor(deps, db, principal);
+      const started = performance.now();
+      const args = request.params.arguments ?? {};
+      let result: CallToolResult | InputRequiredResult;
+      let errorCode: string | null = null;
+      const queuedBefore = notificationsQueued();
+      // A 2026-07-28 client that can show its user a form (or open a page) gets
+      // the person's review there (lib/mcp/review-in-client.ts); only
+      // get_next_step asks, and only where the answer would count.
+      const declared =
+        tool.name === getNextStepTool.name
+          ? reviewCapableClient(requestCtx.mcpReq.envelope)
           : undefined;
-      const output = (await tool.run(ctx, args)) as object;
-      const pending = declared && answer?.kind !== "settled" && pendingReviewOf(output);
-      const asking = pending ? await clientOfReview() : undefined;
-      result =
-        pending && asking
-          ? await askForReview(
-              requestCtx,
-              asking,
-              String(args.planId),
-              pending,
-              answer?.kind === "ask_again" ? answer.note : "",
-            )
-          : toolSuccess(output);
-    } catch (error) {
-      const failure = toolError(error);
-      errorCode = failure.errorCode;
-      result = { content: failure.content, isError: true };
-    }
-    // The call's transaction has committed: send what it queued now, in the background.
-    kickIfQueuedSince(queuedBefore);
-    if (!tool.skipCallLog) {
-      // An input request (the review form) has no text: the call's answer is the retry's.
-      const first = isInputRequiredResult(result) ? undefined : result.content[0];
-      const text = first?.type === "text" ? first.text : "";
-      recordToolCallLater(db, {
-        tenantId: principal.tenantId,
-        apiKeyId: principal.kind === "api_key" ? principal.credentialId : null,
-        oauthGrantId: principal.kind === "oauth_app" ? principal.credentialId : null,
-        toolName: tool.name,
-        durationMs: performance.now() - started,
-        isError: !isInputRequiredResult(result) && result.isError === true,
-        errorCode,
-        requestBytes: jsonBytes(args),
-        responseBytes: Buffer.byteLength(text),
-      });
-    }
-    return result;
-  });
+      try {
+        // Here for every tool, whether or not its use case parses its input.
+        refuseUnknownFields(tool.inputSchema, args);
+        // Whose answer a form would be is read only when a form is answered or due.
+        let reviewClient: Promise<ReviewClient | undefined> | undefined;
+        const clientOfReview = () => {
+          reviewClient ??= declared
+            ? reviewClientFor(ctx, principal, declared)
+            : Promise.resolve(undefined);
+          return reviewClient;
+        };
+        const inputResponses = requestCtx.mcpReq.inputResponses;
+        const answer =
+          declared && carriesReviewAnswer(inputResponses)
+            ? await recordReviewAnswer(ctx, principal, await clientOfReview(), {
+                planId: args.planId,
+                inputResponses,
+                requestState: requestCtx.mcpReq.requestState(),
+              })
+            : undefined;
+        const output = (await tool.run(ctx, args)) as object;
+        const pending = declared && answer?.kind !== "settled" && pendingReviewOf(output);
+        const asking = pending ? await clientOfReview() : undefined;
+        result =
+          pending && asking
+            ? await askForReview(
+                requestCtx,
+                asking,
+                String(args.planId),
+                pending,
+                answer?.kind === "ask_again" ? answer.note : "",
+              )
+            : toolSuccess(output);
+      } catch (error) {
+        const failure = toolError(error);
+        errorCode = failure.errorCode;
+        result = { content: failure.content, isError: true };
+      }
+      // The call's transaction has committed: send what it queued now, in the background.
+      kickIfQueuedSince(queuedBefore);
+      if (!tool.skipCallLog) {
+        // An input request (the review form) has no text: the call's answer is the retry's.
+        const first = isInputRequiredResult(result) ? undefined : result.content[0];
+        const text = first?.type === "text" ? first.text : "";
+        recordToolCallLater(db, {
+          tenantId: principal.tenantId,
+          apiKeyId: principal.kind === "api_key" ? principal.credentialId : null,
+          oauthGrantId: principal.kind === "oauth_app" ? principal.credentialId : null,
+          toolName: tool.name,
+          durationMs: performance.now() - started,
+          isError: !isInputRequiredResult(result) && result.isError === true,
+          errorCode,
+          requestBytes: jsonBytes(args),
+          responseBytes: Buffer.byteLength(text),
+        });
+      }
+      return result;
+    }),
+  );
 }

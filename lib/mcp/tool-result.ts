@@ -2,9 +2,14 @@
  * The MCP door's one error adapter: an expected failure becomes a tool result
  * with `isError: true` whose text starts with the error code and says how to
  * recover, so an LLM can act on it. Anything unexpected is logged and reported
- * as INTERNAL_ERROR without internals.
+ * as INTERNAL_ERROR without internals. Handlers that answer with a JSON-RPC
+ * error instead (resources) go through `withoutInternals`.
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
+import {
+  type CallToolResult,
+  ProtocolError,
+  ProtocolErrorCode,
+} from "@modelcontextprotocol/server";
 import { logUnexpected } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
@@ -33,5 +38,28 @@ export function toolError(error: unknown): CallToolResult & { errorCode: string 
     ],
     isError: true,
     errorCode: "INTERNAL_ERROR",
+  };
+}
+
+/**
+ * A request handler whose unexpected errors are logged (masked, lib/log.ts) and
+ * answered as an internal error without their message: the SDK sends a thrown
+ * error's message to the client as it is, and a failed query's names the
+ * statement and its values. ProtocolErrors and AppErrors are meant for the client.
+ */
+export function withoutInternals<Args extends unknown[], Result>(
+  handler: (...args: Args) => Promise<Result>,
+): (...args: Args) => Promise<Result> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      if (error instanceof ProtocolError || isAppError(error)) throw error;
+      logUnexpected("Unexpected error in an MCP request", error);
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        "Cairn could not complete this request. Try again, and report it if it keeps happening.",
+      );
+    }
   };
 }

@@ -12,19 +12,19 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import OAuth2Server from "@node-oauth/oauth2-server";
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, lt, notExists, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import {
+  accountAuditLog,
   oauthAuthorizationCodes,
   oauthClients,
   oauthGrants,
   oauthTokens,
   users,
 } from "../db/schema";
-import { env } from "../env";
 import { isAppError } from "../plan-engine/app-error";
 import { revokeGrant } from "../services/accounts/connected-apps";
-import { ClientMetadataError, type OAuthClient, resolveClient } from "./clients";
+import type { OAuthClient } from "./clients";
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
   ACCESS_TOKEN_PREFIX,
@@ -58,23 +58,21 @@ function scopeList(scope: string): string[] {
 }
 
 /**
+ * How the library finds a client by its client_id: undefined for one unknown
+ * or refused (the caller decides whether a metadata document may be fetched).
+ */
+export type ClientLookup = (clientId: string) => Promise<OAuthClient | undefined>;
+
+/**
  * `resource` is the MCP resource of the origin the request came to: codes and
  * refresh tokens issued for another are not found, so they are refused before
  * anything is used up.
  */
-function model(db: Database, resource: string) {
+function model(db: Database, resource: string, clients: ClientLookup) {
   return {
     async getClient(clientId: string) {
-      try {
-        const client = await resolveClient(db, clientId, {
-          allowLoopback: env().CAIRN_OAUTH_ALLOW_LOOPBACK_CLIENT_IDS,
-        });
-        return client ? flowClient(client) : undefined;
-      } catch (error) {
-        // A metadata document Cairn refuses is an unknown client to the library.
-        if (error instanceof ClientMetadataError) return undefined;
-        throw error;
-      }
+      const client = await clients(clientId);
+      return client ? flowClient(client) : undefined;
     },
 
     generateAuthorizationCode: async () => randomBytes(32).toString("base64url"),
@@ -138,6 +136,7 @@ function model(db: Database, resource: string) {
             eq(oauthAuthorizationCodes.codeHash, hashToken(authorizationCode)),
             eq(oauthAuthorizationCodes.resource, resource),
             isNull(users.disabledAt),
+            notExists(credentialsEndedSince(db)),
           ),
         );
       if (!row) return undefined;
@@ -318,6 +317,41 @@ function model(db: Database, resource: string) {
   };
 }
 
+/**
+ * What ended the code's way in after it was issued: a password change or the
+ * user's disabling (the account trail's rows; every session ended then, the
+ * one that approved the code included), or a revocation of the connected app
+ * it was for. Those delete unused codes as they happen; this check at the
+ * exchange also holds for a code stored while they ran.
+ */
+function credentialsEndedSince(db: Database) {
+  const code = oauthAuthorizationCodes;
+  return db
+    .select({ one: sql`1` })
+    .from(accountAuditLog)
+    .where(
+      and(
+        eq(accountAuditLog.tenantId, code.tenantId),
+        eq(accountAuditLog.userId, code.userId),
+        inArray(accountAuditLog.eventType, ["password_changed", "user_disabled"]),
+        gte(accountAuditLog.createdAt, code.createdAt),
+      ),
+    )
+    .unionAll(
+      db
+        .select({ one: sql`1` })
+        .from(oauthGrants)
+        .where(
+          and(
+            eq(oauthGrants.userId, code.userId),
+            eq(oauthGrants.clientId, code.clientId),
+            eq(oauthGrants.resource, code.resource),
+            gte(oauthGrants.revokedAt, code.createdAt),
+          ),
+        ),
+    );
+}
+
 /** Revokes a connected app; one revoked meanwhile (NOT_FOUND) is no error here. */
 async function revokeQuietly(db: Database, tenantId: string, grantId: string) {
   await revokeGrant(db, tenantId, grantId).catch((error: unknown) => {
@@ -362,9 +396,9 @@ async function connectedApp(
   return created.id;
 }
 
-export function oauthServer(db: Database, resource: string): OAuth2Server {
+export function oauthServer(db: Database, resource: string, clients: ClientLookup): OAuth2Server {
   return new OAuth2Server({
-    model: model(db, resource) as unknown as OAuth2Server.AuthorizationCodeModel &
+    model: model(db, resource, clients) as unknown as OAuth2Server.AuthorizationCodeModel &
       OAuth2Server.RefreshTokenModel,
     authorizationCodeLifetime: AUTHORIZATION_CODE_LIFETIME_SECONDS,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME_SECONDS,

@@ -8,12 +8,14 @@
  * secret, and only the authorization_code and refresh_token grants.
  */
 import { randomBytes } from "node:crypto";
-import { and, eq, gt, isNotNull, lt, notExists, or, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNotNull, lt, notExists, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/client";
 import { oauthAuthorizationCodes, oauthClients, oauthGrants } from "../db/schema";
+import { logWarning } from "../log";
+import { registerAttempt, tryAgainIn } from "../services/accounts/attempt-limits";
 import { unstorableText } from "../services/shared/validation";
-import { DocumentFetchError, fetchDocument } from "./fetch-document";
+import { fetchDocument } from "./fetch-document";
 
 /** How long a fetched metadata document is used before it is fetched again. */
 const DOCUMENT_CACHE_SECONDS = 3600;
@@ -23,6 +25,16 @@ const DOCUMENT_CACHE_SECONDS = 3600;
  * otherwise make Cairn fetch (and wait up to the time limit) once more.
  */
 const FAILED_DOCUMENT_CACHE_SECONDS = 300;
+/**
+ * At most this many refusals are remembered at once (each for
+ * FAILED_DOCUMENT_CACHE_SECONDS, then deleteStaleClients drops it): past it a
+ * refusal is answered without being stored, so distinct failing client_ids
+ * cannot fill the table. Every fetch also counts against its caller's address
+ * (the `oauth_metadata_document_address` attempt limit).
+ */
+const MAX_REMEMBERED_REFUSALS = 1000;
+/** What a person or client reads when a document cannot be fetched; the reason goes to the server log. */
+const UNREACHABLE = "the address of its metadata document is not allowed or could not be reached";
 /**
  * A self-registered client that no person connected within this long is
  * deleted (deleteStaleClients): registration is open to anyone, so unused
@@ -235,8 +247,10 @@ async function fetchMetadataDocument(
   try {
     text = await fetchDocument(url, { allowLoopback });
   } catch (error) {
-    const reason = error instanceof DocumentFetchError ? error.message : "could not be fetched";
-    throw new ClientMetadataError("invalid_client", `client metadata document ${reason}`);
+    // Whether a name resolves, to which address, or what a server answered
+    // would map networks for whoever asks: only the log says.
+    logWarning(`Client metadata document ${clientId} could not be fetched`, error);
+    throw new ClientMetadataError("invalid_client", UNREACHABLE);
   }
   let json: unknown;
   try {
@@ -262,13 +276,14 @@ async function fetchMetadataDocument(
 
 /**
  * The client a client_id names: a registered one, or a metadata document's
- * (fetched, checked and cached when missing or expired). Undefined for an
- * unknown registered id; ClientMetadataError for a document Cairn refuses.
+ * (fetched, checked and cached when missing or expired; each fetch counted
+ * against the caller's address). Undefined for an unknown registered id;
+ * ClientMetadataError for a document Cairn refuses or may not fetch now.
  */
 export async function resolveClient(
   db: Database,
   clientId: string,
-  options: { allowLoopback: boolean },
+  options: { allowLoopback: boolean; address: string },
 ): Promise<OAuthClient | undefined> {
   // A NUL cannot even be compared by PostgreSQL: such an id names no client.
   if (clientId.length > 2000 || unstorableText(clientId)) return undefined;
@@ -281,14 +296,35 @@ export async function resolveClient(
 
   // A malformed URL is refused without a fetch, so it is not remembered either.
   const url = documentUrl(clientId, options.allowLoopback);
+  // Anyone may name any URL here without signing in: like registrations,
+  // fetches are limited per address, and a refused one is not remembered.
+  const gate = await registerAttempt(db, [
+    { kind: "oauth_metadata_document_address", key: options.address },
+  ]);
+  if (!gate.allowed) {
+    throw new ClientMetadataError(
+      "invalid_client",
+      `too many client metadata documents were fetched for this address. ${tryAgainIn(gate.retryAt)}`,
+    );
+  }
   let metadata: ClientMetadata & { redirect_uris: string[] };
   try {
     metadata = await fetchMetadataDocument(url, clientId, options.allowLoopback);
   } catch (error) {
-    if (error instanceof ClientMetadataError) await storeDocument(db, clientId, { error });
+    if (error instanceof ClientMetadataError) await rememberRefusal(db, clientId, error);
     throw error;
   }
   return toClient(await storeDocument(db, clientId, { metadata }));
+}
+
+/** Keeps a refusal for its cache time, unless MAX_REMEMBERED_REFUSALS are kept already. */
+async function rememberRefusal(db: Database, clientId: string, error: ClientMetadataError) {
+  const [kept] = await db
+    .select({ count: count() })
+    .from(oauthClients)
+    .where(and(isNotNull(oauthClients.fetchError), gt(oauthClients.expiresAt, new Date())));
+  if ((kept?.count ?? 0) >= MAX_REMEMBERED_REFUSALS) return;
+  await storeDocument(db, clientId, { error });
 }
 
 /** Keeps a metadata document's copy, or the reason it was refused, for its cache time. */

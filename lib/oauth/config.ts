@@ -4,6 +4,7 @@
  * resource, endpoints) derived from the public origin.
  */
 import { env } from "../env";
+import { requestScheme } from "../http/request-scheme";
 import { isAllowedHost } from "../mcp/front-door";
 import { allowedOrigins } from "../web/request";
 
@@ -27,25 +28,21 @@ export const REFRESH_TOKEN_PREFIX = "cairn_rt_";
 /**
  * Cairn's public origin for a request: CAIRN_PUBLIC_URL when set; otherwise the
  * request's own Host, only if it is loopback or an allowed origin's (so a forged
- * Host cannot make Cairn advertise someone else's endpoints). Undefined when the
- * Host is not allowed.
+ * Host cannot make Cairn advertise someone else's endpoints), with the scheme of
+ * lib/http/request-scheme.ts (no client's X-Forwarded-Proto makes it https).
+ * Undefined when the Host is not allowed.
  */
-export function publicOrigin(headers: Headers, requestUrl?: string): string | undefined {
+export function publicOrigin(headers: Headers): string | undefined {
   const configured = env().CAIRN_PUBLIC_URL;
   if (configured) return configured;
   const host = headers.get("host");
   if (!host || !isAllowedHost(host, { allowedOrigins: allowedOrigins(), maxBodyBytes: 0 })) {
     return undefined;
   }
-  // Behind a trusted proxy, the scheme the client used is in X-Forwarded-Proto.
-  const forwarded =
-    env().CAIRN_TRUST_PROXY > 0 ? headers.get("x-forwarded-proto")?.split(",")[0]?.trim() : null;
-  const scheme =
-    forwarded === "https" || forwarded === "http"
-      ? forwarded
-      : requestUrl
-        ? new URL(requestUrl).protocol.slice(0, -1)
-        : "http";
+  const scheme = requestScheme(headers.get("x-forwarded-proto"), {
+    publicUrl: undefined,
+    trustProxy: env().CAIRN_TRUST_PROXY,
+  });
   return `${scheme}://${host}`;
 }
 

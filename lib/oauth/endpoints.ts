@@ -75,16 +75,19 @@ export async function checkAuthorizationRequest(
   db: Database,
   origin: string,
   params: AuthorizeParams,
+  caller: { address: string },
 ): Promise<AuthorizeCheck> {
   if (!params.client_id) return { kind: "page_error", message: "The request names no client_id." };
   let client: OAuthClient | undefined;
   try {
     client = await resolveClient(db, params.client_id, {
       allowLoopback: env().CAIRN_OAUTH_ALLOW_LOOPBACK_CLIENT_IDS,
+      address: caller.address,
     });
   } catch (error) {
     if (error instanceof ClientMetadataError) {
-      return { kind: "page_error", message: `The client is refused: ${error.message}.` };
+      const reason = error.message.endsWith(".") ? error.message : `${error.message}.`;
+      return { kind: "page_error", message: `The client is refused: ${reason}` };
     }
     throw error;
   }
@@ -165,8 +168,11 @@ export async function answerAuthorization(
     tenantId: user.tenantId,
     resource: oauthUrls(origin).resource,
   };
+  // The client the check resolved: the library asks for it again, and must not fetch it anew.
+  const clients = async (clientId: string) =>
+    clientId === check.client.clientId ? check.client : undefined;
   try {
-    await oauthServer(db, flowUser.resource).authorize(request, response, {
+    await oauthServer(db, flowUser.resource, clients).authorize(request, response, {
       authenticateHandler: { handle: async () => flowUser },
     });
   } catch (error) {
@@ -224,8 +230,21 @@ export async function tokenEndpoint(db: Database, origin: string, request: Reque
     form.length,
   );
   const libResponse = new OAuth2Server.Response();
+  const address = clientAddressOf(request.headers, env().CAIRN_TRUST_PROXY);
+  const clients = async (clientId: string) => {
+    try {
+      return await resolveClient(db, clientId, {
+        allowLoopback: env().CAIRN_OAUTH_ALLOW_LOOPBACK_CLIENT_IDS,
+        address,
+      });
+    } catch (error) {
+      // A metadata document Cairn refuses is an unknown client to the library.
+      if (error instanceof ClientMetadataError) return undefined;
+      throw error;
+    }
+  };
   try {
-    await oauthServer(db, resource).token(libRequest, libResponse);
+    await oauthServer(db, resource, clients).token(libRequest, libResponse);
   } catch (error) {
     if (error instanceof OAuth2Server.OAuthError) {
       return oauthError(error.code, error.name, error.message);

@@ -19,12 +19,12 @@ import { registrationEndpoint, revocationEndpoint, tokenEndpoint } from "./endpo
 export const OPTIONS = async () => corsPreflight();
 
 export async function protectedResourceMetadataRoute(request: Request) {
-  const origin = publicOrigin(request.headers, request.url);
+  const origin = publicOrigin(request.headers);
   return origin ? jsonResponse(protectedResourceMetadata(origin)) : unknownHost();
 }
 
 export async function authorizationServerMetadataRoute(request: Request) {
-  const origin = publicOrigin(request.headers, request.url);
+  const origin = publicOrigin(request.headers);
   return origin ? jsonResponse(authorizationServerMetadata(origin)) : unknownHost();
 }
 
@@ -45,17 +45,17 @@ function guarded(handler: (request: Request) => Promise<Response>) {
 }
 
 export const tokenRoute = guarded(async (request) => {
-  const origin = publicOrigin(request.headers, request.url);
+  const origin = publicOrigin(request.headers);
   if (!origin) return unknownHost();
   return tokenEndpoint(await getDb(), origin, request);
 });
 
 export const registerRoute = guarded(async (request) => {
-  if (!publicOrigin(request.headers, request.url)) return unknownHost();
+  if (!publicOrigin(request.headers)) return unknownHost();
   return registrationEndpoint(await getDb(), request);
 });
 
 export const revokeRoute = guarded(async (request) => {
-  if (!publicOrigin(request.headers, request.url)) return unknownHost();
+  if (!publicOrigin(request.headers)) return unknownHost();
   return revocationEndpoint(await getDb(), request);
 });

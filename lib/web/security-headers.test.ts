@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contentSecurityPolicy, newNonce, servedOverHttps } from "./security-headers";
+import { contentSecurityPolicy, newNonce } from "./security-headers";
 
 const directives = (policy: string) =>
   new Map(
@@ -34,22 +34,5 @@ describe("newNonce", () => {
     const nonces = new Set(Array.from({ length: 100 }, newNonce));
     expect(nonces.size).toBe(100);
     for (const nonce of nonces) expect(Buffer.from(nonce, "base64")).toHaveLength(16);
-  });
-});
-
-describe("Strict-Transport-Security", () => {
-  const plain = { protocol: "http:", forwardedProto: null, publicUrl: undefined, trustProxy: 0 };
-
-  it("is sent when Cairn is reached over HTTPS, directly or behind a TLS proxy", () => {
-    expect(servedOverHttps({ ...plain, protocol: "https:" })).toBe(true);
-    expect(servedOverHttps({ ...plain, publicUrl: "https://cairn.example.com" })).toBe(true);
-    expect(servedOverHttps({ ...plain, forwardedProto: "https", trustProxy: 1 })).toBe(true);
-  });
-
-  it("is not sent over plain http, nor on an untrusted X-Forwarded-Proto", () => {
-    expect(servedOverHttps(plain)).toBe(false);
-    expect(servedOverHttps({ ...plain, publicUrl: "http://10.0.0.5:3000" })).toBe(false);
-    expect(servedOverHttps({ ...plain, forwardedProto: "https" })).toBe(false);
-    expect(servedOverHttps({ ...plain, forwardedProto: "http", trustProxy: 1 })).toBe(false);
   });
 });

@@ -60,23 +60,6 @@ export const SECURITY_HEADERS: { key: string; value: string }[] = [
  */
 export const HSTS_VALUE = "max-age=31536000";
 
-/**
- * Whether a request reached Cairn over HTTPS: its own scheme, the scheme of
- * CAIRN_PUBLIC_URL (behind a TLS-terminating proxy), or X-Forwarded-Proto when
- * proxies are trusted (CAIRN_TRUST_PROXY).
- */
-export function servedOverHttps(request: {
-  protocol: string;
-  forwardedProto: string | null;
-  publicUrl: string | undefined;
-  trustProxy: number;
-}): boolean {
-  if (request.protocol === "https:") return true;
-  if (request.publicUrl?.startsWith("https://")) return true;
-  const forwarded = request.forwardedProto?.split(",")[0]?.trim().toLowerCase();
-  return request.trustProxy > 0 && forwarded === "https";
-}
-
 /** A fresh, unguessable nonce (128 random bits, base64). */
 export function newNonce(): string {
   const bytes = new Uint8Array(16);

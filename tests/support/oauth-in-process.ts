@@ -16,6 +16,8 @@ import {
 export const ORIGIN = "http://127.0.0.1:3000";
 export const RESOURCE = `${ORIGIN}/api/mcp`;
 export const REDIRECT_URI = "http://127.0.0.1:9/callback";
+/** The address an authorization request comes from, where a test does not vary it. */
+export const CALLER = { address: "192.0.2.10" };
 
 export function pkce() {
   const verifier = randomBytes(32).toString("base64url");
@@ -52,35 +54,58 @@ export async function postTokenInProcess(db: Database, fields: Record<string, st
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/**
+ * A person approves a client (registered here unless given) on the consent
+ * page: the code the client would then exchange, with its PKCE verifier.
+ */
+export async function approveApp(
+  db: Database,
+  user: { userId: string; tenantId: string },
+  clientId?: string,
+): Promise<{ clientId: string; code: string; verifier: string }> {
+  const id =
+    clientId ??
+    String((await registerInProcess(db, { redirect_uris: [REDIRECT_URI] })).body.client_id);
+  const { verifier, challenge } = pkce();
+  const check = await checkAuthorizationRequest(
+    db,
+    ORIGIN,
+    {
+      response_type: "code",
+      client_id: id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    },
+    CALLER,
+  );
+  if (check.kind !== "ok") throw new Error(`authorization refused: ${JSON.stringify(check)}`);
+  const location = new URL(await answerAuthorization(db, ORIGIN, check, user, true));
+  return { clientId: id, code: location.searchParams.get("code") ?? "", verifier };
+}
+
+/** POST /token exchanging an approved code, as the client does after the redirect. */
+export function exchangeCode(db: Database, approved: Awaited<ReturnType<typeof approveApp>>) {
+  return postTokenInProcess(db, {
+    grant_type: "authorization_code",
+    code: approved.code,
+    code_verifier: approved.verifier,
+    redirect_uri: REDIRECT_URI,
+    client_id: approved.clientId,
+  });
+}
+
 /** A person approves a client (registered here unless given) and the client gets tokens. */
 export async function connectApp(
   db: Database,
   user: { userId: string; tenantId: string },
   clientId?: string,
 ): Promise<{ clientId: string; accessToken: string; refreshToken: string }> {
-  const id =
-    clientId ??
-    String((await registerInProcess(db, { redirect_uris: [REDIRECT_URI] })).body.client_id);
-  const { verifier, challenge } = pkce();
-  const check = await checkAuthorizationRequest(db, ORIGIN, {
-    response_type: "code",
-    client_id: id,
-    redirect_uri: REDIRECT_URI,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-  });
-  if (check.kind !== "ok") throw new Error(`authorization refused: ${JSON.stringify(check)}`);
-  const location = new URL(await answerAuthorization(db, ORIGIN, check, user, true));
-  const token = await postTokenInProcess(db, {
-    grant_type: "authorization_code",
-    code: location.searchParams.get("code") ?? "",
-    code_verifier: verifier,
-    redirect_uri: REDIRECT_URI,
-    client_id: id,
-  });
+  const approved = await approveApp(db, user, clientId);
+  const token = await exchangeCode(db, approved);
   if (token.status !== 200) throw new Error(`token refused: ${JSON.stringify(token.body)}`);
   return {
-    clientId: id,
+    clientId: approved.clientId,
     accessToken: String(token.body.access_token),
     refreshToken: String(token.body.refresh_token),
   };

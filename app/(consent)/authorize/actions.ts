@@ -12,6 +12,7 @@ import {
   checkAuthorizationRequest,
 } from "@/lib/oauth/endpoints";
 import type { ActionState } from "@/lib/web/action-state";
+import { requestClientAddress } from "@/lib/web/request";
 
 /**
  * Approve or deny. The request is checked again (the form's fields are the
@@ -32,7 +33,9 @@ export async function answerConsentAction(
     if (typeof value === "string") query.set(name, value);
   }
   const db = await getDb();
-  const check = await checkAuthorizationRequest(db, origin, authorizeParamsOf(query));
+  const check = await checkAuthorizationRequest(db, origin, authorizeParamsOf(query), {
+    address: await requestClientAddress(),
+  });
   if (check.kind === "page_error") return { status: "error", message: check.message };
   const decision = form.get("decision");
   if (decision !== "approve" && decision !== "deny") {

@@ -13,6 +13,7 @@ import { getDb } from "@/lib/db/client";
 import { publicOrigin } from "@/lib/oauth/config";
 import { authorizeParamsOf, checkAuthorizationRequest } from "@/lib/oauth/endpoints";
 import { tenantName } from "@/lib/services/accounts/connected-apps";
+import { requestClientAddress } from "@/lib/web/request";
 import { ConsentForm } from "./consent-form";
 
 export const metadata: Metadata = { title: "Connect an app" };
@@ -49,7 +50,9 @@ export default async function AuthorizePage({
     return <Refused message="This address is not one of this Cairn server's addresses." />;
   }
   const db = await getDb();
-  const check = await checkAuthorizationRequest(db, origin, authorizeParamsOf(query));
+  const check = await checkAuthorizationRequest(db, origin, authorizeParamsOf(query), {
+    address: await requestClientAddress(),
+  });
   if (check.kind === "page_error") return <Refused message={check.message} />;
 
   const user = await currentUser();

@@ -1,17 +1,15 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { oauthUrls, publicOrigin } from "@/lib/oauth/config";
+import { publicBaseUrl } from "@/lib/services/shared/public-url";
 import { connectionSnippets } from "@/lib/web/connection-snippets";
 
 export const metadata: Metadata = { title: "Connect an AI platform" };
 
 export default async function ConnectPage() {
   const list = await headers();
-  const host = list.get("x-forwarded-host") ?? list.get("host") ?? "localhost:3000";
-  const origin = publicOrigin(list);
-  const endpoint = origin
-    ? oauthUrls(origin).resource
-    : `${list.get("x-forwarded-proto") ?? "http"}://${host}/api/mcp`;
+  // A Host that is not one of Cairn's names is not echoed back: the configured address stands in.
+  const endpoint = oauthUrls(publicOrigin(list) ?? publicBaseUrl()).resource;
   const snippets = connectionSnippets(endpoint, "<your key>");
   return (
     <article className="prose">

@@ -19,7 +19,7 @@ const config = env();
 async function authenticate(token: string, request: Request) {
   const db = await getDb();
   if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
-    const origin = publicOrigin(request.headers, request.url);
+    const origin = publicOrigin(request.headers);
     if (!origin) return undefined;
     const app = await authenticateOAuthToken(db, token, oauthUrls(origin).resource);
     return app && { kind: "oauth_app" as const, credentialId: app.grantId, ...app };
@@ -44,7 +44,7 @@ const handler = createMcpRoute(
     maxBodyBytes: config.CAIRN_MAX_BODY_BYTES,
     allowedOrigins: allowedOrigins(),
     resourceMetadataUrl: (request) => {
-      const origin = publicOrigin(request.headers, request.url);
+      const origin = publicOrigin(request.headers);
       return origin && oauthUrls(origin).resourceMetadata;
     },
   },

@@ -1,6 +1,8 @@
 /**
  * Limits on guessing: sign-in (and a signed-in user's password change) per
- * e-mail and per client address, and the first-run set-up per client address.
+ * e-mail and per client address, and the first-run set-up per client address;
+ * and on what anyone may make Cairn do without an account: OAuth client
+ * registrations and client metadata document fetches per client address.
  *
  * Every attempt is counted by one upsert BEFORE anything expensive happens (a
  * password check is an scrypt hash: 128 MiB and about half a second of a core),
@@ -47,6 +49,16 @@ export const ATTEMPT_POLICIES = {
   },
   /** OAuth Dynamic Client Registrations per client address: registration needs no account. */
   oauth_registration_address: {
+    limit: 30,
+    windowSeconds: 60 * 60,
+    firstBlockSeconds: 10 * 60,
+    maxBlockSeconds: 60 * 60,
+  },
+  /**
+   * OAuth client metadata documents fetched per client address: /authorize
+   * fetches one for any URL named as client_id, without an account.
+   */
+  oauth_metadata_document_address: {
     limit: 30,
     windowSeconds: 60 * 60,
     firstBlockSeconds: 10 * 60,

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { DUMMY_PASSWORD_HASH, verifyPassword } from "../../auth/password";
 import type { Database } from "../../db/client";
 import { users } from "../../db/schema";
-import { messageForLog } from "../../log";
+import { logWarning } from "../../log";
 import type { SessionClaims } from "./signed-in-user";
 import { upgradePasswordHash } from "./upgrade-password-hash";
 
@@ -44,9 +44,7 @@ export async function checkCredentials(
     await upgradePasswordHash(db, { userId: user.id, password, verifiedHash: user.passwordHash });
   } catch (error) {
     // The upgrade is opportunistic: the next sign-in tries again, and this one stands.
-    console.warn(
-      `Cairn: could not upgrade the password hash of user ${user.id}: ${messageForLog(error)}`,
-    );
+    logWarning(`Cairn: could not upgrade the password hash of user ${user.id}`, error);
   }
   return {
     kind: "ok",

@@ -1,8 +1,8 @@
 /**
  * Connected apps: the OAuth grants people approved on the consent page, listed
  * next to API keys and revoked from the web UI. Revoking one marks the grant
- * and its tokens, and the MCP route reads the grant on every request, so the
- * app stops at once.
+ * and its tokens and deletes the app's unused authorization codes, and the MCP
+ * route reads the grant on every request, so the app stops at once.
  */
 import "server-only";
 import { and, desc, eq, isNull, min } from "drizzle-orm";
@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Database } from "../../db/client";
 import {
   mcpToolCallLog,
+  oauthAuthorizationCodes,
   oauthClients,
   oauthGrants,
   oauthTokens,
@@ -116,12 +117,29 @@ export async function revokeGrant(
           isNull(oauthGrants.revokedAt),
         ),
       )
-      .returning({ id: oauthGrants.id });
+      .returning({
+        userId: oauthGrants.userId,
+        clientId: oauthGrants.clientId,
+        resource: oauthGrants.resource,
+      });
     if (!row) return false;
     await tx
       .update(oauthTokens)
       .set({ revokedAt: now })
       .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
+    // A code the person approved for this app and not yet exchanged would make
+    // a new grant: it goes too (the token endpoint also refuses a code issued
+    // before a revocation of its app, docs/oauth.md).
+    await tx
+      .delete(oauthAuthorizationCodes)
+      .where(
+        and(
+          eq(oauthAuthorizationCodes.userId, row.userId),
+          eq(oauthAuthorizationCodes.clientId, row.clientId),
+          eq(oauthAuthorizationCodes.resource, row.resource),
+          isNull(oauthAuthorizationCodes.usedAt),
+        ),
+      );
     return true;
   });
   if (!revoked) {

@@ -1,9 +1,10 @@
 /**
  * Internal to the use cases that end a person's access (change-own-password,
- * set-user-disabled): revokes their connected apps (grants and every token of
- * them) and, when asked, their API keys, and writes the account trail's row
- * saying what ended, all in the caller's transaction. A revoked grant stays
- * revoked, so enabling the person again brings none of it back.
+ * set-user-disabled): deletes their unused authorization codes, revokes their
+ * connected apps (grants and every token of them) and, when asked, their API
+ * keys, and writes the account trail's row saying what ended, all in the
+ * caller's transaction. A revoked grant stays revoked, so enabling the person
+ * again brings none of it back.
  */
 import "server-only";
 import { and, eq, inArray, isNull } from "drizzle-orm";
@@ -12,6 +13,7 @@ import {
   type ACCOUNT_EVENT_TYPES,
   accountAuditLog,
   apiKeys,
+  oauthAuthorizationCodes,
   oauthGrants,
   oauthTokens,
 } from "../../db/schema";
@@ -26,6 +28,18 @@ export async function endCredentials(
   what: { apps: boolean; apiKeys: boolean },
 ): Promise<EndedCredentials> {
   const now = new Date();
+  // A code is a session's approval on its way to becoming a connected app:
+  // every session ends here, so do the codes (whoever learnt the old password
+  // may have approved their own client and kept its code). The token endpoint
+  // also refuses a code issued before this trail row (docs/oauth.md).
+  await tx
+    .delete(oauthAuthorizationCodes)
+    .where(
+      and(
+        eq(oauthAuthorizationCodes.userId, person.userId),
+        isNull(oauthAuthorizationCodes.usedAt),
+      ),
+    );
   const grants = what.apps
     ? await tx
         .update(oauthGrants)

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseEnv } from "../../env";
 import { isNonPublicAddress } from "../../http/non-public-address";
 import {
+  ADDRESS_REFUSAL,
   isAllowedDestination,
   parseWebhookUrl,
   privateRangeList,
@@ -61,9 +62,11 @@ describe("webhook addresses", () => {
     );
     for (const host of ["127.0.0.1", "localhost", "169.254.169.254", "::7f00:1"]) {
       const refusal = resolveWebhookHost(host, none);
-      await expect(refusal, host).rejects.toThrow(/^Refused: .*private address/);
+      await expect(refusal, host).rejects.toThrow(ADDRESS_REFUSAL);
       await expect(refusal, host).rejects.not.toThrow(/127\.0\.0\.1|169\.254/);
     }
+    // A name that does not resolve gets the very same answer: the two cannot be told apart.
+    await expect(resolveWebhookHost("no-such-host.invalid", none)).rejects.toThrow(ADDRESS_REFUSAL);
     await expect(resolveWebhookHost("127.0.0.1", loopback)).resolves.toEqual([
       { address: "127.0.0.1", family: 4 },
     ]);

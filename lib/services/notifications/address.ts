@@ -5,14 +5,16 @@
  * CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES (docs/operations.md): no tenant can make
  * Cairn probe the network it runs in. Checked at registration and again at each
  * delivery, on the very addresses the connection then uses (DNS can change in
- * between). A refusal names neither the address nor anything the network said,
- * so it cannot be used to map that network.
+ * between). A refusal is the same sentence whether the name did not resolve or
+ * resolved to a refused address, and names neither: those go to the server log,
+ * so the answer cannot be used to map that network.
  */
 import "server-only";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import type { CidrRange } from "../../env";
 import { isNonPublicAddress } from "../../http/non-public-address";
+import { logWarning } from "../../log";
 import { AppError } from "../../plan-engine/app-error";
 
 /** The operator's allowed private networks, as a BlockList (no list: none). */
@@ -29,8 +31,13 @@ export function isAllowedDestination(address: string, allowed: BlockList): boole
   return family !== 0 && allowed.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
-export const PRIVATE_REFUSAL =
-  "Refused: the webhook host is a loopback or private address, which this server does not call (its operator can allow private networks with CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES).";
+/**
+ * The one refusal for an address Cairn will not or cannot reach: whether the
+ * name resolved, and to what, stays in the server log, or the answer would
+ * tell a team which names exist inside the network Cairn runs in.
+ */
+export const ADDRESS_REFUSAL =
+  "Refused: the webhook address is not allowed or could not be reached (loopback and private networks are reached only where the operator allows them with CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES).";
 
 /**
  * A webhook URL's syntax: https, or http where the operator allows private
@@ -76,15 +83,17 @@ export async function resolveWebhookHost(
   } else {
     try {
       addresses = await lookup(host, { all: true, verbatim: true });
-    } catch {
-      throw new AppError("VALIDATION_ERROR", `The webhook host ${host} does not resolve.`);
+    } catch (error) {
+      logWarning(`Webhook host ${host} refused: it does not resolve`, error);
+      throw new AppError("VALIDATION_ERROR", ADDRESS_REFUSAL);
     }
   }
-  if (addresses.length === 0) {
-    throw new AppError("VALIDATION_ERROR", `The webhook host ${host} does not resolve.`);
-  }
-  if (addresses.some((a) => !isAllowedDestination(a.address, allowed))) {
-    throw new AppError("VALIDATION_ERROR", PRIVATE_REFUSAL);
+  const refused = addresses.find((a) => !isAllowedDestination(a.address, allowed));
+  if (addresses.length === 0 || refused) {
+    logWarning(
+      `Webhook host ${host} refused: ${refused ? `it resolves to ${refused.address}, outside the public addresses and the allowed private ranges` : "it resolves to no address"}`,
+    );
+    throw new AppError("VALIDATION_ERROR", ADDRESS_REFUSAL);
   }
   return addresses;
 }

@@ -12,7 +12,7 @@
 import "server-only";
 import type { Database } from "../../db/client";
 import { env } from "../../env";
-import { messageForLog } from "../../log";
+import { logWarning } from "../../log";
 import { publicBaseUrl } from "../shared/public-url";
 import { type NotifierConfig, runNotificationPass } from "./dispatcher";
 import { mailConfig } from "./mail";
@@ -71,9 +71,7 @@ export function kickNotifier(): void {
       try {
         await runNotificationPass(state.db, state.config);
       } catch (error) {
-        console.warn(
-          `Cairn: a notification pass failed (${messageForLog(error)}); the next one retries.`,
-        );
+        logWarning("Cairn: a notification pass failed; the next one retries", error);
       }
     } while (state.again);
     state.running = false;

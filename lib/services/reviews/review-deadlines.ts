@@ -17,7 +17,7 @@ import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { run, statement } from "../../db/statement";
-import { messageForLog } from "../../log";
+import { logWarning } from "../../log";
 import {
   DEADLINE_ACTOR_LABEL,
   decideTimeout,
@@ -150,8 +150,9 @@ export async function applyDueReviews(
     } catch (error) {
       if (!claimed) throw error;
       passedBy.push(claimed.id);
-      console.warn(
-        `Cairn: the deadline of review ${claimed.id} could not be applied (${messageForLog(error)}); it is tried again on the next check.`,
+      logWarning(
+        `Cairn: the deadline of review ${claimed.id} could not be applied; it is tried again on the next check`,
+        error,
       );
       continue;
     }
@@ -332,8 +333,9 @@ export function startReviewScheduler(
       kickIfQueuedSince(queuedBefore);
       await housekeeping?.(database);
     } catch (error) {
-      console.warn(
-        `Cairn: the review deadline check failed (${messageForLog(error)}); it runs again in ${intervalMs} ms.`,
+      logWarning(
+        `Cairn: the review deadline check failed; it runs again in ${intervalMs} ms`,
+        error,
       );
     } finally {
       running = false;

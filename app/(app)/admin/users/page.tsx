@@ -3,7 +3,9 @@ import { headers } from "next/headers";
 import { ConnectedAppsTable } from "@/app/_components/connected-apps";
 import { Time } from "@/app/_components/time";
 import { requireAdmin, userContext } from "@/lib/auth/session";
+import { oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { listConnectedApps } from "@/lib/services/accounts/connected-apps";
+import { publicBaseUrl } from "@/lib/services/shared/public-url";
 import { views } from "@/lib/web/views";
 import { revokeAppAction } from "./actions";
 import { CreateKeyForm, CreateUserForm, RevokeKeyForm, UsersTable } from "./forms";
@@ -15,11 +17,9 @@ function formatTime(date: Date): string {
 
 export const metadata: Metadata = { title: "Users and API keys" };
 
+/** The MCP URL to give AI platforms: the public origin's, as the connect page and the OAuth metadata say. */
 async function mcpEndpoint(): Promise<string> {
-  const list = await headers();
-  const host = list.get("x-forwarded-host") ?? list.get("host") ?? "localhost:3000";
-  const proto = list.get("x-forwarded-proto") ?? "http";
-  return `${proto}://${host}/api/mcp`;
+  return oauthUrls(publicOrigin(await headers()) ?? publicBaseUrl()).resource;
 }
 
 export default async function UsersPage() {
