@@ -15,6 +15,8 @@ import {
   settleDeadlinesOfTenant,
 } from "../services/reviews/review-deadlines";
 import { getReviewDefaults } from "../services/reviews/review-defaults";
+import { listTeamTrail } from "../services/reviews/team-trail";
+import { getTrustedClients, listTeamClients } from "../services/reviews/trusted-clients";
 import { adminOverview } from "../services/views/admin-overview";
 import {
   getArtifact,
@@ -81,6 +83,16 @@ export const views = {
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));
+  },
+  /** The trusted-clients form and the team's trail of rule changes, for the admin page. */
+  async teamRules(user: SignedInUser) {
+    const ctx = await userContext(user);
+    const [trustedClients, teamClients, trail] = await Promise.all([
+      getTrustedClients(ctx),
+      listTeamClients(ctx),
+      listTeamTrail(ctx),
+    ]);
+    return { trustedClients, teamClients, trail };
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {
