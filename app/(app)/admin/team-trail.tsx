@@ -1,8 +1,9 @@
 import { Time } from "@/app/_components/time";
+import type { TimeoutAction } from "@/lib/plan-engine/review-deadlines";
 import { TEAM_TRAIL_LIMIT, type TeamTrailEntry } from "@/lib/services/reviews/team-trail";
 import type { TeamClient } from "@/lib/services/reviews/trusted-clients";
 
-const TIMEOUT_WORDS: Record<string, string> = {
+const TIMEOUT_WORDS: Record<TimeoutAction, string> = {
   approve: "approve",
   reject: "reject",
   skip: "skip",
@@ -26,7 +27,7 @@ function describe(entry: TeamTrailEntry, names: Map<string, string | null>) {
       const words = (defaults: typeof entry.from) =>
         defaults.deadlineSeconds === null || defaults.onTimeout === null
           ? "no deadline"
-          : `${Math.round(defaults.deadlineSeconds / 60)} min, then ${TIMEOUT_WORDS[defaults.onTimeout] ?? defaults.onTimeout}`;
+          : `${Math.round(defaults.deadlineSeconds / 60)} min, then ${TIMEOUT_WORDS[defaults.onTimeout]}`;
       return { rule: "Review deadline", from: words(entry.from), to: words(entry.to) };
     }
     case "trusted_clients_changed": {

@@ -28,10 +28,11 @@ export type PendingReview = ReviewFactsData &
  * deadline and assignee (ReviewFacts, ReviewAssignment). Stays mounted while
  * the page refreshes itself, so the reviewer's typing survives, and the answer
  * to their decision (including "the plan changed under you") stays on screen
- * after the pending review is gone. The forms themselves are keyed to the
- * review they answer: a refresh that brings another review (or the same one
- * with changed content) gives fresh forms, so feedback typed or a reject armed
- * for one review is never sent against another.
+ * after the pending review is gone. The decision form is keyed to the review
+ * and its digest, the hand-off form to the review (sibling keys must differ):
+ * a refresh that brings another review, or changed content, gives a fresh
+ * form, so feedback typed or a reject armed for one review is never sent
+ * against another.
  */
 export function ReviewArea({
   planId,
@@ -94,7 +95,7 @@ export function ReviewArea({
       />
       <ReviewFacts review={review} />
       <ReviewAssignment
-        key={reviewFormKey(review)}
+        key={review.reviewRequestId}
         planId={planId}
         reviewRequestId={review.reviewRequestId}
         assignedUserId={review.assignedUserId}
