@@ -15,8 +15,6 @@ import {
   settleDeadlinesOfTenant,
 } from "../services/reviews/review-deadlines";
 import { getReviewDefaults } from "../services/reviews/review-defaults";
-import { listTeamTrail } from "../services/reviews/team-trail";
-import { getTrustedClients, listTeamClients } from "../services/reviews/trusted-clients";
 import { adminOverview } from "../services/views/admin-overview";
 import {
   getArtifact,
@@ -38,6 +36,7 @@ import {
   listInbox,
   recentDecisions,
 } from "../services/views/review-inbox";
+import { teamRulesView } from "../services/views/team-rules";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -86,13 +85,7 @@ export const views = {
   },
   /** The trusted-clients form and the team's trail of rule changes, for the admin page. */
   async teamRules(user: SignedInUser) {
-    const ctx = await userContext(user);
-    const [trustedClients, teamClients, trail] = await Promise.all([
-      getTrustedClients(ctx),
-      listTeamClients(ctx),
-      listTeamTrail(ctx),
-    ]);
-    return { trustedClients, teamClients, trail };
+    return teamRulesView(await userContext(user));
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {

@@ -15,13 +15,9 @@ import {
   teamDecisionPolicy,
 } from "@/lib/services/reviews/decision-policy";
 import { getReviewDefaults, setReviewDefaults } from "@/lib/services/reviews/review-defaults";
-import { listTeamTrail } from "@/lib/services/reviews/team-trail";
-import {
-  getTrustedClients,
-  listTeamClients,
-  setTrustedClients,
-} from "@/lib/services/reviews/trusted-clients";
+import { getTrustedClients, setTrustedClients } from "@/lib/services/reviews/trusted-clients";
 import type { ServiceContext } from "@/lib/services/shared/context";
+import { teamRulesView } from "@/lib/services/views/team-rules";
 import { BACKENDS } from "../support/databases";
 import { tenantContext, useFreshTenant } from "../support/in-process";
 import { connectApp, REDIRECT_URI, registerInProcess } from "../support/oauth-in-process";
@@ -143,7 +139,7 @@ describe.each(BACKENDS)("the team's trail on %s", (backend) => {
     });
 
     expect(await getTrustedClients(as.admin)).toBeNull();
-    expect(await listTeamClients(as.admin)).toEqual([
+    expect((await teamRulesView(as.admin)).teamClients).toEqual([
       { clientId: claude.clientId, clientName: "Claude" },
     ]);
 
@@ -180,18 +176,20 @@ describe.each(BACKENDS)("the team's trail on %s", (backend) => {
       ["trusted_clients_changed", "Alpha Admin <alpha@example.com>", { from: [], to: null }],
     ]);
     // Beta's trail is its own: none of Alpha's changes are in it.
-    expect(await listTeamTrail(beta)).toEqual([]);
+    expect((await teamRulesView(beta)).trail).toEqual([]);
   });
 
-  it("lists the team's changes newest first for the admin page", async () => {
+  it("shows the admin page the team's changes newest first", async () => {
     await setReviewDefaults(as.admin, { deadlineSeconds: 600, onTimeout: "reject" });
-    const [newest] = await listTeamTrail(as.admin);
+    const { trail, trustedClients } = await teamRulesView(as.admin);
+    expect(trustedClients).toBeNull();
+    const [newest] = trail;
     expect(newest).toMatchObject({
       eventType: "review_defaults_changed",
       actorLabel: "Alpha Admin <alpha@example.com>",
       from: { deadlineSeconds: null, onTimeout: null },
       to: { deadlineSeconds: 600, onTimeout: "reject" },
     });
-    expect((await listTeamTrail(as.admin)).length).toBe((await trailRows()).length);
+    expect(trail.length).toBe((await trailRows()).length);
   });
 });

@@ -1,7 +1,7 @@
 import { Time } from "@/app/_components/time";
 import type { TimeoutAction } from "@/lib/plan-engine/review-deadlines";
-import { TEAM_TRAIL_LIMIT, type TeamTrailEntry } from "@/lib/services/reviews/team-trail";
 import type { TeamClient } from "@/lib/services/reviews/trusted-clients";
+import { TEAM_TRAIL_LIMIT, type TeamTrailEntry } from "@/lib/services/views/team-rules";
 
 const TIMEOUT_WORDS: Record<TimeoutAction, string> = {
   approve: "approve",

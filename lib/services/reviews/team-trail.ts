@@ -1,17 +1,18 @@
 /**
  * The team's trail (docs/reviews.md, "The team's trail"): every change to the
- * team's rules on checkpoints, written with the change in one transaction, and
- * read back for the admin page. Each rule's column is named once here, so the
- * three setters (decision policy, review defaults, trusted clients) share one
- * writer and a new event type does not compile until it says what it changes.
+ * team's rules on checkpoints, written with the change in one transaction.
+ * Each rule's column is named once here, so the three setters (decision policy,
+ * review defaults, trusted clients) share one writer and a new event type does
+ * not compile until it says what it changes. The admin page's read of it is
+ * lib/services/views/team-rules.ts.
  */
 import "server-only";
-import { desc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { type TEAM_EVENT_TYPES, teamAuditLog, tenants } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { DecisionPolicy } from "../../plan-engine/states";
-import type { Actor, ServiceContext } from "../shared/context";
+import type { Actor } from "../shared/context";
 
 export type TeamEventType = (typeof TEAM_EVENT_TYPES)[number];
 type TenantRow = typeof tenants.$inferSelect;
@@ -90,40 +91,4 @@ export async function changeTeamRule<Event extends TeamEventType>(
     });
     return { from, to, changed: true };
   });
-}
-
-/** How many of the newest changes the admin page shows. */
-export const TEAM_TRAIL_LIMIT = 50;
-
-export type TeamTrailEntry = {
-  [Event in TeamEventType]: {
-    id: string;
-    eventType: Event;
-    actorLabel: string;
-    createdAt: Date;
-    from: TeamRuleValue<Event>;
-    to: TeamRuleValue<Event>;
-  };
-}[TeamEventType];
-
-/** The team's newest changes to its rules, newest first. */
-export async function listTeamTrail(ctx: ServiceContext): Promise<TeamTrailEntry[]> {
-  const rows = await ctx.db
-    .select()
-    .from(teamAuditLog)
-    .where(eq(teamAuditLog.tenantId, ctx.tenantId))
-    .orderBy(desc(teamAuditLog.createdAt), desc(teamAuditLog.id))
-    .limit(TEAM_TRAIL_LIMIT);
-  // The payload was written by changeTeamRule for the row's own event type.
-  return rows.map(
-    (row) =>
-      ({
-        id: row.id,
-        eventType: row.eventType,
-        actorLabel: row.actorLabel,
-        createdAt: row.createdAt,
-        from: row.payload.from,
-        to: row.payload.to,
-      }) as TeamTrailEntry,
-  );
 }

@@ -56,7 +56,7 @@ export async function setTrustedClients(
       const added = (to ?? []).filter((clientId) => !from?.includes(clientId));
       if (added.length === 0) return;
       const known = new Set(
-        (await connectedClients(tx, ctx.tenantId, added)).map((client) => client.clientId),
+        (await listTeamClients(tx, ctx.tenantId, added)).map((client) => client.clientId),
       );
       const unknown = added.filter((clientId) => !known.has(clientId));
       if (unknown.length > 0) {
@@ -73,12 +73,12 @@ export async function setTrustedClients(
 
 export type TeamClient = { clientId: string; clientName: string | null };
 
-/** The OAuth clients people of the team have connected (revoked ones too), by name. */
-export function listTeamClients(ctx: ServiceContext): Promise<TeamClient[]> {
-  return connectedClients(ctx.db, ctx.tenantId);
-}
-
-function connectedClients(
+/**
+ * The OAuth clients people of the team have connected (revoked ones too), by
+ * name; with `clientIds`, only those of them. The admin page's list and the
+ * check of a new trusted client.
+ */
+export function listTeamClients(
   db: Executor,
   tenantId: string,
   clientIds?: string[],
