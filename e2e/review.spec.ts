@@ -177,3 +177,69 @@ test("the page refreshes itself without losing what the reviewer types", async (
   await page.waitForTimeout(5_000);
   await expect(panel.getByLabel(/Feedback/)).toHaveValue("Half-written thought");
 });
+
+test("a review asked again gets a fresh form: what was typed or armed for the old one is not sent", async ({
+  page,
+  agent,
+  app,
+  context,
+}) => {
+  const plan = await planAwaitingReview(agent, "Asked again");
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${plan.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await panel.getByLabel(/Feedback/).fill("Meant for the first review");
+  await panel.getByRole("button", { name: "Reject…" }).click();
+  const confirmReject = panel.getByRole("button", { name: "Confirm reject: fail the plan" });
+  await expect(confirmReject).toBeVisible();
+
+  // The reviewer's tab goes to the background (its refresh waits while hidden), and
+  // in another tab the review is sent back; the agent redoes the step and asks again.
+  await page.evaluate(() =>
+    Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true }),
+  );
+  const other = await context.newPage();
+  await other.goto(`/plans/${plan.planId}`);
+  const otherPanel = other.getByTestId("review-panel");
+  await otherPanel.getByLabel(/Feedback/).fill("Add 2024 prices.");
+  await otherPanel.getByRole("button", { name: "Modify with feedback" }).click();
+  await expect(other.getByTestId("action-message")).toHaveText(/Sent back with your feedback/);
+  await other.close();
+  await agent.ok("get_next_step", { planId: plan.planId });
+  const again = await agent.ok("request_user_review", {
+    planId: plan.planId,
+    stepId: plan.stepId,
+    summary: "Added 2024 prices.",
+  });
+  await expect(panel.getByTestId("review-summary")).toHaveText(
+    "Found 4 sources on Asked again. Should I go deeper on costs?",
+  );
+
+  // Back in the reviewer's tab, the page's own refresh brings the new review: a fresh form.
+  await page.evaluate(() => Reflect.deleteProperty(document, "visibilityState"));
+  await expect(panel.getByTestId("review-summary")).toHaveText("Added 2024 prices.", {
+    timeout: 15_000,
+  });
+  await expect(panel.getByLabel(/Feedback/)).toHaveValue("");
+  await expect(confirmReject).toHaveCount(0);
+  await expect(panel.getByRole("button", { name: "Reject…" })).toBeVisible();
+  const decisionForm = panel.locator("form", { has: page.locator('textarea[name="feedback"]') });
+  await expect(decisionForm.locator('input[name="reviewRequestId"]')).toHaveValue(
+    again.reviewRequestId,
+  );
+  await expect(decisionForm.locator('input[name="contentDigest"]')).toHaveValue(
+    again.contentDigest,
+  );
+
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(/Approved/);
+  const { reviews } = await agent.ok("get_research_context", { planId: plan.planId });
+  const decided = (id: string) =>
+    reviews.find((review: { reviewRequestId: string }) => review.reviewRequestId === id)?.decision;
+  expect(decided(plan.reviewRequestId)).toMatchObject({
+    decision: "modify",
+    feedback: "Add 2024 prices.",
+  });
+  expect(decided(again.reviewRequestId)).toMatchObject({ decision: "approve", feedback: null });
+  expect(reviews).toHaveLength(2);
+});

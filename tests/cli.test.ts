@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "@/lib/auth/api-key";
 import { verifyPassword } from "@/lib/auth/password";
 import { openDatabase } from "@/lib/db/client";
-import { apiKeys, planAuditLog, researchPlans, setupCodes, tenants, users } from "@/lib/db/schema";
+import {
+  apiKeys,
+  planAuditLog,
+  researchPlans,
+  setupCodes,
+  teamAuditLog,
+  tenants,
+  users,
+} from "@/lib/db/schema";
 import { hashSetupCode } from "@/lib/services/accounts/setup-codes";
 import { createPostgresDatabase } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
@@ -347,6 +355,22 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
       expect(
         (await edit.db.select().from(tenants).where(eq(tenants.name, "Audit")))[0],
       ).toMatchObject({ decisionPolicy: "people_only" });
+      // The switch is on the team's trail, as the CLI's; showing the policy wrote nothing.
+      expect(
+        (await edit.db.select().from(teamAuditLog)).map((row) => [
+          row.eventType,
+          row.actorType,
+          row.actorLabel,
+          row.payload,
+        ]),
+      ).toEqual([
+        [
+          "decision_policy_changed",
+          "system",
+          "the admin CLI",
+          { from: "people_and_agents", to: "people_only" },
+        ],
+      ]);
     } finally {
       await edit.close();
     }

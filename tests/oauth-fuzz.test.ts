@@ -155,6 +155,8 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
           (select count(*) from webhook_delivery where status = 'pending')::text as pending,
           (select count(*) from plan_audit_log)::text as plan_audit,
           (select count(*) from account_audit_log)::text as account_audit,
+          (select count(*) from team_audit_log)::text as team_audit,
+          (select count(*) from tenant where trusted_clients is not null)::text as trusting,
           (select coalesce(max(review_deadline_seconds), -1) from tenant)::text as deadline`,
       )
     )[0];
@@ -485,6 +487,7 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
     const stalled = await import("@/app/(app)/admin/stalled/actions");
     const plans = await import("@/app/(app)/plans/[planId]/actions");
     const defaults = await import("@/app/(app)/admin/review-defaults-actions");
+    const trusted = await import("@/app/(app)/admin/trusted-clients-actions");
     const account = await import("@/app/(app)/account/actions");
     const actions = {
       createUserAction: users.createUserAction,
@@ -499,6 +502,7 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
       decideReviewAction: plans.decideReviewAction,
       assignReviewAction: plans.assignReviewAction,
       setReviewDefaultsAction: defaults.setReviewDefaultsAction,
+      setTrustedClientsAction: trusted.setTrustedClientsAction,
       changePasswordAction: account.changePasswordAction,
       emailNotificationsAction: account.emailNotificationsAction,
       revokeOwnAppAction: account.revokeOwnAppAction,
@@ -537,6 +541,8 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
         "plan.completed",
         "a long enough password",
         "a new long password",
+        "every",
+        "only",
       ),
       oddString,
     );
@@ -567,6 +573,8 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
       "confirmPassword",
       "signOutEverywhere",
       "emails",
+      "trust",
+      "clientIds",
       "__proto__",
     );
     const form = fc.array(fc.tuple(names, value), { maxLength: 8 });

@@ -36,6 +36,7 @@ import {
   listInbox,
   recentDecisions,
 } from "../services/views/review-inbox";
+import { teamRulesView } from "../services/views/team-rules";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -81,6 +82,10 @@ export const views = {
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));
+  },
+  /** The trusted-clients form and the team's trail of rule changes, for the admin page. */
+  async teamRules(user: SignedInUser) {
+    return teamRulesView(await userContext(user));
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {

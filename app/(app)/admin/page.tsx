@@ -5,6 +5,8 @@ import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/views/admin-overview";
 import { views } from "@/lib/web/views";
 import { DecisionPolicyForm } from "./decision-policy-form";
 import { ReviewDefaultsForm } from "./review-defaults-form";
+import { TeamTrail } from "./team-trail";
+import { TrustedClientsForm } from "./trusted-clients-form";
 
 export const metadata: Metadata = { title: "Admin" };
 
@@ -18,6 +20,7 @@ export default async function AdminPage() {
   const overview = await views.adminOverview(admin);
   const defaults = await views.reviewDefaults(admin);
   const decisionPolicy = await views.decisionPolicy(admin);
+  const rules = await views.teamRules(admin);
   const pages = [
     {
       id: "stalled",
@@ -88,6 +91,23 @@ export default async function AdminPage() {
           deadlineSeconds={defaults.deadlineSeconds}
           onTimeout={defaults.onTimeout}
         />
+      </section>
+      <section className="card" aria-labelledby="trusted-clients-heading">
+        <h2 id="trusted-clients-heading">Trusted apps</h2>
+        <p className="muted">
+          A person answering a review in their own chat app (a connected app signed in as them)
+          counts as that person only when the app is trusted here; the trail marks such decisions as
+          made in the client.
+        </p>
+        <TrustedClientsForm trustedClients={rules.trustedClients} teamClients={rules.teamClients} />
+      </section>
+      <section className="card" aria-labelledby="team-trail-heading">
+        <h2 id="team-trail-heading">Changes to the team's rules</h2>
+        <p className="muted">
+          Who changed who decides, the review deadline or the trusted apps, when, and from what to
+          what.
+        </p>
+        <TeamTrail trail={rules.trail} clients={rules.teamClients} />
       </section>
     </section>
   );

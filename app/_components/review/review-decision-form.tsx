@@ -6,11 +6,22 @@ import { SubmitButton } from "@/app/_components/submit-button";
 import type { ActionState } from "@/lib/web/action-state";
 
 /**
+ * The key a decision form is rendered under: one review as it was shown. A
+ * review decided elsewhere and asked again, or changed while pending, is
+ * another key, so React gives it a fresh form (no feedback, no armed reject).
+ */
+export function reviewFormKey(review: { reviewRequestId: string; contentDigest: string }): string {
+  return `${review.reviewRequestId}:${review.contentDigest}`;
+}
+
+/**
  * Approve, modify (with feedback), skip or reject (after a confirmation), as the
  * plan page's panel and each inbox entry offer it. The caller owns the action's
  * state, so its answer stays on screen after the answered review is gone. The
  * form names the review and the digest of what it showed, so a decision made on
- * a page that has since gone stale is refused, not applied to something else.
+ * a page that has since gone stale is refused, not applied to something else;
+ * render it under `reviewFormKey` so its typing and armed reject belong to
+ * that review alone.
  */
 export function ReviewDecisionForm({
   planId,

@@ -3,11 +3,12 @@
  * people and the agents that relay a person's answer. The rule itself is the
  * engine's (`checkDecider`, `checkTimeoutAction`); this reads and sets the
  * team's choice, for the admin page, the CLI and the use cases that enforce it.
+ * A change is written to the team's trail (team-trail.ts).
  */
 import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Executor } from "../../db/client";
+import type { Database, Executor } from "../../db/client";
 import { tenants } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import {
@@ -15,8 +16,9 @@ import {
   DEFAULT_DECISION_POLICY,
   type DecisionPolicy,
 } from "../../plan-engine/states";
-import type { ServiceContext } from "../shared/context";
+import type { Actor, ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
+import { changeTeamRule } from "./team-trail";
 
 export const decisionPolicyInput = z.strictObject({
   decisionPolicy: z
@@ -42,19 +44,24 @@ export async function setDecisionPolicy(
   raw: z.input<typeof decisionPolicyInput>,
 ): Promise<DecisionPolicy> {
   const input = parseInput(decisionPolicyInput, raw);
-  await ctx.db
-    .update(tenants)
-    .set({ decisionPolicy: input.decisionPolicy })
-    .where(eq(tenants.id, ctx.tenantId));
-  return input.decisionPolicy;
+  const change = await changeTeamRule(ctx.db, {
+    tenantId: ctx.tenantId,
+    actor: ctx.actor,
+    eventType: "decision_policy_changed",
+    to: input.decisionPolicy,
+  });
+  return change.to;
 }
+
+/** How the team's trail names a change made with the admin CLI (scripts/cairn.ts). */
+export const ADMIN_CLI_ACTOR: Actor = { type: "system", id: null, label: "the admin CLI" };
 
 /**
  * The admin CLI's counterpart, by team name (it has no signed-in context):
  * sets the policy when one is given, and answers the team's policy.
  */
 export async function teamDecisionPolicy(
-  db: Executor,
+  db: Database,
   teamName: string,
   policy?: DecisionPolicy,
 ): Promise<DecisionPolicy> {
@@ -64,6 +71,11 @@ export async function teamDecisionPolicy(
     .where(eq(tenants.name, teamName));
   if (!team) throw new AppError("NOT_FOUND", `No team is named "${teamName}".`);
   if (policy === undefined) return team.decisionPolicy;
-  await db.update(tenants).set({ decisionPolicy: policy }).where(eq(tenants.id, team.id));
-  return policy;
+  const change = await changeTeamRule(db, {
+    tenantId: team.id,
+    actor: ADMIN_CLI_ACTOR,
+    eventType: "decision_policy_changed",
+    to: policy,
+  });
+  return change.to;
 }

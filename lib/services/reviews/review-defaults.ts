@@ -1,7 +1,8 @@
 /**
  * The team's default review deadline (docs/reviews.md): used by
  * request_user_review when the agent names none. Both parts or neither: a
- * deadline needs the action Cairn takes when it passes.
+ * deadline needs the action Cairn takes when it passes. A change is written to
+ * the team's trail (team-trail.ts).
  */
 import "server-only";
 import { eq } from "drizzle-orm";
@@ -10,6 +11,7 @@ import { tenants } from "../../db/schema";
 import { MAX_DEADLINE_SECONDS, TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
+import { changeTeamRule } from "./team-trail";
 
 export const reviewDefaultsInput = z
   .object({
@@ -36,9 +38,11 @@ export async function setReviewDefaults(
   raw: z.input<typeof reviewDefaultsInput>,
 ): Promise<ReviewDefaults> {
   const input = parseInput(reviewDefaultsInput, raw);
-  await ctx.db
-    .update(tenants)
-    .set({ reviewDeadlineSeconds: input.deadlineSeconds, reviewOnTimeout: input.onTimeout })
-    .where(eq(tenants.id, ctx.tenantId));
-  return input;
+  const change = await changeTeamRule(ctx.db, {
+    tenantId: ctx.tenantId,
+    actor: ctx.actor,
+    eventType: "review_defaults_changed",
+    to: input,
+  });
+  return change.to;
 }

@@ -4,7 +4,7 @@ import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
 import { ReviewContent, type ReviewContentData } from "@/app/_components/review/review-content";
-import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
+import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts, type ReviewFactsData } from "@/app/_components/review/review-facts";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
@@ -28,7 +28,11 @@ export type PendingReview = ReviewFactsData &
  * deadline and assignee (ReviewFacts, ReviewAssignment). Stays mounted while
  * the page refreshes itself, so the reviewer's typing survives, and the answer
  * to their decision (including "the plan changed under you") stays on screen
- * after the pending review is gone.
+ * after the pending review is gone. The decision form is keyed to the review
+ * and its digest, the hand-off form to the review (sibling keys must differ):
+ * a refresh that brings another review, or changed content, gives a fresh
+ * form, so feedback typed or a reject armed for one review is never sent
+ * against another.
  */
 export function ReviewArea({
   planId,
@@ -82,6 +86,7 @@ export function ReviewArea({
         </p>
       ) : null}
       <ReviewDecisionForm
+        key={reviewFormKey(review)}
         planId={planId}
         reviewRequestId={review.reviewRequestId}
         contentDigest={review.contentDigest}
@@ -90,6 +95,7 @@ export function ReviewArea({
       />
       <ReviewFacts review={review} />
       <ReviewAssignment
+        key={review.reviewRequestId}
         planId={planId}
         reviewRequestId={review.reviewRequestId}
         assignedUserId={review.assignedUserId}
