@@ -30,6 +30,8 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
   let app: AppServer;
   let admin: WebSession;
   const plans: Record<string, string> = {};
+  /** The connected app a person authorized ("Chat client"). */
+  let chatToken: string;
 
   beforeAll(async () => {
     app = await startAppServer(backend);
@@ -190,6 +192,7 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
 
   it("counts a connected app's answer as the person's own, also where only people decide", async () => {
     const { accessToken } = await connectAppOverHttp(app, admin, "Chat client");
+    chatToken = accessToken;
     const { agent, shown } = await clientWith(
       accessToken,
       { form: {} },
@@ -204,6 +207,30 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
       await agent.ok("submit_step_result", plainResult(planId, next.step.stepId));
     } finally {
       await agent.close();
+    }
+  });
+
+  it("counts no answer from an app the team does not name among those it trusts", async () => {
+    const other = await connectAppOverHttp(app, admin, "Other client");
+    const saved = await admin.action("/admin", "setTrustedClientsAction", {
+      trust: "only",
+      clientIds: other.clientId,
+    });
+    expect(saved.text).toContain("in-client answers count only from this app");
+    const { agent, shown } = await clientWith(
+      chatToken,
+      { form: {}, url: {} },
+      { action: "accept", content: { decision: "approve" } },
+    );
+    try {
+      const { planId } = await planAtReview(agent, "untrusted app");
+      const waiting = await agent.ok("get_next_step", { planId });
+      // Only people decide and this app proves none now: sent to the review page.
+      expect(shown).toEqual([expect.objectContaining({ mode: "url" })]);
+      expect(waiting.status).toBe("awaiting_review");
+    } finally {
+      await agent.close();
+      await admin.action("/admin", "setTrustedClientsAction", { trust: "every" });
     }
   });
 
@@ -248,7 +275,7 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
             decisionPolicy: (row.payload as { decisionPolicy?: string }).decisionPolicy,
           }));
       };
-      for (const name of ["key, people only", "key, form only", "forged"]) {
+      for (const name of ["key, people only", "key, form only", "forged", "untrusted app"]) {
         expect(await decisionsOf(name)).toEqual([]);
       }
       expect(await decisionsOf("connected app")).toEqual([
