@@ -1,0 +1,107 @@
+/**
+ * The reviewer's inbox read model (docs/reviews.md): a page of INBOX_PAGE_SIZE
+ * reviews at a time, oldest first, with the next page after the last one; long
+ * summaries, proposals and instructions come shortened, each whole behind its
+ * "Show all" value (readFullValue), which another team cannot read. In
+ * process, on PGlite and on PostgreSQL 15.
+ */
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { users } from "@/lib/db/schema";
+import type { ServiceContext } from "@/lib/services/shared/context";
+import { PREVIEW_CHARS, readFullValue } from "@/lib/services/views/full-values";
+import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
+import { BACKENDS } from "../support/databases";
+import { planSteps, tenantContext, useFreshTenant } from "../support/in-process";
+
+describe.each(BACKENDS)("the review inbox on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  /** The tenant's person, as the inbox's viewer. */
+  async function viewer(ctx: ServiceContext): Promise<ServiceContext> {
+    const [user] = await ctx.db
+      .select({ id: users.id })
+      .from(users)
+      .where(eq(users.tenantId, ctx.tenantId));
+    return { ...ctx, actor: { type: "user", id: user?.id ?? null, label: "Reviewer" } };
+  }
+
+  async function planAtReview(name: string, extra: Record<string, unknown> = {}) {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name,
+      researchQuestion: "q",
+      steps: planSteps("analyze"),
+    });
+    const next = await tenant.agent.ok("get_next_step", { planId: created.planId });
+    const review = await tenant.agent.ok("request_user_review", {
+      planId: created.planId,
+      stepId: next.step.stepId,
+      summary: `Check ${name}.`,
+      ...extra,
+    });
+    return { planId: created.planId as string, reviewRequestId: review.reviewRequestId as string };
+  }
+
+  it("pages its reviews oldest first, the next page after the last review", async () => {
+    const count = INBOX_PAGE_SIZE + 3;
+    const asked: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      asked.push((await planAtReview(`Paged ${i}`)).reviewRequestId);
+    }
+    const me = await viewer(tenant.agent.ctx);
+    const first = await listInbox(me, { role: "admin" });
+    expect(first.total).toBe(count);
+    expect(first.reviews.map((r) => r.reviewRequestId)).toEqual(asked.slice(0, INBOX_PAGE_SIZE));
+    expect(first.nextAfter).toBe(asked[INBOX_PAGE_SIZE - 1]);
+    const second = await listInbox(me, { role: "admin", after: first.nextAfter ?? undefined });
+    expect(second.reviews.map((r) => r.reviewRequestId)).toEqual(asked.slice(INBOX_PAGE_SIZE));
+    expect(second.nextAfter).toBeNull();
+    expect(second.total).toBe(count);
+  });
+
+  it("shortens a long proposal, summary and instructions, and gives each whole on request", async () => {
+    const proposedResult = { rows: Array.from({ length: 400 }, (_, i) => `row ${i} of the table`) };
+    const summary = "s".repeat(PREVIEW_CHARS + 10);
+    const { planId, reviewRequestId } = await planAtReview("Long", { proposedResult, summary });
+    const me = await viewer(tenant.agent.ctx);
+    const entry = (await listInbox(me, { role: "admin", planId })).reviews[0];
+    expect(entry?.proposal?.shortened).toBe(true);
+    expect(entry?.proposal?.text).toHaveLength(PREVIEW_CHARS);
+    expect(entry?.proposal?.text).toMatch(/^\{\s+"rows": \[\s+"row 0 of the table",/);
+    expect(entry?.proposal?.bytes).toBeGreaterThan(JSON.stringify(proposedResult).length);
+    expect(entry?.summary).toEqual({
+      text: "s".repeat(PREVIEW_CHARS),
+      shortened: true,
+      bytes: summary.length,
+    });
+    expect(entry?.stepInstructions.shortened).toBe(false);
+
+    const full = await readFullValue(me, planId, { review: reviewRequestId, part: "proposal" });
+    expect(full?.json).toBe(true);
+    expect(JSON.parse(full?.text ?? "")).toEqual(proposedResult);
+    expect(await readFullValue(me, planId, { review: reviewRequestId, part: "summary" })).toEqual({
+      text: summary,
+      json: false,
+    });
+    // Not the team's: not found, as is a review of another plan.
+    const other = await tenantContext(tenant.handle.db, "Stranger");
+    expect(
+      await readFullValue(other, planId, { review: reviewRequestId, part: "proposal" }),
+    ).toBeUndefined();
+    const elsewhere = await planAtReview("Elsewhere");
+    expect(
+      await readFullValue(me, elsewhere.planId, { review: reviewRequestId, part: "summary" }),
+    ).toBeUndefined();
+  });
+
+  it("shows a short proposal whole, and none when the agent proposed none", async () => {
+    const { planId } = await planAtReview("Short", { proposedResult: { sources: 3 } });
+    const me = await viewer(tenant.agent.ctx);
+    const [entry] = (await listInbox(me, { role: "admin", planId })).reviews;
+    expect(entry?.proposal).toMatchObject({ shortened: false });
+    expect(JSON.parse(entry?.proposal?.text ?? "")).toEqual({ sources: 3 });
+    const none = await planAtReview("None");
+    const [bare] = (await listInbox(me, { role: "admin", planId: none.planId })).reviews;
+    expect(bare?.proposal).toBeNull();
+  });
+});
