@@ -7,7 +7,7 @@
  */
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { users } from "@/lib/db/schema";
+import { planSteps as planStepsTable, users } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { PREVIEW_CHARS, readFullValue } from "@/lib/services/views/full-values";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
@@ -103,5 +103,29 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     const none = await planAtReview("None");
     const [bare] = (await listInbox(me, { role: "admin", planId: none.planId })).reviews;
     expect(bare?.proposal).toBeNull();
+  });
+
+  it("tells when the step's instructions changed after the request, with the digest of what it shows", async () => {
+    const created = await planAtReview("Changed");
+    const me = await viewer(tenant.agent.ctx);
+    const [before] = (await listInbox(me, { role: "admin", planId: created.planId })).reviews;
+    expect(before?.instructionsChanged).toBe(false);
+    // What modify_plan did to a step while its review waited, in earlier versions.
+    await tenant.handle.db
+      .update(planStepsTable)
+      .set({ instructions: "Analyse it differently." })
+      .where(eq(planStepsTable.planId, created.planId));
+    const [after] = (await listInbox(me, { role: "admin", planId: created.planId })).reviews;
+    expect(after?.instructionsChanged).toBe(true);
+    expect(after?.stepInstructions.text).toBe("Analyse it differently.");
+    expect(after?.contentDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect(after?.contentDigest).not.toBe(before?.contentDigest);
+    // A decision bound to what the inbox now shows is accepted.
+    await tenant.agent.ok("submit_user_decision", {
+      planId: created.planId,
+      reviewRequestId: created.reviewRequestId,
+      decision: "approve",
+      contentDigest: after?.contentDigest,
+    });
   });
 });

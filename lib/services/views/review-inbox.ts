@@ -96,17 +96,30 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         and (${minAge}::int is null or r.created_at <= now() - make_interval(secs => ${minAge}::int))`;
   const after = filters.after ?? null;
   const [rows, [counted]] = await Promise.all([
+    // The page's rows first, by the index; only then, on those rows, the costly
+    // parts: the proposal's indented text (once per row, `offset 0` keeps the
+    // planner from copying it into each use), and the digest, which needs
+    // hashing only when the step's instructions changed since the request
+    // (everything else a digest covers is the review's own and never changes).
     selectRows<InboxReview>(
       ctx.db,
-      sql`select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
+      sql`with page as (
+        select r.id from review_request r
+        where ${matches}
+          and (${after}::uuid is null or (r.created_at, r.id) > (select a.created_at, a.id
+            from review_request a where a.id = ${after}::uuid and a.tenant_id = ${ctx.tenantId}::uuid))
+        order by r.created_at, r.id
+        limit ${INBOX_PAGE_SIZE + 1})
+      select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
         r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
         ${shortened("r.summary")} as summary, r.questions,
         case when r.proposed_result is null then null
-          else ${shortened("jsonb_pretty(r.proposed_result)")} end as proposal,
+          else ${shortened("pretty.proposal")} end as proposal,
         r.proposed_confidence as "proposedConfidence",
         ${shortened("s.instructions")} as "stepInstructions",
-        ${inboxDigest} as "contentDigest",
-        ${inboxDigest} <> r.content_digest as "instructionsChanged",
+        case when s.instructions = r.step_instructions then r.content_digest
+          else ${inboxDigest} end as "contentDigest",
+        s.instructions <> r.step_instructions as "instructionsChanged",
         r.requested_by_label as "requestedBy",
         ${iso("r.created_at")} as "createdAt",
         floor(extract(epoch from now() - r.created_at))::int as "waitingSeconds",
@@ -117,15 +130,13 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
           when u.name is null then u.email else u.name || ' <' || u.email || '>' end
           as "assignedUserLabel",
         r.assigned_role as "assignedRole"
-      from review_request r
+      from page
+        join review_request r on r.id = page.id
         join research_plan p on p.id = r.plan_id
         join plan_step s on s.id = r.step_id
         left join app_user u on u.id = r.assigned_user_id
-      where ${matches}
-        and (${after}::uuid is null or (r.created_at, r.id) > (select a.created_at, a.id
-          from review_request a where a.id = ${after}::uuid and a.tenant_id = ${ctx.tenantId}::uuid))
-      order by r.created_at, r.id
-      limit ${INBOX_PAGE_SIZE + 1}`,
+        cross join lateral (select jsonb_pretty(r.proposed_result) as proposal offset 0) pretty
+      order by r.created_at, r.id`,
     ),
     selectRows<{ n: number }>(
       ctx.db,
