@@ -8,7 +8,7 @@
  * send. Runs the production build (`npx next build` first) on a throwaway
  * PGlite folder:
  *
- *   npx tsx --tsconfig tsconfig.tsx.json bench/proposal-flood.ts
+ *   npm run bench:flood
  *
  * CAIRN_FLOOD_PROPOSAL_BYTES sets the proposal's JSON size (default: the limit,
  * MAX_RESULT_BYTES); above the limit every request is refused, and counted.

@@ -34,7 +34,7 @@ export const fullValueQuery = z.union([
   z.object({ review: z.uuid(), part: z.enum(["summary", "proposal", "instructions"]) }),
   z.object({
     step: z.uuid(),
-    part: z.enum(["result", "report", "arguments", "inputs", "outputSchema"]),
+    part: z.enum(["instructions", "result", "report", "arguments", "inputs", "outputSchema"]),
   }),
   z.object({ audit: z.uuid() }),
 ]);
@@ -62,14 +62,16 @@ export async function readFullValue(
       from review_request r join plan_step s on s.id = r.step_id
       where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;
   } else if ("step" in query) {
-    const column = {
-      result: sql`s.result`,
-      report: sql`s.step_execution_report`,
-      arguments: sql`s.arguments`,
-      inputs: sql`s.inputs`,
-      outputSchema: sql`s.output_schema`,
+    json = query.part !== "instructions";
+    const value = {
+      instructions: sql`s.instructions`,
+      result: sql`jsonb_pretty(s.result)`,
+      report: sql`jsonb_pretty(s.step_execution_report)`,
+      arguments: sql`jsonb_pretty(s.arguments)`,
+      inputs: sql`jsonb_pretty(s.inputs)`,
+      outputSchema: sql`jsonb_pretty(s.output_schema)`,
     }[query.part];
-    statement = sql`select jsonb_pretty(${column}) as value from plan_step s
+    statement = sql`select ${value} as value from plan_step s
       where s.id = ${query.step}::uuid and s.plan_id = ${plan} and s.tenant_id = ${tenant}`;
   } else {
     statement = sql`select jsonb_pretty(a.payload) as value from plan_audit_log a

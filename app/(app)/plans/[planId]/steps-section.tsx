@@ -25,6 +25,10 @@ export function StepsSection({ page }: { page: PlanPage }) {
 
 function StepItem({ step, page }: { step: Step; page: PlanPage }) {
   const { original: instructions, feedback } = splitUserFeedback(step.instructions);
+  const instructionsHref = fullValueHref(page.plan.planId, {
+    step: step.stepId,
+    part: "instructions",
+  });
   const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
   const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
   const withdrawn = page.reviews.some(
@@ -66,12 +70,29 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           Review withdrawn: the plan ended before anyone answered it.
         </p>
       ) : null}
-      <p className="pre-wrap">{instructions}</p>
-      {feedback.map((text) => (
-        <blockquote key={text} className="feedback" data-testid="user-feedback">
-          <strong>User feedback:</strong> <span className="pre-wrap">{text}</span>
-        </blockquote>
-      ))}
+      <ShortenedText
+        value={shorten(instructions)}
+        href={instructionsHref}
+        testId="step-instructions"
+      />
+      {feedback.map((text) => {
+        // Each modify appends a person's feedback (up to 20,000 characters, 20 reviews a step).
+        const shown = shorten(text);
+        return (
+          <blockquote key={text} className="feedback" data-testid="user-feedback">
+            <strong>User feedback:</strong>{" "}
+            <span className="pre-wrap">{shown.shortened ? `${shown.text}…` : shown.text}</span>
+            {shown.shortened ? (
+              <>
+                {" "}
+                <a href={instructionsHref} target="_blank" rel="noopener">
+                  Show all
+                </a>
+              </>
+            ) : null}
+          </blockquote>
+        );
+      })}
       <dl className="facts">
         <dt>Started</dt>
         <dd>
