@@ -5,9 +5,9 @@
  * "Show all" value (readFullValue), which another team cannot read. In
  * process, on PGlite and on PostgreSQL 15.
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { planSteps as planStepsTable, users } from "@/lib/db/schema";
+import { planAuditLog, planSteps as planStepsTable, users } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { PREVIEW_CHARS, readFullValue } from "@/lib/services/views/full-values";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
@@ -127,5 +127,36 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
       decision: "approve",
       contentDigest: after?.contentDigest,
     });
+  });
+
+  it("gives a step's result, instructions and an audit payload whole, for the plan page's Show all", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Values",
+      researchQuestion: "q",
+      steps: planSteps("analyze"),
+    });
+    const planId = created.planId as string;
+    const stepId = (await tenant.agent.ok("get_next_step", { planId })).step.stepId as string;
+    const result = { rows: Array.from({ length: 300 }, (_, i) => `value ${i}`) };
+    await tenant.agent.submit(planId, stepId, { result });
+    const me = await viewer(tenant.agent.ctx);
+    const full = await readFullValue(me, planId, { step: stepId, part: "result" });
+    expect(full?.json).toBe(true);
+    expect(JSON.parse(full?.text ?? "")).toEqual(result);
+    expect(await readFullValue(me, planId, { step: stepId, part: "instructions" })).toEqual({
+      text: "Step 1: do the analyze work.",
+      json: false,
+    });
+    // A part the step does not have, like its arguments, is not found.
+    expect(await readFullValue(me, planId, { step: stepId, part: "arguments" })).toBeUndefined();
+    const [row] = await tenant.handle.db
+      .select({ id: planAuditLog.id, payload: planAuditLog.payload })
+      .from(planAuditLog)
+      .where(and(eq(planAuditLog.planId, planId), eq(planAuditLog.eventType, "step_completed")));
+    const payload = await readFullValue(me, planId, { audit: row?.id ?? "" });
+    expect(JSON.parse(payload?.text ?? "")).toEqual(row?.payload);
+    const other = await tenantContext(tenant.handle.db, "Outsider");
+    expect(await readFullValue(other, planId, { audit: row?.id ?? "" })).toBeUndefined();
+    expect(await readFullValue(other, planId, { step: stepId, part: "result" })).toBeUndefined();
   });
 });
