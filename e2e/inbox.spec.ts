@@ -186,8 +186,10 @@ test("the inbox shows a page of reviews at a time, with the next page after the 
 }) => {
   // One more than a page, on top of whatever the other tests left pending.
   const count = 21;
-  for (let i = 0; i < count; i += 1)
-    await askForReview(agent, `Paged ${String(i).padStart(2, "0")}`);
+  const planIds: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    planIds.push((await askForReview(agent, `Paged ${String(i).padStart(2, "0")}`)).planId);
+  }
   await signIn(page, app.tenantA.email);
   await page.goto("/inbox");
   const entries = page.getByTestId("inbox-review");
@@ -215,6 +217,10 @@ test("the inbox shows a page of reviews at a time, with the next page after the 
   await page.getByRole("link", { name: "← Oldest" }).click();
   await expect(page).toHaveURL(/\/inbox$/);
   await expect(entries).toHaveCount(20);
+  // The worker's other tests find their reviews on the inbox's first page.
+  for (const planId of planIds) {
+    await agent.ok("cancel_plan", { planId, reason: "The paging test is over." });
+  }
 });
 
 test("a long proposal is shortened in the inbox and on the plan page, and Show all opens it whole", async ({
@@ -251,4 +257,5 @@ test("a long proposal is shortened in the inbox and on the plan page, and Show a
   await page.getByRole("button", { name: "Sign out" }).click();
   await signIn(page, app.tenantB.email);
   expect((await page.request.get(href ?? "")).status()).toBe(404);
+  await agent.ok("cancel_plan", { planId: plan.planId, reason: "The test is over." });
 });
