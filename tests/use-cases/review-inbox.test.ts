@@ -1,15 +1,17 @@
 /**
- * The reviewer's inbox read model (docs/reviews.md): a page of INBOX_PAGE_SIZE
- * reviews at a time, oldest first, with the next page after the last one; long
- * summaries, proposals and instructions come shortened, each whole behind its
- * "Show all" value (readFullValue), which another team cannot read. In
- * process, on PGlite and on PostgreSQL 15.
+ * The pages' read models of long values (docs/reviews.md). The inbox: a page
+ * of INBOX_PAGE_SIZE reviews at a time, oldest first, the next page after the
+ * last one; long summaries, proposals and instructions come shortened, each
+ * whole behind its "Show all" value (readFullValue), which another team cannot
+ * read. The plan page reads no proposal but the pending review's. In process,
+ * on PGlite and on PostgreSQL 15.
  */
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { planAuditLog, planSteps as planStepsTable, users } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { PREVIEW_CHARS, readFullValue } from "@/lib/services/views/full-values";
+import { getPlanPage } from "@/lib/services/views/plan-views";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "../support/databases";
 import { planSteps, tenantContext, useFreshTenant } from "../support/in-process";
@@ -158,5 +160,44 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     const other = await tenantContext(tenant.handle.db, "Outsider");
     expect(await readFullValue(other, planId, { audit: row?.id ?? "" })).toBeUndefined();
     expect(await readFullValue(other, planId, { step: stepId, part: "result" })).toBeUndefined();
+  });
+
+  it("the plan page reads the pending review's proposal only; get_research_context every one", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Proposals",
+      researchQuestion: "q",
+      steps: planSteps("analyze"),
+    });
+    const planId = created.planId as string;
+    const stepId = (await tenant.agent.ok("get_next_step", { planId })).step.stepId as string;
+    const first = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId,
+      summary: "First.",
+      proposedResult: { round: 1 },
+    });
+    await tenant.agent.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: first.reviewRequestId,
+      decision: "modify",
+      feedback: "Again.",
+    });
+    await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId,
+      summary: "Second.",
+      proposedResult: { round: 2 },
+    });
+    const page = await getPlanPage(await viewer(tenant.agent.ctx), planId);
+    await page?.trail;
+    expect(page?.reviews.map((r) => [r.status, r.proposedResult])).toEqual([
+      ["decided", null],
+      ["pending", { round: 2 }],
+    ]);
+    const context = await tenant.agent.ok("get_research_context", { planId, sessionId: "s" });
+    expect(context.reviews.map((r: { proposedResult: unknown }) => r.proposedResult)).toEqual([
+      { round: 1 },
+      { round: 2 },
+    ]);
   });
 });
