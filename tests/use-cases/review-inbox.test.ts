@@ -28,20 +28,27 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     return { ...ctx, actor: { type: "user", id: user?.id ?? null, label: "Reviewer" } };
   }
 
-  async function planAtReview(name: string, extra: Record<string, unknown> = {}) {
+  /** A one-step plan whose step is in progress. */
+  async function stepInProgress(name: string) {
     const created = await tenant.agent.ok("create_research_plan", {
       name,
       researchQuestion: "q",
       steps: planSteps("analyze"),
     });
-    const next = await tenant.agent.ok("get_next_step", { planId: created.planId });
+    const planId = created.planId as string;
+    const stepId = (await tenant.agent.ok("get_next_step", { planId })).step.stepId as string;
+    return { planId, stepId };
+  }
+
+  async function planAtReview(name: string, extra: Record<string, unknown> = {}) {
+    const { planId, stepId } = await stepInProgress(name);
     const review = await tenant.agent.ok("request_user_review", {
-      planId: created.planId,
-      stepId: next.step.stepId,
+      planId,
+      stepId,
       summary: `Check ${name}.`,
       ...extra,
     });
-    return { planId: created.planId as string, reviewRequestId: review.reviewRequestId as string };
+    return { planId, reviewRequestId: review.reviewRequestId as string };
   }
 
   it("pages its reviews oldest first, the next page after the last review", async () => {
@@ -132,13 +139,7 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
   });
 
   it("gives a step's result, instructions and an audit payload whole, for the plan page's Show all", async () => {
-    const created = await tenant.agent.ok("create_research_plan", {
-      name: "Values",
-      researchQuestion: "q",
-      steps: planSteps("analyze"),
-    });
-    const planId = created.planId as string;
-    const stepId = (await tenant.agent.ok("get_next_step", { planId })).step.stepId as string;
+    const { planId, stepId } = await stepInProgress("Values");
     const result = { rows: Array.from({ length: 300 }, (_, i) => `value ${i}`) };
     await tenant.agent.submit(planId, stepId, { result });
     const me = await viewer(tenant.agent.ctx);
@@ -163,13 +164,7 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
   });
 
   it("the plan page reads the pending review's proposal only; get_research_context every one", async () => {
-    const created = await tenant.agent.ok("create_research_plan", {
-      name: "Proposals",
-      researchQuestion: "q",
-      steps: planSteps("analyze"),
-    });
-    const planId = created.planId as string;
-    const stepId = (await tenant.agent.ok("get_next_step", { planId })).step.stepId as string;
+    const { planId, stepId } = await stepInProgress("Proposals");
     const first = await tenant.agent.ok("request_user_review", {
       planId,
       stepId,
