@@ -178,3 +178,84 @@ test("an admin sets the team's default deadline, which a review without its own 
   await form.getByRole("button", { name: "Save review defaults" }).click();
   await expect(form.getByTestId("action-message")).toContainText("give both a deadline");
 });
+
+test("the inbox shows a page of reviews at a time, with the next page after the last", async ({
+  page,
+  agent,
+  app,
+}) => {
+  // One more than a page, on top of whatever the other tests left pending.
+  const count = 21;
+  const planIds: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    planIds.push((await askForReview(agent, `Paged ${String(i).padStart(2, "0")}`)).planId);
+  }
+  await signIn(page, app.tenantA.email);
+  await page.goto("/inbox");
+  const entries = page.getByTestId("inbox-review");
+  await expect(entries).toHaveCount(20);
+  await expect(page.getByTestId("inbox-shown")).toHaveText(/^20 of the \d+ pending reviews$/);
+  const seen: string[] = [];
+  let pages = 1;
+  for (;;) {
+    const names = await entries.locator("h2 a").allInnerTexts();
+    expect(names.length).toBeLessThanOrEqual(20);
+    seen.push(...names.filter((name) => name.startsWith("Paged ")));
+    const next = page.getByTestId("inbox-next");
+    if ((await next.count()) === 0) break;
+    const before = names[names.length - 1] ?? "";
+    await next.click();
+    await expect(page).toHaveURL(/after=/);
+    await expect(entries.locator("h2 a").first()).not.toHaveText(before);
+    pages += 1;
+  }
+  expect(pages).toBeGreaterThan(1);
+  // Every one once, oldest first, across the pages.
+  expect(seen).toEqual(
+    Array.from({ length: count }, (_, i) => `Paged ${String(i).padStart(2, "0")}`),
+  );
+  await page.getByRole("link", { name: "← Oldest" }).click();
+  await expect(page).toHaveURL(/\/inbox$/);
+  await expect(entries).toHaveCount(20);
+  // The worker's other tests find their reviews on the inbox's first page.
+  for (const planId of planIds) {
+    await agent.ok("cancel_plan", { planId, reason: "The paging test is over." });
+  }
+});
+
+test("a long proposal is shortened in the inbox and on the plan page, and Show all opens it whole", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const proposedResult = {
+    rows: Array.from({ length: 400 }, (_, i) => `row ${i} of the long table`),
+  };
+  const plan = await askForReview(agent, "Long proposal", { proposedResult });
+  await signIn(page, app.tenantA.email);
+  await page.goto(`/inbox?plan=${plan.planId}`);
+  const entry = page.getByTestId("inbox-review").filter({ hasText: "Long proposal" });
+  const shown = entry.getByTestId("review-proposal-json");
+  await expect(shown).toContainText('"row 0 of the long table"');
+  await expect(shown).not.toContainText("row 399");
+  expect((await shown.innerText()).trimEnd().endsWith("…")).toBe(true);
+  const [full] = await Promise.all([
+    page.waitForEvent("popup"),
+    entry.getByTestId("review-proposal-json-all").click(),
+  ]);
+  await expect(full.locator("body")).toContainText('"row 399 of the long table"');
+  expect(JSON.parse(await full.locator("body").innerText())).toEqual(proposedResult);
+  await full.close();
+
+  // The plan page's review panel shortens it the same way.
+  await page.goto(`/plans/${plan.planId}`);
+  const panel = page.getByTestId("review-panel");
+  await expect(panel.getByTestId("review-proposal-json")).not.toContainText("row 399");
+  await expect(panel.getByTestId("review-proposal-json-all")).toHaveText(/^Show all \(\d+ KB\)$/);
+  // Another team's person cannot read it.
+  const href = await panel.getByTestId("review-proposal-json-all").getAttribute("href");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await signIn(page, app.tenantB.email);
+  expect((await page.request.get(href ?? "")).status()).toBe(404);
+  await agent.ok("cancel_plan", { planId: plan.planId, reason: "The test is over." });
+});

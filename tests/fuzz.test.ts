@@ -3,8 +3,9 @@
  * input JSON Schema as tools/list serves it (with realistic values for a few
  * fields, and ids of the plans, steps, reviews, artifacts and executions that
  * exist, often coherent with each other), then mutated: wrong types, missing and
- * extra fields, prototype keys, huge strings, deep nesting, odd Unicode, and
- * arguments that are not an object at all.
+ * extra fields, prototype keys, huge strings, deep nesting, JSON values past
+ * their field's size limit, odd Unicode, and arguments that are not an object
+ * at all.
  *
  * Most cases run in process, as lib/mcp/server.ts runs a call: the arguments
  * must be a JSON object (the SDK's CallToolRequestSchema), then `tool.run(ctx,
@@ -507,6 +508,7 @@ type Mutation =
   | { kind: "extra"; at: number; key: string; value: unknown }
   | { kind: "huge"; at: number; length: number; unit: string }
   | { kind: "deep"; at: number; depth: number; shape: number }
+  | { kind: "bulky"; at: number; bytes: number }
   | { kind: "unicode"; at: number; text: string }
   | { kind: "not_object"; value: unknown };
 
@@ -569,6 +571,16 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
       shape: fc.nat(),
     }),
     weight: 1,
+  },
+  {
+    // A JSON value past its field's size limit (a proposal, a result, a step's
+    // arguments), made of short strings so that only the size limit can refuse it.
+    arbitrary: fc.record({
+      kind: fc.constant("bulky" as const),
+      at: fc.nat(),
+      bytes: fc.integer({ min: 70_000, max: 400_000 }),
+    }),
+    weight: 2,
   },
   {
     arbitrary: fc.record({
@@ -636,6 +648,31 @@ function mutate(args: Args, m: Mutation): string {
         JSON.stringify(marker),
         `${open.repeat(m.depth)}"leaf"${close.repeat(m.depth)}`,
       );
+    }
+    case "bulky": {
+      const containers = nonRoot.filter((p) => {
+        let value: unknown = root;
+        for (const key of p) value = (value as Record<string | number, unknown>)[key];
+        return value !== null && typeof value === "object";
+      });
+      const items = Array.from(
+        { length: Math.ceil(m.bytes / 36) },
+        (_, i) => `item ${i} of a bulky value`,
+      );
+      const at = containers[m.at % Math.max(containers.length, 1)];
+      if (!at) setOwn(root as object, "bulky", items);
+      else {
+        let value: unknown = root;
+        for (const key of at) value = (value as Record<string | number, unknown>)[key];
+        out = setAt(
+          root,
+          at,
+          Array.isArray(value)
+            ? items
+            : Object.fromEntries(items.map((item, i) => [`k${i}`, item])),
+        );
+      }
+      break;
     }
     case "unicode": {
       const strings = nonRoot.filter((p) => {
@@ -1129,6 +1166,8 @@ describe("fuzzing every MCP tool", () => {
 
       const problems: Problem[] = [];
       const counts = { ok: 0, expected: 0, rejected: 0 };
+      /** Calls refused by a field's JSON size limit (the bulky mutation's aim). */
+      let sizeRefusals = 0;
       const codes = new Map<string, number>();
       /** Per tool: calls run, and calls that succeeded. */
       const perTool = new Map(listed.map((t) => [t.name, { run: 0, ok: 0 }]));
@@ -1177,6 +1216,7 @@ describe("fuzzing every MCP tool", () => {
             if (isAppError(error) && error.code !== "INTERNAL_ERROR") {
               counts.expected += 1;
               codes.set(error.code, (codes.get(error.code) ?? 0) + 1);
+              if (error.message.includes("as JSON text, over the limit of")) sizeRefusals += 1;
             } else {
               problems.push({
                 kind: isAppError(error) ? "INTERNAL_ERROR" : "unexpected exception",
@@ -1222,7 +1262,9 @@ describe("fuzzing every MCP tool", () => {
       console.log(
         `in process: ${counts.ok} succeeded, ${counts.expected} expected errors (${[...codes]
           .map(([code, n]) => `${code} ${n}`)
-          .join(", ")}), ${counts.rejected} refused as not an object, in ${seconds} s`,
+          .join(
+            ", ",
+          )}; ${sizeRefusals} by a size limit), ${counts.rejected} refused as not an object, in ${seconds} s`,
       );
       console.log(
         `per tool (run/succeeded): ${[...perTool].map(([name, t]) => `${name} ${t.run}/${t.ok}`).join(", ")}`,
@@ -1230,6 +1272,7 @@ describe("fuzzing every MCP tool", () => {
       keep(problems, "in-process");
       expect(summarise(problems)).toEqual([]);
       expect(counts.ok + counts.expected + counts.rejected).toBe(RUNS);
+      expect(sizeRefusals).toBeGreaterThan(0);
       // Every tool got its share, and every one got past validation into its use case sometimes.
       for (const [name, t] of perTool) {
         expect(t.run, name).toBeGreaterThanOrEqual(RUNS / listed.length / 2);

@@ -347,14 +347,14 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       ...ctx,
       actor: { type: "user", id: userId, label: userId },
     });
-    const ids = (rows: { reviewRequestId: string }[]) =>
-      rows
+    const ids = (page: { reviews: { reviewRequestId: string }[] }) =>
+      page.reviews
         .map((r) => r.reviewRequestId)
         .filter((id) => [one, two].some((x) => x.reviewRequestId === id));
 
     const all = await listInbox(viewer(adminId), { role: "admin" });
     expect(ids(all)).toEqual([one.reviewRequestId, two.reviewRequestId]);
-    expect(all.find((r) => r.reviewRequestId === two.reviewRequestId)).toMatchObject({
+    expect(all.reviews.find((r) => r.reviewRequestId === two.reviewRequestId)).toMatchObject({
       planName: "Inbox two",
       stepOrder: 1,
       questions: ["Why?"],

@@ -573,8 +573,16 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
         expect((await session.get(`/plans/${betaIds.planId}`)).status).toBe(200);
         expect((await session.get(`/library/${betaIds.artifactId}`)).status).toBe(200);
         expect((await session.get(`/plans/${betaIds.planId}/deliverable`)).status).toBe(200);
+        const full = (ids: Ids) => [
+          `/plans/${ids.reviewPlanId}/full?review=${ids.reviewRequestId}&part=summary`,
+          `/plans/${ids.planId}/full?step=${ids.stepId}&part=instructions`,
+        ];
+        for (const path of full(betaIds)) {
+          expect((await session.get(path)).status, path).toBe(200);
+        }
 
         for (const path of [
+          ...full(alphaIds),
           `/plans/${alphaIds.planId}`,
           `/plans/${alphaIds.reviewPlanId}`,
           `/plans/${alphaIds.planId}?auditPage=2`,

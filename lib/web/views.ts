@@ -16,6 +16,7 @@ import {
 } from "../services/reviews/review-deadlines";
 import { getReviewDefaults } from "../services/reviews/review-defaults";
 import { adminOverview } from "../services/views/admin-overview";
+import { type FullValueQuery, readFullValue } from "../services/views/full-values";
 import {
   getArtifact,
   listArtifacts,
@@ -66,19 +67,23 @@ export const views = {
       throw error;
     });
   },
+  /** One long value of a plan in full; undefined when it is not in the user's tenant. */
+  async fullValue(user: SignedInUser, planId: string, query: FullValueQuery) {
+    return readFullValue(await userContext(user), planId, query);
+  },
   async decisionPolicy(user: SignedInUser) {
     return getDecisionPolicy(await userContext(user));
   },
   async inbox(user: SignedInUser, filters: InboxFilters) {
     const ctx = await userContext(user);
     await settleDeadlinesOfTenant(ctx);
-    const [reviews, plans, decided, decisionPolicy] = await Promise.all([
+    const [inbox, plans, decided, decisionPolicy] = await Promise.all([
       listInbox(ctx, { ...filters, role: user.role }),
       inboxPlans(ctx),
       recentDecisions(ctx),
       getDecisionPolicy(ctx),
     ]);
-    return { reviews, plans, decided, decisionPolicy };
+    return { inbox, plans, decided, decisionPolicy };
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));

@@ -16,19 +16,61 @@ const AGE_LABELS: Record<InboxAge, string> = {
   "1w": "Waiting over a week",
 };
 
-type Search = { mine?: string; plan?: string; age?: string };
+type Search = { mine?: string; plan?: string; age?: string; after?: string };
 
 /**
- * Every pending review of the team, oldest first (docs/reviews.md), answered
- * here with the same decision service and audit rows as the plan page.
+ * The team's pending reviews, oldest first, a page at a time (`?after=`, the
+ * last review of the previous page; docs/reviews.md), answered here with the
+ * same decision service and audit rows as the plan page.
  */
+/** Where the list stands among the matching reviews, and the links to the first and the next page. */
+function InboxPages({
+  total,
+  shown,
+  first,
+  next,
+  params,
+}: {
+  total: number;
+  shown: number;
+  first: boolean;
+  next: string | null;
+  params: Record<string, string | undefined>;
+}) {
+  if (!first && !next) return null;
+  const href = (after?: string) => {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries({ ...params, after })) {
+      if (value) query.set(key, value);
+    }
+    const text = query.toString();
+    return text ? `/inbox?${text}` : "/inbox";
+  };
+  return (
+    <nav className="pagination" aria-label="Inbox pages" data-testid="inbox-pages">
+      {first ? <Link href={href()}>← Oldest</Link> : <span aria-hidden="true" />}
+      <span data-testid="inbox-shown">
+        {shown} of the {total} pending reviews
+      </span>
+      {next ? (
+        <Link href={href(next)} data-testid="inbox-next">
+          Newer →
+        </Link>
+      ) : (
+        <span aria-hidden="true" />
+      )}
+    </nav>
+  );
+}
+
 export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
   const search = await searchParams;
   const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
   const mine = search.mine === "1";
-  const [{ reviews, plans, decided, decisionPolicy }, members] = await Promise.all([
-    views.inbox(user, { mine, planId: search.plan || undefined, age }),
+  const filters = { mine, planId: search.plan || undefined, age };
+  const [{ inbox, plans, decided, decisionPolicy }, members] = await Promise.all([
+    views.inbox(user, { ...filters, after: search.after || undefined }),
     views.teamMembers(user),
   ]);
   const filtered = mine || Boolean(search.plan) || Boolean(age);
@@ -73,7 +115,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
           </button>
         </form>
       </search>
-      {reviews.length === 0 ? (
+      {inbox.reviews.length === 0 ? (
         <div className="empty card" data-testid="inbox-empty">
           <p>
             {filtered ? "No pending review matches these filters." : "Nothing waits for a review."}
@@ -81,7 +123,14 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
           {filtered ? <Link href="/inbox">Show every pending review</Link> : null}
         </div>
       ) : null}
-      <InboxList reviews={reviews} members={members} currentUserId={user.userId} />
+      <InboxList reviews={inbox.reviews} members={members} currentUserId={user.userId} />
+      <InboxPages
+        total={inbox.total}
+        shown={inbox.reviews.length}
+        first={Boolean(search.after)}
+        next={inbox.nextAfter}
+        params={{ mine: mine ? "1" : undefined, plan: search.plan || undefined, age }}
+      />
       {decided.length > 0 ? (
         <section aria-labelledby="decided-heading">
           <h2 id="decided-heading">Recently decided</h2>

@@ -1,30 +1,42 @@
+import type { Shortened } from "@/lib/services/views/full-values";
+import { fullValueHref, ShortenedText } from "../shortened-text";
+
 /**
  * What the person decides on, first on the plan page and in the inbox: the
  * agent's summary, the result it proposes (what an approve completes the step
  * with), its questions and the step's instructions. Its digest goes with the
- * decision (ReviewDecisionForm), so a decision is bound to exactly this.
+ * decision (ReviewDecisionForm), so a decision is bound to exactly this. Long
+ * texts come shortened, each with a link to the whole.
  */
 export type ReviewContentData = {
-  summary: string;
+  planId: string;
+  reviewRequestId: string;
+  summary: Shortened;
   questions: string[];
-  proposedResult: Record<string, unknown> | null;
+  /** The proposed result as indented JSON; null when the agent proposed none. */
+  proposal: Shortened | null;
   proposedConfidence: number | null;
-  stepInstructions: string;
+  stepInstructions: Shortened;
   /** The step's instructions changed after the review was requested. */
   instructionsChanged: boolean;
 };
 
 export function ReviewContent({ review }: { review: ReviewContentData }) {
+  const href = (part: "summary" | "proposal" | "instructions") =>
+    fullValueHref(review.planId, { review: review.reviewRequestId, part });
   return (
     <div className="review-summary">
       <h3>The agent's summary</h3>
-      <p className="pre-wrap" data-testid="review-summary">
-        {review.summary}
-      </p>
+      <ShortenedText value={review.summary} href={href("summary")} testId="review-summary" />
       <h3>What approving accepts</h3>
-      {review.proposedResult ? (
+      {review.proposal ? (
         <div data-testid="review-proposal">
-          <pre>{JSON.stringify(review.proposedResult, null, 2)}</pre>
+          <ShortenedText
+            value={review.proposal}
+            href={href("proposal")}
+            testId="review-proposal-json"
+            json
+          />
           <p className="muted">
             {review.proposedConfidence === null
               ? "No confidence given."
@@ -51,9 +63,11 @@ export function ReviewContent({ review }: { review: ReviewContentData }) {
       ) : null}
       <details>
         <summary>The step's instructions</summary>
-        <p className="pre-wrap" data-testid="review-instructions">
-          {review.stepInstructions}
-        </p>
+        <ShortenedText
+          value={review.stepInstructions}
+          href={href("instructions")}
+          testId="review-instructions"
+        />
       </details>
       {review.instructionsChanged ? (
         <p className="notice notice-warning" role="status" data-testid="review-changed">

@@ -18,7 +18,13 @@ import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
 import { conditionPathProblem, parseConditionExpression } from "../../plan-engine/conditions";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { MAX_STEPS, newStepField, sessionIdField } from "../shared/fields";
+import {
+  jsonAtMost,
+  MAX_ACTION_PARAMS_BYTES,
+  MAX_STEPS,
+  newStepField,
+  sessionIdField,
+} from "../shared/fields";
 import { stepRef, stepType } from "../shared/output-fields";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
@@ -39,12 +45,16 @@ export const branchingConditionInput = z.object({
     .describe(
       "skip_to: skip the pending steps up to a target step; add_steps: tell you to add steps (you then call modify_plan); fail: fail the whole plan; continue: do nothing.",
     ),
-  actionParams: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      "For skip_to: { targetStepOrder: <1-based order> } (or { stepId }). For fail: optional { reason }. For add_steps: any hints for the steps to add.",
-    ),
+  actionParams: jsonAtMost(
+    z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "For skip_to: { targetStepOrder: <1-based order> } (or { stepId }). For fail: optional { reason }. For add_steps: any hints for the steps to add.",
+      ),
+    MAX_ACTION_PARAMS_BYTES,
+    "keep the parameters to the target step and a short reason or hint.",
+  ),
 });
 
 export const createPlanInput = z.object({

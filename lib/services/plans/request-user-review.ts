@@ -26,9 +26,16 @@ import { DECISION_POLICIES, DEFAULT_DECISION_POLICY } from "../../plan-engine/st
 import { transitionStep } from "../../plan-engine/transitions";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { queueReviewEvent } from "../reviews/review-events";
+import { checkReviewCount } from "../reviews/review-limits";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { planIdField, stepIdField } from "../shared/fields";
+import {
+  jsonAtMost,
+  MAX_RESULT_BYTES,
+  planIdField,
+  RESULT_TOO_BIG,
+  stepIdField,
+} from "../shared/fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep, setPlanStatus } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
@@ -77,12 +84,16 @@ export const requestUserReviewInput = z.object({
       'What Cairn does itself when the deadline passes: approve, reject or skip the step (as a decision recorded as "Cairn (deadline)"), or escalate (hand the review to the admins; the plan keeps waiting).',
     ),
   assignTo: assignToField.optional(),
-  proposedResult: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page.",
-    ),
+  proposedResult: jsonAtMost(
+    z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page.",
+      ),
+    MAX_RESULT_BYTES,
+    RESULT_TOO_BIG,
+  ),
   proposedConfidence: z
     .number()
     .min(0)
@@ -181,6 +192,7 @@ export async function requestUserReview(
         "propose a result that does (get_research_context shows the schema).",
       );
     }
+    await checkReviewCount(tx, step);
     const now = new Date();
     const [team] = await tx
       .select({

@@ -32,11 +32,21 @@ import { planEventFor } from "../notifications/plan-events";
 import { noteNotificationQueued } from "../notifications/queued";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
-import { planIdField, stepIdField } from "../shared/fields";
+import {
+  jsonAtMost,
+  MAX_REPORT_LIST_BYTES,
+  MAX_RESULT_BYTES,
+  planIdField,
+  RESULT_TOO_BIG,
+  stepIdField,
+} from "../shared/fields";
 import { firedConditionsOutput, planStatus } from "../shared/output-fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { planNotFound, stepNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
+
+const REPORT_TOO_BIG =
+  "record each item briefly (the query, the URL, the facts used) rather than whole pages or outputs.";
 
 export const stepExecutionReportInput = z
   .object({
@@ -46,18 +56,32 @@ export const stepExecutionReportInput = z
       .describe(
         "Reasoning narrative: hypotheses, decisions, discarded approaches, confidence factors.",
       ),
-    webSearches: z
-      .array(z.unknown())
-      .describe("Exact queries, result counts, which results were used and why ([] if none)."),
-    webFetches: z
-      .array(z.unknown())
-      .describe("URLs fetched, content summaries, extracted facts ([] if none)."),
-    otherToolCalls: z
-      .array(z.unknown())
-      .describe("Other tool invocations with inputs and results ([] if none)."),
-    subagents: z
-      .array(z.unknown())
-      .describe("Subagent delegations with task descriptions and report ids ([] if none)."),
+    webSearches: jsonAtMost(
+      z
+        .array(z.unknown())
+        .describe("Exact queries, result counts, which results were used and why ([] if none)."),
+      MAX_REPORT_LIST_BYTES,
+      REPORT_TOO_BIG,
+    ),
+    webFetches: jsonAtMost(
+      z
+        .array(z.unknown())
+        .describe("URLs fetched, content summaries, extracted facts ([] if none)."),
+      MAX_REPORT_LIST_BYTES,
+      REPORT_TOO_BIG,
+    ),
+    otherToolCalls: jsonAtMost(
+      z.array(z.unknown()).describe("Other tool invocations with inputs and results ([] if none)."),
+      MAX_REPORT_LIST_BYTES,
+      REPORT_TOO_BIG,
+    ),
+    subagents: jsonAtMost(
+      z
+        .array(z.unknown())
+        .describe("Subagent delegations with task descriptions and report ids ([] if none)."),
+      MAX_REPORT_LIST_BYTES,
+      REPORT_TOO_BIG,
+    ),
   })
   .describe(
     "How the step was done. Every field is required; use [] for lists with nothing in them.",
@@ -66,11 +90,15 @@ export const stepExecutionReportInput = z
 export const submitStepResultInput = z.object({
   planId: planIdField,
   stepId: stepIdField,
-  result: z
-    .record(z.string(), z.unknown())
-    .describe(
-      "The step's structured result as a JSON object; branching conditions read its fields as result.<field>.",
-    ),
+  result: jsonAtMost(
+    z
+      .record(z.string(), z.unknown())
+      .describe(
+        "The step's structured result as a JSON object; branching conditions read its fields as result.<field>.",
+      ),
+    MAX_RESULT_BYTES,
+    RESULT_TOO_BIG,
+  ),
   resultSummary: z
     .string()
     .max(10_000)

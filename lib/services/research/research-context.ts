@@ -7,7 +7,7 @@
  * same core with short artifact summaries instead (artifactSummaries).
  */
 import "server-only";
-import { and, asc, count, desc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
@@ -319,6 +319,12 @@ export async function loadPlanCore(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
+  /**
+   * `pendingProposalsOnly`: the proposals of decided and withdrawn reviews are
+   * left out (null). The plan page shows only the pending review's, and reads
+   * the plan every few seconds: a step may have had 20 reviews of 128 KB each.
+   */
+  options: { pendingProposalsOnly?: boolean } = {},
 ) {
   const plan = await getPlan(db, ctx, planId);
   const steps = await loadSteps(db, ctx, plan.id);
@@ -334,7 +340,15 @@ export async function loadPlanCore(
     )
     .orderBy(asc(planBranchingConditions.position));
   const reviews = await db
-    .select()
+    .select({
+      ...getTableColumns(reviewRequests),
+      ...(options.pendingProposalsOnly
+        ? {
+            proposedResult: sql`case when ${reviewRequests.status} = 'pending'
+              then ${reviewRequests.proposedResult} end`.mapWith(reviewRequests.proposedResult),
+          }
+        : {}),
+    })
     .from(reviewRequests)
     .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.tenantId, ctx.tenantId)))
     .orderBy(asc(reviewRequests.createdAt));

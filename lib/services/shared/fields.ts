@@ -25,6 +25,61 @@ export const stepTypeField = z
     "search: find and evaluate sources; extract: pull structured data; analyze: interpret and find patterns; critique: evaluate quality and gaps; synthesize: combine findings into conclusions; checkpoint: pause for user review; custom: anything else.",
   );
 
+/**
+ * The size of a value as the JSON text an agent sends, in UTF-8 bytes; undefined
+ * for a value JSON cannot write (nested too deep for JSON.stringify's stack:
+ * parseInput's depth check names that field afterwards).
+ */
+export function jsonBytes(value: unknown): number | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : Buffer.byteLength(text, "utf8");
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
+const KIB = 1024;
+/** A byte count as a person reads it: "131,072 bytes (128 KB)". */
+export const formatBytes = (bytes: number) =>
+  `${bytes.toLocaleString("en-US")} bytes${bytes >= KIB ? ` (${Math.round(bytes / KIB)} KB)` : ""}`;
+
+/**
+ * A JSON value an agent supplies that people see or the audit trail copies
+ * (a result, a proposal, a step's arguments): at most `maxBytes` of JSON text
+ * (docs/execution-loop.md, "Size limits"). Above it, a VALIDATION_ERROR at the
+ * field's path gives its size, the limit and what to do instead; the limit is
+ * also added to the field's description, which the MCP tool lists.
+ */
+export function jsonAtMost<T extends z.ZodType>(schema: T, maxBytes: number, instead: string): T {
+  const limit = `At most ${formatBytes(maxBytes)} as JSON text.`;
+  return schema
+    .superRefine((value, ctx) => {
+      const bytes = value === undefined ? undefined : jsonBytes(value);
+      if (bytes !== undefined && bytes > maxBytes) {
+        ctx.addIssue({
+          code: "custom",
+          message: `is ${formatBytes(bytes)} as JSON text, over the limit of ${formatBytes(maxBytes)}; ${instead}`,
+        });
+      }
+    })
+    .describe(schema.description ? `${schema.description} ${limit}` : limit);
+}
+
+/** The most JSON text of a step's result, and so of a proposed result (an approve completes the step with it). */
+export const MAX_RESULT_BYTES = 128 * KIB;
+export const RESULT_TOO_BIG =
+  "keep the result to what conditions and people need, and store long material with store_research (its artifactId in the result).";
+/** The most JSON text of each list of a step's execution report. */
+export const MAX_REPORT_LIST_BYTES = 64 * KIB;
+/** The most JSON text of a step's arguments, inputs and outputSchema. */
+export const MAX_STEP_IO_BYTES = 64 * KIB;
+/** The most JSON text of a branching condition's actionParams. */
+export const MAX_ACTION_PARAMS_BYTES = 4 * KIB;
+const STEP_IO_TOO_BIG =
+  "pass a large input through a binding to an earlier step's result or a stored artifact instead.";
+
 export const instructionsField = z
   .string()
   .trim()
@@ -45,22 +100,34 @@ export const newStepField = z.object({
     .describe(
       "Makes this a server-run step: Cairn runs this tool itself when the step is next, with `arguments` (search_sources, extract_data or store_research). Leave out for a step the agent does.",
     ),
-  arguments: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(`A server-run step's input for its tool. ${BINDINGS_HELP}`),
-  inputs: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      `An agent step's inputs, resolved when the step is handed out (returned as step.inputs). ${BINDINGS_HELP}`,
-    ),
-  outputSchema: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      'A JSON Schema ({ "type": "object", ... }) the step\'s result must satisfy: checked on submit_step_result, and on the tool\'s result for a server-run step.',
-    ),
+  arguments: jsonAtMost(
+    z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(`A server-run step's input for its tool. ${BINDINGS_HELP}`),
+    MAX_STEP_IO_BYTES,
+    STEP_IO_TOO_BIG,
+  ),
+  inputs: jsonAtMost(
+    z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        `An agent step's inputs, resolved when the step is handed out (returned as step.inputs). ${BINDINGS_HELP}`,
+      ),
+    MAX_STEP_IO_BYTES,
+    STEP_IO_TOO_BIG,
+  ),
+  outputSchema: jsonAtMost(
+    z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'A JSON Schema ({ "type": "object", ... }) the step\'s result must satisfy: checked on submit_step_result, and on the tool\'s result for a server-run step.',
+      ),
+    MAX_STEP_IO_BYTES,
+    "describe the result with a smaller schema.",
+  ),
 });
 
 /** A plan's most steps: the engine's limit, also for create_research_plan. */

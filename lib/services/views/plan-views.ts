@@ -226,10 +226,12 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
   trail.catch(() => {});
   const read = await ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
-    const context = await loadPlanCore(tx, ctx, planId).catch((error: unknown) => {
-      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
-      throw error;
-    });
+    const context = await loadPlanCore(tx, ctx, planId, { pendingProposalsOnly: true }).catch(
+      (error: unknown) => {
+        if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+        throw error;
+      },
+    );
     if (!context) return undefined;
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.

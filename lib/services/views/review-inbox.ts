@@ -1,9 +1,12 @@
 /**
- * The reviewer's inbox (docs/reviews.md): every pending review of the team,
- * oldest first, with its plan and step, the agent's summary and questions, its
- * deadline and who it is assigned to. Filters: assigned to me (the assignee,
- * or anyone holding the assigned role, e.g. every admin for an escalated
- * review), one plan, and waiting longer than an age.
+ * The reviewer's inbox (docs/reviews.md): the team's pending reviews, oldest
+ * first, a page at a time, with their plan and step, the agent's summary and
+ * questions, its deadline and who it is assigned to. The page refreshes itself
+ * every few seconds, so the summary, the proposal and the step's instructions
+ * come shortened from the database (`Shortened`; the whole of each behind a
+ * "Show all" link, full-values.ts), never whole. Filters: assigned to me (the
+ * assignee, or anyone holding the assigned role, e.g. every admin for an
+ * escalated review), one plan, and waiting longer than an age.
  */
 import "server-only";
 import { sql } from "drizzle-orm";
@@ -13,12 +16,13 @@ import type { USER_ROLES } from "../../db/schema";
 import type { DecisionChannel, ReviewDecision } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
+import { PREVIEW_CHARS, type Shortened } from "./full-values";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
 export type InboxAge = keyof typeof INBOX_AGES;
 
-/** At most this many reviews on the page; the oldest come first. */
-export const INBOX_LIMIT = 200;
+/** Reviews on one page of the inbox; the oldest come first, the next page after the last. */
+export const INBOX_PAGE_SIZE = 20;
 
 export const inboxFilters = z.object({
   mine: z.boolean().default(false),
@@ -27,6 +31,8 @@ export const inboxFilters = z.object({
     .enum(Object.keys(INBOX_AGES) as [InboxAge, ...InboxAge[]])
     .optional()
     .catch(undefined),
+  /** The page after this review (the last of the previous page); absent: the first page. */
+  after: z.uuid().optional().catch(undefined),
 });
 export type InboxFilters = z.input<typeof inboxFilters>;
 
@@ -40,11 +46,12 @@ export type InboxReview = {
   stepId: string;
   stepOrder: number;
   stepType: string;
-  summary: string;
+  summary: Shortened;
   questions: string[];
-  proposedResult: Record<string, unknown> | null;
+  /** The proposed result as indented JSON, shortened; null when the agent proposed none. */
+  proposal: Shortened | null;
   proposedConfidence: number | null;
-  stepInstructions: string;
+  stepInstructions: Shortened;
   /** The digest of what the entry shows (the step's instructions as they are now). */
   contentDigest: string;
   instructionsChanged: boolean;
@@ -70,18 +77,49 @@ const inboxDigest = reviewContentDigestSql({
   instructions: sql`s.instructions`,
 });
 
-export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<InboxReview[]> {
+/** A text column shortened in the database, as a `Shortened` JSON object. */
+const shortened = (column: string) =>
+  sql.raw(`json_build_object('text', left(${column}, ${PREVIEW_CHARS}),
+    'shortened', length(${column}) > ${PREVIEW_CHARS}, 'bytes', octet_length(${column}))`);
+
+/** One page of the inbox, where the next page starts (null on the last), and how many match in all. */
+export type InboxPage = { reviews: InboxReview[]; nextAfter: string | null; total: number };
+
+export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<InboxPage> {
   const filters = inboxFilters.parse(raw);
   const userId = actingUserId(ctx);
   const minAge = filters.age ? INBOX_AGES[filters.age] : null;
-  return selectRows<InboxReview>(
-    ctx.db,
-    sql`select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
+  const matches = sql`r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
+        and (not ${filters.mine}::boolean or r.assigned_user_id = ${userId}::uuid
+          or r.assigned_role = ${raw.role}::user_role)
+        and (${filters.planId ?? null}::uuid is null or r.plan_id = ${filters.planId ?? null}::uuid)
+        and (${minAge}::int is null or r.created_at <= now() - make_interval(secs => ${minAge}::int))`;
+  const after = filters.after ?? null;
+  const [rows, [counted]] = await Promise.all([
+    // The page's rows first, by the index; only then, on those rows, the costly
+    // parts: the proposal's indented text (once per row, `offset 0` keeps the
+    // planner from copying it into each use), and the digest, which needs
+    // hashing only when the step's instructions changed since the request
+    // (everything else a digest covers is the review's own and never changes).
+    selectRows<InboxReview>(
+      ctx.db,
+      sql`with page as (
+        select r.id from review_request r
+        where ${matches}
+          and (${after}::uuid is null or (r.created_at, r.id) > (select a.created_at, a.id
+            from review_request a where a.id = ${after}::uuid and a.tenant_id = ${ctx.tenantId}::uuid))
+        order by r.created_at, r.id
+        limit ${INBOX_PAGE_SIZE + 1})
+      select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
         r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
-        r.summary, r.questions, r.proposed_result as "proposedResult",
-        r.proposed_confidence as "proposedConfidence", s.instructions as "stepInstructions",
-        ${inboxDigest} as "contentDigest",
-        ${inboxDigest} <> r.content_digest as "instructionsChanged",
+        ${shortened("r.summary")} as summary, r.questions,
+        case when r.proposed_result is null then null
+          else ${shortened("pretty.proposal")} end as proposal,
+        r.proposed_confidence as "proposedConfidence",
+        ${shortened("s.instructions")} as "stepInstructions",
+        case when s.instructions = r.step_instructions then r.content_digest
+          else ${inboxDigest} end as "contentDigest",
+        s.instructions <> r.step_instructions as "instructionsChanged",
         r.requested_by_label as "requestedBy",
         ${iso("r.created_at")} as "createdAt",
         floor(extract(epoch from now() - r.created_at))::int as "waitingSeconds",
@@ -92,18 +130,25 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
           when u.name is null then u.email else u.name || ' <' || u.email || '>' end
           as "assignedUserLabel",
         r.assigned_role as "assignedRole"
-      from review_request r
+      from page
+        join review_request r on r.id = page.id
         join research_plan p on p.id = r.plan_id
         join plan_step s on s.id = r.step_id
         left join app_user u on u.id = r.assigned_user_id
-      where r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
-        and (not ${filters.mine}::boolean or r.assigned_user_id = ${userId}::uuid
-          or r.assigned_role = ${raw.role}::user_role)
-        and (${filters.planId ?? null}::uuid is null or r.plan_id = ${filters.planId ?? null}::uuid)
-        and (${minAge}::int is null or r.created_at <= now() - make_interval(secs => ${minAge}::int))
-      order by r.created_at, r.id
-      limit ${INBOX_LIMIT}`,
-  );
+        cross join lateral (select jsonb_pretty(r.proposed_result) as proposal offset 0) pretty
+      order by r.created_at, r.id`,
+    ),
+    selectRows<{ n: number }>(
+      ctx.db,
+      sql`select count(*)::int as n from review_request r where ${matches}`,
+    ),
+  ]);
+  const reviews = rows.slice(0, INBOX_PAGE_SIZE);
+  return {
+    reviews,
+    nextAfter: rows.length > INBOX_PAGE_SIZE ? (reviews.at(-1)?.reviewRequestId ?? null) : null,
+    total: counted?.n ?? 0,
+  };
 }
 
 /** The plans that have a pending review, for the inbox's plan filter. */

@@ -1,8 +1,10 @@
 import { Pagination } from "@/app/_components/pagination";
 import { decisionChannelText } from "@/app/_components/review/decision-channel";
+import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
 import { trailFailure } from "@/lib/services/audit/audit-chain";
+import { shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 
 /**
@@ -82,7 +84,12 @@ export function AuditTrail({ page }: { page: PlanPage }) {
                 <td>
                   <details>
                     <summary>Payload</summary>
-                    <pre>{JSON.stringify(entry.payload, null, 2)}</pre>
+                    <ShortenedText
+                      value={shortenJson(entry.payload)}
+                      href={fullValueHref(page.plan.planId, { audit: entry.id })}
+                      testId="audit-payload"
+                      json
+                    />
                   </details>
                 </td>
               </tr>

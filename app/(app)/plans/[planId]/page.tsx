@@ -7,6 +7,7 @@ import type { TeamMember } from "@/app/_components/review/review-assignment";
 import { requireUser } from "@/lib/auth/session";
 import { isLastOpenStep } from "@/lib/plan-engine/loop";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
+import { shorten, shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
@@ -79,14 +80,17 @@ function pendingReview(page: PlanPage, members: TeamMember[]): PendingReview | n
   if (!pending) return null;
   const step = page.steps.find((s) => s.stepId === pending.stepId);
   return {
+    planId: page.plan.planId,
     reviewRequestId: pending.reviewRequestId,
     contentDigest: pending.currentDigest ?? pending.contentDigest,
     stepOrder: pending.stepOrder,
-    summary: pending.summary,
+    // Shortened here, in the server component, so the page's refresh never
+    // sends a long proposal or text to the browser whole.
+    summary: shorten(pending.summary),
     questions: pending.questions,
-    proposedResult: pending.proposedResult,
+    proposal: pending.proposedResult === null ? null : shortenJson(pending.proposedResult),
     proposedConfidence: pending.proposedConfidence,
-    stepInstructions: step?.instructions ?? "",
+    stepInstructions: shorten(step?.instructions ?? ""),
     lastOpenStep: isLastOpenStep(
       page.steps.map((s) => ({ id: s.stepId, status: s.status })),
       pending.stepId,

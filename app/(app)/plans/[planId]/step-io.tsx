@@ -1,4 +1,6 @@
+import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
+import { shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 
 type Step = PlanPage["steps"][number];
@@ -7,24 +9,44 @@ const BINDING = /(\{\{[^{}]*\}\})/;
 
 /**
  * A value as indented JSON with each `{{…}}` binding marked, so a reader sees
- * at a glance which parts come from earlier steps or the plan.
+ * at a glance which parts come from earlier steps or the plan; a long one
+ * shortened, with a link to the whole.
  */
-function JsonWithBindings({ value, testId }: { value: unknown; testId: string }) {
+function JsonWithBindings({
+  value,
+  testId,
+  href,
+}: {
+  value: unknown;
+  testId: string;
+  href: string;
+}) {
+  const shown = shortenJson(value);
   // split with a capturing group puts the bindings at the odd indexes.
-  const parts = JSON.stringify(value, null, 2).split(BINDING);
+  const parts = (shown.shortened ? `${shown.text}…` : shown.text).split(BINDING);
   return (
-    <pre data-testid={testId}>
-      {parts.map((part, index) =>
-        index % 2 === 1 ? (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never move, and one binding may repeat
-          <mark key={index} className="binding">
-            {part}
-          </mark>
-        ) : (
-          part
-        ),
-      )}
-    </pre>
+    <>
+      <pre data-testid={testId}>
+        {parts.map((part, index) =>
+          index % 2 === 1 ? (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the parts never move, and one binding may repeat
+            <mark key={index} className="binding">
+              {part}
+            </mark>
+          ) : (
+            part
+          ),
+        )}
+      </pre>
+      {shown.shortened ? (
+        <p className="muted">
+          Shortened here.{" "}
+          <a href={href} target="_blank" rel="noopener" data-testid={`${testId}-all`}>
+            Show all
+          </a>
+        </p>
+      ) : null}
+    </>
   );
 }
 
@@ -33,11 +55,18 @@ function JsonWithBindings({ value, testId }: { value: unknown; testId: string })
  * step's arguments (as stored, and as Cairn last ran them), an agent step's
  * inputs, and the outputSchema its result must satisfy.
  */
-export function StepIo({ step }: { step: Step }) {
+export function StepIo({ step, planId }: { step: Step; planId: string }) {
+  const href = (part: "arguments" | "inputs" | "outputSchema") =>
+    fullValueHref(planId, { step: step.stepId, part });
   const schema = step.outputSchema ? (
     <details>
       <summary>Output schema</summary>
-      <pre data-testid="step-output-schema">{JSON.stringify(step.outputSchema, null, 2)}</pre>
+      <ShortenedText
+        value={shortenJson(step.outputSchema)}
+        href={href("outputSchema")}
+        testId="step-output-schema"
+        json
+      />
     </details>
   ) : null;
   if (!step.tool) {
@@ -46,7 +75,7 @@ export function StepIo({ step }: { step: Step }) {
         {step.inputs ? (
           <details>
             <summary>Inputs (with bindings, resolved when the step is handed out)</summary>
-            <JsonWithBindings value={step.inputs} testId="step-inputs" />
+            <JsonWithBindings value={step.inputs} testId="step-inputs" href={href("inputs")} />
           </details>
         ) : null}
         {schema}
@@ -57,7 +86,11 @@ export function StepIo({ step }: { step: Step }) {
     <>
       <details>
         <summary>Arguments (as written in the plan, with bindings)</summary>
-        <JsonWithBindings value={step.arguments ?? {}} testId="step-arguments" />
+        <JsonWithBindings
+          value={step.arguments ?? {}}
+          testId="step-arguments"
+          href={href("arguments")}
+        />
       </details>
       {step.ranWith ? (
         <details>

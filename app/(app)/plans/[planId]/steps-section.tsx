@@ -1,6 +1,8 @@
+import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { splitUserFeedback } from "@/lib/plan-engine/decisions";
+import { shorten, shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { StepIo } from "./step-io";
 
@@ -23,6 +25,10 @@ export function StepsSection({ page }: { page: PlanPage }) {
 
 function StepItem({ step, page }: { step: Step; page: PlanPage }) {
   const { original: instructions, feedback } = splitUserFeedback(step.instructions);
+  const instructionsHref = fullValueHref(page.plan.planId, {
+    step: step.stepId,
+    part: "instructions",
+  });
   const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
   const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
   const withdrawn = page.reviews.some(
@@ -64,12 +70,29 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           Review withdrawn: the plan ended before anyone answered it.
         </p>
       ) : null}
-      <p className="pre-wrap">{instructions}</p>
-      {feedback.map((text) => (
-        <blockquote key={text} className="feedback" data-testid="user-feedback">
-          <strong>User feedback:</strong> <span className="pre-wrap">{text}</span>
-        </blockquote>
-      ))}
+      <ShortenedText
+        value={shorten(instructions)}
+        href={instructionsHref}
+        testId="step-instructions"
+      />
+      {feedback.map((text) => {
+        // Each modify appends a person's feedback (up to 20,000 characters, 20 reviews a step).
+        const shown = shorten(text);
+        return (
+          <blockquote key={text} className="feedback" data-testid="user-feedback">
+            <strong>User feedback:</strong>{" "}
+            <span className="pre-wrap">{shown.shortened ? `${shown.text}…` : shown.text}</span>
+            {shown.shortened ? (
+              <>
+                {" "}
+                <a href={instructionsHref} target="_blank" rel="noopener">
+                  Show all
+                </a>
+              </>
+            ) : null}
+          </blockquote>
+        );
+      })}
       <dl className="facts">
         <dt>Started</dt>
         <dd>
@@ -89,22 +112,32 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           </>
         ) : null}
       </dl>
-      <StepIo step={step} />
+      <StepIo step={step} planId={page.plan.planId} />
       {step.resultSummary ? <p className="summary">{step.resultSummary}</p> : null}
       {step.result !== null ? (
         <details>
           <summary>Result</summary>
-          <pre>{JSON.stringify(step.result, null, 2)}</pre>
+          <ShortenedText
+            value={shortenJson(step.result)}
+            href={fullValueHref(page.plan.planId, { step: step.stepId, part: "result" })}
+            testId="step-result"
+            json
+          />
         </details>
       ) : null}
-      {report ? <ExecutionReport report={report} /> : null}
+      {report ? (
+        <ExecutionReport
+          report={report}
+          href={fullValueHref(page.plan.planId, { step: step.stepId, part: "report" })}
+        />
+      ) : null}
       {conditions.length > 0 ? <StepConditions conditions={conditions} steps={page.steps} /> : null}
     </li>
   );
 }
 
-/** What the agent reported doing for the step, one foldout per kind of work. */
-function ExecutionReport({ report }: { report: Record<string, unknown> }) {
+/** What the agent reported doing for the step, one foldout per kind of work, each shortened. */
+function ExecutionReport({ report, href }: { report: Record<string, unknown>; href: string }) {
   return (
     <details>
       <summary>Execution report</summary>
@@ -122,9 +155,14 @@ function ExecutionReport({ report }: { report: Record<string, unknown> }) {
               {empty ? (
                 <p className="muted">None.</p>
               ) : typeof value === "string" ? (
-                <p className="pre-wrap">{value}</p>
+                <ShortenedText value={shorten(value)} href={href} testId={`report-${key}`} />
               ) : (
-                <pre>{JSON.stringify(value, null, 2)}</pre>
+                <ShortenedText
+                  value={shortenJson(value)}
+                  href={href}
+                  testId={`report-${key}`}
+                  json
+                />
               )}
             </details>
           );

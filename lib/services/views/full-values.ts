@@ -1,0 +1,83 @@
+/**
+ * One long value of a plan in full, for the pages' "Show all" links: the pages
+ * show long payloads shortened (`shorten`, `shortenJson`), so a refresh every
+ * few seconds never sends them whole (docs/reviews.md, "Size limits"). Tenant-scoped:
+ * another team's id, or one of another plan, reads as not found.
+ */
+import "server-only";
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { selectRows } from "../../db/rows";
+import type { ServiceContext } from "../shared/context";
+
+/** How much of a long value a page shows before its "Show all" link. */
+export const PREVIEW_CHARS = 2_000;
+
+/** A value as a page shows it: its first PREVIEW_CHARS characters, and the size of the whole. */
+export type Shortened = { text: string; shortened: boolean; bytes: number };
+
+/** The first PREVIEW_CHARS characters of `text` (never half a surrogate pair). */
+export function shorten(text: string): Shortened {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (text.length <= PREVIEW_CHARS) return { text, shortened: false, bytes };
+  const end = /[\ud800-\udbff]/.test(text.charAt(PREVIEW_CHARS - 1))
+    ? PREVIEW_CHARS - 1
+    : PREVIEW_CHARS;
+  return { text: text.slice(0, end), shortened: true, bytes };
+}
+
+/** A JSON value as indented text, shortened. */
+export const shortenJson = (value: unknown) => shorten(JSON.stringify(value, null, 2) ?? "null");
+
+/** Which value: a part of a review, of a step, or an audit row's payload. */
+export const fullValueQuery = z.union([
+  z.object({ review: z.uuid(), part: z.enum(["summary", "proposal", "instructions"]) }),
+  z.object({
+    step: z.uuid(),
+    part: z.enum(["instructions", "result", "report", "arguments", "inputs", "outputSchema"]),
+  }),
+  z.object({ audit: z.uuid() }),
+]);
+export type FullValueQuery = z.infer<typeof fullValueQuery>;
+
+/** The value as text and whether it is JSON; undefined when the plan, review, step or row is not there. */
+export async function readFullValue(
+  ctx: ServiceContext,
+  planId: string,
+  query: FullValueQuery,
+): Promise<{ text: string; json: boolean } | undefined> {
+  if (!z.uuid().safeParse(planId).success) return undefined;
+  const tenant = sql`${ctx.tenantId}::uuid`;
+  const plan = sql`${planId}::uuid`;
+  let statement: ReturnType<typeof sql>;
+  let json = true;
+  if ("review" in query) {
+    json = query.part === "proposal";
+    const value = {
+      summary: sql`r.summary`,
+      proposal: sql`jsonb_pretty(r.proposed_result)`,
+      instructions: sql`s.instructions`,
+    }[query.part];
+    statement = sql`select ${value} as value
+      from review_request r join plan_step s on s.id = r.step_id
+      where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;
+  } else if ("step" in query) {
+    json = query.part !== "instructions";
+    const value = {
+      instructions: sql`s.instructions`,
+      result: sql`jsonb_pretty(s.result)`,
+      report: sql`jsonb_pretty(s.step_execution_report)`,
+      arguments: sql`jsonb_pretty(s.arguments)`,
+      inputs: sql`jsonb_pretty(s.inputs)`,
+      outputSchema: sql`jsonb_pretty(s.output_schema)`,
+    }[query.part];
+    statement = sql`select ${value} as value from plan_step s
+      where s.id = ${query.step}::uuid and s.plan_id = ${plan} and s.tenant_id = ${tenant}`;
+  } else {
+    statement = sql`select jsonb_pretty(a.payload) as value from plan_audit_log a
+      where a.id = ${query.audit}::uuid and a.plan_id = ${plan} and a.tenant_id = ${tenant}`;
+  }
+  const [row] = await selectRows<{ value: string | null }>(ctx.db, statement);
+  if (!row || row.value === null) return undefined;
+  return { text: row.value, json };
+}
