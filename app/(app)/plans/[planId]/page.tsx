@@ -6,6 +6,7 @@ import { AutoRefresh } from "@/app/_components/auto-refresh";
 import type { TeamMember } from "@/app/_components/review/review-assignment";
 import { requireUser } from "@/lib/auth/session";
 import { isLastOpenStep } from "@/lib/plan-engine/loop";
+import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import { shorten, shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
@@ -21,16 +22,13 @@ import { StepsSection } from "./steps-section";
 
 export const metadata: Metadata = { title: "Plan" };
 
-/** This page's own origin, as the browser sees it: Markdown images from it may be shown. */
+/**
+ * This page's own origin, as the browser sees it: Markdown images from it may
+ * be shown. CAIRN_PUBLIC_URL, else an allowed Host with the scheme a trusted
+ * proxy reports (never a client's own X-Forwarded-* headers).
+ */
 async function pageOrigin(): Promise<string | null> {
-  const list = await headers();
-  const host = list.get("x-forwarded-host") ?? list.get("host");
-  if (!host) return null;
-  try {
-    return new URL(`${list.get("x-forwarded-proto") ?? "http"}://${host}`).origin;
-  } catch {
-    return null;
-  }
+  return publicOrigin(await headers()) ?? null;
 }
 
 type Params = { planId: string };
