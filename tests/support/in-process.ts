@@ -92,6 +92,24 @@ export function inProcessAgent(ctx: ServiceContext) {
 
 export type InProcessAgent = ReturnType<typeof inProcessAgent>;
 
+/**
+ * Tenant Alpha's admin as a person signed in to Cairn: the web door's context
+ * (`userContext`), on the agent's tenant and database.
+ */
+export async function signedInAdmin(
+  db: Database,
+  agentCtx: ServiceContext,
+): Promise<ServiceContext & { actor: { id: string } }> {
+  const [admin] = await db.query.users.findMany({
+    where: (users, { eq }) => eq(users.email, "alpha@example.com"),
+  });
+  if (!admin) throw new Error("the seeded admin is missing");
+  return {
+    ...agentCtx,
+    actor: { type: "user", id: admin.id, label: "Alpha Admin <alpha@example.com>" },
+  };
+}
+
 /** Typed steps for create_research_plan: `Step n: do the <type> work.` */
 export const planSteps = (...types: string[]) =>
   types.map((stepType, i) => ({

@@ -13,7 +13,7 @@ import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { expectExportChecks, readAuditExport } from "../support/audit-export";
 import { BACKENDS } from "../support/databases";
-import { inProcessAgent, planSteps, useFreshTenant } from "../support/in-process";
+import { inProcessAgent, planSteps, signedInAdmin, useFreshTenant } from "../support/in-process";
 
 describe.each(BACKENDS)("checkpoints on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -24,13 +24,7 @@ describe.each(BACKENDS)("checkpoints on %s", (backend) => {
   };
 
   beforeAll(async () => {
-    const [admin] = await tenant.handle.db.query.users.findMany({
-      where: (users, { eq }) => eq(users.email, "alpha@example.com"),
-    });
-    as.personCtx = {
-      ...tenant.agent.ctx,
-      actor: { type: "user", id: admin?.id ?? null, label: "alpha@example.com" },
-    };
+    as.personCtx = await signedInAdmin(tenant.handle.db, tenant.agent.ctx);
     as.person = inProcessAgent(as.personCtx);
     as.app = inProcessAgent({
       ...tenant.agent.ctx,

@@ -18,21 +18,27 @@ import {
   type InProcessAgent,
   inProcessAgent,
   planSteps,
+  signedInAdmin,
   useFreshTenant,
 } from "../support/in-process";
+
+/** A server-run step whose tool fails here (no model is configured), so its plan pauses. */
+const extractStep = {
+  stepType: "extract",
+  instructions: "Extract prices.",
+  tool: "extract_data",
+  arguments: {
+    schema: { type: "object", properties: { price: { type: "number" } } },
+    text: "A heat pump costs 9000 euros.",
+  },
+};
 
 describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
   const tenant = useFreshTenant(backend);
   const as = {} as { person: InProcessAgent; personCtx: ServiceContext };
 
   beforeAll(async () => {
-    const [admin] = await tenant.handle.db.query.users.findMany({
-      where: (users, { eq }) => eq(users.email, "alpha@example.com"),
-    });
-    as.personCtx = {
-      ...tenant.agent.ctx,
-      actor: { type: "user", id: admin?.id ?? null, label: "alpha@example.com" },
-    };
+    as.personCtx = await signedInAdmin(tenant.handle.db, tenant.agent.ctx);
     as.person = inProcessAgent(as.personCtx);
     await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_only" });
   });
@@ -160,15 +166,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
   it("holds the steps after a waiting review: no result, no linked server-step call", async () => {
     const { planId, first } = await planWithFirstStep([
       ...planSteps("search", "synthesize"),
-      {
-        stepType: "extract",
-        instructions: "Extract prices.",
-        tool: "extract_data",
-        arguments: {
-          schema: { type: "object", properties: { price: { type: "number" } } },
-          text: "A heat pump costs 9000 euros.",
-        },
-      },
+      extractStep,
     ]);
     const review = await tenant.agent.ok("request_user_review", {
       planId,
@@ -264,25 +262,11 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
   it("refuses a review on a paused plan, and the calls it suggests finish the plan", async () => {
     // The sequence: A holds step 1; B's pull runs server step 2, whose
     // tool fails (no model configured), and the plan pauses.
-    const { planId, first } = await planWithFirstStep(
-      [
-        ...planSteps("search"),
-        {
-          stepType: "extract",
-          instructions: "Extract prices.",
-          tool: "extract_data",
-          arguments: {
-            schema: { type: "object", properties: { price: { type: "number" } } },
-            text: "A heat pump costs 9000 euros.",
-          },
-        },
+    const { planId, first } = await planWithFirstStep([...planSteps("search"), extractStep], {
+      branchingConditions: [
+        { afterStepOrder: 1, conditionExpression: "result.dead === true", ifTrueAction: "fail" },
       ],
-      {
-        branchingConditions: [
-          { afterStepOrder: 1, conditionExpression: "result.dead === true", ifTrueAction: "fail" },
-        ],
-      },
-    );
+    });
     const b = inProcessAgent(tenant.agent.ctx);
     const paused = await b.ok("get_next_step", { planId });
     expect(paused).toMatchObject({ status: "paused", pauseReason: { type: "tool_error" } });

@@ -19,7 +19,7 @@ import { getTrustedClients, setTrustedClients } from "@/lib/services/reviews/tru
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { teamRulesView } from "@/lib/services/views/team-rules";
 import { BACKENDS } from "../support/databases";
-import { tenantContext, useFreshTenant } from "../support/in-process";
+import { signedInAdmin, tenantContext, useFreshTenant } from "../support/in-process";
 import { connectApp, REDIRECT_URI, registerInProcess } from "../support/oauth-in-process";
 
 describe.each(BACKENDS)("the team's trail on %s", (backend) => {
@@ -27,15 +27,9 @@ describe.each(BACKENDS)("the team's trail on %s", (backend) => {
   const as = {} as { admin: ServiceContext; adminId: string };
 
   beforeAll(async () => {
-    const [admin] = await tenant.handle.db.query.users.findMany({
-      where: (users, { eq }) => eq(users.email, "alpha@example.com"),
-    });
-    if (!admin) throw new Error("the seeded admin is missing");
-    as.adminId = admin.id;
-    as.admin = {
-      ...tenant.agent.ctx,
-      actor: { type: "user", id: admin.id, label: "Alpha Admin <alpha@example.com>" },
-    };
+    const admin = await signedInAdmin(tenant.handle.db, tenant.agent.ctx);
+    as.admin = admin;
+    as.adminId = admin.actor.id;
   });
 
   /** Every row of the team's trail, oldest first, as written. */
