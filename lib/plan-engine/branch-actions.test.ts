@@ -78,6 +78,13 @@ describe("stepsToSkip", () => {
     { id: "s8", stepOrder: 8, status: "pending" },
   ];
 
+  it("never skips a checkpoint: it stays pending and comes next", () => {
+    const withCheckpoint = plan.map((step) =>
+      step.id === "s6" ? { ...step, stepType: "checkpoint" } : { ...step, stepType: "search" },
+    );
+    expect(stepsToSkip(withCheckpoint, "s2", "s8")).toEqual(["s3", "s7"]);
+  });
+
   it("skips only the pending steps between current and target", () => {
     expect(stepsToSkip(plan, "s2", "s7")).toEqual(["s3", "s6"]);
   });

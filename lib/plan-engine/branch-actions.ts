@@ -60,13 +60,17 @@ export interface SkippableStep {
   readonly id: string;
   readonly stepOrder: number;
   readonly status: StepStatus;
+  /** A `checkpoint` is never skipped by a branch; absent, the step is not one. */
+  readonly stepType?: string;
 }
 
 /**
  * The ids of the steps a `skip_to` moves to `skipped`: the reference design's `skipStepsTo`
  * walk in step order, which after the current step skips every `pending` step
  * and stops at the target. Completed, failed or running steps in between are
- * left as they are (only `pending -> skipped` is a valid step transition).
+ * left as they are (only `pending -> skipped` is a valid step transition), and
+ * so is a `checkpoint`: a person's pause is never skipped by a branch, it is
+ * handed out next (docs/branching-conditions.md).
  *
  * If the target is not found after the current step (it lies before it, is the
  * current step, or does not exist), the answer is `[]`: the reference design's walk would
@@ -85,7 +89,9 @@ export function stepsToSkip(
   const skipped: string[] = [];
   for (const step of ordered.slice(currentIndex + 1)) {
     if (step.id === targetStepId) return skipped;
-    if (step.status === "pending") skipped.push(step.id);
+    // A checkpoint is a pause for a person: a branch passes over it and it
+    // still comes next, so only a person's decision gets a plan past it.
+    if (step.status === "pending" && step.stepType !== "checkpoint") skipped.push(step.id);
   }
   return [];
 }

@@ -157,7 +157,7 @@ export function checkCheckpointPass(
   const act = how === "result" ? "complete it with a result" : `${how.replace("_step", "")} it`;
   throw new AppError(
     "FORBIDDEN",
-    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Call request_user_review for it (with your proposedResult); a person's approve completes it, and they may also skip it.`,
+    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it with your proposedResult; a person's approve completes it, and they may also skip it.`,
     { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
   );
 }

@@ -31,7 +31,13 @@ import {
   transitionStep,
 } from "./transitions";
 
-export type LoopStep = { id: string; stepOrder: number; status: StepStatus };
+export type LoopStep = {
+  id: string;
+  stepOrder: number;
+  status: StepStatus;
+  /** The step's type where a rule needs it (a branch never skips a `checkpoint`). */
+  stepType?: string;
+};
 
 export type LoopCondition = {
   id: string;

@@ -126,16 +126,26 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
       },
     });
     expect(submitted).toMatch(/^FORBIDDEN: Step 2 is a checkpoint .* request_user_review/);
-    for (const action of ["remove_step", "fail_step"]) {
-      const modified = await tenant.agent.fails("modify_plan", {
-        planId,
-        action,
-        stepId,
-        reason: "Not needed.",
-        modificationRationale: "Skip the person.",
-      });
-      expect(modified).toMatch(/^FORBIDDEN: Step 2 is a checkpoint/);
-    }
+    const failed = await tenant.agent.fails("modify_plan", {
+      planId,
+      action: "fail_step",
+      stepId,
+      reason: "Not needed.",
+      modificationRationale: "Skip the person.",
+    });
+    expect(failed).toMatch(/^FORBIDDEN: Step 2 is a checkpoint .* cannot fail it/);
+    // A checkpoint still to come cannot be removed either.
+    const ahead = await planWithFirstStep(planSteps("search", "checkpoint"));
+    const { steps: aheadSteps } = await tenant.agent.ok("get_plan_status", {
+      planId: ahead.planId,
+    });
+    const removed = await tenant.agent.fails("modify_plan", {
+      planId: ahead.planId,
+      action: "remove_step",
+      stepId: aheadSteps[1]?.stepId,
+      modificationRationale: "Skip the person.",
+    });
+    expect(removed).toMatch(/^FORBIDDEN: Step 2 is a checkpoint .* cannot remove it/);
     const status = await tenant.agent.ok("get_plan_status", { planId });
     expect(status.steps.find((s) => s.stepId === stepId)?.status).toBe("in_progress");
 
@@ -161,6 +171,46 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     } finally {
       await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_only" });
     }
+  });
+
+  it("lets no branch skip a checkpoint: it is handed out next", async () => {
+    const { planId, first } = await planWithFirstStep(
+      planSteps("search", "checkpoint", "synthesize", "critique"),
+      {
+        branchingConditions: [
+          {
+            afterStepOrder: 1,
+            conditionExpression: "result.go === true",
+            ifTrueAction: "skip_to",
+            actionParams: { targetStepOrder: 4 },
+          },
+        ],
+      },
+    );
+    const submitted = await tenant.agent.submit(planId, first.step.stepId, {
+      result: { go: true },
+    });
+    expect(submitted.firedConditions[0]?.skippedStepIds).toHaveLength(1);
+    const next = await tenant.agent.ok("get_next_step", { planId });
+    expect(next.step).toMatchObject({ stepOrder: 2, stepType: "checkpoint" });
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status.steps.map((s) => s.status)).toEqual([
+      "completed",
+      "in_progress",
+      "skipped",
+      "pending",
+    ]);
+  });
+
+  it("refuses a checkpoint step that Cairn would run itself", async () => {
+    const refused = await tenant.agent.fails("create_research_plan", {
+      name: "Cairn passes the checkpoint",
+      researchQuestion: "q",
+      steps: [{ ...extractStep, stepType: "checkpoint" }],
+    });
+    expect(refused).toMatch(
+      /^VALIDATION_ERROR: steps\[0\]\.tool: a checkpoint step is a pause for a person/,
+    );
   });
 
   it("holds the steps after a waiting review: no result, no linked server-step call", async () => {

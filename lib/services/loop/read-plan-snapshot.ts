@@ -11,7 +11,7 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { run, statement } from "../../db/statement";
 import type { LoopCondition, LoopStep } from "../../plan-engine/loop";
-import { STEP_STATUSES } from "../../plan-engine/states";
+import { STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 
 /**
  * Three columns, `steps`, `"pendingReviews"` and `conditions`, for the plan
@@ -19,7 +19,8 @@ import { STEP_STATUSES } from "../../plan-engine/states";
  */
 export function planSnapshotColumns(plan: string, tenant: string): string {
   return `coalesce((select jsonb_agg(jsonb_build_object(
-        'id', s.id, 'stepOrder', s.step_order, 'status', s.status) order by s.step_order)
+        'id', s.id, 'stepOrder', s.step_order, 'status', s.status, 'stepType', s.step_type)
+        order by s.step_order)
       from plan_step s where s.plan_id = ${plan} and s.tenant_id = ${tenant}), '[]'::jsonb) as steps,
     coalesce((select jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id))
       from review_request r
@@ -34,7 +35,12 @@ export function planSnapshotColumns(plan: string, tenant: string): string {
 
 export const planSnapshotRow = z.object({
   steps: z.array(
-    z.object({ id: z.string(), stepOrder: z.number(), status: z.enum(STEP_STATUSES) }),
+    z.object({
+      id: z.string(),
+      stepOrder: z.number(),
+      status: z.enum(STEP_STATUSES),
+      stepType: z.enum(STEP_TYPES),
+    }),
   ),
   pendingReviews: z.array(z.object({ id: z.string(), stepId: z.string() })),
   conditions: z.array(

@@ -105,6 +105,9 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
     const before = await loadSteps(tx, ctx, plan.id);
+    // The engine's refusals first (a review waits, the step has ended): they
+    // say where the plan stands.
+    const decided = decideModify(plan, before, { ...input, steps: newSteps });
     const target = before.find((step) => step.id === input.stepId);
     if (target && (input.action === "remove_step" || input.action === "fail_step")) {
       checkCheckpointPass(
@@ -114,7 +117,6 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
         input.action,
       );
     }
-    const decided = decideModify(plan, before, { ...input, steps: newSteps });
     const now = new Date();
     await applyOps(tx, ctx, plan.id, decided.ops, newSteps ?? [], now);
     const planStatus = await setPlanStatus(tx, plan, decided.planStatus, now);

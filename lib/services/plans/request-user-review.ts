@@ -192,7 +192,6 @@ export async function requestUserReview(
         "propose a result that does (get_research_context shows the schema).",
       );
     }
-    await checkReviewCount(tx, step);
     const now = new Date();
     const [team] = await tx
       .select({
@@ -201,8 +200,16 @@ export async function requestUserReview(
         decisionPolicy: tenants.decisionPolicy,
       })
       .from(tenants)
-      .where(eq(tenants.id, ctx.tenantId));
+      .where(eq(tenants.id, ctx.tenantId))
+      // Share mode: a change of the team's rules waits for this request, or it for the change.
+      .for("share");
     const decisionPolicy = team?.decisionPolicy ?? DEFAULT_DECISION_POLICY;
+    // A checkpoint where only people decide has no other way past it than a
+    // review, and each of its cycles is a person's decision: no agent can loop
+    // on it alone, so it is not bounded.
+    if (!(step.stepType === "checkpoint" && decisionPolicy === "people_only")) {
+      await checkReviewCount(tx, step);
+    }
     checkTimeoutAction(decisionPolicy, ctx.actor.type, {
       onTimeout: input.onTimeout,
       inheritedFromTeam: false,

@@ -227,11 +227,16 @@ export async function submitStepResult(
     if (!read) throw planNotFound(input.planId);
     let { snapshot } = read;
     if (snapshot.stepId === null) throw stepNotFound(snapshot.planId, input.stepId);
+    const event = submitEvent(input);
+    let conditions = conditionsAfter(snapshot, input.stepId);
+    // The engine's refusals first (a step already completed, awaiting a
+    // review, held by one): they say where the step stands.
+    let decision = decideSubmit(planSnapshot(snapshot), conditions, event);
     if (snapshot.stepType === "checkpoint") {
       checkCheckpointPass(
         await readDecisionPolicy(tx, ctx.tenantId),
         ctx.actor.type,
-        { stepOrder: snapshot.stepOrder ?? 0, stepType: snapshot.stepType },
+        { stepOrder: decision.step.stepOrder, stepType: snapshot.stepType },
         "result",
       );
     }
@@ -243,9 +248,6 @@ export async function submitStepResult(
         "submit a result that does (get_research_context shows the schema).",
       );
     }
-    const event = submitEvent(input);
-    let conditions = conditionsAfter(snapshot, input.stepId);
-    let decision = decideSubmit(planSnapshot(snapshot), conditions, event);
     // A skip decided on statuses that may miss a step handed out meanwhile is
     // decided again on statuses read now, under the plan lock.
     if (decision.skippedStepIds.length > 0 && read.mayLagClaims) {

@@ -26,12 +26,17 @@ export const decisionPolicyInput = z.strictObject({
     .describe("people_only: only signed-in people decide; people_and_agents: agents may relay."),
 });
 
-/** The team's policy, read inside the caller's transaction where it has one. */
+/**
+ * The team's policy, read inside the caller's transaction where it has one,
+ * in share mode: a change of the rules (which locks the team's row for update)
+ * waits for the decisions made under the old one, and they for it.
+ */
 export async function readDecisionPolicy(db: Executor, tenantId: string): Promise<DecisionPolicy> {
   const [row] = await db
     .select({ decisionPolicy: tenants.decisionPolicy })
     .from(tenants)
-    .where(eq(tenants.id, tenantId));
+    .where(eq(tenants.id, tenantId))
+    .for("share");
   return row?.decisionPolicy ?? DEFAULT_DECISION_POLICY;
 }
 

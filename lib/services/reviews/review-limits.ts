@@ -11,7 +11,10 @@ import type { Transaction } from "../../db/client";
 import { reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 
-/** The most reviews one step may have, whatever their outcome. */
+/**
+ * The most reviews one step may have, whatever their outcome; a checkpoint
+ * where only people decide is not bounded (request-user-review.ts).
+ */
 export const MAX_REVIEWS_PER_STEP = 20;
 
 /**

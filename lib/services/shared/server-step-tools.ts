@@ -50,6 +50,7 @@ function bindingOnPath(root: unknown, path: readonly PropertyKey[]): boolean {
 }
 
 export type StepDefinition = {
+  stepType?: string | undefined;
   tool?: string | undefined;
   arguments?: Record<string, unknown> | undefined;
   inputs?: Record<string, unknown> | undefined;
@@ -66,6 +67,14 @@ export function validateStepDefinition(stepOrder: number, step: StepDefinition):
       {
         field: `${label}.tool`,
       },
+    );
+  }
+  // A checkpoint is a pause for a person: nothing Cairn runs can pass it.
+  if (step.stepType === "checkpoint" && step.tool !== undefined) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `${label}.tool: a checkpoint step is a pause for a person, so Cairn does not run it; leave tool out (the agent puts it up for review with request_user_review).`,
+      { field: `${label}.tool` },
     );
   }
   if (step.tool !== undefined) {
