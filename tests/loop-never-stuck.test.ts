@@ -246,19 +246,21 @@ describe.each(BACKENDS)("no plan gets stuck on %s", (backend) => {
       reviewRequestId: review.reviewRequestId,
       decision: "approve",
     });
+    // Step 2 is a checkpoint: the branch passes over it (no branch skips a
+    // checkpoint), skips step 3, and the checkpoint comes next.
     expect(approved.firedConditions).toEqual([
-      expect.objectContaining({
-        action: "skip_to",
-        skippedStepIds: [plan.steps[1].stepId, plan.steps[2].stepId],
-      }),
+      expect.objectContaining({ action: "skip_to", skippedStepIds: [plan.steps[2].stepId] }),
     ]);
+    const checkpoint = await agent.ok("get_next_step", { planId: plan.planId });
+    expect(checkpoint.step.stepOrder).toBe(2);
+    await submit(agent, plan.planId, checkpoint.step.stepId);
     const next = await agent.ok("get_next_step", { planId: plan.planId });
     expect(next.step.stepOrder).toBe(4);
     await submit(agent, plan.planId, next.step.stepId);
     const context = await agent.ok("get_research_context", { planId: plan.planId });
     expect(context.steps.map((s: { status: string }) => s.status)).toEqual([
       "completed",
-      "skipped",
+      "completed",
       "skipped",
       "completed",
     ]);
