@@ -43,6 +43,15 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
 
 export { expect, report };
 
+/** Next's bootstrap ran: the page is hydrated, not just server HTML. */
+export async function expectHydrated(page: Page) {
+  await expect
+    .poll(() =>
+      page.evaluate(() => typeof (window as { next?: { version?: string } }).next?.version),
+    )
+    .toBe("string");
+}
+
 export async function signIn(page: Page, email: string, password = SEED_PASSWORD) {
   await page.goto("/sign-in");
   await page.getByLabel("E-mail").fill(email);

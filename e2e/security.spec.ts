@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "@playwright/test";
-import { expect, planAwaitingReview, signIn, test } from "./fixtures";
+import { expect, expectHydrated, planAwaitingReview, signIn, test } from "./fixtures";
 
 type Violation = { directive: string; blockedURI: string };
 
@@ -61,15 +61,6 @@ const directives = (policy: string) =>
       return [name, values] as const;
     }),
   );
-
-/** Next's bootstrap ran: the page is hydrated, not just server HTML. */
-async function expectHydrated(page: Page) {
-  await expect
-    .poll(() =>
-      page.evaluate(() => typeof (window as { next?: { version?: string } }).next?.version),
-    )
-    .toBe("string");
-}
 
 test("pages carry a nonce-based CSP and the security headers, and work under them", async ({
   page,

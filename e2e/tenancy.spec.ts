@@ -1,5 +1,5 @@
 import { connectAgent } from "../tests/support/mcp-client";
-import { expect, planAwaitingReview, signIn, test } from "./fixtures";
+import { expect, expectHydrated, planAwaitingReview, signIn, test } from "./fixtures";
 
 test("a researcher of another tenant gets 404 for the plan and its server actions", async ({
   page,
@@ -20,6 +20,9 @@ test("a researcher of another tenant gets 404 for the plan and its server action
 
     // Replay the review action from Beta's own page with Alpha's ids.
     await page.goto(`/plans/${betaPlan.planId}`);
+    // Pressed before hydration, the button would post the server's HTML form,
+    // not React's action with the ids set below.
+    await expectHydrated(page);
     // The decision form (the panel also holds the assignment form).
     const panel = page
       .getByTestId("review-panel")
