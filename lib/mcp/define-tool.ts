@@ -18,6 +18,8 @@ export type ToolDefinition<
   inputSchema: In;
   outputSchema: Out;
   annotations: ToolAnnotations;
+  /** MCP Apps: the card the tool's result is shown in, or app-only visibility (lib/mcp/apps.ts). */
+  _meta?: Record<string, unknown>;
   /** Calls without a tool-call log row (the transport's own health check). */
   skipCallLog?: boolean;
   run(ctx: ServiceContext, input: z.input<In>): Promise<z.output<Out>>;

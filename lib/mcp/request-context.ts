@@ -45,7 +45,12 @@ export function serviceContextFor(
   return {
     db,
     tenantId: principal.tenantId,
-    actor: { type: principal.kind, id: principal.credentialId, label: principal.label },
+    actor: {
+      type: principal.kind,
+      id: principal.credentialId,
+      label: principal.label,
+      credential: { userId: principal.userId, clientId: principal.clientId },
+    },
     stallThresholdSeconds: deps.stallThresholdSeconds,
     ...(deps.stepLeaseSeconds ? { stepLeaseSeconds: deps.stepLeaseSeconds } : {}),
     llm: deps.llm,

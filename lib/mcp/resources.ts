@@ -18,6 +18,7 @@ import { isAppError } from "../plan-engine/app-error";
 import { listActivePlans } from "../services/plans/list-active-plans";
 import { readPlanContext } from "../services/research/research-context";
 import type { ServiceContext } from "../services/shared/context";
+import { CARD_RESOURCES, isCardUri, readCard } from "./apps";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { withoutInternals } from "./tool-result";
 
@@ -86,6 +87,7 @@ export function registerCairnResources(server: McpServer, deps: CairnServerDeps)
       return {
         resources: [
           ACTIVE_PLANS_RESOURCE,
+          ...CARD_RESOURCES,
           ...plans.map(
             (plan): Resource => ({
               uri: planUri(plan.planId),
@@ -105,6 +107,7 @@ export function registerCairnResources(server: McpServer, deps: CairnServerDeps)
     withoutInternals(async (request, requestCtx): Promise<ReadResourceResult> => {
       const { uri } = request.params;
       const ctx = await contextOf(deps, requestCtx.http?.authInfo);
+      if (isCardUri(uri)) return readCard(uri);
       if (uri === ACTIVE_PLANS_URI) {
         const active = await listActivePlans(ctx, { limit: 100 });
         return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(active, null, 2) }] };

@@ -35,11 +35,10 @@ import {
 import { z } from "zod";
 import { isAppError } from "../plan-engine/app-error";
 import { REVIEW_DECISIONS } from "../plan-engine/states";
-import { inClientAnswerer } from "../services/reviews/in-client-trust";
+import { decideInClient, inClientAnswerer } from "../services/reviews/in-client-trust";
 import type { ServiceContext } from "../services/shared/context";
 import { reviewPageUrl } from "../services/shared/public-url";
-import { type McpPrincipal, principalOf } from "./request-context";
-import { submitUserDecisionTool } from "./tools/submit-user-decision";
+import { principalOf } from "./request-context";
 
 /** The input request's key, in the result and in the client's answer. */
 const REVIEW_KEY = "review";
@@ -119,32 +118,14 @@ export function reviewCapableClient(envelope: unknown): DeclaredReviewClient | u
  */
 export async function reviewClientFor(
   ctx: ServiceContext,
-  principal: McpPrincipal,
   declared: DeclaredReviewClient,
 ): Promise<ReviewClient | undefined> {
-  const answerer = await inClientAnswerer(ctx, principal);
+  const answerer = await inClientAnswerer(ctx);
   const answersAs = answerer.person ? "person" : "agent";
   if (answersAs === "agent" && answerer.decisionPolicy === "people_only") {
     return declared.url ? { name: declared.name, mode: "url", answersAs } : undefined;
   }
   return { name: declared.name, mode: declared.form ? "form" : "url", answersAs };
-}
-
-/**
- * The context of a decision the credential's user made in their client: a
- * person's decision (the team's "people only" lets it through), recorded as
- * made in that client (the "client" channel).
- */
-function personContext(ctx: ServiceContext, principal: McpPrincipal, client: ReviewClient) {
-  return {
-    ...ctx,
-    actor: {
-      type: "user" as const,
-      id: principal.userId,
-      label: `the user of ${principal.label}, answering in the MCP client "${client.name}"`,
-      inClient: client.name,
-    },
-  };
 }
 
 /** What a form showed: the review and the digest of its content. */
@@ -243,7 +224,6 @@ export type ReviewAnswer =
  */
 export async function recordReviewAnswer(
   ctx: ServiceContext,
-  principal: McpPrincipal,
   client: ReviewClient | undefined,
   request: {
     planId: unknown;
@@ -261,8 +241,7 @@ export async function recordReviewAnswer(
   const shown = shownReview.safeParse(request.requestState);
   if (!answer || !shown.success) return { kind: "settled" };
   try {
-    const decider = client.answersAs === "person" ? personContext(ctx, principal, client) : ctx;
-    await submitUserDecisionTool.run(decider, {
+    await decideInClient(ctx, { person: client.answersAs === "person" }, client.name, {
       planId: request.planId as string,
       decision: answer.decision,
       ...(answer.feedback?.trim() ? { feedback: answer.feedback } : {}),

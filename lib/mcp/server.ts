@@ -89,6 +89,7 @@ const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   inputSchema: jsonSchema(tool.inputSchema, "input"),
   outputSchema: jsonSchema(tool.outputSchema, "output"),
   annotations: { title: tool.title, ...tool.annotations },
+  ...(tool._meta ? { _meta: tool._meta } : {}),
 }));
 
 const TOOLS_BY_NAME = new Map<string, ToolDefinition>(
@@ -162,15 +163,13 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
         // Whose answer a form would be is read only when a form is answered or due.
         let reviewClient: Promise<ReviewClient | undefined> | undefined;
         const clientOfReview = () => {
-          reviewClient ??= declared
-            ? reviewClientFor(ctx, principal, declared)
-            : Promise.resolve(undefined);
+          reviewClient ??= declared ? reviewClientFor(ctx, declared) : Promise.resolve(undefined);
           return reviewClient;
         };
         const inputResponses = requestCtx.mcpReq.inputResponses;
         const answer =
           declared && carriesReviewAnswer(inputResponses)
-            ? await recordReviewAnswer(ctx, principal, await clientOfReview(), {
+            ? await recordReviewAnswer(ctx, await clientOfReview(), {
                 planId: args.planId,
                 inputResponses,
                 requestState: requestCtx.mcpReq.requestState(),

@@ -23,6 +23,7 @@ import {
   listArtifactTypes,
   skillExecutionOverview,
 } from "../services/views/library-views";
+import { teamMembers } from "../services/views/pending-review";
 import {
   countAwaitingReview,
   getPlanDeliverable,
@@ -94,14 +95,9 @@ export const views = {
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {
-    const members = await listTenantUsers(await userContext(user));
-    return members
-      .filter((member) => member.disabledAt === null)
-      .map((member) => ({
-        userId: member.userId,
-        label: member.name ? `${member.name} <${member.email}>` : member.email,
-      }));
+    return teamMembers(await userContext(user));
   },
+
   async stalledPlans(user: SignedInUser) {
     return listStalledPlans(await userContext(user));
   },

@@ -3,12 +3,13 @@
 import Link from "next/link";
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
-import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
+import { ReviewAssignment } from "@/app/_components/review/review-assignment";
 import { ReviewContent } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { formatDuration } from "@/app/_components/time";
 import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
+import type { TeamMember } from "@/lib/services/views/pending-review";
 import type { InboxReview } from "@/lib/services/views/review-inbox";
 import { IDLE } from "@/lib/web/action-state";
 

@@ -3,9 +3,8 @@
 import { useActionState, useId } from "react";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { assignReviewAction } from "@/app/(app)/plans/[planId]/actions";
+import type { TeamMember } from "@/lib/services/views/pending-review";
 import { IDLE } from "@/lib/web/action-state";
-
-export type TeamMember = { userId: string; label: string };
 
 /**
  * Take a review ("Assign to me") or hand it off to a team member or back to

@@ -1,4 +1,5 @@
 import { cancelPlanTool } from "./cancel-plan";
+import { decideInReviewCardTool, readPlanCardTool, readReviewCardTool } from "./cards";
 import { createResearchPlanTool } from "./create-research-plan";
 import { extractDataTool } from "./extract-data";
 import { getNextStepTool } from "./get-next-step";
@@ -37,4 +38,7 @@ export const TOOLS = [
   storeResearchOutputTool,
   submitResearchFeedbackTool,
   pingTool,
+  readReviewCardTool,
+  decideInReviewCardTool,
+  readPlanCardTool,
 ];

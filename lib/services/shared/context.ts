@@ -19,6 +19,12 @@ export type Actor = {
    * Cairn's web UI: the client's name. Their decisions are the "client" channel.
    */
   inClient?: string;
+  /**
+   * An API key's or connected app's person, and a connected app's OAuth
+   * `client_id`: what the rule on whose answer an in-client decision is reads
+   * (lib/services/reviews/in-client-trust.ts).
+   */
+  credential?: { userId: string; clientId?: string | undefined };
 };
 
 export type ServiceContext = {

@@ -3,12 +3,10 @@ import { headers } from "next/headers";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
-import type { TeamMember } from "@/app/_components/review/review-assignment";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
-import { isLastOpenStep } from "@/lib/plan-engine/loop";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
-import { shorten, shortenJson } from "@/lib/services/views/full-values";
+import { pendingReviewOf } from "@/lib/services/views/pending-review";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
@@ -17,7 +15,7 @@ import { DeliverableView } from "./deliverable-view";
 import { PlanHeader } from "./plan-header";
 import { PlanNotices } from "./plan-notices";
 import { PlanFlow, StepTimeline } from "./plan-picture";
-import { type PendingReview, ReviewArea } from "./review-area";
+import { ReviewArea } from "./review-area";
 import { StepsSection } from "./steps-section";
 
 export const metadata: Metadata = { title: "Plan" };
@@ -59,7 +57,7 @@ export default async function PlanPageView({
       <ReviewArea
         planId={page.plan.planId}
         planStatus={page.plan.status}
-        review={pendingReview(page, members)}
+        review={pendingReviewOf(page, members)}
         currentUserId={user.userId}
         members={members}
       />
@@ -70,42 +68,6 @@ export default async function PlanPageView({
       <AuditTrail page={page} />
     </article>
   );
-}
-
-/** The review waiting for a decision, if any, with its assignee's name from the team. */
-function pendingReview(page: PlanPage, members: TeamMember[]): PendingReview | null {
-  const pending = page.reviews.find((r) => r.status === "pending");
-  if (!pending) return null;
-  const step = page.steps.find((s) => s.stepId === pending.stepId);
-  return {
-    planId: page.plan.planId,
-    reviewRequestId: pending.reviewRequestId,
-    contentDigest: pending.currentDigest ?? pending.contentDigest,
-    stepOrder: pending.stepOrder,
-    // Shortened here, in the server component, so the page's refresh never
-    // sends a long proposal or text to the browser whole.
-    summary: shorten(pending.summary),
-    questions: pending.questions,
-    proposal: pending.proposedResult === null ? null : shortenJson(pending.proposedResult),
-    proposedConfidence: pending.proposedConfidence,
-    stepInstructions: shorten(step?.instructions ?? ""),
-    lastOpenStep: isLastOpenStep(
-      page.steps.map((s) => ({ id: s.stepId, status: s.status })),
-      pending.stepId,
-    ),
-    instructionsChanged:
-      pending.currentDigest !== null && pending.currentDigest !== pending.contentDigest,
-    requestedBy: pending.requestedBy,
-    requestedAt: pending.requestedAt,
-    dueAt: pending.dueAt,
-    onTimeout: pending.onTimeout,
-    escalatedAt: pending.escalatedAt,
-    assignedUserId: pending.assignedUserId,
-    assignedUserLabel: pending.assignedUserId
-      ? (members.find((m) => m.userId === pending.assignedUserId)?.label ?? "a former team member")
-      : null,
-    assignedRole: pending.assignedRole,
-  };
 }
 
 /** The plan as a flow of steps and conditions, and as a timeline. */

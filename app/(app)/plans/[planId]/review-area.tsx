@@ -2,25 +2,13 @@
 
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
-import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
-import { ReviewContent, type ReviewContentData } from "@/app/_components/review/review-content";
+import { ReviewAssignment } from "@/app/_components/review/review-assignment";
+import { ReviewContent } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
-import { ReviewFacts, type ReviewFactsData } from "@/app/_components/review/review-facts";
+import { ReviewFacts } from "@/app/_components/review/review-facts";
+import type { PendingReviewView, TeamMember } from "@/lib/services/views/pending-review";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
-
-export type PendingReview = ReviewFactsData &
-  ReviewContentData & {
-    reviewRequestId: string;
-    /** The digest of what this panel shows, sent with the decision. */
-    contentDigest: string;
-    /** Every other step has ended: this decision ends the plan. */
-    lastOpenStep: boolean;
-    stepOrder: number | null;
-    requestedBy: string;
-    requestedAt: string;
-    assignedUserId: string | null;
-  };
 
 /**
  * The checkpoint, led by what the person decides on: the agent's request and
@@ -43,7 +31,7 @@ export function ReviewArea({
 }: {
   planId: string;
   planStatus: string;
-  review: PendingReview | null;
+  review: PendingReviewView | null;
   currentUserId: string;
   members: TeamMember[];
 }) {

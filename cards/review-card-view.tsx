@@ -1,0 +1,176 @@
+/**
+ * The review card: the review page's panel (app/(app)/plans/[planId]/review-area.tsx)
+ * in a chat client, from the same components in the same order, deciding
+ * through decide_in_review_card. Where a decision here would not count (only
+ * people decide, and this connection proves none), it says why and links the
+ * review page instead of offering the buttons.
+ */
+import type { App } from "@modelcontextprotocol/ext-apps";
+import { useActionState, useCallback, useEffect, useState } from "react";
+import { ActionMessage } from "@/app/_components/action-message";
+import { decisionMessage } from "@/app/_components/review/decision-message";
+import { ReviewContent } from "@/app/_components/review/review-content";
+import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
+import { ReviewFacts } from "@/app/_components/review/review-facts";
+import type { UserDecisionResult } from "@/lib/services/plans/submit-user-decision";
+import type { ReviewCard } from "@/lib/services/reviews/review-card";
+import type { ActionState } from "@/lib/web/action-state";
+import { CairnError, callCairn, errorText, learnOrigin } from "./card-app";
+
+const IDLE: ActionState = { status: "idle" };
+
+function decisionInput(planId: string, form: FormData) {
+  const feedback = String(form.get("feedback") ?? "");
+  return {
+    planId,
+    reviewRequestId: String(form.get("reviewRequestId")),
+    contentDigest: String(form.get("contentDigest")),
+    decision: String(form.get("decision")),
+    ...(feedback.trim() ? { feedback } : {}),
+  };
+}
+
+function whoDecides(card: ReviewCard): string {
+  const rule =
+    card.decisionPolicy === "people_only"
+      ? "Only people decide this team's checkpoints."
+      : "People decide this team's checkpoints, and agents may relay their answers.";
+  const here =
+    card.decideHere.as === "person"
+      ? "A decision here is recorded as yours, made in this chat."
+      : "A decision here is recorded as relayed by this connection, not as yours.";
+  return card.decideHere.allowed ? `${rule} ${here}` : rule;
+}
+
+export function ReviewCardView({
+  app,
+  planId,
+  onDecided,
+}: {
+  app: App;
+  planId: string;
+  onDecided?: (result: UserDecisionResult) => void;
+}) {
+  const [card, setCard] = useState<ReviewCard | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const read = await callCairn<ReviewCard>(app, "read_review_card", { planId });
+      learnOrigin(read.planUrl);
+      setCard(read);
+      setLoadError(null);
+    } catch (error) {
+      setLoadError(errorText(error));
+    }
+  }, [app, planId]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const [state, action] = useActionState(
+    async (_previous: ActionState, form: FormData): Promise<ActionState> => {
+      try {
+        const result = await callCairn<UserDecisionResult>(
+          app,
+          "decide_in_review_card",
+          decisionInput(planId, form),
+        );
+        const message = decisionMessage(result);
+        // The agent learns the outcome before its next turn, and carries on.
+        await app
+          .updateModelContext({
+            content: [
+              {
+                type: "text",
+                text: `The person decided Cairn's review in the review card: ${message} (plan status: ${result.planStatus}). ${result.hint}`,
+              },
+            ],
+          })
+          .catch(() => {});
+        onDecided?.(result);
+        await load();
+        return { status: "success", message };
+      } catch (error) {
+        await load();
+        if (error instanceof CairnError && error.code === "CONFLICT") {
+          return { status: "conflict", message: error.message };
+        }
+        return { status: "error", message: errorText(error) };
+      }
+    },
+    IDLE,
+  );
+
+  if (loadError) {
+    return (
+      <p role="alert" className="notice notice-error" data-testid="card-error">
+        {loadError}
+      </p>
+    );
+  }
+  if (!card) return <p className="muted">Loading the review…</p>;
+
+  const review = card.review;
+  if (!review) {
+    return (
+      <section className="card review" aria-labelledby="review-heading" data-testid="review-card">
+        <h2 id="review-heading">Review</h2>
+        <ActionMessage state={state} />
+        <p data-testid="current-state">
+          {state.status === "idle" ? "No review waits on this plan. " : ""}The plan is now{" "}
+          <strong>{card.planStatus.replace("_", " ")}</strong>.{" "}
+          <a href={card.planUrl}>Open the plan in Cairn</a>
+        </p>
+      </section>
+    );
+  }
+
+  return (
+    <section
+      className="card review review-pending"
+      aria-labelledby="review-heading"
+      data-testid="review-card"
+    >
+      <h2 id="review-heading">
+        Your review is needed{review.stepOrder ? ` on step ${review.stepOrder}` : ""}
+      </h2>
+      <p className="muted">
+        {card.planName} · Asked by {review.requestedBy} at{" "}
+        <time dateTime={review.requestedAt}>
+          {review.requestedAt.slice(0, 19).replace("T", " ")} UTC
+        </time>
+      </p>
+      <ReviewContent review={review} />
+      {review.lastOpenStep ? (
+        <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
+          This is the plan's last open step: approving or skipping it completes the plan, and
+          rejecting it fails the plan. Modify sends it back to the agent.
+        </p>
+      ) : null}
+      {card.decideHere.allowed ? (
+        <ReviewDecisionForm
+          key={reviewFormKey(review)}
+          planId={planId}
+          reviewRequestId={review.reviewRequestId}
+          contentDigest={review.contentDigest}
+          action={action}
+          state={state}
+        />
+      ) : (
+        <p className="notice notice-warning" role="status" data-testid="decide-elsewhere">
+          {card.decideHere.reason} <a href={card.reviewUrl}>Open the review page</a>
+        </p>
+      )}
+      <ReviewFacts review={review} />
+      <p className="muted" data-testid="who-decides">
+        {whoDecides(card)}
+      </p>
+      {state.status !== "idle" && state.status !== "success" ? (
+        <p className="muted">
+          <a href={card.reviewUrl}>Open the review page</a>
+        </p>
+      ) : null}
+    </section>
+  );
+}

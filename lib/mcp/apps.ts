@@ -1,0 +1,87 @@
+/**
+ * Cairn's MCP Apps (the `io.modelcontextprotocol/ui` extension, docs/mcp-apps.md):
+ * the review card and the plan card, each one self-contained HTML document
+ * built from cards/ by `npm run build:cards` (scripts/build-cards.ts) and
+ * served by resources/read in both protocol eras. Tools name their card in
+ * `_meta.ui.resourceUri`; the host renders it in a sandboxed iframe and relays
+ * its calls to the app-only tools (`visibility: ["app"]`).
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { ReadResourceResult, Resource } from "@modelcontextprotocol/server";
+
+export const REVIEW_CARD_URI = "ui://cairn/review-card.html";
+export const PLAN_CARD_URI = "ui://cairn/plan-card.html";
+
+/** The MCP Apps type of an HTML view (the extension's RESOURCE_MIME_TYPE). */
+export const APP_MIME_TYPE = "text/html;profile=mcp-app";
+
+/** Where the built cards are, relative to the app's root (scripts/build-cards.ts writes them). */
+export const CARDS_DIR = path.join("build", "cards");
+
+const CARDS = {
+  [REVIEW_CARD_URI]: {
+    file: "review-card.html",
+    name: "review-card",
+    title: "Cairn review card",
+    description:
+      "A checkpoint waiting for a person: the agent's summary, what approving accepts, the questions, and the four decisions, taken in the chat.",
+  },
+  [PLAN_CARD_URI]: {
+    file: "plan-card.html",
+    name: "plan-card",
+    title: "Cairn plan card",
+    description:
+      "A plan's progress: steps with status, stall warnings and pauses with the call that unblocks them, refreshed while the plan runs.",
+  },
+} as const;
+
+type CardUri = keyof typeof CARDS;
+
+/**
+ * Each card loads nothing from anywhere: every script and style is inline, and
+ * its data comes through the host's relay of Cairn's tools, so the policy
+ * allows no origin at all (no fetch, image, frame or base URI).
+ */
+const CARD_UI_META = {
+  ui: {
+    csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
+    prefersBorder: true,
+  },
+};
+
+export const CARD_RESOURCES: Resource[] = Object.entries(CARDS).map(([uri, card]) => ({
+  uri,
+  name: card.name,
+  title: card.title,
+  description: card.description,
+  mimeType: APP_MIME_TYPE,
+  _meta: CARD_UI_META,
+}));
+
+export function isCardUri(uri: string): uri is CardUri {
+  return Object.hasOwn(CARDS, uri);
+}
+
+const html = new Map<CardUri, string>();
+
+/** A card's document, read once per process from the build. */
+export async function readCard(uri: CardUri): Promise<ReadResourceResult> {
+  let text = html.get(uri);
+  if (text === undefined) {
+    const file = path.join(process.cwd(), CARDS_DIR, CARDS[uri].file);
+    text = await readFile(file, "utf8").catch(() => {
+      throw new Error(`${file} is missing: build the cards with npm run build (or build:cards).`);
+    });
+    html.set(uri, text);
+  }
+  return { contents: [{ uri, mimeType: APP_MIME_TYPE, text, _meta: CARD_UI_META }] };
+}
+
+/** A tool's link to its card, in the extension's form and its older flat key (for older hosts). */
+export function cardLink(uri: CardUri) {
+  return { ui: { resourceUri: uri }, "ui/resourceUri": uri };
+}
+
+/** An app-only tool: hidden from the model, callable by Cairn's cards through the host. */
+export const APP_ONLY = { ui: { visibility: ["app"] } };

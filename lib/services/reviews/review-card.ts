@@ -1,0 +1,109 @@
+/**
+ * The review card and the plan card: Cairn's MCP App views inside a chat
+ * client (docs/mcp-apps.md). The cards read through these and decide through
+ * submit_user_decision's use case, as the person in their client where the
+ * connection proves one (the same rule as the review form), so a decision in a
+ * card has the same effect and audit rows as one on the review page.
+ */
+import "server-only";
+import { z } from "zod";
+import { DECISION_POLICIES } from "../../plan-engine/states";
+import { getPlanStatus, planStatusOutput } from "../plans/get-plan-status";
+import { submitUserDecisionInput, userDecisionOutput } from "../plans/submit-user-decision";
+import type { ServiceContext } from "../shared/context";
+import { planIdField } from "../shared/fields";
+import { planNotFound } from "../shared/plan-access";
+import { publicBaseUrl, reviewPageUrl } from "../shared/public-url";
+import { parseInput } from "../shared/validation";
+import { pendingReviewOf, pendingReviewView, teamMembers } from "../views/pending-review";
+import { getPlanPage } from "../views/plan-views";
+import { decideInClient, inClientAnswerer } from "./in-client-trust";
+import { settleDeadlinesOfPlan } from "./review-deadlines";
+
+/** How the trail names the client a card decision was made in. */
+export const REVIEW_CARD_CLIENT = "Cairn's review card";
+
+export const cardInput = z.object({ planId: planIdField });
+
+const planUrlOf = (planId: string) => `${publicBaseUrl()}/plans/${planId}`;
+
+export const reviewCardOutput = z.object({
+  planId: z.string(),
+  planName: z.string(),
+  planStatus: planStatusOutput.shape.status,
+  /** The review waiting for a decision; null when none waits. */
+  review: pendingReviewView.nullable(),
+  reviewUrl: z.string(),
+  planUrl: z.string(),
+  decisionPolicy: z.enum(DECISION_POLICIES),
+  /** Whether a decision made in the card counts on this connection, and why not. */
+  decideHere: z.object({
+    allowed: z.boolean(),
+    as: z.enum(["person", "agent"]),
+    reason: z.string().nullable(),
+  }),
+});
+
+export type ReviewCard = z.infer<typeof reviewCardOutput>;
+
+/** Where a decision in the card would be refused, what the card says instead. */
+const NOT_HERE =
+  "This team lets only people decide checkpoints, and this connection does not prove a person (an API key, or an app the team does not trust). Decide on the review page, signed in to Cairn.";
+
+/** The plan's pending review as the review page shows it, and whether the card may decide it. */
+export async function readReviewCard(
+  ctx: ServiceContext,
+  raw: z.input<typeof cardInput>,
+): Promise<ReviewCard> {
+  const { planId } = parseInput(cardInput, raw);
+  // A review whose deadline passed is applied before the card shows it, as on the page.
+  await settleDeadlinesOfPlan(ctx, planId);
+  const [page, members, answerer] = await Promise.all([
+    getPlanPage(ctx, planId, 1),
+    teamMembers(ctx),
+    inClientAnswerer(ctx),
+  ]);
+  if (!page) throw planNotFound(planId);
+  const allowed = answerer.person || answerer.decisionPolicy === "people_and_agents";
+  return {
+    planId,
+    planName: page.plan.name,
+    planStatus: page.plan.status,
+    review: pendingReviewOf(page, members),
+    reviewUrl: reviewPageUrl(planId),
+    planUrl: planUrlOf(planId),
+    decisionPolicy: answerer.decisionPolicy,
+    decideHere: {
+      allowed,
+      as: answerer.person ? "person" : "agent",
+      reason: allowed ? null : NOT_HERE,
+    },
+  };
+}
+
+/** A card's decision names the review and the digest of what the card showed. */
+export const cardDecisionInput = submitUserDecisionInput.safeExtend({
+  contentDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "must be the contentDigest of the review the card shows"),
+});
+
+export const cardDecisionOutput = userDecisionOutput;
+
+/** A decision made in the review card: the person's own on a connection that proves one. */
+export async function decideInReviewCard(
+  ctx: ServiceContext,
+  raw: z.input<typeof cardDecisionInput>,
+) {
+  const input = parseInput(cardDecisionInput, raw);
+  const answerer = await inClientAnswerer(ctx);
+  return decideInClient(ctx, answerer, REVIEW_CARD_CLIENT, input);
+}
+
+export const planCardOutput = planStatusOutput.extend({ planUrl: z.string() });
+
+/** The plan's progress for the plan card: get_plan_status's answer and the plan page's link. */
+export async function readPlanCard(ctx: ServiceContext, raw: z.input<typeof cardInput>) {
+  const status = await getPlanStatus(ctx, raw);
+  return { ...status, planUrl: planUrlOf(status.planId) };
+}
