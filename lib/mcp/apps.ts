@@ -2,13 +2,14 @@
  * Cairn's MCP Apps (the `io.modelcontextprotocol/ui` extension, docs/mcp-apps.md):
  * the review card and the plan card, each one self-contained HTML document
  * built from cards/ by `npm run build:cards` (scripts/build-cards.ts) and
- * served by resources/read in both protocol eras. Tools name their card in
+ * served by resources/read in both protocol eras (by the URI a tool names;
+ * resources/list keeps to the account's plans, which a person browses). Tools name their card in
  * `_meta.ui.resourceUri`; the host renders it in a sandboxed iframe and relays
  * its calls to the app-only tools (`visibility: ["app"]`).
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ReadResourceResult, Resource } from "@modelcontextprotocol/server";
+import type { ReadResourceResult } from "@modelcontextprotocol/server";
 
 export const REVIEW_CARD_URI = "ui://cairn/review-card.html";
 export const PLAN_CARD_URI = "ui://cairn/plan-card.html";
@@ -20,20 +21,8 @@ export const APP_MIME_TYPE = "text/html;profile=mcp-app";
 export const CARDS_DIR = path.join("build", "cards");
 
 const CARDS = {
-  [REVIEW_CARD_URI]: {
-    file: "review-card.html",
-    name: "review-card",
-    title: "Cairn review card",
-    description:
-      "A checkpoint waiting for a person: the agent's summary, what approving accepts, the questions, and the four decisions, taken in the chat.",
-  },
-  [PLAN_CARD_URI]: {
-    file: "plan-card.html",
-    name: "plan-card",
-    title: "Cairn plan card",
-    description:
-      "A plan's progress: steps with status, stall warnings and pauses with the call that unblocks them, refreshed while the plan runs.",
-  },
+  [REVIEW_CARD_URI]: "review-card.html",
+  [PLAN_CARD_URI]: "plan-card.html",
 } as const;
 
 type CardUri = keyof typeof CARDS;
@@ -50,15 +39,6 @@ const CARD_UI_META = {
   },
 };
 
-export const CARD_RESOURCES: Resource[] = Object.entries(CARDS).map(([uri, card]) => ({
-  uri,
-  name: card.name,
-  title: card.title,
-  description: card.description,
-  mimeType: APP_MIME_TYPE,
-  _meta: CARD_UI_META,
-}));
-
 export function isCardUri(uri: string): uri is CardUri {
   return Object.hasOwn(CARDS, uri);
 }
@@ -69,7 +49,7 @@ const html = new Map<CardUri, string>();
 export async function readCard(uri: CardUri): Promise<ReadResourceResult> {
   let text = html.get(uri);
   if (text === undefined) {
-    const file = path.join(process.cwd(), CARDS_DIR, CARDS[uri].file);
+    const file = path.join(process.cwd(), CARDS_DIR, CARDS[uri]);
     text = await readFile(file, "utf8").catch(() => {
       throw new Error(`${file} is missing: build the cards with npm run build (or build:cards).`);
     });

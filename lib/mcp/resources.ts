@@ -18,7 +18,7 @@ import { isAppError } from "../plan-engine/app-error";
 import { listActivePlans } from "../services/plans/list-active-plans";
 import { readPlanContext } from "../services/research/research-context";
 import type { ServiceContext } from "../services/shared/context";
-import { CARD_RESOURCES, isCardUri, readCard } from "./apps";
+import { isCardUri, readCard } from "./apps";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { withoutInternals } from "./tool-result";
 
@@ -87,7 +87,6 @@ export function registerCairnResources(server: McpServer, deps: CairnServerDeps)
       return {
         resources: [
           ACTIVE_PLANS_RESOURCE,
-          ...CARD_RESOURCES,
           ...plans.map(
             (plan): Resource => ({
               uri: planUri(plan.planId),
