@@ -59,7 +59,7 @@ function PlanView({ app, planId }: { app: App; planId: string }) {
   const { progress } = plan;
   return (
     <section className="card plan-card" aria-labelledby="plan-heading" data-testid="plan-card">
-      <h2 id="plan-heading">{plan.name}</h2>
+      <h1 id="plan-heading">{plan.name}</h1>
       <p>
         <span className={`badge badge-${plan.status}`} data-testid="plan-status">
           {label(plan.status)}
@@ -118,6 +118,7 @@ function PlanView({ app, planId }: { app: App; planId: string }) {
       ) : null}
       {plan.status === "awaiting_review" ? (
         <ReviewCardView
+          nested
           app={app}
           planId={planId}
           onDecided={(result) => {

@@ -46,10 +46,13 @@ export function ReviewCardView({
   app,
   planId,
   onDecided,
+  nested = false,
 }: {
   app: App;
   planId: string;
   onDecided?: (result: UserDecisionResult) => void;
+  /** Inside the plan card, under its heading; on its own, the plan's name heads the document. */
+  nested?: boolean;
 }) {
   const [card, setCard] = useState<ReviewCard | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -111,66 +114,74 @@ export function ReviewCardView({
   }
   if (!card) return <p className="muted">Loading the review…</p>;
 
+  const title = nested ? null : <h1>{card.planName}</h1>;
   const review = card.review;
   if (!review) {
     return (
-      <section className="card review" aria-labelledby="review-heading" data-testid="review-card">
-        <h2 id="review-heading">Review</h2>
-        <ActionMessage state={state} />
-        <p data-testid="current-state">
-          {state.status === "idle" ? "No review waits on this plan. " : ""}The plan is now{" "}
-          <strong>{card.planStatus.replace("_", " ")}</strong>.{" "}
-          <a href={card.planUrl}>Open the plan in Cairn</a>
-        </p>
-      </section>
+      <>
+        {title}
+        <section className="card review" aria-labelledby="review-heading" data-testid="review-card">
+          <h2 id="review-heading">Review</h2>
+          <ActionMessage state={state} />
+          <p data-testid="current-state">
+            {state.status === "idle" ? "No review waits on this plan. " : ""}The plan is now{" "}
+            <strong>{card.planStatus.replace("_", " ")}</strong>.{" "}
+            <a href={card.planUrl}>Open the plan in Cairn</a>
+          </p>
+        </section>
+      </>
     );
   }
 
   return (
-    <section
-      className="card review review-pending"
-      aria-labelledby="review-heading"
-      data-testid="review-card"
-    >
-      <h2 id="review-heading">
-        Your review is needed{review.stepOrder ? ` on step ${review.stepOrder}` : ""}
-      </h2>
-      <p className="muted">
-        {card.planName} · Asked by {review.requestedBy} at{" "}
-        <time dateTime={review.requestedAt}>
-          {review.requestedAt.slice(0, 19).replace("T", " ")} UTC
-        </time>
-      </p>
-      <ReviewContent review={review} />
-      {review.lastOpenStep ? (
-        <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
-          This is the plan's last open step: approving or skipping it completes the plan, and
-          rejecting it fails the plan. Modify sends it back to the agent.
-        </p>
-      ) : null}
-      {card.decideHere.allowed ? (
-        <ReviewDecisionForm
-          key={reviewFormKey(review)}
-          planId={planId}
-          reviewRequestId={review.reviewRequestId}
-          contentDigest={review.contentDigest}
-          action={action}
-          state={state}
-        />
-      ) : (
-        <p className="notice notice-warning" role="status" data-testid="decide-elsewhere">
-          {card.decideHere.reason} <a href={card.reviewUrl}>Open the review page</a>
-        </p>
-      )}
-      <ReviewFacts review={review} />
-      <p className="muted" data-testid="who-decides">
-        {whoDecides(card)}
-      </p>
-      {state.status !== "idle" && state.status !== "success" ? (
+    <>
+      {title}
+      <section
+        className="card review review-pending"
+        aria-labelledby="review-heading"
+        data-testid="review-card"
+      >
+        <h2 id="review-heading">
+          Your review is needed{review.stepOrder ? ` on step ${review.stepOrder}` : ""}
+        </h2>
         <p className="muted">
-          <a href={card.reviewUrl}>Open the review page</a>
+          Asked by {review.requestedBy} at{" "}
+          <time dateTime={review.requestedAt}>
+            {review.requestedAt.slice(0, 19).replace("T", " ")} UTC
+          </time>
         </p>
-      ) : null}
-    </section>
+        <ReviewContent review={review} />
+        {review.lastOpenStep ? (
+          <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
+            This is the plan's last open step: approving or skipping it completes the plan, and
+            rejecting it fails the plan. Modify sends it back to the agent.
+          </p>
+        ) : null}
+        {card.decideHere.allowed ? (
+          <ReviewDecisionForm
+            key={reviewFormKey(review)}
+            planId={planId}
+            reviewRequestId={review.reviewRequestId}
+            contentDigest={review.contentDigest}
+            action={action}
+            state={state}
+            submitOnClick
+          />
+        ) : (
+          <p className="notice notice-warning" role="status" data-testid="decide-elsewhere">
+            {card.decideHere.reason} <a href={card.reviewUrl}>Open the review page</a>
+          </p>
+        )}
+        <ReviewFacts review={review} />
+        <p className="muted" data-testid="who-decides">
+          {whoDecides(card)}
+        </p>
+        {state.status !== "idle" && state.status !== "success" ? (
+          <p className="muted">
+            <a href={card.reviewUrl}>Open the review page</a>
+          </p>
+        ) : null}
+      </section>
+    </>
   );
 }

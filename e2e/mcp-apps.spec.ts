@@ -61,7 +61,7 @@ async function openHost(page: Page, client: HostClient) {
     client.client.callTool({ name, arguments: args }),
   );
   await page.setContent(
-    `<!doctype html><html lang="en"><head><title>Chat</title></head><body><script>${await host()}</script></body></html>`,
+    `<!doctype html><html lang="en"><head><title>Chat</title></head><body><main aria-label="Chat"><h1>Chat</h1></main><script>${await host()}</script></body></html>`,
   );
 }
 

@@ -41,7 +41,7 @@ async function buildCard(card: (typeof ENTRIES)[number], css: string): Promise<n
 <style>${css}</style>
 </head>
 <body>
-<main id="root"></main>
+<main id="root" aria-label="${card.title}"></main>
 <script>${inlineSafe(script)}</script>
 </body>
 </html>

@@ -60,7 +60,8 @@ window.showCard = async ({ html, csp, theme, toolInput, toolResult }) => {
     "<head>",
     `<head><meta http-equiv="Content-Security-Policy" content="${policyFor(csp)}">`,
   );
-  document.body.replaceChildren(frame);
+  document.querySelector("iframe")?.remove();
+  document.querySelector("main")?.append(frame);
   const window_ = frame.contentWindow;
   if (!window_) throw new Error("the card's frame has no window");
 

@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useState } from "react";
+import { type ReactNode, useId, useState, useTransition } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
 import type { ActionState } from "@/lib/web/action-state";
@@ -29,17 +29,59 @@ export function ReviewDecisionForm({
   contentDigest,
   action,
   state,
+  submitOnClick = false,
 }: {
   planId: string;
   reviewRequestId: string;
   contentDigest: string;
   action: (form: FormData) => void;
   state: ActionState;
+  /**
+   * The buttons call the action themselves rather than submitting the form:
+   * an MCP App card runs in a sandboxed frame that a host may not allow to
+   * submit forms (no `allow-forms`), where a submit never reaches React.
+   */
+  submitOnClick?: boolean;
 }) {
   const [confirmReject, setConfirmReject] = useState(false);
   const [feedback, setFeedback] = useState("");
   const [feedbackError, setFeedbackError] = useState<string | null>(null);
+  const [clicked, startClicked] = useTransition();
   const errorId = useId();
+  const needsFeedback = (decision: string) => {
+    if (decision !== "modify" || feedback.trim() !== "") return false;
+    setFeedbackError("Write the feedback the agent should follow before choosing Modify.");
+    return true;
+  };
+  const decide = (value: string, className: string, children: ReactNode) =>
+    submitOnClick ? (
+      <button
+        type="button"
+        className={className}
+        disabled={clicked}
+        aria-disabled={clicked}
+        onClick={() => {
+          if (needsFeedback(value)) return;
+          const form = new FormData();
+          for (const [name, field] of Object.entries({
+            planId,
+            reviewRequestId,
+            contentDigest,
+            feedback,
+            decision: value,
+          })) {
+            form.set(name, field);
+          }
+          startClicked(() => action(form));
+        }}
+      >
+        {children}
+      </button>
+    ) : (
+      <SubmitButton name="decision" value={value} className={className}>
+        {children}
+      </SubmitButton>
+    );
 
   return (
     <form
@@ -47,10 +89,7 @@ export function ReviewDecisionForm({
       className="form"
       onSubmit={(event) => {
         const submitter = (event.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
-        if (submitter?.value === "modify" && feedback.trim() === "") {
-          event.preventDefault();
-          setFeedbackError("Write the feedback the agent should follow before choosing Modify.");
-        }
+        if (needsFeedback(submitter?.value ?? "")) event.preventDefault();
       }}
     >
       <input type="hidden" name="planId" value={planId} />
@@ -77,20 +116,12 @@ export function ReviewDecisionForm({
       ) : null}
       <ActionMessage state={state} />
       <div className="actions">
-        <SubmitButton name="decision" value="approve" className="button button-primary">
-          Approve
-        </SubmitButton>
-        <SubmitButton name="decision" value="modify" className="button">
-          Modify with feedback
-        </SubmitButton>
-        <SubmitButton name="decision" value="skip" className="button">
-          Skip step
-        </SubmitButton>
+        {decide("approve", "button button-primary", "Approve")}
+        {decide("modify", "button", "Modify with feedback")}
+        {decide("skip", "button", "Skip step")}
         {confirmReject ? (
           <>
-            <SubmitButton name="decision" value="reject" className="button button-danger">
-              Confirm reject: fail the plan
-            </SubmitButton>
+            {decide("reject", "button button-danger", "Confirm reject: fail the plan")}
             <button type="button" className="button" onClick={() => setConfirmReject(false)}>
               Cancel
             </button>
