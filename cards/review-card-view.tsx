@@ -9,9 +9,9 @@ import type { App } from "@modelcontextprotocol/ext-apps";
 import { useActionState, useCallback, useEffect, useState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { decisionMessage } from "@/app/_components/review/decision-message";
-import { ReviewContent } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
+import { ReviewLead } from "@/app/_components/review/review-lead";
 import type { UserDecisionResult } from "@/lib/services/plans/submit-user-decision";
 import type { ReviewCard } from "@/lib/services/reviews/review-card";
 import type { ActionState } from "@/lib/web/action-state";
@@ -141,22 +141,7 @@ export function ReviewCardView({
         aria-labelledby="review-heading"
         data-testid="review-card"
       >
-        <h2 id="review-heading">
-          Your review is needed{review.stepOrder ? ` on step ${review.stepOrder}` : ""}
-        </h2>
-        <p className="muted">
-          Asked by {review.requestedBy} at{" "}
-          <time dateTime={review.requestedAt}>
-            {review.requestedAt.slice(0, 19).replace("T", " ")} UTC
-          </time>
-        </p>
-        <ReviewContent review={review} />
-        {review.lastOpenStep ? (
-          <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
-            This is the plan's last open step: approving or skipping it completes the plan, and
-            rejecting it fails the plan. Modify sends it back to the agent.
-          </p>
-        ) : null}
+        <ReviewLead review={review} />
         {card.decideHere.allowed ? (
           <ReviewDecisionForm
             key={reviewFormKey(review)}

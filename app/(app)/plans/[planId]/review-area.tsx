@@ -3,9 +3,9 @@
 import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment } from "@/app/_components/review/review-assignment";
-import { ReviewContent } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
+import { ReviewLead } from "@/app/_components/review/review-lead";
 import type { PendingReviewView, TeamMember } from "@/lib/services/views/pending-review";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
@@ -57,22 +57,7 @@ export function ReviewArea({
       aria-labelledby="review-heading"
       data-testid="review-panel"
     >
-      <h2 id="review-heading">
-        Your review is needed{review.stepOrder ? ` on step ${review.stepOrder}` : ""}
-      </h2>
-      <p className="muted">
-        Asked by {review.requestedBy} at{" "}
-        <time dateTime={review.requestedAt}>
-          {review.requestedAt.slice(0, 19).replace("T", " ")} UTC
-        </time>
-      </p>
-      <ReviewContent review={review} />
-      {review.lastOpenStep ? (
-        <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
-          This is the plan's last open step: approving or skipping it completes the plan, and
-          rejecting it fails the plan. Modify sends it back to the agent.
-        </p>
-      ) : null}
+      <ReviewLead review={review} />
       <ReviewDecisionForm
         key={reviewFormKey(review)}
         planId={planId}
