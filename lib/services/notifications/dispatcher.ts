@@ -20,8 +20,8 @@ import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { emailDeliveries } from "../../db/schema";
 import type { CidrRange } from "../../env";
-import type { NotificationEvent } from "./enqueue-notification";
-import { composeReviewMail, isMailedEvent, type MailConfig, reviewRecipients } from "./mail";
+import { eventFacts, type NotificationEvent } from "./events";
+import { composeMail, type MailConfig, mailRecipients } from "./mail";
 import { postWebhook } from "./post";
 import { signWebhook } from "./signature";
 
@@ -92,10 +92,11 @@ async function fanOut(tx: Transaction, event: EventRow, config: NotifierConfig):
     where tenant_id = ${event.tenantId}::uuid and disabled_at is null
       and events @> ${JSON.stringify([event.event])}::jsonb
     on conflict do nothing`);
-  if (!config.mail || !isMailedEvent(event.event)) return;
-  const recipients = await reviewRecipients(tx, event.tenantId, event.payload);
+  const { label, mail } = eventFacts(event.event);
+  if (!config.mail || !mail) return;
+  const recipients = await mailRecipients(tx, event.tenantId, mail.to, event.payload);
   if (recipients.length === 0) return;
-  const { subject, body } = composeReviewMail(event.event, event.payload, config.publicUrl);
+  const { subject, body } = composeMail(label, mail, event.payload, config.publicUrl);
   await tx
     .insert(emailDeliveries)
     .values(

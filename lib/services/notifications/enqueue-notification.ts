@@ -7,10 +7,9 @@
  */
 import "server-only";
 import type { Executor } from "../../db/client";
-import { type NOTIFICATION_EVENTS, notificationEvents } from "../../db/schema";
+import { notificationEvents } from "../../db/schema";
+import type { NotificationEvent } from "./events";
 import { noteNotificationQueued } from "./queued";
-
-export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
 export async function enqueueNotification(
   tx: Executor,
