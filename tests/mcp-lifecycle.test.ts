@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOLS } from "@/lib/mcp/tools";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import { type Agent, connectAgent, plainResult, report } from "./support/mcp-client";
@@ -38,28 +39,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
 
   it("lists every tool with a title, an LLM-facing description, schemas and annotations", async () => {
     const { tools } = await agent.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(
-      [
-        "cancel_plan",
-        "create_research_plan",
-        "extract_data",
-        "get_next_step",
-        "get_plan_status",
-        "get_research_context",
-        "get_step_context",
-        "list_active_plans",
-        "log_skill_execution",
-        "modify_plan",
-        "ping",
-        "request_user_review",
-        "search_sources",
-        "store_research",
-        "store_research_output",
-        "submit_research_feedback",
-        "submit_step_result",
-        "submit_user_decision",
-      ].sort(),
-    );
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
       expect(tool.description?.length, tool.name).toBeGreaterThan(80);

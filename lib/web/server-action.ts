@@ -19,7 +19,7 @@
  */
 import "server-only";
 import { revalidatePath } from "next/cache";
-import type { z } from "zod";
+import { z } from "zod";
 import { requireAdmin, requireUser, userContext } from "../auth/session";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { notificationsQueued } from "../services/notifications/queued";
@@ -69,10 +69,21 @@ function revalidate<Schema extends z.ZodType>(
 
 export type FormAction = (state: ActionState, form: FormData) => Promise<ActionState>;
 
+/** Each action's form fields (its schema's and `formOnly`), for `formFieldsOf`. */
+const FORM_FIELDS = new WeakMap<FormAction, readonly string[]>();
+
+/**
+ * The fields a server action's form may send: read by the fuzz test, so a new
+ * action or field is fuzzed without a list to edit.
+ */
+export function formFieldsOf(action: FormAction): readonly string[] | undefined {
+  return FORM_FIELDS.get(action);
+}
+
 export function serverAction<Schema extends z.ZodType, Result>(
   spec: ServerActionSpec<Schema, Result>,
 ): FormAction {
-  return async (_state, form) => {
+  const action: FormAction = async (_state, form) => {
     const user = spec.access === "admin" ? await requireAdmin() : await requireUser();
     const refused = spec.refuse?.(form);
     if (refused) return { status: "error", message: refused };
@@ -96,4 +107,7 @@ export function serverAction<Schema extends z.ZodType, Result>(
     const done = await spec.success(result, input, user);
     return typeof done === "string" ? { status: "success", message: done } : done;
   };
+  const shape = spec.input instanceof z.ZodObject ? Object.keys(spec.input.shape) : [];
+  FORM_FIELDS.set(action, [...shape, ...(spec.formOnly ?? [])]);
+  return action;
 }
