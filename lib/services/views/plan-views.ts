@@ -271,6 +271,12 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
     return {
       ...context,
       artifacts,
+      reviews: context.reviews.map((review) => ({
+        ...review,
+        // What the review shows changed since it was requested (modify_plan rewrote the step).
+        instructionsChanged:
+          review.currentDigest !== null && review.currentDigest !== review.contentDigest,
+      })),
       steps: context.steps.map((step) => {
         const run = runs.find((r) => r.stepId === step.stepId);
         return {

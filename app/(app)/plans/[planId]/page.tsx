@@ -93,8 +93,7 @@ function pendingReview(page: PlanPage, members: TeamMember[]): PendingReview | n
       page.steps.map((s) => ({ id: s.stepId, status: s.status })),
       pending.stepId,
     ),
-    instructionsChanged:
-      pending.currentDigest !== null && pending.currentDigest !== pending.contentDigest,
+    instructionsChanged: pending.instructionsChanged,
     requestedBy: pending.requestedBy,
     requestedAt: pending.requestedAt,
     dueAt: pending.dueAt,
