@@ -1,21 +1,7 @@
 /**
- * The one wrapper of the web door's server actions, so that each action says
- * only what is its own: who may call it, the use case's input schema, the use
- * case, the message on success and the page to refresh. The wrapper does the
- * rest the same way for every form:
- *
- * 1. sign-in and role: no session → the sign-in page; a researcher calling an
- *    admin action → 404, like the admin pages themselves (lib/auth/session.ts);
- * 2. the form's fields parsed with the use case's own schema (the schema the MCP
- *    tool uses), so both doors refuse the same input with the same message;
- * 3. the ServiceContext of the signed-in user (tenant, audit actor);
- * 4. an AppError (or anything else) becomes the form's ActionState
- *    (lib/web/action-state.ts), never a thrown error;
- * 5. the page is revalidated once the use case succeeded, or also when it
- *    failed where the spec asks (a review's CONFLICT shows the state someone
- *    else left). Otherwise a failed action answers with its message alone.
- *
- * `success` runs after all that, outside the error mapping, so it may redirect.
+ * The one wrapper of the web door's server actions: sign-in and role, the form
+ * parsed with the use case's schema, the context, errors as form state,
+ * revalidation (docs/architecture.md, "One review button").
  */
 import "server-only";
 import { revalidatePath } from "next/cache";

@@ -1,18 +1,6 @@
 /**
- * Turns the outbox (notification_event) into deliveries and sends them
- * (docs/notifications.md). A pass has two halves:
- *
- * 1. Fan-out, one transaction: claim undispatched events (FOR UPDATE SKIP
- *    LOCKED, so instances never take the same one), write a webhook_delivery
- *    per subscribed, enabled endpoint and an email_delivery per recipient, and
- *    stamp the event dispatched.
- * 2. Sending: claim due deliveries in one statement that also pushes their
- *    next attempt out by a lease, so another instance leaves them alone while
- *    this one sends, outside any transaction. A 2xx delivers; anything else is
- *    retried with exponential back-off and jitter, up to MAX_ATTEMPTS.
- *
- * Delivery is at least once: a crash between the POST and its record sends it
- * again after the lease, with the same Cairn-Delivery id for de-duplication.
+ * Turns the outbox (notification_event) into webhook and e-mail deliveries and
+ * sends them, at least once: docs/notifications.md, "The outbox".
  */
 import "server-only";
 import { sql } from "drizzle-orm";

@@ -1,9 +1,6 @@
 /**
- * Queues a notification in the transaction of the change that caused it (the
- * outbox, docs/notifications.md): one insert, no network. The dispatcher later fans
- * the event out to webhook and e-mail deliveries, so a crash after commit loses
- * no event, a rolled-back change sends none, and a slow receiver never delays
- * the tool call.
+ * The outbox's one insert, in the transaction of the change that caused it
+ * (docs/notifications.md, "The outbox"); use cases queue through `queueEvent`.
  */
 import "server-only";
 import type { Executor } from "../../db/client";
