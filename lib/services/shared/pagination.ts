@@ -1,6 +1,6 @@
 /**
  * The one shape of a list that pages: `cursor` in, `nextCursor` out
- * (docs/architecture.md, "Lists that page"). A cursor is the last row's
+ * (docs/architecture.md, "To add a …"). A cursor is the last row's
  * position in the list's order, opaque to the caller; reading on from it
  * (keyset) neither skips nor repeats a row when rows are added meanwhile, as
  * an offset would.
