@@ -51,6 +51,9 @@ describe("notification events", () => {
       expect(event).toBe(`plan.${status}`);
       if (status) expect(planStatusEvent(status)).toBe(event);
     }
+    // Queued by any status write, which has nothing more to give.
+    for (const event of raised)
+      expect(eventFacts(event).extra.safeParse({}).success, event).toBe(true);
     expect(planStatusEvent("executing")).toBeUndefined();
     // Cancelling says who and why, so it is queued by cancel_plan itself.
     expect(planStatusEvent("cancelled")).toBeUndefined();
