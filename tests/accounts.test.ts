@@ -32,8 +32,8 @@ import { BACKENDS, freshDatabase } from "./support/databases";
 
 // Counts the password hashes, to show that refused attempts never reach one.
 const hashing = vi.hoisted(() => ({ verifications: 0, hashes: 0 }));
-vi.mock("@/lib/auth/password", async (importOriginal) => {
-  const real = await importOriginal<typeof import("@/lib/auth/password")>();
+vi.mock("@/lib/services/accounts/password", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@/lib/services/accounts/password")>();
   return {
     ...real,
     verifyPassword: async (password: string, stored: string) => {

@@ -3,8 +3,6 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq, gt } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashApiKey } from "@/lib/auth/api-key";
-import { verifyPassword } from "@/lib/auth/password";
 import { openDatabase } from "@/lib/db/client";
 import {
   apiKeys,
@@ -15,6 +13,8 @@ import {
   tenants,
   users,
 } from "@/lib/db/schema";
+import { hashApiKey } from "@/lib/services/accounts/api-key";
+import { verifyPassword } from "@/lib/services/accounts/password";
 import { hashSetupCode } from "@/lib/services/accounts/setup-codes";
 import { createPostgresDatabase } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";

@@ -11,7 +11,6 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { accountAuditLog, oauthAuthorizationCodes } from "@/lib/db/schema";
-import { hashToken } from "@/lib/oauth/authorization-server";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import {
   changeOwnPassword,
@@ -21,7 +20,7 @@ import { listConnectedApps, revokeConnectedApp } from "@/lib/services/accounts/c
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { loadSessionUser } from "@/lib/services/accounts/load-session-user";
-import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth";
+import { authenticateOAuthToken, hashToken } from "@/lib/services/accounts/oauth-token-auth";
 import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";

@@ -1,7 +1,8 @@
 /**
  * Notifications end to end in process, on PGlite and PostgreSQL 15: events
  * queued in the transaction of their change (plan.completed and plan.failed by
- * the loop itself, review.* as the reviews code queues them), fanned out and
+ * the loop itself, review.* as the reviews code queues them, plan.cancelled by
+ * cancel_plan), fanned out and
  * delivered by the dispatcher to a local HTTP receiver (signed, verifiable,
  * retried after an error, never for a rolled-back change, refused for private
  * addresses unless the operator allows their network, and then without what
@@ -32,6 +33,7 @@ import {
   createWebhookEndpoint,
   setWebhookEndpointDisabled,
 } from "@/lib/services/notifications/webhooks";
+import { cancelPlan } from "@/lib/services/plans/cancel-plan";
 import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { requestUserReview } from "@/lib/services/plans/request-user-review";
@@ -518,5 +520,70 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     const timedOut = JSON.parse(posts("review.timed_out")[0]?.body ?? "{}");
     expect(timedOut).toMatchObject({ event: "review.timed_out", data: { planId, action: "skip" } });
     expect(smtp.mails[1]?.to).toEqual([adminEmail]);
+  });
+
+  it("cancelling a plan tells the webhooks who cancelled it and why, and e-mails whoever started it unless they opted out", async () => {
+    receiver.received.length = 0;
+    await createWebhookEndpoint(ctx, {
+      url: `${receiver.url}/cancelled`,
+      events: ["plan.cancelled"],
+    });
+    const ownerEmail = `owner-${backend}@example.com`;
+    const { userId: ownerId } = await createTenantUser(reviewer, {
+      email: ownerEmail,
+      password: "a long enough password",
+      role: "researcher",
+    });
+    const owner: ServiceContext = {
+      ...ctx,
+      actor: { type: "user", id: ownerId, label: ownerEmail },
+    };
+    const startPlan = async (name: string) =>
+      (
+        await createPlan(owner, {
+          name,
+          researchQuestion: "q",
+          steps: [{ stepType: "search", instructions: "Look." }],
+        })
+      ).planId;
+    const cancelled = () =>
+      receiver.received
+        .filter((r) => r.path === "/cancelled")
+        .map((r) => JSON.parse(r.body) as { event: string; data: Record<string, unknown> });
+    const mailsTo = (address: string) => smtp.mails.filter((m) => m.to.includes(address));
+
+    const planId = await startPlan("Cancelled");
+    await cancelPlan(ctx, { planId, reason: "The question was answered elsewhere" });
+    await dispatchUntil(() => cancelled().length === 1 && mailsTo(ownerEmail).length === 1);
+    expect(cancelled()[0]).toMatchObject({
+      event: "plan.cancelled",
+      data: {
+        planId,
+        planTitle: "Cancelled",
+        status: "cancelled",
+        cancelledBy: "notify agent",
+        reason: "The question was answered elsewhere",
+      },
+    });
+    const [mail] = mailsTo(ownerEmail);
+    expect(mail?.raw).toContain("Plan cancelled: Cancelled");
+    expect(mail?.raw).toContain("Cancelled by notify agent: The question was answered elsewhere");
+    expect(mail?.raw).toContain(`https://cairn.example.com/plans/${planId}`);
+
+    // The owner turns e-mails off: the webhook still hears of the next cancel, nobody is e-mailed.
+    await handle.db.update(users).set({ emailNotifications: false }).where(eq(users.id, ownerId));
+    const quiet = await startPlan("Cancelled quietly");
+    await cancelPlan(owner, { planId: quiet, reason: "Not needed" });
+    await dispatchUntil(() => cancelled().length === 2);
+    expect(cancelled()[1]).toMatchObject({
+      data: { planId: quiet, cancelledBy: ownerEmail, reason: "Not needed" },
+    });
+    const events = await handle.db
+      .select({ id: notificationEvents.id })
+      .from(notificationEvents)
+      .where(eq(notificationEvents.event, "plan.cancelled"));
+    const mailed = await handle.db.select().from(emailDeliveries);
+    expect(mailed.filter((e) => events.some((event) => event.id === e.eventId))).toHaveLength(1);
+    expect(mailsTo(ownerEmail)).toHaveLength(1);
   });
 });

@@ -22,8 +22,10 @@
  * The seed is printed; CAIRN_FUZZ_SEED=<seed> replays the same inputs and
  * CAIRN_OAUTH_FUZZ_RUNS changes the number of cases of each property.
  */
+import { readdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -42,7 +44,8 @@ import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { IDLE } from "@/lib/web/action-state";
+import { type ActionState, IDLE } from "@/lib/web/action-state";
+import { type FormAction, formFieldsOf } from "@/lib/web/server-action";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import {
   connectApp,
@@ -121,6 +124,27 @@ const oddString = fc.oneof(
   ),
   fc.constantFrom("x".repeat(3000), "%", "%%", "a=b&c=d", "\r\nX-Injected: 1"),
 );
+
+/**
+ * Every server action of the signed-in pages (app/(app): `actions.ts` and
+ * `*-actions.ts`), by export name: found, not listed, so a new one is fuzzed.
+ */
+async function signedInActions(): Promise<Record<string, FormAction>> {
+  const files = (readdirSync("app/(app)", { recursive: true }) as string[])
+    .filter((file) => /(^|[/-])actions\.ts$/.test(file))
+    .map((file) => resolve("app/(app)", file));
+  const actions: Record<string, FormAction> = {};
+  for (const file of files) {
+    for (const [name, value] of Object.entries(await import(file))) {
+      const action = value as FormAction;
+      // One style: every action of these pages is built by serverAction.
+      expect(formFieldsOf(action), `${file}: ${name}`).toBeDefined();
+      actions[name] = action;
+    }
+  }
+  expect(Object.keys(actions)).toContain("decideReviewAction");
+  return actions;
+}
 
 describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (backend) => {
   let handle: DatabaseHandle;
@@ -482,31 +506,7 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
   });
 
   it("server actions' form inputs: a success, or a message and nothing changed", async () => {
-    const users = await import("@/app/(app)/admin/users/actions");
-    const webhooks = await import("@/app/(app)/admin/webhooks/actions");
-    const stalled = await import("@/app/(app)/admin/stalled/actions");
-    const plans = await import("@/app/(app)/plans/[planId]/actions");
-    const defaults = await import("@/app/(app)/admin/review-defaults-actions");
-    const trusted = await import("@/app/(app)/admin/trusted-clients-actions");
-    const account = await import("@/app/(app)/account/actions");
-    const actions = {
-      createUserAction: users.createUserAction,
-      createKeyAction: users.createKeyAction,
-      revokeAppAction: users.revokeAppAction,
-      revokeKeyAction: users.revokeKeyAction,
-      manageUserAction: users.manageUserAction,
-      registerWebhookAction: webhooks.registerWebhookAction,
-      manageWebhookAction: webhooks.manageWebhookAction,
-      resendDeliveryAction: webhooks.resendDeliveryAction,
-      recoverStepAction: stalled.recoverStepAction,
-      decideReviewAction: plans.decideReviewAction,
-      assignReviewAction: plans.assignReviewAction,
-      setReviewDefaultsAction: defaults.setReviewDefaultsAction,
-      setTrustedClientsAction: trusted.setTrustedClientsAction,
-      changePasswordAction: account.changePasswordAction,
-      emailNotificationsAction: account.emailNotificationsAction,
-      revokeOwnAppAction: account.revokeOwnAppAction,
-    };
+    const actions = await signedInActions();
     const ids = [
       researcherId,
       otherTenantUserId,
@@ -546,65 +546,35 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
       ),
       oddString,
     );
+    // Every action's own fields (so a field is fuzzed on the others' forms too), and a prototype's name.
     const names = fc.constantFrom(
-      "email",
-      "name",
-      "password",
-      "role",
-      "apiKeyId",
-      "grantId",
-      "op",
-      "url",
-      "events",
-      "description",
-      "deliveryId",
-      "planId",
-      "stepId",
-      "action",
-      "reviewRequestId",
-      "decision",
-      "feedback",
-      "take",
-      "handTo",
-      "deadlineSeconds",
-      "onTimeout",
-      "currentPassword",
-      "newPassword",
-      "confirmPassword",
-      "signOutEverywhere",
-      "emails",
-      "trust",
-      "clientIds",
+      ...new Set(Object.values(actions).flatMap((action) => formFieldsOf(action) ?? [])),
       "__proto__",
     );
     const form = fc.array(fc.tuple(names, value), { maxLength: 8 });
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       await fc.assert(
-        fc.asyncProperty(
-          fc.constantFrom(...(Object.keys(actions) as (keyof typeof actions)[])),
-          form,
-          async (name, entries) => {
-            const data = new FormData();
-            for (const [field, text] of entries) data.append(field, text);
-            const before = await counts();
-            let state: Awaited<ReturnType<(typeof actions)[typeof name]>>;
-            try {
-              state = await actions[name](IDLE, data);
-            } catch (error) {
-              // The stalled page's recovery and the password change answer with a redirect to their own page.
-              expect(error).toBeInstanceOf(Redirected);
-              expect((error as Redirected).location).toMatch(/^\/(admin\/stalled|account)\?/);
-              return;
-            }
-            expect(log).not.toHaveBeenCalled();
-            if (state.status === "success") return;
-            expect(state.status === "idle" ? "" : state.message).not.toMatch(
-              /Something went wrong/,
-            );
-            expect(await counts(), `${name} ${JSON.stringify(entries)}`).toEqual(before);
-          },
-        ),
+        fc.asyncProperty(fc.constantFrom(...Object.keys(actions)), form, async (name, entries) => {
+          const data = new FormData();
+          for (const [field, text] of entries) data.append(field, text);
+          const before = await counts();
+          let state: ActionState;
+          try {
+            const action = actions[name];
+            if (!action) throw new Error(`no action ${name}`);
+            state = await action(IDLE, data);
+          } catch (error) {
+            // The stalled page's recovery and the password change answer with a redirect to their own page.
+            expect(error).toBeInstanceOf(Redirected);
+            expect((error as Redirected).location).toMatch(/^\/(admin\/stalled|account)\?/);
+            return;
+          }
+          expect(log).not.toHaveBeenCalled();
+          if (state.status === "success") return;
+          expect(state.status === "idle" ? "" : state.message).not.toMatch(/Something went wrong/);
+          expect(await counts(), `${name} ${JSON.stringify(entries)}`).toEqual(before);
+        }),
         { seed: SEED, numRuns: RUNS * 2 },
       );
     } finally {

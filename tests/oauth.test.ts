@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthTokens } from "@/lib/db/schema";
-import { hashToken } from "@/lib/oauth/authorization-server";
+import { hashToken } from "@/lib/services/accounts/oauth-token-auth";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import { connectAgent } from "./support/mcp-client";

@@ -4,11 +4,11 @@
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword, needsRehash, verifyPassword } from "@/lib/auth/password";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { users } from "@/lib/db/schema";
 import { verifyCredentials } from "@/lib/services/accounts/check-credentials";
 import { createUser } from "@/lib/services/accounts/create-user";
+import { hashPassword, needsRehash, verifyPassword } from "@/lib/services/accounts/password";
 import { upgradePasswordHash } from "@/lib/services/accounts/upgrade-password-hash";
 import { BACKENDS, freshDatabase } from "./support/databases";
 

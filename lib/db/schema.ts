@@ -49,7 +49,7 @@ export const REVIEW_REQUEST_STATUSES = ["pending", "decided", "withdrawn"] as co
 export const FEEDBACK_TYPES = ["initial", "closing"] as const;
 /** What Cairn does itself when a review's deadline passes. */
 export const REVIEW_TIMEOUT_ACTIONS = ["approve", "reject", "skip", "escalate"] as const;
-/** Events a webhook endpoint may subscribe to and an e-mail may be sent for. */
+/** Events a webhook endpoint may subscribe to; each one's facts: lib/services/notifications/events.ts. */
 export const NOTIFICATION_EVENTS = [
   "review.requested",
   "review.due_soon",
@@ -57,6 +57,7 @@ export const NOTIFICATION_EVENTS = [
   "plan.stalled",
   "plan.completed",
   "plan.failed",
+  "plan.cancelled",
 ] as const;
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 

@@ -10,7 +10,7 @@
  * What the library leaves open, Cairn checks around it: PKCE is required and
  * S256 only, and the `resource` (RFC 8707) must be Cairn's MCP resource.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import OAuth2Server from "@node-oauth/oauth2-server";
 import { and, eq, gte, inArray, isNull, lt, notExists, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -24,6 +24,7 @@ import {
 } from "../db/schema";
 import { isAppError } from "../plan-engine/app-error";
 import { revokeGrant } from "../services/accounts/connected-apps";
+import { hashToken } from "../services/accounts/oauth-token-auth";
 import type { OAuthClient } from "./clients";
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
@@ -33,10 +34,6 @@ import {
   REFRESH_TOKEN_LIFETIME_SECONDS,
   REFRESH_TOKEN_PREFIX,
 } from "./config";
-
-export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
-}
 
 const GRANTS = ["authorization_code", "refresh_token"];
 

@@ -14,7 +14,8 @@ import { readLimited } from "../http/read-limited";
 import { isAppError } from "../plan-engine/app-error";
 import { registerAttempt, tryAgainIn } from "../services/accounts/attempt-limits";
 import { revokeGrant } from "../services/accounts/connected-apps";
-import { hashToken, oauthServer } from "./authorization-server";
+import { hashToken } from "../services/accounts/oauth-token-auth";
+import { oauthServer } from "./authorization-server";
 import { ClientMetadataError, type OAuthClient, registerClient, resolveClient } from "./clients";
 import { jsonResponse, oauthError, oauthUrls } from "./config";
 

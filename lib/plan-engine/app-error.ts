@@ -41,3 +41,13 @@ export class AppError extends Error {
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
+
+/** A read that answers NOT_FOUND as undefined (a page's 404), any other failure as it was. */
+export async function undefinedIfNotFound<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+    throw error;
+  }
+}

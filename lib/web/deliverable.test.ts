@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAllowedImageSource } from "./deliverable";
+import { downloadFileName, isAllowedImageSource } from "./deliverable";
 
 describe("isAllowedImageSource", () => {
   const origin = "http://127.0.0.1:3000";
@@ -30,5 +30,16 @@ describe("isAllowedImageSource", () => {
   it("allows only relative sources when the page's origin is unknown", () => {
     expect(isAllowedImageSource("/a.png", null)).toBe(true);
     expect(isAllowedImageSource("http://127.0.0.1:3000/a.png", null)).toBe(false);
+  });
+});
+
+describe("downloadFileName", () => {
+  it("keeps the plan's name in safe characters, at most 80, with the format's extension", () => {
+    expect(downloadFileName("Coffee & sleep: a review", "markdown")).toBe(
+      "Coffee-sleep-a-review.md",
+    );
+    expect(downloadFileName("x".repeat(100), "application/json")).toBe(`${"x".repeat(80)}.json`);
+    expect(downloadFileName("???", "text/plain")).toBe("-.txt");
+    expect(downloadFileName("", "csv")).toBe("deliverable.csv");
   });
 });

@@ -17,6 +17,12 @@ export function downloadFormat(mediaType: string): { contentType: string; extens
   return { contentType: "text/plain; charset=utf-8", extension: "txt" };
 }
 
+/** The download's file name: the plan's name in safe characters (at most 80), and the format's extension. */
+export function downloadFileName(planName: string, mediaType: string): string {
+  const base = planName.replace(/[^\w.-]+/g, "-").slice(0, 80) || "deliverable";
+  return `${base}.${downloadFormat(mediaType).extension}`;
+}
+
 const RELATIVE_BASE = "http://relative.cairn.invalid/";
 
 /**

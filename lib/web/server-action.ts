@@ -1,25 +1,11 @@
 /**
- * The one wrapper of the web door's server actions, so that each action says
- * only what is its own: who may call it, the use case's input schema, the use
- * case, the message on success and the page to refresh. The wrapper does the
- * rest the same way for every form:
- *
- * 1. sign-in and role: no session → the sign-in page; a researcher calling an
- *    admin action → 404, like the admin pages themselves (lib/auth/session.ts);
- * 2. the form's fields parsed with the use case's own schema (the schema the MCP
- *    tool uses), so both doors refuse the same input with the same message;
- * 3. the ServiceContext of the signed-in user (tenant, audit actor);
- * 4. an AppError (or anything else) becomes the form's ActionState
- *    (lib/web/action-state.ts), never a thrown error;
- * 5. the page is revalidated once the use case succeeded, or also when it
- *    failed where the spec asks (a review's CONFLICT shows the state someone
- *    else left). Otherwise a failed action answers with its message alone.
- *
- * `success` runs after all that, outside the error mapping, so it may redirect.
+ * The one wrapper of the web door's server actions: sign-in and role, the form
+ * parsed with the use case's schema, the context, errors as form state,
+ * revalidation (docs/architecture.md, "One review button").
  */
 import "server-only";
 import { revalidatePath } from "next/cache";
-import type { z } from "zod";
+import { z } from "zod";
 import { requireAdmin, requireUser, userContext } from "../auth/session";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { notificationsQueued } from "../services/notifications/queued";
@@ -69,10 +55,21 @@ function revalidate<Schema extends z.ZodType>(
 
 export type FormAction = (state: ActionState, form: FormData) => Promise<ActionState>;
 
+/** Each action's form fields (its schema's and `formOnly`), for `formFieldsOf`. */
+const FORM_FIELDS = new WeakMap<FormAction, readonly string[]>();
+
+/**
+ * The fields a server action's form may send: read by the fuzz test, so a new
+ * action or field is fuzzed without a list to edit.
+ */
+export function formFieldsOf(action: FormAction): readonly string[] | undefined {
+  return FORM_FIELDS.get(action);
+}
+
 export function serverAction<Schema extends z.ZodType, Result>(
   spec: ServerActionSpec<Schema, Result>,
 ): FormAction {
-  return async (_state, form) => {
+  const action: FormAction = async (_state, form) => {
     const user = spec.access === "admin" ? await requireAdmin() : await requireUser();
     const refused = spec.refuse?.(form);
     if (refused) return { status: "error", message: refused };
@@ -96,4 +93,7 @@ export function serverAction<Schema extends z.ZodType, Result>(
     const done = await spec.success(result, input, user);
     return typeof done === "string" ? { status: "success", message: done } : done;
   };
+  const shape = spec.input instanceof z.ZodObject ? Object.keys(spec.input.shape) : [];
+  FORM_FIELDS.set(action, [...shape, ...(spec.formOnly ?? [])]);
+  return action;
 }

@@ -4,7 +4,7 @@
  */
 import "server-only";
 import { userContext } from "../auth/session";
-import { isAppError } from "../plan-engine/app-error";
+import { undefinedIfNotFound } from "../plan-engine/app-error";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { webhooksView } from "../services/notifications/webhooks";
@@ -63,10 +63,7 @@ export const views = {
   /** The plan's audit trail with its hash chain; undefined for a plan not in the user's tenant. */
   async auditExport(user: SignedInUser, planId: string) {
     if (!UUID.test(planId)) return undefined;
-    return exportAuditTrail(await userContext(user), planId).catch((error: unknown) => {
-      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
-      throw error;
-    });
+    return undefinedIfNotFound(exportAuditTrail(await userContext(user), planId));
   },
   /** One long value of a plan in full; undefined when it is not in the user's tenant. */
   async fullValue(user: SignedInUser, planId: string, query: FullValueQuery) {

@@ -1,7 +1,8 @@
 /**
  * list_active_plans: the tenant's plans that can still go on, most recently
  * active first, with their progress; completed and failed plans, and other
- * tenants' plans, are left out. In process, on PGlite and on PostgreSQL 15.
+ * tenants' plans, are left out; a page at a time with a cursor. In process, on
+ * PGlite and on PostgreSQL 15.
  */
 import { describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
@@ -49,5 +50,36 @@ describe.each(BACKENDS)("list_active_plans on %s", (backend) => {
     });
     expect(plans[1]).toMatchObject({ planId: newer.planId, status: "planning" });
     expect((await agent.ok("list_active_plans", { limit: 1 })).plans).toHaveLength(1);
+  });
+
+  it("pages with a cursor: each plan once, in order, even when one is added meanwhile", async () => {
+    const agent = inProcessAgent(await tenantContext(tenant.handle.db, "Paged"));
+    const names = ["A", "B", "C", "D", "E"];
+    for (const name of names) {
+      await agent.ok("create_research_plan", {
+        name,
+        researchQuestion: "q",
+        steps: planSteps("search"),
+      });
+    }
+    const first = await agent.ok("list_active_plans", { limit: 2 });
+    expect(first.plans.map((plan) => plan.name)).toEqual(["E", "D"]);
+    // A plan created after the first page belongs before it, so no later page shows it.
+    await agent.ok("create_research_plan", {
+      name: "F",
+      researchQuestion: "q",
+      steps: planSteps("search"),
+    });
+    const seen = [...first.plans.map((plan) => plan.name)];
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const page = await agent.ok("list_active_plans", { limit: 2, cursor });
+      seen.push(...page.plans.map((plan) => plan.name));
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual(["E", "D", "C", "B", "A"]);
+    expect(await agent.fails("list_active_plans", { cursor: "not-a-cursor" })).toMatch(
+      /^VALIDATION_ERROR.*cursor is not one this list gave/,
+    );
   });
 });

@@ -119,6 +119,11 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     const me = await viewer(tenant.agent.ctx);
     const [before] = (await listInbox(me, { role: "admin", planId: created.planId })).reviews;
     expect(before?.instructionsChanged).toBe(false);
+    const pageReview = async () =>
+      (await getPlanPage(me, created.planId))?.reviews.find(
+        (review) => review.reviewRequestId === created.reviewRequestId,
+      );
+    expect((await pageReview())?.instructionsChanged).toBe(false);
     // What modify_plan did to a step while its review waited, in earlier versions.
     await tenant.handle.db
       .update(planStepsTable)
@@ -126,6 +131,8 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
       .where(eq(planStepsTable.planId, created.planId));
     const [after] = (await listInbox(me, { role: "admin", planId: created.planId })).reviews;
     expect(after?.instructionsChanged).toBe(true);
+    // The plan page's read model says the same.
+    expect((await pageReview())?.instructionsChanged).toBe(true);
     expect(after?.stepInstructions.text).toBe("Analyse it differently.");
     expect(after?.contentDigest).toMatch(/^[0-9a-f]{64}$/);
     expect(after?.contentDigest).not.toBe(before?.contentDigest);

@@ -6,7 +6,7 @@ import { SubmitButton } from "@/app/_components/submit-button";
 import { IDLE } from "@/lib/web/action-state";
 import { emailNotificationsAction } from "./actions";
 
-/** The person's switch for review e-mails (requested, due soon, timed out). */
+/** The person's switch for e-mails (reviews requested, due soon, timed out; their plans cancelled). */
 export function EmailNotificationsForm({
   on,
   mailConfigured,
@@ -20,7 +20,7 @@ export function EmailNotificationsForm({
       <h2 id="emails-heading">Review e-mails</h2>
       <p data-testid="email-notifications">
         {on
-          ? "You get an e-mail when a review is requested from you or your team, is due soon, or timed out."
+          ? "You get an e-mail when a review is requested from you or your team, is due soon, or timed out, and when a plan you started is cancelled."
           : "You get no review e-mails."}
         {mailConfigured ? null : " (E-mail is off on this server: nothing is sent yet.)"}
       </p>

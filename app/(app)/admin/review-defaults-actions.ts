@@ -3,15 +3,18 @@
 import { z } from "zod";
 import { TIMEOUT_ACTIONS } from "@/lib/plan-engine/review-deadlines";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
-import { field } from "@/lib/web/action-state";
 import { serverAction } from "@/lib/web/server-action";
 
 /**
- * The form's fields, which are not the use case's: the deadline in minutes
- * (empty: none), and the select's action (anything else: none).
+ * The form's fields, which are not the use case's: the deadline in whole
+ * minutes (empty: none), and the select's action (anything else: none).
  */
 const reviewDefaultsForm = z.object({
-  deadlineMinutes: z.string().trim().optional(),
+  deadlineMinutes: z
+    .string()
+    .trim()
+    .regex(/^\d*$/, "The deadline is a whole number of minutes.")
+    .optional(),
   onTimeout: z.string().optional(),
 });
 
@@ -19,10 +22,6 @@ const reviewDefaultsForm = z.object({
 export const setReviewDefaultsAction = serverAction({
   access: "admin",
   input: reviewDefaultsForm,
-  refuse: (form) =>
-    /^\d*$/.test((field(form, "deadlineMinutes") ?? "").trim())
-      ? undefined
-      : "The deadline is a whole number of minutes.",
   run: ({ ctx, input }) =>
     setReviewDefaults(ctx, {
       deadlineSeconds: input.deadlineMinutes ? Number(input.deadlineMinutes) * 60 : null,

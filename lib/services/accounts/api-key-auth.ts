@@ -6,10 +6,10 @@
  */
 import "server-only";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import { hashApiKey } from "../../auth/api-key";
 import type { Database } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
 import { logUnexpected } from "../../log";
+import { hashApiKey } from "./api-key";
 
 export type ApiKeyPrincipal = {
   apiKeyId: string;

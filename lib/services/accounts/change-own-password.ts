@@ -11,7 +11,6 @@
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { hashPassword, verifyPassword } from "../../auth/password";
 import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { actingUserId, type ServiceContext } from "../shared/context";
@@ -24,6 +23,7 @@ import {
   tryAgainIn,
 } from "./attempt-limits";
 import { type EndedCredentials, endCredentials, writeAccountAudit } from "./end-credentials";
+import { hashPassword, verifyPassword } from "./password";
 
 export const changePasswordInput = z.object({
   currentPassword: z.string().min(1, "is required"),

@@ -5,10 +5,10 @@
  */
 import "server-only";
 import { sql } from "drizzle-orm";
-import { DUMMY_PASSWORD_HASH, verifyPassword } from "../../auth/password";
 import type { Database } from "../../db/client";
 import { users } from "../../db/schema";
 import { logWarning } from "../../log";
+import { DUMMY_PASSWORD_HASH, verifyPassword } from "./password";
 import type { SessionClaims } from "./signed-in-user";
 import { upgradePasswordHash } from "./upgrade-password-hash";
 

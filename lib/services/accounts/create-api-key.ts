@@ -8,12 +8,12 @@
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { generateApiKey } from "../../auth/api-key";
 import type { Database } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
+import { generateApiKey } from "./api-key";
 
 export const createApiKeyInput = z.object({
   email: z.string().trim().toLowerCase().pipe(z.email("must be an e-mail address")),

@@ -6,7 +6,6 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { hashPassword } from "../../auth/password";
 import type { Database } from "../../db/client";
 import { tenants, users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
@@ -15,6 +14,7 @@ import { registerAttempt, tryAgainIn } from "./attempt-limits";
 import { type CreatedUser, createUserInput } from "./create-user";
 import { hasAnyUser } from "./has-any-user";
 import { insertUser } from "./insert-user";
+import { hashPassword } from "./password";
 import { deleteSetupCodes, isSetupCodeValid } from "./setup-codes";
 
 export const firstAdminInput = createUserInput

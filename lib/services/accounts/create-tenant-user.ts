@@ -1,11 +1,11 @@
 /** An admin adds a user to their own tenant (the admin page). */
 import "server-only";
 import type { z } from "zod";
-import { hashPassword } from "../../auth/password";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
 import { createUserInput } from "./create-user";
 import { insertUser } from "./insert-user";
+import { hashPassword } from "./password";
 
 export const createTenantUserInput = createUserInput.omit({ tenant: true });
 

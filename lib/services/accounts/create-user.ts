@@ -6,12 +6,12 @@
 import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import { hashPassword } from "../../auth/password";
 import type { Database } from "../../db/client";
 import { tenants, USER_ROLES } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { parseInput } from "../shared/validation";
 import { insertUser } from "./insert-user";
+import { hashPassword } from "./password";
 
 export const createUserInput = z.object({
   email: z.string().trim().toLowerCase().pipe(z.email("must be an e-mail address")),

@@ -6,11 +6,11 @@
  * resource (RFC 8707): a token for another audience is refused.
  */
 import "server-only";
+import { createHash } from "node:crypto";
 import { and, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { oauthClients, oauthGrants, oauthTokens, users } from "../../db/schema";
 import { logUnexpected } from "../../log";
-import { hashToken } from "../../oauth/authorization-server";
 
 export type OAuthPrincipal = {
   grantId: string;
@@ -22,6 +22,11 @@ export type OAuthPrincipal = {
 };
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** How OAuth tokens and codes are stored: their SHA-256 (256 random bits need no slow hash). */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
 
 export async function authenticateOAuthToken(
   db: Database,

@@ -8,9 +8,9 @@
  */
 import "server-only";
 import { and, eq } from "drizzle-orm";
-import { hashPassword, needsRehash } from "../../auth/password";
 import type { Database } from "../../db/client";
 import { users } from "../../db/schema";
+import { hashPassword, needsRehash } from "./password";
 
 export async function upgradePasswordHash(
   db: Database,

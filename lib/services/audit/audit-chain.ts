@@ -101,6 +101,23 @@ function headFailure(
   return undefined;
 }
 
+/**
+ * The verdict of either check (row by row here, or by the database): the
+ * first row that fails its link, else the trail against its head.
+ */
+function verdict(
+  planId: string,
+  rows: number,
+  firstBadRow: TrailVerification["firstBadRow"],
+  head: { head: ChainHead | null; lastDigest: string | null; planExists: boolean },
+): TrailVerification {
+  if (firstBadRow) return { planId, rows, verified: false, firstBadRow };
+  const headMismatch = headFailure(rows, head.lastDigest, head.head, head.planExists);
+  return headMismatch
+    ? { planId, rows, verified: false, headMismatch }
+    : { planId, rows, verified: true };
+}
+
 /** What a failed check says, for the CLI and the plan page; undefined when the trail verifies. */
 export function trailFailure(result: TrailVerification): string | undefined {
   const bad = result.firstBadRow;
@@ -134,12 +151,11 @@ export class ChainVerifier {
 
   /** The verdict on the rows added, against the plan's head. */
   result(head: ChainHead | null, planExists = true): TrailVerification {
-    const { planId, count: rows, firstBadRow } = this;
-    if (firstBadRow) return { planId, rows, verified: false, firstBadRow };
-    const headMismatch = headFailure(rows, this.previous, head, planExists);
-    return headMismatch
-      ? { planId, rows, verified: false, headMismatch }
-      : { planId, rows, verified: true };
+    return verdict(this.planId, this.count, this.firstBadRow, {
+      head,
+      lastDigest: this.previous,
+      planExists,
+    });
   }
 }
 
@@ -320,21 +336,11 @@ export async function checkPlanTrailInDatabase(
         limit 1
       ) t on true`,
   );
-  const head = headOf(row);
-  const rows = row?.rows ?? 0;
-  if (row?.id) {
-    const reason = linkFailure(row);
-    if (reason) {
-      return {
-        planId,
-        rows,
-        verified: false,
-        firstBadRow: { id: row.id, position: row.position, reason },
-      };
-    }
-  }
-  const headMismatch = headFailure(rows, row?.digest ?? null, head, true);
-  return headMismatch
-    ? { planId, rows, verified: false, headMismatch }
-    : { planId, rows, verified: true };
+  const reason = row?.id ? linkFailure(row) : undefined;
+  return verdict(
+    planId,
+    row?.rows ?? 0,
+    row?.id && reason ? { id: row.id, position: row.position, reason } : undefined,
+    { head: headOf(row), lastDigest: row?.digest ?? null, planExists: true },
+  );
 }

@@ -17,7 +17,7 @@ import { jsonParam, run, sqlLiterals, statement } from "../../db/statement";
 import type { decideCommonSubmit } from "../../plan-engine/loop";
 import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
-import { planEventInsert } from "../notifications/plan-events";
+import { planStatusEventCte } from "../notifications/events";
 import { auditRows } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
@@ -59,7 +59,7 @@ const guardedSubmit = statement(
     from decided
     where research_plan.id = $1::uuid
   ), plan_event as (
-    ${planEventInsert("$1::uuid", "decided.plan_status::text", ", decided")}
+    ${planStatusEventCte("$1::uuid", "decided.plan_status::text", ", decided")}
   ), audit as (
     insert into plan_audit_log
       (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)

@@ -19,7 +19,7 @@ import type { PauseReason } from "../../plan-engine/bindings";
 import type { CompletionEffects } from "../../plan-engine/loop";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
-import { planEventFor, planEventInsert } from "../notifications/plan-events";
+import { planStatusEvent, planStatusEventCte } from "../notifications/events";
 import { noteNotificationQueued } from "../notifications/queued";
 import { auditRows } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -36,7 +36,7 @@ export const completionEffectsCtes = `verdicts as (
     update review_request set status = 'withdrawn', decided_at = $3::timestamptz
     where id in (select value::uuid from jsonb_array_elements_text($6::jsonb))
       and status = 'pending'
-  ), plan_event as (${planEventInsert("$1::uuid", "$7::text")}), plan_update as (
+  ), plan_event as (${planStatusEventCte("$1::uuid", "$7::text")}), plan_update as (
     update research_plan set status = $7::plan_status, awaiting_steps = $8::jsonb,
       pause_reason = case when $10::boolean then $9::jsonb
         when pause_reason->>'stepId' = $2::text then null
@@ -73,7 +73,7 @@ export function effectsParams(
   pause?: { reason: PauseReason | null },
 ): unknown[] {
   // The statement queues plan.completed or plan.failed when it ends the plan.
-  if (planEventFor(effects.planStatus)) noteNotificationQueued();
+  if (planStatusEvent(effects.planStatus)) noteNotificationQueued();
   return [
     planId,
     stepId,

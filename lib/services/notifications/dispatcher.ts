@@ -1,18 +1,6 @@
 /**
- * Turns the outbox (notification_event) into deliveries and sends them
- * (docs/notifications.md). A pass has two halves:
- *
- * 1. Fan-out, one transaction: claim undispatched events (FOR UPDATE SKIP
- *    LOCKED, so instances never take the same one), write a webhook_delivery
- *    per subscribed, enabled endpoint and an email_delivery per recipient, and
- *    stamp the event dispatched.
- * 2. Sending: claim due deliveries in one statement that also pushes their
- *    next attempt out by a lease, so another instance leaves them alone while
- *    this one sends, outside any transaction. A 2xx delivers; anything else is
- *    retried with exponential back-off and jitter, up to MAX_ATTEMPTS.
- *
- * Delivery is at least once: a crash between the POST and its record sends it
- * again after the lease, with the same Cairn-Delivery id for de-duplication.
+ * Turns the outbox (notification_event) into webhook and e-mail deliveries and
+ * sends them, at least once: docs/notifications.md, "The outbox".
  */
 import "server-only";
 import { sql } from "drizzle-orm";
@@ -20,8 +8,8 @@ import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { emailDeliveries } from "../../db/schema";
 import type { CidrRange } from "../../env";
-import type { NotificationEvent } from "./enqueue-notification";
-import { composeReviewMail, isMailedEvent, type MailConfig, reviewRecipients } from "./mail";
+import { eventFacts, type NotificationEvent } from "./events";
+import { composeMail, type MailConfig, mailRecipients } from "./mail";
 import { postWebhook } from "./post";
 import { signWebhook } from "./signature";
 
@@ -92,10 +80,11 @@ async function fanOut(tx: Transaction, event: EventRow, config: NotifierConfig):
     where tenant_id = ${event.tenantId}::uuid and disabled_at is null
       and events @> ${JSON.stringify([event.event])}::jsonb
     on conflict do nothing`);
-  if (!config.mail || !isMailedEvent(event.event)) return;
-  const recipients = await reviewRecipients(tx, event.tenantId, event.payload);
+  const { label, mail } = eventFacts(event.event);
+  if (!config.mail || !mail) return;
+  const recipients = await mailRecipients(tx, event.tenantId, mail.to, event.payload);
   if (recipients.length === 0) return;
-  const { subject, body } = composeReviewMail(event.event, event.payload, config.publicUrl);
+  const { subject, body } = composeMail(label, mail, event.payload, config.publicUrl);
   await tx
     .insert(emailDeliveries)
     .values(

@@ -1,16 +1,12 @@
 /**
- * Queues a notification in the transaction of the change that caused it (the
- * outbox, docs/notifications.md): one insert, no network. The dispatcher later fans
- * the event out to webhook and e-mail deliveries, so a crash after commit loses
- * no event, a rolled-back change sends none, and a slow receiver never delays
- * the tool call.
+ * The outbox's one insert, in the transaction of the change that caused it
+ * (docs/notifications.md, "The outbox"); use cases queue through `queueEvent`.
  */
 import "server-only";
 import type { Executor } from "../../db/client";
-import { type NOTIFICATION_EVENTS, notificationEvents } from "../../db/schema";
+import { notificationEvents } from "../../db/schema";
+import type { NotificationEvent } from "./events";
 import { noteNotificationQueued } from "./queued";
-
-export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
 export async function enqueueNotification(
   tx: Executor,

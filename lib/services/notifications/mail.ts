@@ -1,13 +1,14 @@
 /**
- * Review e-mails: who receives them, what they say, and the SMTP transport.
- * E-mail is on only when CAIRN_SMTP_URL and CAIRN_MAIL_FROM are both set.
+ * E-mails: who receives them, what they say (the events' facts, events.ts), and
+ * the SMTP transport. On only when CAIRN_SMTP_URL and CAIRN_MAIL_FROM are both set.
  */
 import "server-only";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import nodemailer from "nodemailer";
+import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { reviewRequests, type USER_ROLES, users } from "../../db/schema";
-import type { NotificationEvent } from "./enqueue-notification";
+import type { EventPayload, MailFacts, MailRecipients } from "./events";
 
 export type MailConfig = {
   transport: nodemailer.Transporter;
@@ -82,43 +83,20 @@ export function smtpHost(smtpUrl: string): string {
   }
 }
 
-/** Events that e-mail people; the others go to webhooks only. */
-export function isMailedEvent(event: NotificationEvent): boolean {
-  return event.startsWith("review.");
-}
-
 type Recipient = { userId: string; email: string };
 type Role = (typeof USER_ROLES)[number];
 
 const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
 
-/**
- * The review's assignee when there is one, else the users of the assigned
- * role, else the whole team; only people who are enabled and have e-mails on.
- * The payload names the assignment; a payload without it is completed from
- * the review row.
- */
-export async function reviewRecipients(
+/** The people an e-mailed event goes to (its facts' `mail.to`), of those enabled with e-mails on. */
+export async function mailRecipients(
   tx: Executor,
   tenantId: string,
-  payload: Record<string, unknown>,
+  to: MailRecipients,
+  payload: EventPayload,
 ): Promise<Recipient[]> {
-  let assignedUserId = text(payload.assignedUserId);
-  let assignedRole = text(payload.assignedRole) as Role | undefined;
-  const reviewId = text(payload.reviewRequestId);
-  if (!("assignedUserId" in payload) && !("assignedRole" in payload) && reviewId) {
-    const [review] = await tx
-      .select({ userId: reviewRequests.assignedUserId, role: reviewRequests.assignedRole })
-      .from(reviewRequests)
-      .where(and(eq(reviewRequests.id, reviewId), eq(reviewRequests.tenantId, tenantId)));
-    assignedUserId = review?.userId ?? undefined;
-    assignedRole = review?.role ?? undefined;
-  }
-  const who = assignedUserId
-    ? eq(users.id, assignedUserId)
-    : assignedRole
-      ? eq(users.role, assignedRole)
-      : undefined;
+  const who = to === "reviewers" ? await reviewers(tx, tenantId, payload) : planOwner(payload);
+  if (who === null) return [];
   return tx
     .select({ userId: users.id, email: users.email })
     .from(users)
@@ -132,32 +110,74 @@ export async function reviewRecipients(
     );
 }
 
-const SUBJECTS: Partial<Record<NotificationEvent, string>> = {
-  "review.requested": "Review requested",
-  "review.due_soon": "Review due soon",
-  "review.timed_out": "Review timed out",
+/**
+ * The review's assignee when there is one, else the users of the assigned
+ * role, else the whole team (undefined: no condition). The payload names the
+ * assignment; a payload without it is completed from the review row.
+ */
+async function reviewers(tx: Executor, tenantId: string, payload: EventPayload) {
+  let assignedUserId = text(payload.assignedUserId);
+  let assignedRole = text(payload.assignedRole) as Role | undefined;
+  const reviewId = text(payload.reviewRequestId);
+  if (!("assignedUserId" in payload) && !("assignedRole" in payload) && reviewId) {
+    const [review] = await tx
+      .select({ userId: reviewRequests.assignedUserId, role: reviewRequests.assignedRole })
+      .from(reviewRequests)
+      .where(and(eq(reviewRequests.id, reviewId), eq(reviewRequests.tenantId, tenantId)));
+    assignedUserId = review?.userId ?? undefined;
+    assignedRole = review?.role ?? undefined;
+  }
+  return assignedUserId
+    ? eq(users.id, assignedUserId)
+    : assignedRole
+      ? eq(users.role, assignedRole)
+      : undefined;
+}
+
+/**
+ * The person who started the plan: the signed-in user, or the owner of the
+ * API key it was created with (null: nobody is known, so nobody is e-mailed).
+ */
+function planOwner(payload: EventPayload) {
+  const planId = z.uuid().safeParse(payload.planId);
+  if (!planId.success) return null;
+  return sql`${users.id} = (select coalesce(p.created_by_user_id, k.user_id)
+    from research_plan p left join api_key k on k.id = p.created_by_key_id
+    where p.id = ${planId.data}::uuid)`;
+}
+
+/** Each kind of recipient: who they are (docs/notifications.md's table), why they get the e-mail, its link. */
+export const MAIL_RECIPIENTS: Record<
+  MailRecipients,
+  { who: string; because: string; link: string }
+> = {
+  reviewers: {
+    who: "the reviewers",
+    because: "you review for your Cairn team",
+    link: "Open the review",
+  },
+  "plan-owner": {
+    who: "whoever started the plan",
+    because: "you started this research plan",
+    link: "Open the plan",
+  },
 };
 
-/** The e-mail's subject and plain-text body, with a link to the plan's review. */
-export function composeReviewMail(
-  event: NotificationEvent,
-  payload: Record<string, unknown>,
+/** The e-mail's subject and plain-text body, with a link to the plan. */
+export function composeMail(
+  label: string,
+  mail: MailFacts,
+  payload: EventPayload,
   publicUrl: string,
 ): { subject: string; body: string } {
   const title = text(payload.planTitle) ?? "a research plan";
-  const stepTitle = text(payload.stepTitle);
   const planId = text(payload.planId);
-  const lines = [`${SUBJECTS[event] ?? event}: ${title}${stepTitle ? `, ${stepTitle}` : ""}.`, ""];
-  const summary = text(payload.summary);
-  if (summary) lines.push(summary, "");
-  const dueAt = text(payload.dueAt);
-  if (dueAt && event !== "review.timed_out") lines.push(`Due: ${dueAt}`);
-  const action = text(payload.action) ?? text(payload.onTimeout);
-  if (event === "review.timed_out" && action) lines.push(`Cairn applied: ${action}`);
-  if (planId) lines.push(`Open the review: ${publicUrl}/plans/${planId}`);
+  const { because, link } = MAIL_RECIPIENTS[mail.to];
+  const lines = [`${label}: ${title}.`, "", ...mail.details(payload)];
+  if (planId) lines.push(`${link}: ${publicUrl}/plans/${planId}`);
   lines.push(
     "",
-    "You receive this because you review for your Cairn team; turn these e-mails off on your account page.",
+    `You receive this because ${because}; turn these e-mails off on your account page.`,
   );
-  return { subject: `[Cairn] ${SUBJECTS[event] ?? event}: ${title}`, body: lines.join("\n") };
+  return { subject: `[Cairn] ${label}: ${title}`, body: lines.join("\n") };
 }

@@ -21,7 +21,7 @@ import type { ServiceContext } from "../shared/context";
 import { recordIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
 import { checkWebhookUrl } from "./address";
-import type { NotificationEvent } from "./enqueue-notification";
+import type { NotificationEvent } from "./events";
 import { smtpHost } from "./mail";
 import { kickNotifier } from "./runtime";
 import { newWebhookSecret } from "./signature";

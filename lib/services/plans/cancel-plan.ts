@@ -3,7 +3,7 @@
  * Stalled page: ends an unfinished plan with a reason (docs/state-machines.md,
  * "Cancel"). The engine decides (`decideCancel`); this locks the plan, reads
  * its steps and pending reviews, and writes the plan, the withdrawn reviews,
- * the ended leases and the audit rows in one transaction.
+ * the ended leases, the audit rows and plan.cancelled in one transaction.
  */
 import "server-only";
 import { and, eq, inArray } from "drizzle-orm";
@@ -11,11 +11,12 @@ import { z } from "zod";
 import { researchPlans, reviewRequests } from "../../db/schema";
 import { decideCancel } from "../../plan-engine/cancel";
 import { endLeases } from "../loop/leases";
+import { queueEvent } from "../notifications/events";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { planStatus } from "../shared/output-fields";
-import { loadStepSummaries, lockPlan, setPlanStatus } from "../shared/plan-access";
+import { loadStepSummaries, lockPlan, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 export const cancelPlanInput = z.object({
@@ -70,7 +71,7 @@ export async function cancelPlan(
       { id: plan.id, status: plan.status, steps, pendingReviews },
       { reason: input.reason, by: ctx.actor.label, at: now },
     );
-    const status = await setPlanStatus(tx, plan, decided.planStatus, now);
+    const status = await setPlanStatusAndQueueEvent(tx, plan, decided.planStatus, now);
     await tx
       .update(researchPlans)
       .set({ cancellation: decided.cancellation, awaitingSteps: null, pauseReason: null })
@@ -83,6 +84,10 @@ export async function cancelPlan(
         .where(inArray(reviewRequests.id, decided.withdrawnReviewIds));
     }
     await writeAuditLog(tx, ctx, decided.audit);
+    await queueEvent(tx, ctx.tenantId, "plan.cancelled", plan.id, {
+      cancelledBy: decided.cancellation.by,
+      reason: decided.cancellation.reason,
+    });
     return {
       planId: plan.id,
       planStatus: status,

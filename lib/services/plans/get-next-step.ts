@@ -40,7 +40,7 @@ import {
   lockPlan,
   type PlanRow,
   planNotFound,
-  setPlanStatus,
+  setPlanStatusAndQueueEvent,
 } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 import { runServerSteps, type ServerStepRun } from "./run-server-steps";
@@ -492,7 +492,7 @@ async function claimInTransaction(
   const ready = claimed && readyAnswer(plan.id, claimed);
   if (ready) {
     if (plan.status !== "executing") {
-      await setPlanStatus(tx, plan, transitionPlan(plan.status, "executing"), now);
+      await setPlanStatusAndQueueEvent(tx, plan, transitionPlan(plan.status, "executing"), now);
     }
     return { ...ready, serverSteps, inputsToResolve: claimed.inputs };
   }

@@ -1,16 +1,18 @@
 /**
  * list_active_plans (docs/execution-flow.md): the tenant's
  * plans that are not completed or failed, most recently active first, with
- * their progress, so a new session can pick one to resume.
+ * their progress, so a new session can pick one to resume; a page at a time
+ * (lib/services/shared/pagination.ts).
  */
 import "server-only";
-import { and, desc, eq, inArray, notInArray } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, notInArray } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans } from "../../db/schema";
 import { computeProgress } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { planStatus, progress } from "../shared/output-fields";
+import { cursorField, keyset, nextCursorField, pageOf } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
 
 export const listActivePlansInput = z.object({
@@ -20,6 +22,7 @@ export const listActivePlansInput = z.object({
     .max(100)
     .optional()
     .describe("How many plans to return (default 20, at most 100)."),
+  cursor: cursorField,
 });
 
 /** The answer: the unfinished plans with their progress (the MCP tool's output schema). */
@@ -35,6 +38,7 @@ export const activePlansOutput = z.object({
       updatedAt: z.string(),
     }),
   ),
+  nextCursor: nextCursorField,
 });
 
 export type ActivePlans = z.infer<typeof activePlansOutput>;
@@ -43,18 +47,23 @@ export async function listActivePlans(
   ctx: ServiceContext,
   raw: z.input<typeof listActivePlansInput>,
 ): Promise<ActivePlans> {
-  const { limit = 20 } = parseInput(listActivePlansInput, raw);
-  const plans = await ctx.db
-    .select()
-    .from(researchPlans)
-    .where(
-      and(
-        eq(researchPlans.tenantId, ctx.tenantId),
-        notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
-      ),
-    )
-    .orderBy(desc(researchPlans.updatedAt))
-    .limit(limit);
+  const { limit = 20, cursor } = parseInput(listActivePlansInput, raw);
+  const page = keyset({ at: researchPlans.updatedAt, id: researchPlans.id }, cursor);
+  const { items: plans, nextCursor } = pageOf(
+    await ctx.db
+      .select({ ...getTableColumns(researchPlans), ...page.position })
+      .from(researchPlans)
+      .where(
+        and(
+          eq(researchPlans.tenantId, ctx.tenantId),
+          notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+          page.where,
+        ),
+      )
+      .orderBy(...page.orderBy)
+      .limit(limit + 1),
+    limit,
+  );
   const ids = plans.map((p) => p.id);
   const steps =
     ids.length === 0
@@ -73,5 +82,6 @@ export async function listActivePlans(
       createdAt: plan.createdAt.toISOString(),
       updatedAt: plan.updatedAt.toISOString(),
     })),
+    nextCursor,
   };
 }

@@ -18,7 +18,7 @@ import type { PlanStatus } from "../../plan-engine/states";
 import { leaseSeconds } from "../loop/leases";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
-import { loadStepSummaries, setPlanStatus } from "../shared/plan-access";
+import { loadStepSummaries, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 
 /** Who marks a plan stalled: Cairn itself, not whoever happened to read the plan. */
 export const STALL_ACTOR: Actor = { type: "system", id: null, label: "Cairn" };
@@ -77,7 +77,7 @@ export async function markStalledPlans(
         stallClock(ctx),
       );
       if (stalled.length === 0) continue;
-      await setPlanStatus(tx, plan, "stalled", now);
+      await setPlanStatusAndQueueEvent(tx, plan, "stalled", now);
       await writeAuditLog(tx, ctx, {
         eventType: "plan_modified",
         planId: plan.id,

@@ -29,7 +29,7 @@ import {
   stepIdField,
 } from "../shared/fields";
 import { planStatus, stepStatus, stepType } from "../shared/output-fields";
-import { loadSteps, lockPlan, setPlanStatus } from "../shared/plan-access";
+import { loadSteps, lockPlan, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -119,7 +119,7 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
     }
     const now = new Date();
     await applyOps(tx, ctx, plan.id, decided.ops, newSteps ?? [], now);
-    const planStatus = await setPlanStatus(tx, plan, decided.planStatus, now);
+    const planStatus = await setPlanStatusAndQueueEvent(tx, plan, decided.planStatus, now);
     // Any change ends a pause of the server-run steps: get_next_step decides
     // again whether they can run now.
     if (decided.awaitingSteps !== plan.awaitingSteps || plan.pauseReason) {

@@ -24,8 +24,8 @@ import {
 } from "../../plan-engine/review-deadlines";
 import { DECISION_POLICIES, DEFAULT_DECISION_POLICY } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
+import { queueEvent } from "../notifications/events";
 import { reviewContentDigestSql } from "../reviews/review-digest";
-import { queueReviewEvent } from "../reviews/review-events";
 import { checkReviewCount } from "../reviews/review-limits";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -37,7 +37,7 @@ import {
   stepIdField,
 } from "../shared/fields";
 import { checkOutputSchema } from "../shared/output-schema";
-import { lockPlan, lockStep, setPlanStatus } from "../shared/plan-access";
+import { lockPlan, lockStep, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
@@ -270,7 +270,7 @@ export async function requestUserReview(
       .update(planSteps)
       .set({ status: transitionStep("in_progress", "awaiting_input"), updatedAt: now })
       .where(eq(planSteps.id, step.id));
-    await setPlanStatus(tx, plan, "awaiting_review", now);
+    await setPlanStatusAndQueueEvent(tx, plan, "awaiting_review", now);
     await writeAuditLog(tx, ctx, {
       eventType: "user_reviewed",
       planId: plan.id,
@@ -288,7 +288,7 @@ export async function requestUserReview(
         ...(assignee.role ? { assignedRole: assignee.role } : {}),
       },
     });
-    await queueReviewEvent(tx, ctx.tenantId, "review.requested", review.id);
+    await queueEvent(tx, ctx.tenantId, "review.requested", review.id, {});
     return {
       planId: plan.id,
       stepId: step.id,

@@ -28,7 +28,7 @@ import {
   type PlanSnapshotRead,
   readPlanSnapshot,
 } from "../loop/read-plan-snapshot";
-import { planEventFor } from "../notifications/plan-events";
+import { planStatusEvent } from "../notifications/events";
 import { noteNotificationQueued } from "../notifications/queued";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
@@ -202,7 +202,7 @@ async function submitInOneStatement(
   );
   if (!row) return undefined;
   // The statement queued plan.completed or plan.failed when it ended the plan.
-  if (planEventFor(row.planStatus)) noteNotificationQueued();
+  if (planStatusEvent(row.planStatus)) noteNotificationQueued();
   return {
     planId: input.planId,
     stepId: input.stepId,

@@ -2,17 +2,18 @@
  * Take, hand off or return a pending review (docs/reviews.md): the review is
  * assigned to one team member, or to nobody (the whole team). Assignment only
  * says who is asked; anyone in the team may still answer. Each change writes a
- * `user_reviewed` audit row with the action `review_assigned`.
+ * `user_reviewed` audit row with the action `review_assigned`; the change is
+ * made through `changePendingReview`.
  */
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { reviewRequests, users } from "../../db/schema";
+import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { lockPlan } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
+import { changePendingReview } from "./pending-review";
 
 export const assignReviewInput = z.object({
   reviewRequestId: z.uuid("must be a review id (a UUID)"),
@@ -31,21 +32,7 @@ export async function assignReview(
   raw: z.input<typeof assignReviewInput>,
 ): Promise<ReviewAssigned> {
   const input = parseInput(assignReviewInput, raw);
-  const [found] = await ctx.db
-    .select({ planId: reviewRequests.planId })
-    .from(reviewRequests)
-    .where(
-      and(eq(reviewRequests.id, input.reviewRequestId), eq(reviewRequests.tenantId, ctx.tenantId)),
-    );
-  if (!found) {
-    throw new AppError("NOT_FOUND", `No review ${input.reviewRequestId} exists for this team.`, {
-      reviewRequestId: input.reviewRequestId,
-    });
-  }
-  return ctx.db.transaction(async (tx) => {
-    // The plan first, the lock order of every decision, so a decision and a
-    // hand-off of the same review queue up rather than deadlock.
-    await lockPlan(tx, ctx, found.planId);
+  return changePendingReview(ctx, input.reviewRequestId, async (tx, pending) => {
     let email: string | null = null;
     if (input.userId !== null) {
       const [user] = await tx
@@ -67,23 +54,10 @@ export async function assignReview(
       }
       email = user.email;
     }
-    const [review] = await tx
-      .update(reviewRequests)
-      .set({ assignedUserId: input.userId, assignedRole: null })
-      .where(
-        and(eq(reviewRequests.id, input.reviewRequestId), eq(reviewRequests.status, "pending")),
-      )
-      .returning({ stepId: reviewRequests.stepId });
-    if (!review) {
-      throw new AppError(
-        "CONFLICT",
-        "The review was already answered (or withdrawn); nothing was changed. Reload to see its current state.",
-        { reviewRequestId: input.reviewRequestId },
-      );
-    }
+    const review = await pending.update({ assignedUserId: input.userId, assignedRole: null });
     await writeAuditLog(tx, ctx, {
       eventType: "user_reviewed",
-      planId: found.planId,
+      planId: pending.planId,
       stepId: review.stepId,
       payload: {
         action: "review_assigned",

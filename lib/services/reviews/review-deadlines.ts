@@ -25,13 +25,13 @@ import {
   type TimeoutAction,
 } from "../../plan-engine/review-deadlines";
 import type { ReviewDecision } from "../../plan-engine/states";
+import { queueEvent } from "../notifications/events";
 import { notificationsQueued } from "../notifications/queued";
 import { kickIfQueuedSince } from "../notifications/runtime";
 import { markStalledPlans } from "../plans/mark-stalled-plans";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
-import { queueReviewEvent } from "./review-events";
 
 export const DEADLINE_ACTOR: Actor = { type: "system", id: null, label: DEADLINE_ACTOR_LABEL };
 
@@ -116,7 +116,7 @@ async function applyTimeout(
       payload: { action: "review_escalated", reviewRequestId: review.id, reason: outcome.reason },
     });
   }
-  await queueReviewEvent(tx, review.tenantId, "review.timed_out", review.id, {
+  await queueEvent(tx, review.tenantId, "review.timed_out", review.id, {
     action: review.onTimeout,
     reason: outcome.kind === "decide" ? outcome.feedback : outcome.reason,
   });
@@ -180,7 +180,7 @@ export async function queueDueSoonReviews(db: Database): Promise<number> {
           for update skip locked)
         returning id, tenant_id as "tenantId"`,
     );
-    for (const row of rows) await queueReviewEvent(tx, row.tenantId, "review.due_soon", row.id);
+    for (const row of rows) await queueEvent(tx, row.tenantId, "review.due_soon", row.id, {});
     return rows.length;
   });
 }

@@ -12,7 +12,7 @@ import { AppError } from "../../plan-engine/app-error";
 import { planStatusAfter } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
-import { enqueuePlanEvent } from "../notifications/plan-events";
+import { planStatusEvent, queueEvent } from "../notifications/events";
 import type { ServiceContext } from "./context";
 
 /** Lookups need only the tenant. */
@@ -112,16 +112,16 @@ export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: str
 /**
  * Moves a locked plan to `to` through valid transitions only (see
  * `planTransitionPath`), stamping `completedAt` when it completes, and queues
- * plan.completed, plan.failed or plan.stalled when the move raises one.
+ * the event the move raises (`planStatusEvent`: plan.completed, plan.failed,
+ * plan.stalled).
  */
-export async function setPlanStatus(
+export async function setPlanStatusAndQueueEvent(
   tx: Transaction,
-  plan: { id: string; status: PlanStatus },
+  plan: { id: string; tenantId: string; status: PlanStatus },
   to: PlanStatus,
   now: Date,
 ): Promise<PlanStatus> {
   const status = planStatusAfter(plan.status, to);
-  await enqueuePlanEvent(tx, plan.id, plan.status, to);
   await tx
     .update(researchPlans)
     .set({
@@ -135,5 +135,7 @@ export async function setPlanStatus(
           : {}),
     })
     .where(eq(researchPlans.id, plan.id));
+  const event = plan.status === to ? undefined : planStatusEvent(to);
+  if (event) await queueEvent(tx, plan.tenantId, event, plan.id, {});
   return status;
 }

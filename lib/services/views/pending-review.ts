@@ -75,8 +75,7 @@ export function pendingReviewOf(page: PlanPage, members: TeamMember[]): PendingR
       page.steps.map((s) => ({ id: s.stepId, status: s.status })),
       pending.stepId,
     ),
-    instructionsChanged:
-      pending.currentDigest !== null && pending.currentDigest !== pending.contentDigest,
+    instructionsChanged: pending.instructionsChanged,
     requestedBy: pending.requestedBy,
     requestedAt: pending.requestedAt,
     dueAt: pending.dueAt,

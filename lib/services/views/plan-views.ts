@@ -30,7 +30,7 @@ import {
   planSteps,
   researchPlans,
 } from "../../db/schema";
-import { isAppError } from "../../plan-engine/app-error";
+import { undefinedIfNotFound } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
 import { failingEndsPlan } from "../../plan-engine/modify";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
@@ -226,11 +226,8 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
   trail.catch(() => {});
   const read = await ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
-    const context = await loadPlanCore(tx, ctx, planId, { pendingProposalsOnly: true }).catch(
-      (error: unknown) => {
-        if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
-        throw error;
-      },
+    const context = await undefinedIfNotFound(
+      loadPlanCore(tx, ctx, planId, { pendingProposalsOnly: true }),
     );
     if (!context) return undefined;
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
@@ -274,6 +271,12 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
     return {
       ...context,
       artifacts,
+      reviews: context.reviews.map((review) => ({
+        ...review,
+        // What the review shows changed since it was requested (modify_plan rewrote the step).
+        instructionsChanged:
+          review.currentDigest !== null && review.currentDigest !== review.contentDigest,
+      })),
       steps: context.steps.map((step) => {
         const run = runs.find((r) => r.stepId === step.stepId);
         return {

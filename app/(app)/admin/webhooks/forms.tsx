@@ -6,17 +6,14 @@ import { SubmitButton } from "@/app/_components/submit-button";
 import { IDLE } from "@/lib/web/action-state";
 import { manageWebhookAction, registerWebhookAction, resendDeliveryAction } from "./actions";
 
-/** The events an endpoint can subscribe to (NOTIFICATION_EVENTS), as the form names them. */
-const EVENT_LABELS: Record<string, string> = {
-  "review.requested": "Review requested",
-  "review.due_soon": "Review due soon",
-  "review.timed_out": "Review timed out",
-  "plan.stalled": "Plan stalled",
-  "plan.completed": "Plan completed",
-  "plan.failed": "Plan failed",
-};
-
-export function RegisterWebhookForm({ privateAllowed }: { privateAllowed: boolean }) {
+/** `events`: those an endpoint can subscribe to, as the form names them (their facts' labels). */
+export function RegisterWebhookForm({
+  privateAllowed,
+  events,
+}: {
+  privateAllowed: boolean;
+  events: { event: string; label: string }[];
+}) {
   const [state, action] = useActionState(registerWebhookAction, IDLE);
   const secret = state.status === "success" ? state.data?.secret : undefined;
   return (
@@ -38,7 +35,7 @@ export function RegisterWebhookForm({ privateAllowed }: { privateAllowed: boolea
       </label>
       <fieldset className="actions">
         <legend>Events</legend>
-        {Object.entries(EVENT_LABELS).map(([event, label]) => (
+        {events.map(({ event, label }) => (
           <label key={event} className="check">
             <input type="checkbox" name="events" value={event} defaultChecked />
             {label}

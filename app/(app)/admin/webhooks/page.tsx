@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { requireAdmin } from "@/lib/auth/session";
+import { EVENTS, type NotificationEvent } from "@/lib/services/notifications/events";
 import { views } from "@/lib/web/views";
 import { DeliveriesTable, EndpointsTable, RegisterWebhookForm } from "./forms";
 
@@ -18,11 +19,12 @@ export default async function WebhooksPage() {
       <h1>Webhooks and e-mail</h1>
       <p className="muted">
         Cairn POSTs signed JSON to these endpoints when reviews are requested, due or timed out and
-        when plans stall, complete or fail. How to verify a delivery: docs/notifications.md.
+        when plans stall, complete, fail or are cancelled. How to verify a delivery:
+        docs/notifications.md.
       </p>
       <p data-testid="email-status">
         {view.emailVia
-          ? `E-mail is on via ${view.emailVia}: reviewers get review e-mails unless they turned them off on their account page.`
+          ? `E-mail is on via ${view.emailVia}: reviewers get review e-mails, and whoever started a plan hears when it is cancelled, unless they turned e-mails off on their account page.`
           : "E-mail is off: set CAIRN_SMTP_URL and CAIRN_MAIL_FROM to send review e-mails."}
       </p>
       <p data-testid="private-webhooks-status">
@@ -30,7 +32,13 @@ export default async function WebhooksPage() {
           ? "This server's operator lets webhooks reach some private networks (and use http://): CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES."
           : "Webhooks go to public https:// addresses only; private networks are the server operator's to allow (CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES)."}
       </p>
-      <RegisterWebhookForm privateAllowed={view.privateAllowed} />
+      <RegisterWebhookForm
+        privateAllowed={view.privateAllowed}
+        events={(Object.keys(EVENTS) as NotificationEvent[]).map((event) => ({
+          event,
+          label: EVENTS[event].label,
+        }))}
+      />
       <h2>Endpoints</h2>
       {view.endpoints.length === 0 ? (
         <p className="empty card">No endpoints yet.</p>

@@ -1,5 +1,5 @@
 import { currentUser } from "@/lib/auth/session";
-import { downloadFormat } from "@/lib/web/deliverable";
+import { downloadFileName, downloadFormat } from "@/lib/web/deliverable";
 import { views } from "@/lib/web/views";
 
 /** The plan's latest deliverable as a file, for the signed-in user's own tenant only. */
@@ -10,8 +10,8 @@ export async function GET(_request: Request, { params }: { params: Promise<{ pla
   const read = await views.planDeliverable(user, planId);
   const deliverable = read?.deliverable;
   if (!read || !deliverable) return new Response("Not found.", { status: 404 });
-  const { contentType, extension } = downloadFormat(deliverable.outputMediaType);
-  const filename = `${read.planName.replace(/[^\w.-]+/g, "-").slice(0, 80) || "deliverable"}.${extension}`;
+  const { contentType } = downloadFormat(deliverable.outputMediaType);
+  const filename = downloadFileName(read.planName, deliverable.outputMediaType);
   return new Response(deliverable.content, {
     headers: {
       "Content-Type": contentType,

@@ -1,0 +1,75 @@
+/**
+ * docs/notifications.md's table of events against their facts (`EVENTS`), and
+ * the e-mail each mailed event makes of them.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { NOTIFICATION_EVENTS } from "../../db/schema";
+import { EVENTS, eventFacts, type NotificationEvent, planStatusEvent } from "./events";
+import { composeMail, MAIL_RECIPIENTS } from "./mail";
+
+/** The rows of the doc's "## Events" table: event, when, e-mailed. */
+function documentedEvents(): string[][] {
+  const doc = readFileSync("docs/notifications.md", "utf8");
+  const section = doc.slice(doc.indexOf("## Events"), doc.indexOf("## The outbox"));
+  return section
+    .split("\n")
+    .filter((line) => line.startsWith("| `"))
+    .map((line) =>
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
+}
+
+describe("notification events", () => {
+  it("are documented as their facts say, one row each", () => {
+    expect(documentedEvents()).toEqual(
+      NOTIFICATION_EVENTS.map((event) => {
+        const { when, mail } = eventFacts(event);
+        return [`\`${event}\``, when, mail ? `to ${MAIL_RECIPIENTS[mail.to].who}` : "no"];
+      }),
+    );
+  });
+
+  it("name the extra payload keys the docs list", () => {
+    const doc = readFileSync("docs/notifications.md", "utf8");
+    for (const event of NOTIFICATION_EVENTS) {
+      for (const key of Object.keys(eventFacts(event).extra.shape)) {
+        expect(doc, `${event}: ${key}`).toContain(`\`${key}\``);
+      }
+    }
+  });
+
+  it("raised by a plan's status are the plan's, one per status", () => {
+    const raised = (Object.keys(EVENTS) as NotificationEvent[]).filter(
+      (event) => eventFacts(event).onPlanStatus,
+    );
+    for (const event of raised) {
+      const status = eventFacts(event).onPlanStatus;
+      expect(event).toBe(`plan.${status}`);
+      if (status) expect(planStatusEvent(status)).toBe(event);
+    }
+    // Queued by any status write, which has nothing more to give.
+    for (const event of raised)
+      expect(eventFacts(event).extra.safeParse({}).success, event).toBe(true);
+    expect(planStatusEvent("executing")).toBeUndefined();
+    // Cancelling says who and why, so it is queued by cancel_plan itself.
+    expect(planStatusEvent("cancelled")).toBeUndefined();
+  });
+
+  it("mail plan.cancelled to whoever started the plan, with who cancelled it and why", () => {
+    const { label, mail } = EVENTS["plan.cancelled"];
+    const { subject, body } = composeMail(
+      label,
+      mail,
+      { planId: "p-1", planTitle: "Coffee and sleep", cancelledBy: "ada", reason: "Out of scope" },
+      "https://cairn.example.com",
+    );
+    expect(subject).toBe("[Cairn] Plan cancelled: Coffee and sleep");
+    expect(body).toContain("Cancelled by ada: Out of scope");
+    expect(body).toContain("Open the plan: https://cairn.example.com/plans/p-1");
+    expect(body).toContain("because you started this research plan");
+  });
+});

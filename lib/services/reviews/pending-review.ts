@@ -1,0 +1,59 @@
+/**
+ * The one way to change a pending review besides deciding it (docs/reviews.md):
+ * another team's or an unknown review is NOT_FOUND, the plan is locked first
+ * (the lock order of every decision, so a decision and a change of the same
+ * review queue up rather than deadlock), and the update applies only while
+ * the review is pending, else CONFLICT.
+ */
+import "server-only";
+import { and, eq } from "drizzle-orm";
+import type { Transaction } from "../../db/client";
+import { reviewRequests } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "../shared/context";
+import { lockPlan } from "../shared/plan-access";
+
+type ReviewChange = Partial<Omit<typeof reviewRequests.$inferInsert, "id" | "tenantId">>;
+
+export type PendingReview = {
+  planId: string;
+  /** Writes `set` if the review is still pending (CONFLICT otherwise); its step's id. */
+  update(set: ReviewChange): Promise<{ stepId: string }>;
+};
+
+export async function changePendingReview<T>(
+  ctx: ServiceContext,
+  reviewRequestId: string,
+  change: (tx: Transaction, review: PendingReview) => Promise<T>,
+): Promise<T> {
+  const [found] = await ctx.db
+    .select({ planId: reviewRequests.planId })
+    .from(reviewRequests)
+    .where(and(eq(reviewRequests.id, reviewRequestId), eq(reviewRequests.tenantId, ctx.tenantId)));
+  if (!found) {
+    throw new AppError("NOT_FOUND", `No review ${reviewRequestId} exists for this team.`, {
+      reviewRequestId,
+    });
+  }
+  return ctx.db.transaction(async (tx) => {
+    await lockPlan(tx, ctx, found.planId);
+    return change(tx, {
+      planId: found.planId,
+      async update(set) {
+        const [review] = await tx
+          .update(reviewRequests)
+          .set(set)
+          .where(and(eq(reviewRequests.id, reviewRequestId), eq(reviewRequests.status, "pending")))
+          .returning({ stepId: reviewRequests.stepId });
+        if (!review) {
+          throw new AppError(
+            "CONFLICT",
+            "The review was already answered (or withdrawn); nothing was changed. Reload to see its current state.",
+            { reviewRequestId },
+          );
+        }
+        return review;
+      },
+    });
+  });
+}
