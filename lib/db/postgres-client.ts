@@ -1,0 +1,267 @@
+/**
+ * The postgres.js client under drizzle for a server database, built for the two
+ * shapes past one server: a transaction pooler between Cairn and PostgreSQL, and
+ * a primary that fails over to its standby.
+ *
+ * - Transactions are Cairn's own, on a connection postgres.js reserves: `begin`
+ *   and `commit` go as simple-protocol text, never as named prepared statements,
+ *   and the commit's answer is checked. postgres.js's `begin` sends `commit` as
+ *   a named statement; behind a transaction pooler that name is missing on the
+ *   server connection the commit lands on, postgres.js prepares it again within
+ *   the aborted transaction, and PostgreSQL answers that `commit` with ROLLBACK
+ *   and no error, so an acknowledged write was silently lost (postgres.js PR
+ *   #1212). Here a commit PostgreSQL did not carry out is an error.
+ * - Every statement is a named prepared statement (plans reused) unless
+ *   CAIRN_PREPARED_STATEMENTS is off; the first "prepared statement … does not
+ *   exist" (a transaction pooler) says what to set and turns them off for the
+ *   rest of the process, so calls do not fail one by one.
+ * - Deadlines: every transaction carries a `statement_timeout`, connecting gives
+ *   up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection closes
+ *   fails at once (postgres.js would hang its next statement and throw an
+ *   uncaught TypeError, its issues #1154 and #1208).
+ * - A statement refused as read-only (a standby) drops every connection, so the
+ *   pool connects afresh and finds the primary.
+ */
+import "server-only";
+import postgres from "postgres";
+import { logWarning } from "../log";
+
+/** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
+const CONNECT_TIMEOUT_SECONDS = 5;
+/** The longest a statement in a transaction may run (migrations excepted). */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
+export type PostgresClientOptions = {
+  url: string;
+  maxConnections: number;
+  /** Named prepared statements (CAIRN_PREPARED_STATEMENTS); off for a pooler that cannot carry them. */
+  preparedStatements: boolean;
+  onQuery?: (query: string) => void;
+};
+
+export type PostgresClient = {
+  /** What drizzle is given: postgres.js's `Sql` as far as drizzle uses it. */
+  sql: postgres.Sql;
+  /** Runs `work` with no statement deadline (migrations). */
+  withoutDeadline<T>(work: () => Promise<T>): Promise<T>;
+  end(): Promise<void>;
+};
+
+/** The error a transaction whose connection closed under it fails with: a connection error, as postgres.js's. */
+function connectionClosed(): Error {
+  return Object.assign(new Error("The database connection closed during the transaction."), {
+    code: "CONNECTION_CLOSED",
+  });
+}
+
+/** A commit PostgreSQL answered with something else than COMMIT: nothing was kept. */
+export class CommitNotCarriedOut extends Error {
+  readonly code = "COMMIT_NOT_CARRIED_OUT";
+  constructor(answer: string) {
+    super(`The database answered the commit with ${answer}: the transaction was not kept.`);
+    this.name = "CommitNotCarriedOut";
+  }
+}
+
+const PREPARED_STATEMENT_MISSING = new Set(["26000", "42P05"]);
+const READ_ONLY = "25006";
+
+/** The SQLSTATE or driver code of an error, through drizzle's wrapping. */
+function codeOf(error: unknown): string | undefined {
+  let node = error;
+  for (let depth = 0; node instanceof Error && depth < 5; depth += 1) {
+    const code = (node as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    node = node.cause;
+  }
+  return undefined;
+}
+
+type Pending = postgres.PendingQuery<postgres.Row[]>;
+
+/** A query's stand-in that observes its failure and can lose a race against the connection's close. */
+function watched(query: Pending, onError: (error: unknown) => void, closed?: Promise<never>) {
+  const settle = <T>(promise: Promise<T>) =>
+    (closed ? Promise.race([promise, closed]) : promise).catch((error: unknown) => {
+      onError(error);
+      throw error;
+    });
+  const stand: PromiseLike<unknown> & { values(): PromiseLike<unknown> } = {
+    values: () => settle(query.values()),
+    // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
+    then: (resolve, reject) => settle(Promise.resolve(query)).then(resolve, reject),
+  };
+  return stand;
+}
+
+export function openPostgresClient(options: PostgresClientOptions): PostgresClient {
+  let prepare = options.preparedStatements;
+  let deadline = true;
+  /** Transactions whose `begin` is on its way, by the number in its text; then by connection id. */
+  const beginning = new Map<number, (connection: number) => void>();
+  const onClose = new Map<number, () => void>();
+  let transactions = 0;
+
+  // postgres.js reads connect_timeout from the URL too; an operator's choice there wins.
+  const connectTimeout = /[?&]connect_timeout=/.test(options.url)
+    ? {}
+    : { connect_timeout: CONNECT_TIMEOUT_SECONDS };
+
+  const make = () =>
+    postgres(options.url, {
+      max: options.maxConnections,
+      prepare,
+      ...connectTimeout,
+      onnotice: () => {},
+      // The one hook that names the connection a query went to: a transaction
+      // learns its connection from its `begin`, to fail at once when it closes.
+      debug: (connection: number, query: string) => {
+        options.onQuery?.(query);
+        const number = /^begin \/\* cairn (\d+) \*\//.exec(query)?.[1];
+        if (number !== undefined) beginning.get(Number(number))?.(connection);
+      },
+      onclose: (connection: number) => onClose.get(connection)?.(),
+    });
+
+  let current = make();
+  const ended: Promise<void>[] = [];
+
+  /** Replaces the pool (old connections finish what they run, then close). */
+  function renew(reason: string) {
+    const old = current;
+    current = make();
+    // drizzle set its type parsers on the first client's options.
+    Object.assign(current.options.parsers, old.options.parsers);
+    Object.assign(current.options.serializers, old.options.serializers);
+    logWarning(reason);
+    ended.push(old.end({ timeout: 5 }));
+  }
+
+  /** Reacts to a failed statement of the pool `from`: see the module comment. */
+  function observe(from: postgres.Sql, error: unknown) {
+    if (from !== current) return;
+    const code = codeOf(error);
+    if (code && PREPARED_STATEMENT_MISSING.has(code) && prepare) {
+      prepare = false;
+      renew(
+        "The database lost a prepared statement between two statements: DATABASE_URL points at a transaction pooler (PgBouncer in transaction mode, Supavisor, RDS Proxy…). Set CAIRN_PREPARED_STATEMENTS=off. This process now sends every statement unprepared.",
+      );
+    } else if (code === READ_ONLY) {
+      renew(
+        "The database refused a write as read-only (a standby): reconnecting to find the primary. Add target_session_attrs=primary to a multi-host DATABASE_URL.",
+      );
+    }
+  }
+
+  function unsafe(
+    pool: postgres.Sql,
+    on: postgres.Sql | postgres.ReservedSql,
+    closed: Promise<never> | undefined,
+    text: string,
+    params: unknown[] = [],
+    queryOptions: postgres.UnsafeQueryOptions = {},
+  ) {
+    // Named unless the pool's `prepare` is off: postgres.js's own default sends
+    // an `unsafe` query unnamed, and drizzle sends every query through it.
+    return watched(
+      on.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+        ...queryOptions,
+        prepare: true,
+      }),
+      (error) => observe(pool, error),
+      closed,
+    );
+  }
+
+  /**
+   * A transaction on a reserved connection: begin (with the statement deadline)
+   * and commit as simple-protocol text, savepoints for drizzle's nested ones.
+   */
+  async function transaction<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+    const pool = current;
+    const reserved = await pool.reserve();
+    const number = ++transactions;
+    let connection: number | undefined;
+    let isClosed = false;
+    let rejectClosed: (error: Error) => void = () => {};
+    const closed = new Promise<never>((_, reject) => {
+      rejectClosed = reject;
+    });
+    closed.catch(() => {});
+    beginning.set(number, (id) => {
+      connection = id;
+      onClose.set(id, () => {
+        isClosed = true;
+        rejectClosed(connectionClosed());
+      });
+    });
+    let savepoints = 0;
+    const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
+      if (isClosed) return Promise.reject(connectionClosed());
+      return unsafe(pool, reserved, closed, text, params, queryOptions);
+    };
+    const scoped = (): postgres.Sql =>
+      ({
+        options: pool.options,
+        unsafe: send,
+        savepoint: async <R>(inner: (sql: postgres.Sql) => Promise<R>): Promise<R> => {
+          const name = `s${++savepoints}`;
+          await send(`savepoint ${name}`);
+          try {
+            const result = await inner(scoped());
+            await send(`release savepoint ${name}`);
+            return result;
+          } catch (error) {
+            if (!isClosed) await send(`rollback to savepoint ${name}`);
+            throw error;
+          }
+        },
+      }) as unknown as postgres.Sql;
+
+    try {
+      const timeout = deadline ? `; set local statement_timeout = ${STATEMENT_TIMEOUT_MS}` : "";
+      await send(`begin /* cairn ${number} */${timeout}`);
+      let result: T;
+      try {
+        result = await body(scoped());
+      } catch (error) {
+        if (!isClosed) await send("rollback");
+        throw error;
+      }
+      const answer = (await send("commit")) as { command?: string };
+      if (answer.command !== "COMMIT") throw new CommitNotCarriedOut(answer.command ?? "nothing");
+      return result;
+    } finally {
+      beginning.delete(number);
+      if (connection !== undefined) onClose.delete(connection);
+      // A closed connection is back in postgres.js's closed queue already;
+      // released, it would be handed out with no socket.
+      if (!isClosed) reserved.release();
+    }
+  }
+
+  const sql = {
+    get options() {
+      return current.options;
+    },
+    unsafe: (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) =>
+      unsafe(current, current, undefined, text, params, queryOptions),
+    begin: (...args: unknown[]) =>
+      transaction(args.at(-1) as (sql: postgres.Sql) => Promise<unknown>),
+  } as unknown as postgres.Sql;
+
+  return {
+    sql,
+    async withoutDeadline(work) {
+      deadline = false;
+      try {
+        return await work();
+      } finally {
+        deadline = true;
+      }
+    },
+    async end() {
+      await Promise.all([current.end({ timeout: 5 }), ...ended]);
+    },
+  };
+}
