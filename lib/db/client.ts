@@ -52,7 +52,7 @@ export type OpenOptions =
 
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
-    const client = openPostgresClient({
+    const client = await openPostgresClient({
       url: options.url,
       maxConnections: options.maxConnections ?? 10,
       preparedStatements: options.preparedStatements ?? true,

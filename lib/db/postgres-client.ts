@@ -12,11 +12,15 @@
  *   and no error, so an acknowledged write was silently lost (postgres.js PR
  *   #1212). Here a commit PostgreSQL did not carry out is an error.
  * - Every statement is a named prepared statement (plans reused) unless
- *   CAIRN_PREPARED_STATEMENTS is off; the first "prepared statement … does not
- *   exist" (a transaction pooler) says what to set and turns them off for the
- *   rest of the process, so calls do not fail one by one.
- * - Deadlines: every transaction carries a `statement_timeout`, connecting gives
- *   up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection closes
+ *   CAIRN_PREPARED_STATEMENTS is off. A transaction pooler, found when the
+ *   client opens or at the first "prepared statement … does not exist", is
+ *   told (what to set) and turns them off for the rest of the process: behind
+ *   one, postgres.js prepares a lost statement again and, with other
+ *   statements pipelined on the connection, can hand their rows to the wrong
+ *   caller, and calls would fail one by one.
+ * - Deadlines: every transaction carries a `statement_timeout`, every statement
+ *   a deadline of its own a little later (for a server that does not answer at
+ *   all), connecting gives up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection closes
  *   fails at once (postgres.js would hang its next statement and throw an
  *   uncaught TypeError, its issues #1154 and #1208).
  * - A statement refused as read-only (a standby) drops every connection, so the
@@ -79,13 +83,53 @@ function codeOf(error: unknown): string | undefined {
 
 type Pending = postgres.PendingQuery<postgres.Row[]>;
 
-/** A query's stand-in that observes its failure and can lose a race against the connection's close. */
-function watched(query: Pending, onError: (error: unknown) => void, closed?: Promise<never>) {
-  const settle = <T>(promise: Promise<T>) =>
-    (closed ? Promise.race([promise, closed]) : promise).catch((error: unknown) => {
-      onError(error);
-      throw error;
-    });
+/** Past the server's own deadline: the server did not answer at all (a lost host). */
+const CLIENT_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 5_000;
+
+function deadlinePassed(): Error {
+  return Object.assign(
+    new Error(`The database did not answer within ${CLIENT_DEADLINE_MS / 1000} seconds.`),
+    { code: "CONNECT_TIMEOUT" },
+  );
+}
+
+/**
+ * A query's stand-in that observes its failure, has a deadline (`deadlineMs`,
+ * none when undefined: the query is cancelled and the call fails), and loses a
+ * race against its transaction's connection closing.
+ */
+function watched(
+  query: Pending,
+  onError: (error: unknown) => void,
+  deadlineMs: number | undefined,
+  closed?: Promise<never>,
+) {
+  const settle = <T>(promise: Promise<T>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const racers: Promise<T>[] = [promise];
+    if (closed) racers.push(closed);
+    if (deadlineMs !== undefined) {
+      racers.push(
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            query.cancel();
+            reject(deadlinePassed());
+          }, deadlineMs);
+        }),
+      );
+    }
+    return Promise.race(racers).then(
+      (value) => {
+        clearTimeout(timer);
+        return value;
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        onError(error);
+        throw error;
+      },
+    );
+  };
   const stand: PromiseLike<unknown> & { values(): PromiseLike<unknown> } = {
     values: () => settle(query.values()),
     // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
@@ -94,8 +138,47 @@ function watched(query: Pending, onError: (error: unknown) => void, closed?: Pro
   return stand;
 }
 
-export function openPostgresClient(options: PostgresClientOptions): PostgresClient {
+const POOLER_ADVICE =
+  "DATABASE_URL points at a transaction pooler (PgBouncer in transaction mode, Supavisor, RDS Proxy…), which cannot carry named prepared statements. Set CAIRN_PREPARED_STATEMENTS=off. This process now sends every statement unprepared.";
+
+/**
+ * Whether two sessions of Cairn's share one server connection, one after the
+ * other: only a pooler in transaction (or statement) mode does that, directly
+ * or in session mode every session has a server process of its own. PgBouncer
+ * hands the server connection freed last to the next client, so the second
+ * session gets the first one's. A pooler that hands out another is caught at
+ * the first statement it loses (see `observe`). Unknown (false) when the
+ * database cannot be reached now: calls will say so.
+ */
+async function behindTransactionPooler(url: string): Promise<boolean> {
+  const probe = postgres(url, {
+    max: 2,
+    prepare: false,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    onnotice: () => {},
+  });
+  try {
+    const first = await probe.reserve();
+    const second = await probe.reserve();
+    const pid = async (session: postgres.ReservedSql) =>
+      (await session.unsafe<{ pid: number }[]>("select pg_backend_pid() as pid"))[0]?.pid;
+    const [a, b] = [await pid(first), await pid(second)];
+    first.release();
+    second.release();
+    return a === b;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
+export async function openPostgresClient(options: PostgresClientOptions): Promise<PostgresClient> {
   let prepare = options.preparedStatements;
+  if (prepare && (await behindTransactionPooler(options.url))) {
+    prepare = false;
+    logWarning(POOLER_ADVICE);
+  }
   let deadline = true;
   /** Transactions whose `begin` is on its way, by the number in its text; then by connection id. */
   const beginning = new Map<number, (connection: number) => void>();
@@ -143,9 +226,7 @@ export function openPostgresClient(options: PostgresClientOptions): PostgresClie
     const code = codeOf(error);
     if (code && PREPARED_STATEMENT_MISSING.has(code) && prepare) {
       prepare = false;
-      renew(
-        "The database lost a prepared statement between two statements: DATABASE_URL points at a transaction pooler (PgBouncer in transaction mode, Supavisor, RDS Proxy…). Set CAIRN_PREPARED_STATEMENTS=off. This process now sends every statement unprepared.",
-      );
+      renew(`The database lost a prepared statement between two statements: ${POOLER_ADVICE}`);
     } else if (code === READ_ONLY) {
       renew(
         "The database refused a write as read-only (a standby): reconnecting to find the primary. Add target_session_attrs=primary to a multi-host DATABASE_URL.",
@@ -169,6 +250,7 @@ export function openPostgresClient(options: PostgresClientOptions): PostgresClie
         prepare: true,
       }),
       (error) => observe(pool, error),
+      deadline ? CLIENT_DEADLINE_MS : undefined,
       closed,
     );
   }
