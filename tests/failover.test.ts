@@ -7,10 +7,14 @@
  * DATABASE_UNAVAILABLE (never an internal error, never a hang); afterwards
  * every acknowledged plan, hand-out and result is there, no step was handed out
  * twice, every plan finishes and every trail verifies. The time from the
- * promote to the first acknowledged write is reported.
+ * promote to the first acknowledged write is reported. And a write a standby
+ * refuses is the same retryable error, its connections dropped.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { tenants } from "@/lib/db/schema";
+import { isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { toolError } from "@/lib/mcp/tool-result";
 import { inProcessAgent, tenantContext } from "./support/in-process";
 import { expectEverythingKept, newPlanRun, runPlans } from "./support/plan-runs";
 import { type ReplicatedPostgres, startReplicatedPostgres } from "./support/replicated-postgres";
@@ -29,6 +33,8 @@ describe("a primary failing over to its synchronous standby", () => {
 
   beforeAll(async () => {
     pair = await startReplicatedPostgres("cairn_failover");
+    handle = await openDatabase({ kind: "postgres", url: pair.url("cairn_failover", "primary") });
+    await handle.migrate();
   });
   afterAll(async () => {
     try {
@@ -38,9 +44,32 @@ describe("a primary failing over to its synchronous standby", () => {
     }
   });
 
+  it("answers a write a standby refused as DATABASE_UNAVAILABLE, and reconnects", async () => {
+    // A DATABASE_URL that reaches a standby: a single host demoted, or
+    // target_session_attrs=read-write, which a PostgreSQL 15 standby passes.
+    const standby = await openDatabase({
+      kind: "postgres",
+      url: pair.standbyUrl("cairn_failover"),
+    });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const refused = await standby.db
+        .insert(tenants)
+        .values({ name: "On the standby" })
+        .catch((error: unknown) => error);
+      expect(isDatabaseUnavailable(refused)).toBe(true);
+      expect(toolError(refused).errorCode).toBe("DATABASE_UNAVAILABLE");
+      expect(
+        warn.mock.calls.some(([line]) => String(line).includes("reconnecting to find the primary")),
+      ).toBe(true);
+    } finally {
+      warn.mockRestore();
+      await standby.close();
+    }
+  });
+
   it("serves again within seconds of the promote, with nothing lost or handed out twice", async () => {
-    handle = await openDatabase({ kind: "postgres", url: pair.url("cairn_failover", "primary") });
-    await handle.migrate();
+    if (!handle) throw new Error("no database");
     // A hand-out stored whose answer was lost is handed out again after its lease.
     const ctx = await tenantContext(handle.db, "Failover", { stepLeaseSeconds: 3 });
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});

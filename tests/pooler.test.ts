@@ -10,7 +10,8 @@
  *   silent ROLLBACK there): Cairn finds the pooler when it opens, says what to
  *   set and sends its statements unprepared.
  *
- * On PostgreSQL itself: a commit answered with ROLLBACK is an error, and a
+ * On PostgreSQL itself: a commit answered with ROLLBACK is an error, a
+ * transaction whose connection closes fails at once with a retryable error, and a
  * prepared statement the server lost (a pooler Cairn did not find when it
  * opened) turns prepared statements off from then on.
  *
@@ -18,12 +19,13 @@
  * is left prepared on the server.
  */
 import { eq, sql } from "drizzle-orm";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { selectRows } from "@/lib/db/rows";
 import { tenants } from "@/lib/db/schema";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
-import { createPostgresDatabase } from "./support/databases";
+import { createPostgresDatabase, testPostgresUrl } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
 import { type PgBouncer, startPgBouncer } from "./support/pgbouncer";
 import { expectEverythingKept, runPlans } from "./support/plan-runs";
@@ -120,6 +122,31 @@ describe("transaction control on PostgreSQL", () => {
     await expect(attempt).rejects.toMatchObject({ code: "COMMIT_NOT_CARRIED_OUT" });
     await expect(attempt.catch((error) => isDatabaseUnavailable(error))).resolves.toBe(true);
     expect(await handle.db.select().from(tenants).where(eq(tenants.name, name))).toEqual([]);
+  });
+
+  it("fails a transaction at once when its connection closes under it, and serves the next call", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const admin = postgres(testPostgresUrl(), { max: 1, onnotice: () => {} });
+    try {
+      const name = "Cut off";
+      const attempt = handle.db.transaction(async (tx) => {
+        await tx.insert(tenants).values({ name });
+        const [backend] = await selectRows<{ pid: number }>(
+          tx,
+          sql`select pg_backend_pid() as pid`,
+        );
+        await admin`select pg_terminate_backend(${backend?.pid ?? 0})`;
+        // The connection is closed by now: postgres.js would write this
+        // statement to no socket (an uncaught TypeError) and never answer.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.insert(tenants).values({ name: `${name} again` });
+      });
+      await expect(attempt).rejects.toSatisfy(isDatabaseUnavailable);
+      expect(await handle.db.select().from(tenants).where(eq(tenants.name, name))).toEqual([]);
+    } finally {
+      await admin.end();
+      warn.mockRestore();
+    }
   });
 
   it("turns prepared statements off at the first one the server lost, saying what to set", async () => {

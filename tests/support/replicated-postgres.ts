@@ -15,6 +15,8 @@ import { clusterRoot, freePort, PG_BIN, runAsPostgres, serverOptions } from "./p
 export type ReplicatedPostgres = {
   /** Both hosts, the primary first, for `database` (created on the primary before the standby was built). */
   url(database: string, targetSessionAttrs: string): string;
+  /** The standby alone. */
+  standbyUrl(database: string): string;
   failPrimary(): void;
   promote(): Promise<void>;
   stop(): void;
@@ -112,6 +114,7 @@ export async function startReplicatedPostgres(database: string): Promise<Replica
   return {
     url: (name, targetSessionAttrs) =>
       `postgres://cairn@127.0.0.1:${primaryPort},127.0.0.1:${standbyPort}/${name}?target_session_attrs=${targetSessionAttrs}`,
+    standbyUrl: (name) => `postgres://cairn@127.0.0.1:${standbyPort}/${name}`,
     failPrimary() {
       const pid = Number(readFileSync(join(primaryData, "postmaster.pid"), "utf8").split("\n")[0]);
       process.kill(pid, "SIGKILL");
