@@ -32,6 +32,8 @@ import { logWarning } from "../log";
 
 /** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
 const CONNECT_TIMEOUT_SECONDS = 5;
+/** The pool is replaced at most this often (a standby's read-only refusals). */
+const RENEW_AT_MOST_EVERY_MS = 5_000;
 /** The longest a statement in a transaction may run (migrations excepted). */
 export const STATEMENT_TIMEOUT_MS = 30_000;
 
@@ -91,6 +93,32 @@ function deadlinePassed(): Error {
     new Error(`The database did not answer within ${CLIENT_DEADLINE_MS / 1000} seconds.`),
     { code: "CONNECT_TIMEOUT" },
   );
+}
+
+/**
+ * `waiting` (a connection postgres.js is to reserve) or a deadline error after
+ * `ms`; a connection that arrives too late is given back.
+ */
+async function reserveWithin(
+  waiting: Promise<postgres.ReservedSql>,
+  ms: number,
+): Promise<postgres.ReservedSql> {
+  let timer: NodeJS.Timeout | undefined;
+  let late = false;
+  try {
+    return await Promise.race([
+      waiting,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          late = true;
+          waiting.then((reserved) => reserved.release()).catch(() => {});
+          reject(deadlinePassed());
+        }, ms);
+      }),
+    ]);
+  } finally {
+    if (!late) clearTimeout(timer);
+  }
 }
 
 /**
@@ -158,8 +186,10 @@ async function behindTransactionPooler(url: string): Promise<boolean> {
     onnotice: () => {},
   });
   try {
-    const first = await probe.reserve();
-    const second = await probe.reserve();
+    // Within the connect timeout: a database without a primary now must not hold up the start.
+    const within = CONNECT_TIMEOUT_SECONDS * 1000;
+    const first = await reserveWithin(probe.reserve(), within);
+    const second = await reserveWithin(probe.reserve(), within);
     const pid = async (session: postgres.ReservedSql) =>
       (await session.unsafe<{ pid: number }[]>("select pg_backend_pid() as pid"))[0]?.pid;
     const [a, b] = [await pid(first), await pid(second)];
@@ -209,8 +239,13 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
   let current = make();
   const ended: Promise<void>[] = [];
 
+  let renewedAt = 0;
   /** Replaces the pool (old connections finish what they run, then close). */
-  function renew(reason: string) {
+  function renew(reason: string, always = false) {
+    // One renewal for a burst of failures; a URL that reaches only a standby
+    // must not churn pools call by call.
+    if (!always && Date.now() - renewedAt < RENEW_AT_MOST_EVERY_MS) return;
+    renewedAt = Date.now();
     const old = current;
     current = make();
     // drizzle set its type parsers on the first client's options.
@@ -226,7 +261,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     const code = codeOf(error);
     if (code && PREPARED_STATEMENT_MISSING.has(code) && prepare) {
       prepare = false;
-      renew(`The database lost a prepared statement between two statements: ${POOLER_ADVICE}`);
+      renew(
+        `The database lost a prepared statement between two statements: ${POOLER_ADVICE}`,
+        true,
+      );
     } else if (code === READ_ONLY) {
       renew(
         "The database refused a write as read-only (a standby): reconnecting to find the primary. Add target_session_attrs=primary to a multi-host DATABASE_URL.",
@@ -261,7 +299,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
    */
   async function transaction<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
     const pool = current;
-    const reserved = await pool.reserve();
+    // While no primary is reachable postgres.js waits for one without end.
+    const reserved = await reserveWithin(pool.reserve(), CLIENT_DEADLINE_MS);
     const number = ++transactions;
     let connection: number | undefined;
     let isClosed = false;
