@@ -84,6 +84,8 @@ function codeOf(error: unknown): string | undefined {
 }
 
 type Pending = postgres.PendingQuery<postgres.Row[]>;
+/** What drizzle uses of a postgres.js query: awaiting it, or its rows as arrays. */
+type QueryStandIn = PromiseLike<unknown> & { values(): PromiseLike<unknown> };
 
 /** Past the server's own deadline: the server did not answer at all (a lost host). */
 const CLIENT_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 5_000;
@@ -158,7 +160,7 @@ function watched(
       },
     );
   };
-  const stand: PromiseLike<unknown> & { values(): PromiseLike<unknown> } = {
+  const stand: QueryStandIn = {
     values: () => settle(query.values()),
     // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
     then: (resolve, reject) => settle(Promise.resolve(query)).then(resolve, reject),
@@ -318,7 +320,16 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     });
     let savepoints = 0;
     const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
-      if (isClosed) return Promise.reject(connectionClosed());
+      if (isClosed) {
+        // As a query would fail: drizzle reads rows through `.values()`.
+        const failed = () => Promise.reject(connectionClosed());
+        const stand: QueryStandIn = {
+          values: failed,
+          // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
+          then: (resolve, reject) => failed().then(resolve, reject),
+        };
+        return stand;
+      }
       return unsafe(pool, reserved, closed, text, params, queryOptions);
     };
     const scoped = (): postgres.Sql =>
