@@ -129,6 +129,11 @@ describe("transaction control on PostgreSQL", () => {
     const admin = postgres(testPostgresUrl(), { max: 1, onnotice: () => {} });
     try {
       const name = "Cut off";
+      // What the statement sent after the close came to: its answer, or its error.
+      let settle: (outcome: unknown) => void = () => {};
+      const afterClose = new Promise((resolve) => {
+        settle = resolve;
+      });
       const attempt = handle.db.transaction(async (tx) => {
         await tx.insert(tenants).values({ name });
         const [backend] = await selectRows<{ pid: number }>(
@@ -136,12 +141,20 @@ describe("transaction control on PostgreSQL", () => {
           sql`select pg_backend_pid() as pid`,
         );
         await admin`select pg_terminate_backend(${backend?.pid ?? 0})`;
-        // The connection is closed by now: postgres.js would write this
-        // statement to no socket (an uncaught TypeError) and never answer.
+        // The connection is closed by now: postgres.js's own transactions
+        // write this statement to no socket (an uncaught TypeError) and
+        // never answer it.
         await new Promise((resolve) => setTimeout(resolve, 200));
-        await tx.select({ id: tenants.id }).from(tenants);
+        await tx
+          .select({ id: tenants.id })
+          .from(tenants)
+          .then(settle, (error: unknown) => {
+            settle(error);
+            throw error;
+          });
       });
       await expect(attempt).rejects.toSatisfy(isDatabaseUnavailable);
+      expect(isDatabaseUnavailable(await afterClose)).toBe(true);
       expect(await handle.db.select().from(tenants).where(eq(tenants.name, name))).toEqual([]);
     } finally {
       await admin.end();
