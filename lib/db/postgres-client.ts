@@ -19,10 +19,11 @@
  *   statements pipelined on the connection, can hand their rows to the wrong
  *   caller, and calls would fail one by one.
  * - Deadlines: every transaction carries a `statement_timeout`, every statement
- *   a deadline of its own a little later (for a server that does not answer at
- *   all), connecting gives up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection closes
- *   fails at once (postgres.js would hang its next statement and throw an
- *   uncaught TypeError, its issues #1154 and #1208).
+ *   and every wait for a connection a deadline of its own a little later (a
+ *   server that does not answer at all, no primary to connect to), connecting
+ *   gives up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection
+ *   closes fails at once (postgres.js would hang its next statement and throw
+ *   an uncaught TypeError, its issues #1154 and #1208).
  * - A statement refused as read-only (a standby) drops every connection, so the
  *   pool connects afresh and finds the primary.
  */
@@ -35,7 +36,7 @@ const CONNECT_TIMEOUT_SECONDS = 5;
 /** The pool is replaced at most this often (a standby's read-only refusals). */
 const RENEW_AT_MOST_EVERY_MS = 5_000;
 /** The longest a statement in a transaction may run (migrations excepted). */
-export const STATEMENT_TIMEOUT_MS = 30_000;
+const STATEMENT_TIMEOUT_MS = 30_000;
 
 export type PostgresClientOptions = {
   url: string;
@@ -61,7 +62,7 @@ function connectionClosed(): Error {
 }
 
 /** A commit PostgreSQL answered with something else than COMMIT: nothing was kept. */
-export class CommitNotCarriedOut extends Error {
+class CommitNotCarriedOut extends Error {
   readonly code = "COMMIT_NOT_CARRIED_OUT";
   constructor(answer: string) {
     super(`The database answered the commit with ${answer}: the transaction was not kept.`);
