@@ -231,6 +231,9 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       onnotice: () => {},
       // The one hook that names the connection a query went to: a transaction
       // learns its connection from its `begin`, to fail at once when it closes.
+      // With it set, postgres.js makes a failed query's statement and values
+      // enumerable on its error; lib/log.ts masks such errors by their shape,
+      // whatever is enumerable (tests/log-masking-http.test.ts).
       debug: (connection: number, query: string) => {
         options.onQuery?.(query);
         const number = /^begin \/\* cairn (\d+) \*\//.exec(query)?.[1];
