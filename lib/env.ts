@@ -59,6 +59,15 @@ const envSchema = z.object({
       .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
       .optional(),
   ),
+  /**
+   * Named prepared statements on a server database: `on` (the default, plans
+   * reused) or `off` behind a transaction pooler that cannot carry them
+   * (docs/operations.md, "Transaction poolers").
+   */
+  CAIRN_PREPARED_STATEMENTS: z
+    .enum(["on", "off"], { error: "must be on or off" })
+    .default("on")
+    .transform((value) => value === "on"),
   CAIRN_DATA_DIR: z.string().trim().min(1).default(".data/pglite"),
   AUTH_SECRET: optionalString.pipe(
     z.string().min(32, "must be at least 32 characters (openssl rand -base64 32)").optional(),

@@ -13,10 +13,10 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
-import postgres from "postgres";
 import { env } from "../env";
 import { acquireEmbeddedLock } from "./embedded-lock";
 import { preparingPglite } from "./pglite-prepared";
+import { openPostgresClient } from "./postgres-client";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -39,57 +39,32 @@ export type OpenOptions =
       kind: "postgres";
       url: string;
       maxConnections?: number;
+      /**
+       * Named prepared statements (CAIRN_PREPARED_STATEMENTS, on unless false):
+       * off behind a transaction pooler that cannot carry them.
+       */
+      preparedStatements?: boolean;
       /** Called for every statement sent (the benchmark counts round trips with it). */
       onQuery?: (query: string) => void;
     }
   /** `dataDir` undefined: an in-memory database (tests). */
   | { kind: "pglite"; dataDir?: string };
 
-/**
- * The postgres.js client with every parameterised statement sent as a named
- * prepared statement. drizzle prepares only a query given a name and sends the
- * rest (`db.execute(sql…)` included) unnamed, so PostgreSQL parsed and planned
- * the loop's statements on every call: planning cost more than executing them.
- * Named, postgres.js keeps each statement per connection by its text, and
- * PostgreSQL reuses its plan (a generic one after five runs, where that costs
- * no more than a fresh one). The loop's statements have fixed text per shape:
- * their values always travel as parameters. Transactions and savepoints hand
- * drizzle another client, so those are wrapped too.
- */
-function preparing(client: postgres.Sql): postgres.Sql {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property === "unsafe") {
-        return (query: string, args?: unknown[], options?: object) =>
-          target.unsafe(query, args as never, { ...options, prepare: true });
-      }
-      if (property === "begin" || property === "savepoint") {
-        return (...args: unknown[]) => {
-          const body = args.at(-1) as (sql: postgres.Sql) => unknown;
-          const method = Reflect.get(target, property, receiver) as (...a: unknown[]) => unknown;
-          return method.call(target, ...args.slice(0, -1), (scoped: postgres.Sql) =>
-            body(preparing(scoped)),
-          );
-        };
-      }
-      return Reflect.get(target, property, receiver);
-    },
-  });
-}
-
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
-    const client = postgres(options.url, {
-      max: options.maxConnections ?? 10,
-      onnotice: () => {},
-      ...(options.onQuery ? { debug: (_: number, query: string) => options.onQuery?.(query) } : {}),
+    const client = await openPostgresClient({
+      url: options.url,
+      maxConnections: options.maxConnections ?? 10,
+      preparedStatements: options.preparedStatements ?? true,
+      onQuery: options.onQuery,
     });
-    const db = drizzlePostgres({ client: preparing(client), schema });
+    const db = drizzlePostgres({ client: client.sql, schema });
     return {
       db: db as unknown as Database,
       kind: "postgres",
-      migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
-      close: () => client.end({ timeout: 5 }),
+      migrate: () =>
+        client.withoutDeadline(() => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER })),
+      close: () => client.end(),
     };
   }
 
@@ -117,9 +92,9 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
 
 /** The database this process was configured for (see lib/env.ts). */
 export function configuredDatabase(): OpenOptions {
-  const { DATABASE_URL, CAIRN_DATA_DIR } = env();
+  const { DATABASE_URL, CAIRN_DATA_DIR, CAIRN_PREPARED_STATEMENTS } = env();
   return DATABASE_URL
-    ? { kind: "postgres", url: DATABASE_URL }
+    ? { kind: "postgres", url: DATABASE_URL, preparedStatements: CAIRN_PREPARED_STATEMENTS }
     : { kind: "pglite", dataDir: CAIRN_DATA_DIR };
 }
 

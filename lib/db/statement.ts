@@ -2,7 +2,8 @@
  * The loop's hot statements (lib/services/loop/sql): each is fixed text with
  * positional parameters, written once at module load, and sent to the driver
  * as it is, so no call rebuilds it from drizzle fragments and both drivers keep
- * one prepared statement (and its plan) per statement per connection. The rows
+ * one prepared statement (and its plan) per statement per connection (on
+ * PostgreSQL unless CAIRN_PREPARED_STATEMENTS is off: lib/db/postgres-client.ts). The rows
  * are parsed with the statement's own zod schema here, at the boundary, so a
  * mistyped column fails on its first call in any test, and `Date | string`
  * (the two drivers return timestamps differently) never leaks past it.

@@ -97,6 +97,30 @@ describe("withFrontDoor", () => {
     expect(handler).not.toHaveBeenCalled();
   });
 
+  it("answers 503 with Retry-After, not 500, while the database is unavailable", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const door = withFrontDoor(
+      handler,
+      async () => {
+        // drizzle's wrapping of postgres.js's error for a connection lost in a failover.
+        throw new Error("Failed query: select …", {
+          cause: Object.assign(new Error("write CONNECTION_CLOSED"), { code: "CONNECTION_CLOSED" }),
+        });
+      },
+      OPTIONS,
+    );
+    const { request } = endlessPost({ Authorization: "Bearer cairn_key" });
+    const response = await door(request);
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("2");
+    expect(await response.json()).toMatchObject({
+      error: { code: -32000, message: expect.stringMatching(/^The database is unavailable/) },
+    });
+    expect(warn).toHaveBeenCalled();
+    warn.mockRestore();
+    expect(handler).not.toHaveBeenCalled();
+  });
+
   it("hands the caller and the parsed body to the handler", async () => {
     const caller = { id: "caller" };
     const door = withFrontDoor(handler, async () => caller, OPTIONS);

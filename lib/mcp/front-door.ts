@@ -6,8 +6,13 @@
  * 413 without being read to the end, malformed JSON gets a JSON-RPC parse error
  * at once instead of a hanging request, and a JSON-RPC batch is refused.
  */
+import {
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+  RETRY_AFTER_SECONDS,
+} from "../db/unavailable";
 import { readLimited } from "../http/read-limited";
-import { logUnexpected } from "../log";
+import { logUnexpected, logWarning } from "../log";
 
 export type FrontDoorOptions = {
   maxBodyBytes: number;
@@ -139,8 +144,14 @@ export function withFrontDoor<Caller>(
     try {
       caller = await authenticate(token, request);
     } catch (error) {
-      // The key could not be checked (the database is unreachable, say); a 401
-      // would tell the client its key is bad when it may not be.
+      // The key could not be checked; a 401 would tell the client its key is
+      // bad when it may not be. A database failing over is worth a retry (503).
+      if (isDatabaseUnavailable(error)) {
+        logWarning("Could not check an API key", error);
+        return jsonRpcError(503, -32000, DATABASE_UNAVAILABLE_MESSAGE, {
+          "Retry-After": String(RETRY_AFTER_SECONDS),
+        });
+      }
       logUnexpected("Could not check an API key", error);
       return jsonRpcError(500, -32603, "Internal error: the API key could not be checked.");
     }

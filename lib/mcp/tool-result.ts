@@ -1,7 +1,8 @@
 /**
  * The MCP door's one error adapter: an expected failure becomes a tool result
  * with `isError: true` whose text starts with the error code and says how to
- * recover, so an LLM can act on it. Anything unexpected is logged and reported
+ * recover, so an LLM can act on it. A database that cannot serve the call for
+ * now (lib/db/unavailable.ts) is DATABASE_UNAVAILABLE, to retry. Anything unexpected is logged and reported
  * as INTERNAL_ERROR without internals. Handlers that answer with a JSON-RPC
  * error instead (resources) go through `withoutInternals`.
  */
@@ -10,7 +11,8 @@ import {
   ProtocolError,
   ProtocolErrorCode,
 } from "@modelcontextprotocol/server";
-import { logUnexpected } from "../log";
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from "../db/unavailable";
+import { logUnexpected, logWarning } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
 export function toolSuccess(value: object): CallToolResult {
@@ -26,6 +28,15 @@ export function toolError(error: unknown): CallToolResult & { errorCode: string 
       content: [{ type: "text", text: `${error.code}: ${error.message}` }],
       isError: true,
       errorCode: error.code,
+    };
+  }
+  if (isDatabaseUnavailable(error)) {
+    // Expected while the database fails over or restarts: the caller retries.
+    logWarning("An MCP tool found the database unavailable", error);
+    return {
+      content: [{ type: "text", text: `DATABASE_UNAVAILABLE: ${DATABASE_UNAVAILABLE_MESSAGE}` }],
+      isError: true,
+      errorCode: "DATABASE_UNAVAILABLE",
     };
   }
   logUnexpected("Unexpected error in an MCP tool", error);
@@ -55,6 +66,10 @@ export function withoutInternals<Args extends unknown[], Result>(
       return await handler(...args);
     } catch (error) {
       if (error instanceof ProtocolError || isAppError(error)) throw error;
+      if (isDatabaseUnavailable(error)) {
+        logWarning("An MCP request found the database unavailable", error);
+        throw new ProtocolError(ProtocolErrorCode.InternalError, DATABASE_UNAVAILABLE_MESSAGE);
+      }
       logUnexpected("Unexpected error in an MCP request", error);
       throw new ProtocolError(
         ProtocolErrorCode.InternalError,

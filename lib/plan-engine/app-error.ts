@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   "LLM_UPSTREAM_ERROR",
   /** The model's answer did not match the caller's JSON Schema, even after one retry. */
   "EXTRACTION_FAILED",
+  /** The database could not serve the call for now (a failover, a restart): retry in a few seconds. */
+  "DATABASE_UNAVAILABLE",
   "INTERNAL_ERROR",
 ] as const;
 

@@ -45,37 +45,63 @@ function postgresUid(): { uid: number; gid: number } {
   return { uid, gid };
 }
 
-/**
- * `settings`: more `-c name=value` server settings (the benchmark loads
- * pg_stat_statements with planning tracked, to report where the time goes).
- */
-export async function startPostgres(settings: string[] = []): Promise<PostgresServer> {
+/** Runs a PostgreSQL program, as the `postgres` system user when root (initdb refuses root). */
+export function runAsPostgres(command: string, args: string[]): string {
+  const asRoot = process.getuid?.() === 0;
+  const [file, argv] = asRoot
+    ? ["runuser", ["-u", "postgres", "--", command, ...args]]
+    : [command, args];
+  const result = spawnSync(file, argv, { encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
+  }
+  return result.stdout;
+}
+
+/** A temporary folder for a cluster, owned by whoever runs its programs. */
+export function clusterRoot(): string {
   const initdb = join(PG_BIN, "initdb");
   if (!existsSync(initdb)) {
     throw new Error(
       `PostgreSQL 15 is not installed (${initdb} is missing). Install it with "apt-get install -y postgresql-15" or set CAIRN_PG_BIN to its bin folder.`,
     );
   }
-  const asRoot = process.getuid?.() === 0;
-  const run = (command: string, args: string[]) => {
-    const [file, argv] = asRoot
-      ? ["runuser", ["-u", "postgres", "--", command, ...args]]
-      : [command, args];
-    const result = spawnSync(file, argv, { encoding: "utf8" });
-    if (result.status !== 0) {
-      throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
-    }
-  };
-
   const root = mkdtempSync(join(tmpdir(), "cairn-pg-"));
-  const dataDir = join(root, "data");
-  if (asRoot) {
+  if (process.getuid?.() === 0) {
     const { uid, gid } = postgresUid();
     chmodSync(root, 0o755);
     chownSync(root, uid, gid);
   }
+  return root;
+}
+
+/** `pg_ctl start`'s server options: a port on 127.0.0.1, its socket in `root`, more `-c` settings. */
+export function serverOptions(port: number, root: string, settings: string[] = []): string {
+  return [
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+    ...settings.map((setting) => `-c ${setting}`),
+  ].join(" ");
+}
+
+/**
+ * `settings`: more `-c name=value` server settings (the benchmark loads
+ * pg_stat_statements with planning tracked, to report where the time goes).
+ */
+export async function startPostgres(settings: string[] = []): Promise<PostgresServer> {
+  const run = runAsPostgres;
+  const root = clusterRoot();
+  const dataDir = join(root, "data");
   const port = await freePort();
-  run(initdb, ["-D", dataDir, "-U", "cairn", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
+  run(join(PG_BIN, "initdb"), [
+    "-D",
+    dataDir,
+    "-U",
+    "cairn",
+    "--auth=trust",
+    "-E",
+    "UTF8",
+    "--no-instructions",
+  ]);
   const start = () =>
     run(join(PG_BIN, "pg_ctl"), [
       "-D",
@@ -83,10 +109,7 @@ export async function startPostgres(settings: string[] = []): Promise<PostgresSe
       "-l",
       join(root, "server.log"),
       "-o",
-      [
-        `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`,
-        ...settings.map((setting) => `-c ${setting}`),
-      ].join(" "),
+      serverOptions(port, root, settings),
       "-w",
       "start",
     ]);

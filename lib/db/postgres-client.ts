@@ -1,0 +1,403 @@
+/**
+ * The postgres.js client under drizzle for a server database, built for the two
+ * shapes past one server: a transaction pooler between Cairn and PostgreSQL, and
+ * a primary that fails over to its standby.
+ *
+ * - Transactions are Cairn's own, on a connection postgres.js reserves: `begin`
+ *   and `commit` go as simple-protocol text, never as named prepared statements,
+ *   and the commit's answer is checked. postgres.js's `begin` sends `commit` as
+ *   a named statement; behind a transaction pooler that name is missing on the
+ *   server connection the commit lands on, postgres.js prepares it again within
+ *   the aborted transaction, and PostgreSQL answers that `commit` with ROLLBACK
+ *   and no error, so an acknowledged write was silently lost (postgres.js PR
+ *   #1212). Here a commit PostgreSQL did not carry out is an error.
+ * - Every statement is a named prepared statement (plans reused) unless
+ *   CAIRN_PREPARED_STATEMENTS is off. A transaction pooler, found when the
+ *   client opens or at the first "prepared statement … does not exist", is
+ *   told (what to set) and turns them off for the rest of the process: behind
+ *   one, postgres.js prepares a lost statement again and, with other
+ *   statements pipelined on the connection, can hand their rows to the wrong
+ *   caller, and calls would fail one by one.
+ * - Deadlines: every transaction carries a `statement_timeout`, every statement
+ *   and every wait for a connection a deadline of its own a little later (a
+ *   server that does not answer at all, no primary to connect to), connecting
+ *   gives up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection
+ *   closes fails at once (postgres.js would hang its next statement and throw
+ *   an uncaught TypeError, its issues #1154 and #1208).
+ * - A statement refused as read-only (a standby) drops every connection, so the
+ *   pool connects afresh and finds the primary.
+ */
+import "server-only";
+import postgres from "postgres";
+import { logWarning } from "../log";
+
+/** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
+const CONNECT_TIMEOUT_SECONDS = 5;
+/** The pool is replaced at most this often (a standby's read-only refusals). */
+const RENEW_AT_MOST_EVERY_MS = 5_000;
+/** The longest a statement in a transaction may run (migrations excepted). */
+const STATEMENT_TIMEOUT_MS = 30_000;
+
+export type PostgresClientOptions = {
+  url: string;
+  maxConnections: number;
+  /** Named prepared statements (CAIRN_PREPARED_STATEMENTS); off for a pooler that cannot carry them. */
+  preparedStatements: boolean;
+  onQuery?: (query: string) => void;
+};
+
+export type PostgresClient = {
+  /** What drizzle is given: postgres.js's `Sql` as far as drizzle uses it. */
+  sql: postgres.Sql;
+  /** Runs `work` with no statement deadline (migrations). */
+  withoutDeadline<T>(work: () => Promise<T>): Promise<T>;
+  end(): Promise<void>;
+};
+
+/** The error a transaction whose connection closed under it fails with: a connection error, as postgres.js's. */
+function connectionClosed(): Error {
+  return Object.assign(new Error("The database connection closed during the transaction."), {
+    code: "CONNECTION_CLOSED",
+  });
+}
+
+/** A commit PostgreSQL answered with something else than COMMIT: nothing was kept. */
+class CommitNotCarriedOut extends Error {
+  readonly code = "COMMIT_NOT_CARRIED_OUT";
+  constructor(answer: string) {
+    super(`The database answered the commit with ${answer}: the transaction was not kept.`);
+    this.name = "CommitNotCarriedOut";
+  }
+}
+
+const PREPARED_STATEMENT_MISSING = new Set(["26000", "42P05"]);
+const READ_ONLY = "25006";
+
+/** The SQLSTATE or driver code of an error, through drizzle's wrapping. */
+function codeOf(error: unknown): string | undefined {
+  let node = error;
+  for (let depth = 0; node instanceof Error && depth < 5; depth += 1) {
+    const code = (node as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    node = node.cause;
+  }
+  return undefined;
+}
+
+type Pending = postgres.PendingQuery<postgres.Row[]>;
+/** What drizzle uses of a postgres.js query: awaiting it, or its rows as arrays. */
+type QueryStandIn = PromiseLike<unknown> & { values(): PromiseLike<unknown> };
+
+/** Past the server's own deadline: the server did not answer at all (a lost host). */
+const CLIENT_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 5_000;
+
+function deadlinePassed(): Error {
+  return Object.assign(
+    new Error(`The database did not answer within ${CLIENT_DEADLINE_MS / 1000} seconds.`),
+    { code: "CONNECT_TIMEOUT" },
+  );
+}
+
+/**
+ * `waiting` (a connection postgres.js is to reserve) or a deadline error after
+ * `ms`; a connection that arrives too late is given back.
+ */
+async function reserveWithin(
+  waiting: Promise<postgres.ReservedSql>,
+  ms: number,
+): Promise<postgres.ReservedSql> {
+  let timer: NodeJS.Timeout | undefined;
+  let late = false;
+  try {
+    return await Promise.race([
+      waiting,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          late = true;
+          waiting.then((reserved) => reserved.release()).catch(() => {});
+          reject(deadlinePassed());
+        }, ms);
+      }),
+    ]);
+  } finally {
+    if (!late) clearTimeout(timer);
+  }
+}
+
+/**
+ * A query's stand-in that observes its failure, has a deadline (`deadlineMs`,
+ * none when undefined: the query is cancelled and the call fails), and loses a
+ * race against its transaction's connection closing.
+ */
+function watched(
+  query: Pending,
+  onError: (error: unknown) => void,
+  deadlineMs: number | undefined,
+  closed?: Promise<never>,
+) {
+  const settle = <T>(promise: Promise<T>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const racers: Promise<T>[] = [promise];
+    if (closed) racers.push(closed);
+    if (deadlineMs !== undefined) {
+      racers.push(
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            query.cancel();
+            reject(deadlinePassed());
+          }, deadlineMs);
+        }),
+      );
+    }
+    return Promise.race(racers).then(
+      (value) => {
+        clearTimeout(timer);
+        return value;
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        onError(error);
+        throw error;
+      },
+    );
+  };
+  const stand: QueryStandIn = {
+    values: () => settle(query.values()),
+    // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
+    then: (resolve, reject) => settle(Promise.resolve(query)).then(resolve, reject),
+  };
+  return stand;
+}
+
+const POOLER_ADVICE =
+  "DATABASE_URL points at a transaction pooler (PgBouncer in transaction mode, Supavisor, RDS Proxy…), which cannot carry named prepared statements. Set CAIRN_PREPARED_STATEMENTS=off. This process now sends every statement unprepared.";
+
+/**
+ * Whether two sessions of Cairn's share one server connection, one after the
+ * other: only a pooler in transaction (or statement) mode does that, directly
+ * or in session mode every session has a server process of its own. PgBouncer
+ * hands the server connection freed last to the next client, so the second
+ * session gets the first one's. A pooler that hands out another is caught at
+ * the first statement it loses (see `observe`). Unknown (false) when the
+ * database cannot be reached now: calls will say so.
+ */
+async function behindTransactionPooler(url: string): Promise<boolean> {
+  const probe = postgres(url, {
+    max: 2,
+    prepare: false,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    onnotice: () => {},
+  });
+  try {
+    // Within the connect timeout: a database without a primary now must not hold up the start.
+    const within = CONNECT_TIMEOUT_SECONDS * 1000;
+    const first = await reserveWithin(probe.reserve(), within);
+    const second = await reserveWithin(probe.reserve(), within);
+    const pid = async (session: postgres.ReservedSql) =>
+      (await session.unsafe<{ pid: number }[]>("select pg_backend_pid() as pid"))[0]?.pid;
+    const [a, b] = [await pid(first), await pid(second)];
+    first.release();
+    second.release();
+    return a === b;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
+export async function openPostgresClient(options: PostgresClientOptions): Promise<PostgresClient> {
+  let prepare = options.preparedStatements;
+  if (prepare && (await behindTransactionPooler(options.url))) {
+    prepare = false;
+    logWarning(POOLER_ADVICE);
+  }
+  let deadline = true;
+  /** Transactions whose `begin` is on its way, by the number in its text; then by connection id. */
+  const beginning = new Map<number, (connection: number) => void>();
+  const onClose = new Map<number, () => void>();
+  let transactions = 0;
+
+  // postgres.js reads connect_timeout from the URL too; an operator's choice there wins.
+  const connectTimeout = /[?&]connect_timeout=/.test(options.url)
+    ? {}
+    : { connect_timeout: CONNECT_TIMEOUT_SECONDS };
+
+  const make = () =>
+    postgres(options.url, {
+      max: options.maxConnections,
+      prepare,
+      ...connectTimeout,
+      onnotice: () => {},
+      // The one hook that names the connection a query went to: a transaction
+      // learns its connection from its `begin`, to fail at once when it closes.
+      // With it set, postgres.js makes a failed query's statement and values
+      // enumerable on its error; lib/log.ts masks such errors by their shape,
+      // whatever is enumerable (tests/log-masking-http.test.ts).
+      debug: (connection: number, query: string) => {
+        options.onQuery?.(query);
+        const number = /^begin \/\* cairn (\d+) \*\//.exec(query)?.[1];
+        if (number !== undefined) beginning.get(Number(number))?.(connection);
+      },
+      onclose: (connection: number) => onClose.get(connection)?.(),
+    });
+
+  let current = make();
+  const ended: Promise<void>[] = [];
+
+  let renewedAt = 0;
+  /** Replaces the pool (old connections finish what they run, then close). */
+  function renew(reason: string, always = false) {
+    // One renewal for a burst of failures; a URL that reaches only a standby
+    // must not churn pools call by call.
+    if (!always && Date.now() - renewedAt < RENEW_AT_MOST_EVERY_MS) return;
+    renewedAt = Date.now();
+    const old = current;
+    current = make();
+    // drizzle set its type parsers on the first client's options.
+    Object.assign(current.options.parsers, old.options.parsers);
+    Object.assign(current.options.serializers, old.options.serializers);
+    logWarning(reason);
+    ended.push(old.end({ timeout: 5 }));
+  }
+
+  /** Reacts to a failed statement of the pool `from`: see the module comment. */
+  function observe(from: postgres.Sql, error: unknown) {
+    if (from !== current) return;
+    const code = codeOf(error);
+    if (code && PREPARED_STATEMENT_MISSING.has(code) && prepare) {
+      prepare = false;
+      renew(
+        `The database lost a prepared statement between two statements: ${POOLER_ADVICE}`,
+        true,
+      );
+    } else if (code === READ_ONLY) {
+      renew(
+        "The database refused a write as read-only (a standby): reconnecting to find the primary. Add target_session_attrs=primary to a multi-host DATABASE_URL.",
+      );
+    }
+  }
+
+  function unsafe(
+    pool: postgres.Sql,
+    on: postgres.Sql | postgres.ReservedSql,
+    closed: Promise<never> | undefined,
+    text: string,
+    params: unknown[] = [],
+    queryOptions: postgres.UnsafeQueryOptions = {},
+  ) {
+    // Named unless the pool's `prepare` is off: postgres.js's own default sends
+    // an `unsafe` query unnamed, and drizzle sends every query through it.
+    return watched(
+      on.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+        ...queryOptions,
+        prepare: true,
+      }),
+      (error) => observe(pool, error),
+      deadline ? CLIENT_DEADLINE_MS : undefined,
+      closed,
+    );
+  }
+
+  /**
+   * A transaction on a reserved connection: begin (with the statement deadline)
+   * and commit as simple-protocol text, savepoints for drizzle's nested ones.
+   */
+  async function transaction<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+    const pool = current;
+    // While no primary is reachable postgres.js waits for one without end.
+    const reserved = await reserveWithin(pool.reserve(), CLIENT_DEADLINE_MS);
+    const number = ++transactions;
+    let connection: number | undefined;
+    let isClosed = false;
+    let rejectClosed: (error: Error) => void = () => {};
+    const closed = new Promise<never>((_, reject) => {
+      rejectClosed = reject;
+    });
+    closed.catch(() => {});
+    beginning.set(number, (id) => {
+      connection = id;
+      onClose.set(id, () => {
+        isClosed = true;
+        rejectClosed(connectionClosed());
+      });
+    });
+    let savepoints = 0;
+    const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
+      if (isClosed) {
+        // As a query would fail: drizzle reads rows through `.values()`.
+        const failed = () => Promise.reject(connectionClosed());
+        const stand: QueryStandIn = {
+          values: failed,
+          // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
+          then: (resolve, reject) => failed().then(resolve, reject),
+        };
+        return stand;
+      }
+      return unsafe(pool, reserved, closed, text, params, queryOptions);
+    };
+    const scoped = (): postgres.Sql =>
+      ({
+        options: pool.options,
+        unsafe: send,
+        savepoint: async <R>(inner: (sql: postgres.Sql) => Promise<R>): Promise<R> => {
+          const name = `s${++savepoints}`;
+          await send(`savepoint ${name}`);
+          try {
+            const result = await inner(scoped());
+            await send(`release savepoint ${name}`);
+            return result;
+          } catch (error) {
+            if (!isClosed) await send(`rollback to savepoint ${name}`);
+            throw error;
+          }
+        },
+      }) as unknown as postgres.Sql;
+
+    try {
+      const timeout = deadline ? `; set local statement_timeout = ${STATEMENT_TIMEOUT_MS}` : "";
+      await send(`begin /* cairn ${number} */${timeout}`);
+      let result: T;
+      try {
+        result = await body(scoped());
+      } catch (error) {
+        if (!isClosed) await send("rollback");
+        throw error;
+      }
+      const answer = (await send("commit")) as { command?: string };
+      if (answer.command !== "COMMIT") throw new CommitNotCarriedOut(answer.command ?? "nothing");
+      return result;
+    } finally {
+      beginning.delete(number);
+      if (connection !== undefined) onClose.delete(connection);
+      // A closed connection is back in postgres.js's closed queue already;
+      // released, it would be handed out with no socket.
+      if (!isClosed) reserved.release();
+    }
+  }
+
+  const sql = {
+    get options() {
+      return current.options;
+    },
+    unsafe: (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) =>
+      unsafe(current, current, undefined, text, params, queryOptions),
+    begin: (...args: unknown[]) =>
+      transaction(args.at(-1) as (sql: postgres.Sql) => Promise<unknown>),
+  } as unknown as postgres.Sql;
+
+  return {
+    sql,
+    async withoutDeadline(work) {
+      deadline = false;
+      try {
+        return await work();
+      } finally {
+        deadline = true;
+      }
+    },
+    async end() {
+      await Promise.all([current.end({ timeout: 5 }), ...ended]);
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * Cairn behind a transaction pooler (Debian's PgBouncer 1.18 in transaction
+ * mode, which cannot carry named prepared statements), with fewer server
+ * connections than Cairn opens, so consecutive statements of one Cairn
+ * connection land on different server connections. Agents run plans to the end:
+ *
+ * - with CAIRN_PREPARED_STATEMENTS=off, every call succeeds and nothing is lost;
+ * - with the stock setting, no call reports success for a write that was not
+ *   kept (postgres.js's own `commit` was a named statement, answered with a
+ *   silent ROLLBACK there): Cairn finds the pooler when it opens, says what to
+ *   set and sends its statements unprepared.
+ *
+ * On PostgreSQL itself: a commit answered with ROLLBACK is an error, a
+ * transaction whose connection closes fails at once with a retryable error, and a
+ * prepared statement the server lost (a pooler Cairn did not find when it
+ * opened) turns prepared statements off from then on.
+ *
+ * And off means off: no statement Cairn sends, the loop's fixed ones included,
+ * is left prepared on the server.
+ */
+import { eq, sql } from "drizzle-orm";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { selectRows } from "@/lib/db/rows";
+import { tenants } from "@/lib/db/schema";
+import { isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { createPostgresDatabase, testPostgresUrl } from "./support/databases";
+import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
+import { type PgBouncer, startPgBouncer } from "./support/pgbouncer";
+import { expectEverythingKept, runPlans } from "./support/plan-runs";
+
+const AGENTS = 8;
+const PLANS_EACH = 3;
+const STEPS = 10;
+
+describe("behind PgBouncer in transaction mode", () => {
+  let bouncer: PgBouncer;
+  let directUrl: string;
+  let handle: DatabaseHandle | undefined;
+
+  beforeAll(async () => {
+    directUrl = await createPostgresDatabase();
+    const direct = await openDatabase({ kind: "postgres", url: directUrl });
+    try {
+      await direct.migrate();
+    } finally {
+      await direct.close();
+    }
+    bouncer = await startPgBouncer({ serverUrl: directUrl, poolMode: "transaction", poolSize: 3 });
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await bouncer?.stop();
+  });
+
+  async function runThroughBouncer(preparedStatements: boolean, tenant: string) {
+    handle = await openDatabase({ kind: "postgres", url: bouncer.url, preparedStatements });
+    const ctx = await tenantContext(handle.db, tenant);
+    const run = await runPlans(() => inProcessAgent(ctx), {
+      agents: AGENTS,
+      plansEach: PLANS_EACH,
+      steps: STEPS,
+    });
+    return { run, db: handle.db };
+  }
+
+  it("with CAIRN_PREPARED_STATEMENTS=off: every plan done, no error, nothing lost", async () => {
+    const { run, db } = await runThroughBouncer(false, "Off");
+    expect(run.errors).toEqual([]);
+    expect(run.plans.length).toBe(AGENTS * PLANS_EACH);
+    await expectEverythingKept(db, run, STEPS);
+    await handle?.close();
+    handle = undefined;
+  });
+
+  it("with the stock setting: says what to set, turns prepared statements off, and keeps every acknowledged write", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const { run, db } = await runThroughBouncer(true, "Stock");
+      expect(adviceIn(warn)).toBe(1);
+      expect(run.errors).toEqual([]);
+      expect(run.plans.length).toBe(AGENTS * PLANS_EACH);
+      await expectEverythingKept(db, run, STEPS);
+    } finally {
+      warn.mockRestore();
+      await handle?.close();
+      handle = undefined;
+    }
+  });
+});
+
+/** How many times Cairn logged what to set behind a transaction pooler. */
+const adviceIn = (warn: MockInstance<typeof console.warn>) =>
+  warn.mock.calls.filter(([line]) => String(line).includes("Set CAIRN_PREPARED_STATEMENTS=off"))
+    .length;
+
+describe("transaction control on PostgreSQL", () => {
+  let handle: DatabaseHandle;
+
+  beforeAll(async () => {
+    // One connection, so a statement prepared once is the one the next call finds gone.
+    handle = await openDatabase({
+      kind: "postgres",
+      url: await createPostgresDatabase(),
+      maxConnections: 1,
+    });
+    await handle.migrate();
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  it("fails a transaction whose commit PostgreSQL answered with ROLLBACK, and keeps nothing of it", async () => {
+    const name = "Rolled back";
+    const attempt = handle.db.transaction(async (tx) => {
+      await tx.insert(tenants).values({ name });
+      // A failed statement whose error the body swallows aborts the
+      // transaction: PostgreSQL answers the commit with ROLLBACK, no error.
+      await tx.execute(sql`select 1 / 0`).catch(() => {});
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "COMMIT_NOT_CARRIED_OUT" });
+    await expect(attempt.catch((error) => isDatabaseUnavailable(error))).resolves.toBe(true);
+    expect(await handle.db.select().from(tenants).where(eq(tenants.name, name))).toEqual([]);
+  });
+
+  it("fails a transaction at once when its connection closes under it, and serves the next call", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const admin = postgres(testPostgresUrl(), { max: 1, onnotice: () => {} });
+    try {
+      const name = "Cut off";
+      // What the statement sent after the close came to: its answer, or its error.
+      let settle: (outcome: unknown) => void = () => {};
+      const afterClose = new Promise((resolve) => {
+        settle = resolve;
+      });
+      const attempt = handle.db.transaction(async (tx) => {
+        await tx.insert(tenants).values({ name });
+        const [backend] = await selectRows<{ pid: number }>(
+          tx,
+          sql`select pg_backend_pid() as pid`,
+        );
+        await admin`select pg_terminate_backend(${backend?.pid ?? 0})`;
+        // The connection is closed by now: postgres.js's own transactions
+        // write this statement to no socket (an uncaught TypeError) and
+        // never answer it.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx
+          .select({ id: tenants.id })
+          .from(tenants)
+          .then(settle, (error: unknown) => {
+            settle(error);
+            throw error;
+          });
+      });
+      await expect(attempt).rejects.toSatisfy(isDatabaseUnavailable);
+      expect(isDatabaseUnavailable(await afterClose)).toBe(true);
+      expect(await handle.db.select().from(tenants).where(eq(tenants.name, name))).toEqual([]);
+    } finally {
+      await admin.end();
+      warn.mockRestore();
+    }
+  });
+
+  it("turns prepared statements off at the first one the server lost, saying what to set", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const byName = (name: string) =>
+        handle.db.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, name));
+      expect(await byName("Nobody")).toEqual([]);
+      // What a transaction pooler does between two statements of a connection.
+      await handle.db.execute(sql`deallocate all`);
+      const lost = handle.db.transaction(async (tx) => {
+        await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, "Nobody"));
+      });
+      await expect(lost).rejects.toSatisfy(isDatabaseUnavailable);
+      expect(adviceIn(warn)).toBe(1);
+      await handle.db.transaction(async (tx) => {
+        await tx.insert(tenants).values({ name: "After" });
+      });
+      expect(await byName("After")).toHaveLength(1);
+      const prepared = await selectRows<{ statement: string }>(
+        handle.db,
+        sql`select statement from pg_prepared_statements`,
+      );
+      expect(prepared).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
+describe("CAIRN_PREPARED_STATEMENTS=off on PostgreSQL", () => {
+  it("leaves no statement prepared on the server, the loop's fixed ones included", async () => {
+    const handle = await openDatabase({
+      kind: "postgres",
+      url: await createPostgresDatabase(),
+      // One connection: the check below sees what the calls left on it.
+      maxConnections: 1,
+      preparedStatements: false,
+    });
+    try {
+      await handle.migrate();
+      const agent = inProcessAgent(await tenantContext(handle.db, "Plain"));
+      const { planId } = await agent.ok("create_research_plan", {
+        name: "Plain",
+        researchQuestion: "q",
+        steps: planSteps("search", "analyze"),
+      });
+      for (;;) {
+        const next = await agent.ok("get_next_step", { planId });
+        if (next.status === "plan_complete") break;
+        if (!next.step) throw new Error(next.status);
+        await agent.submit(planId, next.step.stepId);
+      }
+      const prepared = await selectRows<{ statement: string }>(
+        handle.db,
+        sql`select statement from pg_prepared_statements`,
+      );
+      expect(prepared).toEqual([]);
+    } finally {
+      await handle.close();
+    }
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * A PostgreSQL 15 primary with a synchronous standby, as a high-availability
+ * deployment runs them: the standby built by `pg_basebackup -R` (which copies
+ * the primary's `synchronous_standby_names`, as set by ALTER SYSTEM, into it),
+ * both on 127.0.0.1. `failPrimary` kills the primary's postmaster with SIGKILL
+ * (a lost host); `promote` promotes the standby and clears the synchronous
+ * names on it, as a failover manager (Patroni, pg_auto_failover) does, since no
+ * standby is left to wait for.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import { clusterRoot, freePort, PG_BIN, runAsPostgres, serverOptions } from "./postgres-server";
+
+export type ReplicatedPostgres = {
+  /** Both hosts, the primary first, for `database` (created on the primary before the standby was built). */
+  url(database: string, targetSessionAttrs: string): string;
+  /** The standby alone. */
+  standbyUrl(database: string): string;
+  failPrimary(): void;
+  promote(): Promise<void>;
+  stop(): void;
+};
+
+const STANDBY_NAME = "cairn_standby";
+
+export async function startReplicatedPostgres(database: string): Promise<ReplicatedPostgres> {
+  const pgCtl = join(PG_BIN, "pg_ctl");
+  const primaryRoot = clusterRoot();
+  const standbyRoot = clusterRoot();
+  const primaryData = join(primaryRoot, "data");
+  const standbyData = join(standbyRoot, "data");
+  const [primaryPort, standbyPort] = [await freePort(), await freePort()];
+  let primaryRunning = false;
+  let standbyRunning = false;
+  const stopCluster = (dataDir: string) =>
+    runAsPostgres(pgCtl, ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+  const stop = () => {
+    try {
+      if (standbyRunning) stopCluster(standbyData);
+      if (primaryRunning) stopCluster(primaryData);
+    } finally {
+      rmSync(primaryRoot, { recursive: true, force: true });
+      rmSync(standbyRoot, { recursive: true, force: true });
+    }
+  };
+
+  try {
+    runAsPostgres(join(PG_BIN, "initdb"), [
+      "-D",
+      primaryData,
+      "-U",
+      "cairn",
+      "--auth=trust",
+      "-E",
+      "UTF8",
+      "--no-instructions",
+    ]);
+    runAsPostgres(pgCtl, [
+      "-D",
+      primaryData,
+      "-l",
+      join(primaryRoot, "server.log"),
+      "-o",
+      serverOptions(primaryPort, primaryRoot),
+      "-w",
+      "start",
+    ]);
+    primaryRunning = true;
+    const admin = postgres(`postgres://cairn@127.0.0.1:${primaryPort}/postgres`, {
+      max: 1,
+      onnotice: () => {},
+    });
+    try {
+      await admin.unsafe(`create database ${database}`);
+      await admin.unsafe(`alter system set synchronous_standby_names = '${STANDBY_NAME}'`);
+      await admin.unsafe("select pg_reload_conf()");
+    } finally {
+      await admin.end();
+    }
+    runAsPostgres(join(PG_BIN, "pg_basebackup"), [
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(primaryPort),
+      "-U",
+      "cairn",
+      "-D",
+      standbyData,
+      "-R",
+      "-X",
+      "stream",
+      "-c",
+      "fast",
+    ]);
+    runAsPostgres(pgCtl, [
+      "-D",
+      standbyData,
+      "-l",
+      join(standbyRoot, "server.log"),
+      "-o",
+      // The standby's walreceiver names itself by cluster_name.
+      serverOptions(standbyPort, standbyRoot, [`cluster_name=${STANDBY_NAME}`]),
+      "-w",
+      "start",
+    ]);
+    standbyRunning = true;
+    await waitForSyncStandby(primaryPort);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+
+  return {
+    url: (name, targetSessionAttrs) =>
+      `postgres://cairn@127.0.0.1:${primaryPort},127.0.0.1:${standbyPort}/${name}?target_session_attrs=${targetSessionAttrs}`,
+    standbyUrl: (name) => `postgres://cairn@127.0.0.1:${standbyPort}/${name}`,
+    failPrimary() {
+      const pid = Number(readFileSync(join(primaryData, "postmaster.pid"), "utf8").split("\n")[0]);
+      process.kill(pid, "SIGKILL");
+      primaryRunning = false;
+    },
+    async promote() {
+      runAsPostgres(pgCtl, ["-D", standbyData, "-w", "promote"]);
+      const admin = postgres(`postgres://cairn@127.0.0.1:${standbyPort}/postgres`, {
+        max: 1,
+        onnotice: () => {},
+      });
+      try {
+        await admin.unsafe("alter system reset synchronous_standby_names");
+        await admin.unsafe("select pg_reload_conf()");
+      } finally {
+        await admin.end();
+      }
+    },
+    stop,
+  };
+}
+
+async function waitForSyncStandby(primaryPort: number) {
+  const admin = postgres(`postgres://cairn@127.0.0.1:${primaryPort}/postgres`, {
+    max: 1,
+    onnotice: () => {},
+  });
+  try {
+    for (let tries = 0; tries < 200; tries += 1) {
+      const rows = await admin.unsafe<{ sync_state: string }[]>(
+        "select sync_state from pg_stat_replication",
+      );
+      if (rows[0]?.sync_state === "sync") return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("The standby did not become synchronous within 10 seconds.");
+  } finally {
+    await admin.end();
+  }
+}
