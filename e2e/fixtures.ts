@@ -11,9 +11,35 @@ import { type Agent, connectAgent, report } from "../tests/support/mcp-client";
 export const STALL_SECONDS = 3;
 
 type WorkerFixtures = { app: AppServer };
+type ConsoleFixtures = {
+  /** Console errors a test provokes on purpose (a refused request it checks), by pattern. */
+  allowedConsoleErrors: RegExp[];
+  /** Fails the test on any other console error or uncaught page error (a hydration mismatch, a 404). */
+  consoleErrors: undefined;
+};
 type TestFixtures = { agent: Agent };
 
-export const test = base.extend<TestFixtures, WorkerFixtures>({
+/** Playwright's test with the page's console watched: every spec starts from this one. */
+export const watchedTest = base.extend<ConsoleFixtures>({
+  allowedConsoleErrors: [[], { option: true }],
+  consoleErrors: [
+    async ({ page, allowedConsoleErrors }, use) => {
+      const errors: string[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") errors.push(`${message.text()} at ${page.url()}`);
+      });
+      page.on("pageerror", (error) => errors.push(`${error.message} at ${page.url()}`));
+      await use(undefined);
+      const unexpected = errors.filter(
+        (error) => !allowedConsoleErrors.some((pattern) => pattern.test(error)),
+      );
+      expect(unexpected, "errors in the browser console").toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+export const test = watchedTest.extend<TestFixtures, WorkerFixtures>({
   app: [
     // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
     async ({}, use) => {
