@@ -69,7 +69,7 @@ export const SERVER_CACHE_HINTS = {
  * (`refuseUnknownFields`), so the published schema says the same.
  */
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
-  return z.toJSONSchema(schema, {
+  const { $schema: _draft, ...published } = z.toJSONSchema(schema, {
     target: "draft-7",
     io,
     unrepresentable: "any",
@@ -79,10 +79,57 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output") {
         node.additionalProperties = false;
       }
     },
-  }) as Tool["inputSchema"];
+  });
+  portable(published);
+  // No $schema: every keyword used means the same in draft-07 and in 2020-12,
+  // MCP's default, and 36 copies of the URL were a good part of tools/list.
+  return published as Tool["inputSchema"];
 }
 
-const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
+/**
+ * A schema node in the form strict tool-calling modes accept (the Inspector's
+ * portability check): a nullable type as `anyOf` instead of a type array
+ * (["string", "null"]), and no subschema without a keyword. A record's values
+ * and a list's items that may be anything say nothing (`{}`), so they are left
+ * out: JSON Schema allows any property and any item by default. A record's
+ * `propertyNames: { type: "string" }` is left out too, since JSON's keys are strings.
+ */
+function portable(node: unknown): void {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) return;
+  const schema = node as Record<string, unknown>;
+  // Only subschemas: an enum's, const's or default's values are data, not schemas.
+  for (const key of ["properties", "patternProperties", "$defs", "definitions"]) {
+    const map = schema[key];
+    if (typeof map === "object" && map !== null) Object.values(map).forEach(portable);
+  }
+  for (const key of ["items", "additionalProperties", "not", "propertyNames"])
+    portable(schema[key]);
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) {
+    const list = schema[key];
+    if (Array.isArray(list)) list.forEach(portable);
+  }
+  portableNode(schema);
+}
+
+function portableNode(node: Record<string, unknown>): void {
+  const { type } = node;
+  if (Array.isArray(type)) {
+    delete node.type;
+    node.anyOf = type.map((one) => ({ type: one }));
+  }
+  if (isEmptySchema(node.additionalProperties)) delete node.additionalProperties;
+  if (isEmptySchema(node.items)) delete node.items;
+  const names = node.propertyNames as Record<string, unknown> | undefined;
+  if (names && Object.keys(names).length === 1 && names.type === "string") {
+    delete node.propertyNames;
+  }
+}
+
+function isEmptySchema(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
+}
+
+export const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,
