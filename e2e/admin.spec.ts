@@ -113,6 +113,8 @@ test("admins see the tool-call log with per-tool statistics", async ({ page, age
   await expect(page).toHaveURL(/errors=only/);
   const calls = page.getByTestId("tool-calls");
   await expect(calls).toContainText("VALIDATION_ERROR");
+  // With the text the agent got, not only its code.
+  await expect(calls.getByTestId("tool-call-error").first()).toContainText("planId");
   await expect(calls).not.toContainText("list_active_plans");
   await keepScreenshot(page, "admin-tool-calls");
 });

@@ -46,6 +46,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
         "get_next_step",
         "get_plan_status",
         "get_research_context",
+        "get_skill",
         "get_step_context",
         "list_active_plans",
         "log_skill_execution",
@@ -282,6 +283,8 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
       expect(calls.some((c) => c.toolName === "ping")).toBe(false);
       const bad = calls.find((c) => c.isError && c.toolName === "get_next_step");
       expect(bad).toMatchObject({ errorCode: "VALIDATION_ERROR", apiKeyId: app.tenantA.apiKeyId });
+      // The text the agent got, for the admin's log, without the code in front.
+      expect(bad?.errorMessage).toMatch(/^planId: /);
       expect(
         calls.every((c) => c.durationMs >= 0 && c.requestBytes > 0 && c.responseBytes > 0),
       ).toBe(true);

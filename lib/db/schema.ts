@@ -636,6 +636,8 @@ export const mcpToolCallLog = pgTable(
     durationMs: doublePrecision("duration_ms").notNull(),
     isError: boolean("is_error").notNull(),
     errorCode: text("error_code"),
+    /** The error's text as the agent got it (shortened), for the admin's tool-call log. */
+    errorMessage: text("error_message"),
     requestBytes: integer("request_bytes").notNull(),
     responseBytes: integer("response_bytes").notNull(),
     createdAt: createdAt(),

@@ -152,6 +152,21 @@ export function registerCairnServer(server: McpServer, deps: CairnServerDeps): v
   registerCairnResources(server, deps);
 }
 
+/** How much of an error's text the tool-call log keeps: enough to read what went wrong. */
+const LOGGED_MESSAGE_CHARS = 500;
+
+/** A failed call's text as the agent got it, without its leading code (a column of its own). */
+function logMessage(failure: ReturnType<typeof toolError>): string {
+  const first = failure.content[0];
+  const text = first?.type === "text" ? first.text : "";
+  const message = text.startsWith(`${failure.errorCode}: `)
+    ? text.slice(failure.errorCode.length + 2)
+    : text;
+  return message.length > LOGGED_MESSAGE_CHARS
+    ? `${message.slice(0, LOGGED_MESSAGE_CHARS)}…`
+    : message;
+}
+
 /** The review a get_next_step answer waits on, if it is awaiting_review. */
 function pendingReviewOf(output: object) {
   const answer = output as z.output<typeof getNextStepTool.outputSchema>;
@@ -195,6 +210,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       const args = request.params.arguments ?? {};
       let result: CallToolResult | InputRequiredResult;
       let errorCode: string | null = null;
+      let errorMessage: string | null = null;
       const queuedBefore = notificationsQueued();
       // A 2026-07-28 client that can show its user a form (or open a page) gets
       // the person's review there (lib/mcp/review-in-client.ts); only
@@ -239,6 +255,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       } catch (error) {
         const failure = toolError(error);
         errorCode = failure.errorCode;
+        errorMessage = logMessage(failure);
         result = { content: failure.content, isError: true };
       }
       // The call's transaction has committed: send what it queued now, in the background.
@@ -255,6 +272,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
           durationMs: performance.now() - started,
           isError: !isInputRequiredResult(result) && result.isError === true,
           errorCode,
+          errorMessage,
           requestBytes: jsonBytes(args),
           responseBytes: Buffer.byteLength(text),
         });
