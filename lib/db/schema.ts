@@ -381,7 +381,7 @@ export const researchPlans = pgTable(
     /**
      * Set while the plan waits for the agent to act on a fired `add_steps`
      * condition whose step was the last open one: the plan stays `executing`
-     * instead of completing underneath the agent (docs: see README, "The loop").
+     * instead of completing underneath the agent (docs/protocol.md, "The loop").
      */
     awaitingSteps: jsonb("awaiting_steps").$type<AwaitingSteps>(),
     /** Why the plan's server-run steps stopped, until the paused step moves on. */

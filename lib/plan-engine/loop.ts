@@ -3,7 +3,7 @@
  * `transition(state, event) -> [next, effects]`: each function takes a snapshot
  * of the plan (as read by the service) and the event, and returns every write
  * and every audit entry, or throws the AppError the caller should see. The
- * services only read, ask and write (README, "The loop").
+ * services only read, ask and write (docs/protocol.md, "The loop").
  *
  * Used by submit_step_result (`decideSubmit`) and by a reviewer's approve,
  * by every review decision (`decideReviewDecision`), and by modify_plan

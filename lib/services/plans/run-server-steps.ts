@@ -1,5 +1,5 @@
 /**
- * Server-run steps (README, "Server-run steps"): get_next_step runs every
+ * Server-run steps (docs/protocol.md, "Server-run steps"): get_next_step runs every
  * server step that is next in line, in order, inside its transaction with the
  * plan row locked exclusively, so two callers never run one step twice. Each
  * step's bindings are resolved by the engine, the tool runs as "Cairn", and its
