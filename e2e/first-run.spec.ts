@@ -131,6 +131,8 @@ test("on the embedded default: first admin in the browser, a key, a plan run fro
       stepExecutionReport: report,
     });
     expect((await agent.ok("get_next_step", { planId })).status).toBe("plan_complete");
+    // The MCP handler's start-up says nothing an operator cannot act on.
+    expect(fresh.serverOutput()).not.toContain("responseMode");
     await page.reload();
     await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Completed");
     await keepScreenshot(page, "plan-page-1280");
