@@ -457,6 +457,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
     expect(covered).toEqual(withIds);
     // The tools without ids: nothing to probe.
     expect(tools.map((t) => t.name).filter((n) => !withIds.some((t) => t.name === n))).toEqual([
+      "get_skill",
       "create_research_plan",
       "list_active_plans",
       "ping",
