@@ -226,7 +226,7 @@ function verdictCell(v: Verdict): string {
   return v.note ? `${word} (${v.note})` : word;
 }
 
-/** The table the README shows. */
+/** The targets table: printed at the end of a run and copied into docs/performance.md. */
 export function summaryTable(verdicts: readonly Verdict[]): string {
   const rows = verdicts.map(
     (v) => `| ${v.figure} | ${cell(v.value)} | ${v.target} | ${verdictCell(v)} |`,

@@ -1,5 +1,5 @@
 import type { Page } from "@playwright/test";
-import { expect, keepScreenshot, STALL_SECONDS, signIn, test } from "./fixtures";
+import { expect, keepScreenshot, NOT_FOUND, STALL_SECONDS, signIn, test } from "./fixtures";
 
 const PAGES = [
   { id: "stalled", name: "Stalled plans", href: "/admin/stalled" },
@@ -68,8 +68,13 @@ test("an admin opening /admin sees every admin page with its count", async ({
   await expect(page.getByTestId("users").locator("tbody tr")).toHaveCount(users);
 });
 
-test("a researcher opening /admin gets the admin pages' 404", async ({ page, app }) => {
+test("a researcher opening /admin gets the admin pages' 404", async ({
+  page,
+  app,
+  allowConsoleError,
+}) => {
   await signIn(page, app.tenantA.researcherEmail);
+  allowConsoleError(NOT_FOUND);
   const response = await page.goto("/admin");
   expect(response?.status()).toBe(404);
   await expect(page.getByRole("heading", { level: 1, name: "Not found" })).toBeVisible();

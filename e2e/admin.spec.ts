@@ -1,4 +1,4 @@
-import { expect, keepScreenshot, STALL_SECONDS, signIn, test } from "./fixtures";
+import { expect, keepScreenshot, NOT_FOUND, STALL_SECONDS, signIn, test } from "./fixtures";
 
 test("an admin sees a stalled plan and fails, then retries, its step", async ({
   page,
@@ -113,12 +113,15 @@ test("admins see the tool-call log with per-tool statistics", async ({ page, age
   await expect(page).toHaveURL(/errors=only/);
   const calls = page.getByTestId("tool-calls");
   await expect(calls).toContainText("VALIDATION_ERROR");
+  // With the text the agent got, not only its code.
+  await expect(calls.getByTestId("tool-call-error").first()).toContainText("planId");
   await expect(calls).not.toContainText("list_active_plans");
   await keepScreenshot(page, "admin-tool-calls");
 });
 
-test("a researcher cannot open admin pages", async ({ page, app }) => {
+test("a researcher cannot open admin pages", async ({ page, app, allowConsoleError }) => {
   await signIn(page, app.tenantA.researcherEmail);
+  allowConsoleError(NOT_FOUND);
   await expect(page.getByRole("link", { name: "Stalled" })).toHaveCount(0);
   for (const path of ["/admin/stalled", "/admin/tool-calls", "/admin/users"]) {
     const response = await page.goto(path);

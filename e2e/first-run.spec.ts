@@ -1,10 +1,10 @@
 import { request as httpRequest } from "node:http";
-import { test as base, expect } from "@playwright/test";
+import { expect } from "@playwright/test";
 import { type RunningApp, startFreshAppServer } from "../tests/support/app-server";
 import { connectAgent, report } from "../tests/support/mcp-client";
-import { keepScreenshot } from "./fixtures";
+import { keepScreenshot, watchedTest } from "./fixtures";
 
-const test = base.extend<{ fresh: RunningApp }>({
+const test = watchedTest.extend<{ fresh: RunningApp }>({
   // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
   fresh: async ({}, use) => {
     const app = await startFreshAppServer("pglite");
@@ -42,6 +42,7 @@ test("on the embedded default: first admin in the browser, a key, a plan run fro
   fresh,
 }) => {
   const code = await setupCodeFromLog(fresh);
+  expect(fresh.serverOutput()).toContain("only while the server is stopped");
   // A page reached under a foreign name (DNS rebinding) gets no set-up form.
   expect(await getWithHost(`${fresh.url}/setup`, "rebind.example:3000")).toContain(
     "Set-up is not available at the address rebind.example:3000",
@@ -55,8 +56,17 @@ test("on the embedded default: first admin in the browser, a key, a plan run fro
   await page.getByLabel("E-mail").fill("mallory@example.com");
   await page.getByLabel(/Password/).fill("correct horse battery");
   await page.getByRole("button", { name: "Create the admin account" }).click();
-  await expect(page.getByTestId("action-message")).toContainText("That setup code is not right");
+  const refusal = page.getByTestId("action-message");
+  await expect(refusal).toContainText("That setup code is not right");
+  // Plain text, and it says the embedded database's server must be stopped for the CLI.
+  await expect(refusal).not.toContainText("`");
+  await expect(refusal).toContainText("only while the server is stopped");
   await expect(page).toHaveURL(/\/setup$/);
+  // Only the code is cleared: what the person typed otherwise is still there.
+  await expect(page.getByLabel("Setup code")).toHaveValue("");
+  await expect(page.getByLabel("Team name")).toHaveValue("Intruders");
+  await expect(page.getByLabel("E-mail")).toHaveValue("mallory@example.com");
+  await expect(page.getByLabel(/Password/)).toHaveValue("correct horse battery");
 
   await page.getByLabel("Setup code").fill(code.toLowerCase());
   await page.getByLabel("Team name").fill("Lab");
@@ -64,7 +74,8 @@ test("on the embedded default: first admin in the browser, a key, a plan run fro
   await page.getByLabel("E-mail").fill("ada@example.com");
   await page.getByLabel(/Password/).fill("correct horse battery");
   await page.getByRole("button", { name: "Create the admin account" }).click();
-  await expect(page).toHaveURL(/\/admin\/users$/);
+  await expect(page).toHaveURL(/\/admin\/users\?welcome=1$/);
+  await expect(page.getByTestId("welcome")).toContainText("Cairn is set up");
   expect(fresh.serverOutput()).not.toContain("correct horse battery");
   await expect(page.getByTestId("signed-in-as")).toContainText("ada@example.com · admin");
 
@@ -120,6 +131,8 @@ test("on the embedded default: first admin in the browser, a key, a plan run fro
       stepExecutionReport: report,
     });
     expect((await agent.ok("get_next_step", { planId })).status).toBe("plan_complete");
+    // The MCP handler's start-up says nothing an operator cannot act on.
+    expect(fresh.serverOutput()).not.toContain("responseMode");
     await page.reload();
     await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Completed");
     await keepScreenshot(page, "plan-page-1280");

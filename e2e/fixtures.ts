@@ -11,9 +11,40 @@ import { type Agent, connectAgent, report } from "../tests/support/mcp-client";
 export const STALL_SECONDS = 3;
 
 type WorkerFixtures = { app: AppServer };
+type ConsoleFixtures = {
+  /**
+   * Watches the page's console: the test fails on any console error or uncaught
+   * page error (a hydration mismatch, a 404 a page loads), except those a test
+   * provokes on purpose and names with this function where it provokes them.
+   */
+  allowConsoleError: (pattern: RegExp) => void;
+};
 type TestFixtures = { agent: Agent };
 
-export const test = base.extend<TestFixtures, WorkerFixtures>({
+/** Playwright's test with the page's console watched: every spec starts from this one. */
+export const watchedTest = base.extend<ConsoleFixtures>({
+  allowConsoleError: [
+    async ({ page }, use) => {
+      const errors: string[] = [];
+      const allowed: RegExp[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") errors.push(`${message.text()} at ${page.url()}`);
+      });
+      page.on("pageerror", (error) => errors.push(`${error.message} at ${page.url()}`));
+      await use((pattern) => {
+        allowed.push(pattern);
+      });
+      const unexpected = errors.filter((error) => !allowed.some((pattern) => pattern.test(error)));
+      expect(unexpected, "errors in the browser console").toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+/** The console's line for a page or resource answered 404, which a test may ask for on purpose. */
+export const NOT_FOUND = /status of 404 \(Not Found\)/;
+
+export const test = watchedTest.extend<TestFixtures, WorkerFixtures>({
   app: [
     // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
     async ({}, use) => {

@@ -1,4 +1,4 @@
-import { expect, keepScreenshot, report, signIn, test } from "./fixtures";
+import { expect, keepScreenshot, NOT_FOUND, report, signIn, test } from "./fixtures";
 
 const SESSION = "e2e-research-session";
 
@@ -131,7 +131,8 @@ test("the research layer in the browser: library search, provenance, deliverable
   await keepScreenshot(page, "admin-skill-runs");
 });
 
-test("another tenant's artifact is a 404", async ({ page, agent, app }) => {
+test("another tenant's artifact is a 404", async ({ page, agent, app, allowConsoleError }) => {
+  allowConsoleError(NOT_FOUND);
   const stored = await agent.ok("store_research", {
     artifactType: "finding",
     title: "Alpha only finding",

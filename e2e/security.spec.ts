@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "@playwright/test";
-import { expect, expectHydrated, planAwaitingReview, signIn, test } from "./fixtures";
+import { expect, expectHydrated, NOT_FOUND, planAwaitingReview, signIn, test } from "./fixtures";
 
 type Violation = { directive: string; blockedURI: string };
 
@@ -66,7 +66,10 @@ test("pages carry a nonce-based CSP and the security headers, and work under the
   page,
   agent,
   app,
+  allowConsoleError,
 }) => {
+  // The walk ends on a plan that does not exist.
+  allowConsoleError(NOT_FOUND);
   const csp = await watchCsp(page);
   const response = await page.goto("/sign-in");
   const headers = response?.headers() ?? {};
@@ -132,7 +135,14 @@ test("pages carry a nonce-based CSP and the security headers, and work under the
   expect(csp.console).toEqual([]);
 });
 
-test("a deliverable's image from another host is never requested", async ({ page, agent, app }) => {
+test("a deliverable's image from another host is never requested", async ({
+  page,
+  agent,
+  app,
+  allowConsoleError,
+}) => {
+  // What this test checks: the browser refuses the injected image and says so.
+  allowConsoleError(/violates the following Content Security Policy directive: "img-src/);
   const tracker = await otherOrigin();
   try {
     const created = await agent.ok("create_research_plan", {
@@ -191,7 +201,9 @@ test("a deliverable's image from another host is never requested", async ({ page
   }
 });
 
-test("another site cannot frame Cairn's pages", async ({ page, app }) => {
+test("another site cannot frame Cairn's pages", async ({ page, app, allowConsoleError }) => {
+  // What this test checks: the browser refuses the frame and says so.
+  allowConsoleError(/frame-ancestors 'none'/);
   const site = await otherOrigin(`<iframe id="victim" src="${app.url}/sign-in"></iframe>`);
   const refusals: string[] = [];
   page.on("console", (message) => {

@@ -1,11 +1,13 @@
 import { connectAgent } from "../tests/support/mcp-client";
-import { expect, expectHydrated, planAwaitingReview, signIn, test } from "./fixtures";
+import { expect, expectHydrated, NOT_FOUND, planAwaitingReview, signIn, test } from "./fixtures";
 
 test("a researcher of another tenant gets 404 for the plan and its server actions", async ({
   page,
   agent,
   app,
+  allowConsoleError,
 }) => {
+  allowConsoleError(NOT_FOUND);
   const alphaPlan = await planAwaitingReview(agent, "Alpha secret");
   const beta = await connectAgent(app.mcpUrl, app.tenantB.key);
   try {

@@ -1,6 +1,6 @@
 /**
  * Cairn's configuration, parsed once from `process.env` with zod. Every variable
- * is documented in docs/operations.md and the README's Configuration table;
+ * is documented in docs/operations.md and docs/configuration.md;
  * keep them in step.
  */
 import { isIP } from "node:net";

@@ -8,7 +8,7 @@
  * synchronously; each round below ends with one kind of them and then crashes,
  * with the WAL writer stopped first, so that a write of that kind that stopped
  * waiting for its flush is lost for certain, as a hand-out briefly was
- * (README, Performance).
+ * (docs/performance.md).
  *
  * PostgreSQL only: PGlite runs inside the app's process, so its crash is the
  * app's (tests/loop-crash.test.ts).

@@ -262,6 +262,8 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
       expect(calls.some((c) => c.toolName === "ping")).toBe(false);
       const bad = calls.find((c) => c.isError && c.toolName === "get_next_step");
       expect(bad).toMatchObject({ errorCode: "VALIDATION_ERROR", apiKeyId: app.tenantA.apiKeyId });
+      // The text the agent got, for the admin's log, without the code in front.
+      expect(bad?.errorMessage).toMatch(/^planId: /);
       expect(
         calls.every((c) => c.durationMs >= 0 && c.requestBytes > 0 && c.responseBytes > 0),
       ).toBe(true);

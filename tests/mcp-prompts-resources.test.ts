@@ -10,7 +10,17 @@ import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
 
-const SKILL_NAMES = ["research", "research-scan", "research-deep", "research-output"];
+const SKILL_NAMES = [
+  "research",
+  "research-scan",
+  "research-deep",
+  "research-deep-loop",
+  "research-output",
+];
+/** The parts an agent reaches from another skill, which need no message. */
+const NO_REQUEST_NEEDED = ["research-deep-loop", "research-output"];
+/** About 4k tokens, at the 4 characters a token the issue measured with (56 KB, ~14k tokens). */
+const PROMPT_CHARS = 16_000;
 const REQUEST =
   "Compare pgvector, Qdrant and Pinecone for our 50M-document RAG product, thoroughly.";
 
@@ -44,19 +54,22 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
     });
   });
 
-  it("lists the four skills as prompts that take the user's message as `request`", async () => {
+  it("lists the five skills as prompts that take the user's message as `request`", async () => {
     const { prompts } = await agent.client.listPrompts();
     expect(prompts.map((p) => p.name)).toEqual(SKILL_NAMES);
     for (const prompt of prompts) {
       expect(prompt.title, prompt.name).toBeTruthy();
       expect(prompt.description?.length, prompt.name).toBeGreaterThan(80);
       expect(prompt.arguments).toEqual([
-        expect.objectContaining({ name: "request", required: prompt.name !== "research-output" }),
+        expect.objectContaining({
+          name: "request",
+          required: !NO_REQUEST_NEEDED.includes(prompt.name),
+        }),
       ]);
     }
   });
 
-  it("puts the request into the research prompt and carries the skills it hands over to", async () => {
+  it("puts the request into the research prompt, which names the get_skill calls for the rest", async () => {
     const result = await agent.client.getPrompt({
       name: "research",
       arguments: { request: REQUEST },
@@ -84,10 +97,40 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
     expect(text).toContain('"delegatedTo": "scan | deep"');
     expect(text).toContain('search_sources({ "query": "<the topic\'s key terms>", "limit": 5 })');
     for (const outcome of ["Use existing", "Refresh", "Unique"]) expect(text).toContain(outcome);
-    // ...and the scan, deep and output skills, which an MCP client cannot fetch on its own.
-    expect(text).toContain("# Research scan");
-    expect(text).toContain("# Research deep");
-    expect(text).toContain("# Research output");
+    // ...and not the scan, deep and output skills: the agent fetches each when it gets there.
+    expect(text).not.toContain("# Research scan");
+    expect(text).not.toContain("# Research deep");
+    expect(text).not.toContain("# Research output");
+    for (const next of ["research-scan", "research-deep", "research-output"]) {
+      expect(text, next).toContain(`get_skill({ "name": "${next}" })`);
+    }
+    expect(text).toContain("plan_cancelled");
+    expect(text).toContain("cancel_plan");
+  });
+
+  it("keeps every prompts/get under about 4k tokens, and get_skill answers each part in full", async () => {
+    for (const name of SKILL_NAMES) {
+      const text = promptText(
+        await agent.client.getPrompt({ name, arguments: { request: REQUEST } }),
+      );
+      expect(text.length, name).toBeLessThanOrEqual(PROMPT_CHARS);
+      const fetched = await agent.ok("get_skill", { name });
+      expect(fetched.name).toBe(name);
+      expect(fetched.text.length, name).toBeLessThanOrEqual(PROMPT_CHARS);
+      // The same content as the prompt, with the request as given when the research began.
+      expect(fetched.text.replace(/The user's research request, as given[^\n]*/, "")).toBe(
+        text.replace(`<user_request>\n${REQUEST}\n</user_request>`, ""),
+      );
+    }
+    // The deep loop handles a cancelled plan and names the call that cancels one.
+    const loop = (await agent.ok("get_skill", { name: "research-deep-loop" })).text;
+    expect(loop).toContain('`"plan_cancelled"`');
+    expect(loop).toContain("cancel_plan({ planId, reason })");
+    expect(loop).toContain("request_user_review");
+    expect(loop).toContain('get_skill({ "name": "research-output" })');
+    expect(await agent.fails("get_skill", { name: "research-everything" })).toMatch(
+      /^VALIDATION_ERROR/,
+    );
   });
 
   it("gives the deep prompt quality gates, a critique and a checkpoint for each research type", async () => {
@@ -100,8 +143,8 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
     expect(text).toContain('"conditionExpression": "result.sourceCount < 5"');
     expect(text).toContain('"ifTrueAction": "skip_to"');
     expect(text).toContain("`critique`");
-    expect(text).toContain("request_user_review");
-    expect(text).toContain("# Research output");
+    expect(text).toContain('get_skill({ "name": "research-deep-loop" })');
+    expect(text).not.toContain("# Research output");
     expect(text).not.toContain("# Research (router)");
   });
 

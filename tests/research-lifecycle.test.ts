@@ -110,10 +110,14 @@ describe.each(BACKENDS)("the research lifecycle over MCP on %s", (backend) => {
       "log_skill_execution",
       "search_sources",
       "create_research_plan",
-      "store_research_output",
-      "submit_research_feedback",
+      "get_skill",
     ]) {
       expect(text, tool).toContain(tool);
+    }
+    // Phase 6's part is fetched when the agent gets there.
+    const output = await agent.ok("get_skill", { name: "research-output" });
+    for (const tool of ["store_research_output", "submit_research_feedback"]) {
+      expect(output.text, tool).toContain(tool);
     }
 
     // Phase 3a: tracking initialisation.

@@ -382,7 +382,7 @@ export const researchPlans = pgTable(
     /**
      * Set while the plan waits for the agent to act on a fired `add_steps`
      * condition whose step was the last open one: the plan stays `executing`
-     * instead of completing underneath the agent (docs: see README, "The loop").
+     * instead of completing underneath the agent (docs/protocol.md, "The loop").
      */
     awaitingSteps: jsonb("awaiting_steps").$type<AwaitingSteps>(),
     /** Why the plan's server-run steps stopped, until the paused step moves on. */
@@ -637,6 +637,8 @@ export const mcpToolCallLog = pgTable(
     durationMs: doublePrecision("duration_ms").notNull(),
     isError: boolean("is_error").notNull(),
     errorCode: text("error_code"),
+    /** The error's text as the agent got it (shortened), for the admin's tool-call log. */
+    errorMessage: text("error_message"),
     requestBytes: integer("request_bytes").notNull(),
     responseBytes: integer("response_bytes").notNull(),
     createdAt: createdAt(),

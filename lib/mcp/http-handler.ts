@@ -70,27 +70,29 @@ export function createMcpRoute(
     };
     return server;
   };
-  const modern = createMcpHandler(({ era }) => takeServer(era), {
-    // 2025-era requests never reach this handler (see `answer`), and with
-    // "reject" it builds no fallback of its own.
-    legacy: "reject",
-    // Plain JSON answers rather than a one-event SSE stream: every call has
-    // exactly one response and Cairn sends no messages before it, so the
-    // stream framing was pure cost on both ends. Clients accept either (spec).
-    responseMode: "json",
-    onerror: (error) => {
-      // A rejected request (an unsupported revision, a header that contradicts
-      // the body, a missing client capability) is the client's mistake and has
-      // its answer; only the server's own failures are worth a log line.
-      if (
-        error instanceof ProtocolError ||
-        /^(Rejected|Unsupported Media Type)/.test(error.message)
-      ) {
-        return;
-      }
-      logUnexpected("MCP handler error", error);
-    },
-  });
+  const modern = withoutJsonModeWarning(() =>
+    createMcpHandler(({ era }) => takeServer(era), {
+      // 2025-era requests never reach this handler (see `answer`), and with
+      // "reject" it builds no fallback of its own.
+      legacy: "reject",
+      // Plain JSON answers rather than a one-event SSE stream: every call has
+      // exactly one response and Cairn sends no messages before it, so the
+      // stream framing was pure cost on both ends. Clients accept either (spec).
+      responseMode: "json",
+      onerror: (error) => {
+        // A rejected request (an unsupported revision, a header that contradicts
+        // the body, a missing client capability) is the client's mistake and has
+        // its answer; only the server's own failures are worth a log line.
+        if (
+          error instanceof ProtocolError ||
+          /^(Rejected|Unsupported Media Type)/.test(error.message)
+        ) {
+          return;
+        }
+        logUnexpected("MCP handler error", error);
+      },
+    }),
+  );
 
   // The SDK's own 2025-era fallback answers every call as a one-event SSE
   // stream (its transport takes no JSON option there), so that era is served
@@ -143,4 +145,23 @@ function newServer(deps: CairnServerDeps): McpServer {
   });
   registerCairnServer(server, deps);
   return server;
+}
+
+/**
+ * Builds the SDK's handler without its start-up warning that JSON answers drop
+ * notifications sent before a call's result ("responseMode: 'json' drops
+ * mid-call notifications…"): Cairn sends none (see `responseMode` above), so
+ * the line told an operator nothing they could act on. Any other warning passes.
+ */
+function withoutJsonModeWarning<T>(build: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === "string" && args[0].startsWith("responseMode: 'json'")) return;
+    warn(...args);
+  };
+  try {
+    return build();
+  } finally {
+    console.warn = warn;
+  }
 }

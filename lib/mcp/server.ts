@@ -40,7 +40,7 @@ import { getNextStepTool } from "./tools/get-next-step";
 export const SERVER_INFO = { name: "cairn", title: "Cairn research plans", version: "0.1.0" };
 
 export const SERVER_INSTRUCTIONS =
-  "Cairn keeps research plans durable across sessions. For a research request, follow the `research` prompt (interview, routing, log_skill_execution, search_sources for prior research, plan, execute, deliver). Create a plan with create_research_plan, then loop: get_next_step -> do the work (store findings with store_research) -> submit_step_result, until get_next_step answers plan_complete; then store_research_output and submit_research_feedback. Pause for a person with request_user_review. To resume in a new session: list_active_plans (or the cairn://plans/active resource), get_research_context, get_next_step. Every error text starts with a code (VALIDATION_ERROR, NOT_FOUND, INVALID_TRANSITION, CONFLICT, ...) followed by how to recover.";
+  "Cairn keeps research plans durable across sessions. For a research request, follow the `research` prompt (interview, routing, log_skill_execution, search_sources for prior research, plan, execute, deliver), fetching its later parts with get_skill when it says so. Create a plan with create_research_plan, then loop: get_next_step -> do the work (store findings with store_research) -> submit_step_result, until get_next_step answers plan_complete; then store_research_output and submit_research_feedback. Pause for a person with request_user_review. To resume in a new session: list_active_plans (or the cairn://plans/active resource), get_research_context, get_next_step. Every error text starts with a code (VALIDATION_ERROR, NOT_FOUND, INVALID_TRANSITION, CONFLICT, ...) followed by how to recover.";
 
 export const SERVER_CAPABILITIES = {
   tools: { listChanged: false },
@@ -69,7 +69,7 @@ export const SERVER_CACHE_HINTS = {
  * (`refuseUnknownFields`), so the published schema says the same.
  */
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
-  return z.toJSONSchema(schema, {
+  const { $schema: _draft, ...published } = z.toJSONSchema(schema, {
     target: "draft-7",
     io,
     unrepresentable: "any",
@@ -79,10 +79,57 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output") {
         node.additionalProperties = false;
       }
     },
-  }) as Tool["inputSchema"];
+  });
+  portable(published);
+  // No $schema: every keyword used means the same in draft-07 and in 2020-12,
+  // MCP's default, and 36 copies of the URL were a good part of tools/list.
+  return published as Tool["inputSchema"];
 }
 
-const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
+/**
+ * A schema node in the form strict tool-calling modes accept (the Inspector's
+ * portability check): a nullable type as `anyOf` instead of a type array
+ * (["string", "null"]), and no subschema without a keyword. A record's values
+ * and a list's items that may be anything say nothing (`{}`), so they are left
+ * out: JSON Schema allows any property and any item by default. A record's
+ * `propertyNames: { type: "string" }` is left out too, since JSON's keys are strings.
+ */
+function portable(node: unknown): void {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) return;
+  const schema = node as Record<string, unknown>;
+  // Only subschemas: an enum's, const's or default's values are data, not schemas.
+  for (const key of ["properties", "patternProperties", "$defs", "definitions"]) {
+    const map = schema[key];
+    if (typeof map === "object" && map !== null) Object.values(map).forEach(portable);
+  }
+  for (const key of ["items", "additionalProperties", "not", "propertyNames"])
+    portable(schema[key]);
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) {
+    const list = schema[key];
+    if (Array.isArray(list)) list.forEach(portable);
+  }
+  portableNode(schema);
+}
+
+function portableNode(node: Record<string, unknown>): void {
+  const { type } = node;
+  if (Array.isArray(type)) {
+    delete node.type;
+    node.anyOf = type.map((one) => ({ type: one }));
+  }
+  if (isEmptySchema(node.additionalProperties)) delete node.additionalProperties;
+  if (isEmptySchema(node.items)) delete node.items;
+  const names = node.propertyNames as Record<string, unknown> | undefined;
+  if (names && Object.keys(names).length === 1 && names.type === "string") {
+    delete node.propertyNames;
+  }
+}
+
+function isEmptySchema(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
+}
+
+export const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,
@@ -104,6 +151,21 @@ export function registerCairnServer(server: McpServer, deps: CairnServerDeps): v
   registerCairnTools(server, deps);
   registerCairnPrompts(server);
   registerCairnResources(server, deps);
+}
+
+/** How much of an error's text the tool-call log keeps: enough to read what went wrong. */
+const LOGGED_MESSAGE_CHARS = 500;
+
+/** A failed call's text as the agent got it, without its leading code (a column of its own). */
+function logMessage(failure: ReturnType<typeof toolError>): string {
+  const first = failure.content[0];
+  const text = first?.type === "text" ? first.text : "";
+  const message = text.startsWith(`${failure.errorCode}: `)
+    ? text.slice(failure.errorCode.length + 2)
+    : text;
+  return message.length > LOGGED_MESSAGE_CHARS
+    ? `${message.slice(0, LOGGED_MESSAGE_CHARS)}…`
+    : message;
 }
 
 /** The review a get_next_step answer waits on, if it is awaiting_review. */
@@ -149,6 +211,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       const args = request.params.arguments ?? {};
       let result: CallToolResult | InputRequiredResult;
       let errorCode: string | null = null;
+      let errorMessage: string | null = null;
       const queuedBefore = notificationsQueued();
       // A 2026-07-28 client that can show its user a form (or open a page) gets
       // the person's review there (lib/mcp/review-in-client.ts); only
@@ -191,6 +254,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       } catch (error) {
         const failure = toolError(error);
         errorCode = failure.errorCode;
+        errorMessage = logMessage(failure);
         result = { content: failure.content, isError: true };
       }
       // The call's transaction has committed: send what it queued now, in the background.
@@ -207,6 +271,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
           durationMs: performance.now() - started,
           isError: !isInputRequiredResult(result) && result.isError === true,
           errorCode,
+          errorMessage,
           requestBytes: jsonBytes(args),
           responseBytes: Buffer.byteLength(text),
         });

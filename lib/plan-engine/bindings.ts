@@ -1,6 +1,6 @@
 /**
  * Bindings between steps, and why a server-run step cannot run: the pure half
- * of server-run steps (README, "Server-run steps").
+ * of server-run steps (docs/protocol.md, "Server-run steps").
  *
  * A string value of exactly `{{steps.N.result.<path>}}` (N a step order) or
  * `{{plan.researchQuestion}}` is replaced by that value, keeping its type;

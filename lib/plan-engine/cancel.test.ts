@@ -49,4 +49,17 @@ describe("decideCancel", () => {
       "Plan p was cancelled by Ada at t: Done elsewhere.",
     );
   });
+
+  it("keeps a reason's own full stop rather than adding a second", () => {
+    expect(
+      cancelledPlanMessage("p", {
+        by: "Ada",
+        reason: "Answered by the team's wiki only.",
+        at: "t",
+      }),
+    ).toBe("Plan p was cancelled by Ada at t: Answered by the team's wiki only.");
+    expect(cancelledPlanMessage("p", { by: "Ada", reason: "Why go on? ", at: "t" })).toBe(
+      "Plan p was cancelled by Ada at t: Why go on?",
+    );
+  });
 });

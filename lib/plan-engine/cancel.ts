@@ -76,6 +76,12 @@ export function decideCancel(
 /** What every call on a cancelled plan says: that it was cancelled, by whom and why. */
 export function cancelledPlanMessage(planId: string, cancellation: Cancellation | null): string {
   return cancellation
-    ? `Plan ${planId} was cancelled by ${cancellation.by} at ${cancellation.at}: ${cancellation.reason}.`
+    ? `Plan ${planId} was cancelled by ${cancellation.by} at ${cancellation.at}: ${sentence(cancellation.reason)}`
     : `Plan ${planId} was cancelled.`;
+}
+
+/** A person's reason as a sentence: its own full stop (or ? or !) kept, one added otherwise. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }

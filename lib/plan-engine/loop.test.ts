@@ -164,14 +164,25 @@ describe("decideSubmit", () => {
       stepId: "s2",
       params: { hint: "more" },
     });
-    // With steps still to do, the agent adds steps as it goes: nothing waits.
+  });
+
+  it("holds a plan whose earlier step fired add_steps too, so the added steps come before the next one", () => {
+    const addSteps = [cond("c1", "result.gaps === true", "add_steps", { hint: "more" })];
     const early = decideSubmit(
       plan(["in_progress", "pending"]),
       addSteps,
       submitOf("s1", { gaps: true }),
     );
-    expect(early.awaitingSteps).toBeNull();
+    expect(early.planStatus).toBe("executing");
+    expect(early.awaitingSteps).toMatchObject({ conditionId: "c1", stepId: "s1", stepOrder: 1 });
     expect(early.fired.map((f) => f.action)).toEqual(["add_steps"]);
+    // A later submit of another step keeps the wait; only modify_plan answers it.
+    const held = decideSubmit(
+      { ...plan(["completed", "in_progress", "pending"]), awaitingSteps: early.awaitingSteps },
+      [],
+      submitOf("s2"),
+    );
+    expect(held.awaitingSteps).toEqual(early.awaitingSteps);
   });
 });
 

@@ -3,7 +3,7 @@
  * `transition(state, event) -> [next, effects]`: each function takes a snapshot
  * of the plan (as read by the service) and the event, and returns every write
  * and every audit entry, or throws the AppError the caller should see. The
- * services only read, ask and write (README, "The loop").
+ * services only read, ask and write (docs/protocol.md, "The loop").
  *
  * Used by submit_step_result (`decideSubmit`) and by a reviewer's approve,
  * by every review decision (`decideReviewDecision`), and by modify_plan
@@ -248,11 +248,10 @@ export function completionEffects(
     fired.push(entry);
   }
   const statuses = statusesWhilePaused(plan, steps);
-  // A fired add_steps only makes the plan wait when nothing else is left to do:
-  // while steps remain, the agent adds the steps as it goes.
-  if (awaitingSteps && derivePlanStatus(statuses) !== "completed") {
-    awaitingSteps = plan.awaitingSteps;
-  }
+  // A fired add_steps holds the plan's hand-outs until the agent adds the steps
+  // (modify_plan add_steps) or says none are needed (decline_add_steps), even
+  // with steps left: otherwise get_next_step hands out the next one and the
+  // added steps land after work already under way.
   const paused = plan.steps.find((s) => s.id === plan.pausedOnFailedStepId);
   if (failure !== undefined && paused && paused.id !== stepId) {
     // A pause holds against a failure too: the plan does not end around it.

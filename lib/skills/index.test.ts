@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { getSkill, renderSkillPrompt, SKILL_NAMES, SKILLS, skillFile } from "./index";
+import { fetchedSkill, getSkill, renderSkillPrompt, SKILL_NAMES, SKILLS, skillFile } from "./index";
 
 describe("the research skills", () => {
   it("loads every skill with its front matter, title and request marker", () => {
@@ -23,14 +23,40 @@ describe("the research skills", () => {
     }
   });
 
-  it("fences the user's message in the prompt and appends the skills handed over to", () => {
+  it("fences the user's message in the prompt, which carries its own skill only", () => {
     const scan = getSkill("research-scan");
     if (!scan) throw new Error("no scan skill");
     const text = renderSkillPrompt(scan, "  Quick: is rust faster than go?  ");
     expect(text).toContain("<user_request>\nQuick: is rust faster than go?\n</user_request>");
     expect(text).not.toContain("{{request}}");
-    expect(text.indexOf("# Research scan")).toBeLessThan(text.indexOf("# Research output"));
-    expect(text).not.toContain("# Research deep");
+    expect(text).not.toContain("# Research output");
+    expect(text).toContain('get_skill({ "name": "research-output" })');
+  });
+
+  it("keeps every prompt under about 4k tokens (4 characters a token), with a long request", () => {
+    const request = "Compare pgvector, Qdrant and Pinecone for our RAG product. ".repeat(8);
+    for (const skill of SKILLS) {
+      expect(renderSkillPrompt(skill, request).length, skill.name).toBeLessThanOrEqual(16_000);
+      expect(fetchedSkill(skill.name).text.length, skill.name).toBeLessThanOrEqual(16_000);
+    }
+  });
+
+  it("hands the whole of every skill out through get_skill: the parts together are the files", () => {
+    const router = renderSkillPrompt(SKILLS[0] as (typeof SKILLS)[number], "q");
+    for (const next of ["research-scan", "research-deep", "research-output"]) {
+      expect(router, next).toContain(`get_skill({ "name": "${next}" })`);
+    }
+    expect(fetchedSkill("research-deep").text).toContain(
+      'get_skill({ "name": "research-deep-loop" })',
+    );
+    for (const skill of SKILLS) {
+      const fetched = fetchedSkill(skill.name);
+      expect(fetched.title).toBe(skill.title);
+      expect(fetched.text).not.toContain("{{request}}");
+      expect(
+        fetched.text.replace(/The user's research request, as given[^\n]*/, "{{request}}"),
+      ).toBe(skill.body);
+    }
   });
 
   it("asks for the request when a prompt came without one", () => {

@@ -8,9 +8,11 @@
  * put in as the `request` argument, and skill files downloaded from
  * /skills/<name> for clients that load skills from disk.
  *
- * An MCP prompt cannot fetch another prompt, so a prompt carries the skills it
- * hands over to (the router needs scan, deep and output); a downloaded file is
- * one skill, since a disk client loads them all.
+ * Each skill is also what the `get_skill` tool answers: a prompt no longer
+ * carries the skills it hands over to (which made the research prompt 56 KB,
+ * some 14k tokens, on every prompts/get); the agent fetches the next one when
+ * it gets there. Every part stays under about 4k tokens, so the deep study is
+ * two: its plan (`research-deep`) and its loop (`research-deep-loop`).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +21,7 @@ export const SKILL_NAMES = [
   "research",
   "research-scan",
   "research-deep",
+  "research-deep-loop",
   "research-output",
 ] as const;
 export type SkillName = (typeof SKILL_NAMES)[number];
@@ -31,6 +34,10 @@ const REQUEST_MARKER = "{{request}}";
 /** What a downloaded file says in place of the message, which a disk client has in the conversation. */
 const DISK_REQUEST =
   "The user's message that invoked this skill, as it stands in your conversation.";
+
+/** What a skill fetched with get_skill says in place of the message, given earlier in the conversation. */
+const FETCHED_REQUEST =
+  "The user's research request, as given when the research began (earlier in your conversation).";
 
 export type Skill = {
   name: SkillName;
@@ -45,21 +52,13 @@ export type Skill = {
   file: string;
   /** The file without its front matter. */
   body: string;
-  /** Skills this one hands over to, which its prompt carries along. */
-  handsOverTo: readonly SkillName[];
-};
-
-const HANDOVERS: Record<SkillName, readonly SkillName[]> = {
-  research: ["research-scan", "research-deep", "research-output"],
-  "research-scan": ["research-output"],
-  "research-deep": ["research-output"],
-  "research-output": [],
 };
 
 const REQUEST_DESCRIPTIONS: Record<SkillName, string> = {
   research: "The user's research request, in their own words.",
   "research-scan": "The user's research request, in their own words.",
   "research-deep": "The user's research request, in their own words.",
+  "research-deep-loop": "The user's research request, or the planId of the [Deep] plan to work on.",
   "research-output":
     "The user's message, or the planId of the completed plan whose deliverable to produce.",
 };
@@ -94,10 +93,10 @@ function parse(name: SkillName, file: string): Skill {
     title,
     description,
     requestDescription: REQUEST_DESCRIPTIONS[name],
-    requestRequired: name !== "research-output",
+    // The parts an agent reaches from another skill work without a message.
+    requestRequired: name !== "research-output" && name !== "research-deep-loop",
     file,
     body,
-    handsOverTo: HANDOVERS[name],
   };
 }
 
@@ -113,23 +112,26 @@ export function getSkill(name: string): Skill | undefined {
 
 /**
  * The text of a skill's MCP prompt: its body with the user's message put in,
- * then the bodies of the skills it hands over to. The message is fenced so the
- * model reads it as the user's words, not as more instructions from Cairn.
+ * fenced so the model reads it as the user's words, not as more instructions
+ * from Cairn.
  */
 export function renderSkillPrompt(skill: Skill, request: string | undefined): string {
   const message = request?.trim()
     ? `<user_request>\n${request.trim()}\n</user_request>`
     : "(No message was given with this prompt: ask the user what they want researched.)";
-  const parts = [skill.body.replaceAll(REQUEST_MARKER, message)];
-  for (const next of skill.handsOverTo) {
-    const handover = BY_NAME.get(next);
-    if (handover) {
-      parts.push(
-        `---\n\n<!-- The "${next}" skill, included because this one hands over to it. -->\n\n${handover.body.replaceAll(REQUEST_MARKER, "The same request as above.")}`,
-      );
-    }
-  }
-  return parts.join("\n\n");
+  return skill.body.replaceAll(REQUEST_MARKER, message);
+}
+
+/** Every skill by its name: SKILLS holds one for each name, or the module fails to load. */
+const BY_SKILL_NAME = Object.fromEntries(SKILLS.map((skill) => [skill.name, skill])) as Record<
+  SkillName,
+  Skill
+>;
+
+/** What get_skill answers: the skill's body, the request being the one the research began with. */
+export function fetchedSkill(name: SkillName): { name: SkillName; title: string; text: string } {
+  const skill = BY_SKILL_NAME[name];
+  return { name, title: skill.title, text: skill.body.replaceAll(REQUEST_MARKER, FETCHED_REQUEST) };
 }
 
 /** The skill file for clients that load skills from disk. */

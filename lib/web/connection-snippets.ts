@@ -1,4 +1,4 @@
-/** The MCP Inspector the snippet runs, checked against Cairn (README). */
+/** The MCP Inspector the snippet runs, checked against Cairn (README, "Connect an AI platform"). */
 const INSPECTOR_VERSION = "2.12.0";
 
 /** Copy-ready ways to connect an MCP client to this server with a key (the admin page and /connect). */

@@ -115,4 +115,66 @@ describe.each(BACKENDS)("branching on submit_step_result on %s", (backend) => {
     ]);
     expect(grown.hint).toMatch(/modify_plan/);
   });
+
+  it("branching: a fired add_steps before the last step holds get_next_step until the agent adds steps or declines", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Hold",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze", "synthesize"),
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "result.sourceCount < 5",
+          ifTrueAction: "add_steps",
+          actionParams: { focus: "more sources" },
+        },
+      ],
+    });
+    const planId = created.planId;
+    const first = await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.submit(planId, first.step.stepId, { result: { sourceCount: 2 } });
+
+    // The analyze step is not handed out: the answer names the call that answers the gate.
+    const held = await tenant.agent.ok("get_next_step", { planId });
+    expect(held).toMatchObject({
+      status: "awaiting_steps",
+      condition: { stepOrder: 1, params: { focus: "more sources" } },
+    });
+    expect(held.hint).toContain('action: "add_steps", insertAfterOrder: 1');
+    expect(held.hint).toContain("decline_add_steps");
+    expect((await tenant.agent.ok("get_next_step", { planId })).status).toBe("awaiting_steps");
+
+    // The added step lands right after step 1 and is the next one handed out.
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "add_steps",
+      insertAfterOrder: 1,
+      steps: [{ stepType: "search", instructions: "Find three more sources." }],
+      modificationRationale: "Only 2 sources found.",
+    });
+    const added = await tenant.agent.ok("get_next_step", { planId });
+    expect(added.step).toMatchObject({ stepOrder: 2, stepType: "search" });
+
+    // Declining releases a held plan just the same.
+    const other = await tenant.agent.ok("create_research_plan", {
+      name: "Hold, declined",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze"),
+      branchingConditions: [
+        { afterStepOrder: 1, conditionExpression: "confidence >= 0", ifTrueAction: "add_steps" },
+      ],
+    });
+    const one = await tenant.agent.ok("get_next_step", { planId: other.planId });
+    await tenant.agent.submit(other.planId, one.step.stepId);
+    expect((await tenant.agent.ok("get_next_step", { planId: other.planId })).status).toBe(
+      "awaiting_steps",
+    );
+    await tenant.agent.ok("modify_plan", {
+      planId: other.planId,
+      action: "decline_add_steps",
+      modificationRationale: "Enough sources already.",
+    });
+    const two = await tenant.agent.ok("get_next_step", { planId: other.planId });
+    expect(two.step).toMatchObject({ stepOrder: 2, stepType: "analyze" });
+  });
 });

@@ -21,6 +21,6 @@ export async function createFirstAdminAction(
   } catch (error) {
     return actionError(error);
   }
-  await signIn("credentials", { email, password, redirectTo: "/admin/users" });
+  await signIn("credentials", { email, password, redirectTo: "/admin/users?welcome=1" });
   return { status: "idle" };
 }

@@ -25,9 +25,9 @@ export default async function SetupPage() {
         <>
           <p className="muted">
             The server printed a one-time <strong>setup code</strong> to its log when it started
-            (&ldquo;Cairn setup code: …&rdquo;). To get another, stop the server and run{" "}
-            <code>npm run cairn -- setup-code</code> (with <code>DATABASE_URL</code> set, no need to
-            stop it).
+            (&ldquo;Cairn setup code: …&rdquo;). To get another, restart the server, or run{" "}
+            <code>npm run cairn -- setup-code</code> on it: with the embedded database (no{" "}
+            <code>DATABASE_URL</code>) only while the server is stopped.
           </p>
           <SetupForm />
         </>

@@ -1,15 +1,25 @@
 "use client";
 
-import { useActionState } from "react";
+import { type FormEvent, startTransition, useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
-import { SubmitButton } from "@/app/_components/submit-button";
 import { IDLE } from "@/lib/web/action-state";
 import { createFirstAdminAction } from "./actions";
 
 export function SetupForm() {
-  const [state, action] = useActionState(createFirstAdminAction, IDLE);
+  const [state, action, pending] = useActionState(createFirstAdminAction, IDLE);
+  // Submitted by hand rather than through the form's action, which resets
+  // every field afterwards: a wrong code then costs the person only the code,
+  // not the team, name, e-mail and password they typed.
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    const code = form.elements.namedItem("setupCode");
+    if (code instanceof HTMLInputElement) code.value = "";
+    startTransition(() => action(data));
+  };
   return (
-    <form action={action} className="form card">
+    <form onSubmit={submit} className="form card">
       <label>
         Setup code
         <input
@@ -38,7 +48,9 @@ export function SetupForm() {
         <input name="password" type="password" autoComplete="new-password" minLength={8} required />
       </label>
       <ActionMessage state={state} />
-      <SubmitButton>Create the admin account</SubmitButton>
+      <button type="submit" className="button" disabled={pending} aria-disabled={pending}>
+        Create the admin account
+      </button>
     </form>
   );
 }

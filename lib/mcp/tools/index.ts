@@ -5,6 +5,7 @@ import { extractDataTool } from "./extract-data";
 import { getNextStepTool } from "./get-next-step";
 import { getPlanStatusTool } from "./get-plan-status";
 import { getResearchContextTool } from "./get-research-context";
+import { getSkillTool } from "./get-skill";
 import { getStepContextTool } from "./get-step-context";
 import { listActivePlansTool } from "./list-active-plans";
 import { logSkillExecutionTool } from "./log-skill-execution";
@@ -20,6 +21,7 @@ import { submitUserDecisionTool } from "./submit-user-decision";
 
 /** Every tool Cairn serves, in the order tools/list shows them. */
 export const TOOLS = [
+  getSkillTool,
   logSkillExecutionTool,
   searchSourcesTool,
   createResearchPlanTool,

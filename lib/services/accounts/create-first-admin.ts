@@ -15,7 +15,7 @@ import { type CreatedUser, createUserInput } from "./create-user";
 import { hasAnyUser } from "./has-any-user";
 import { insertUser } from "./insert-user";
 import { hashPassword } from "./password";
-import { deleteSetupCodes, isSetupCodeValid } from "./setup-codes";
+import { ANOTHER_SETUP_CODE, deleteSetupCodes, isSetupCodeValid } from "./setup-codes";
 
 export const firstAdminInput = createUserInput
   .omit({ role: true })
@@ -52,7 +52,7 @@ export async function createFirstAdmin(
   const wrongCode = () =>
     new AppError(
       "VALIDATION_ERROR",
-      "That setup code is not right. The server printed it to its log when it started (run `npm run cairn -- setup-code` for another).",
+      `That setup code is not right. The server printed it to its log when it started. ${ANOTHER_SETUP_CODE}`,
     );
   if (!(await isSetupCodeValid(db, input.setupCode))) throw wrongCode();
   const passwordHash = await hashPassword(input.password);

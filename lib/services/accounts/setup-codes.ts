@@ -79,11 +79,19 @@ export async function deleteSetupCodes(db: Executor): Promise<void> {
   await db.delete(setupCodes);
 }
 
+/**
+ * How to get another code, in plain text (a person reads it in the browser or a
+ * log, where Markdown backticks would show as they are). The embedded database
+ * is one process's folder: the CLI cannot open it while the server holds it.
+ */
+export const ANOTHER_SETUP_CODE =
+  "For another, restart the server (it prints a new one), or run npm run cairn -- setup-code on the server: with the embedded database (no DATABASE_URL), only while the server is stopped; with DATABASE_URL set, it can keep running.";
+
 /** The lines a server prints at start on a fresh install. */
 export function setupCodeAnnouncement(code: string): string {
   return [
     "Cairn: nobody has an account yet. Open /setup (e.g. http://127.0.0.1:3000/setup) and enter this one-time code:",
     `Cairn setup code: ${code}`,
-    "(It works until the first admin is created; `npm run cairn -- setup-code` prints another.)",
+    `It works until the first admin is created. ${ANOTHER_SETUP_CODE}`,
   ].join("\n");
 }

@@ -91,10 +91,11 @@ export function claimedColumns(plan: string): string {
 
 const claimNext = statement(
   "claim the next step of an executing plan",
-  `with ${lockedPlanCte("id, status, output_formatting_notes, pause_reason", "share")},
+  `with ${lockedPlanCte("id, status, output_formatting_notes, pause_reason, awaiting_steps", "share")},
   fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as current from plan),
   ${claimCtes(
-    "(select id from plan where status = 'executing' and pause_reason is null and (select current from fresh))",
+    // A plan waiting on a fired add_steps hands out nothing: the transaction path answers it.
+    "(select id from plan where status = 'executing' and pause_reason is null and awaiting_steps is null and (select current from fresh))",
     "'executing'::text",
   )}
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",

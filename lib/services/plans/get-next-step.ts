@@ -464,7 +464,7 @@ async function claimInTransaction(
   if (exclusive) {
     const run = await runServerSteps(tx, ctx, plan);
     serverSteps = run.ran.length > 0 ? run.ran : undefined;
-    plan = { ...plan, status: run.planStatus };
+    plan = { ...plan, status: run.planStatus, awaitingSteps: run.awaitingSteps };
     if (run.pause) {
       return {
         status: "paused",
@@ -486,6 +486,8 @@ async function claimInTransaction(
       };
     }
   }
+  // A fired add_steps holds every hand-out until the agent answers it.
+  if (plan.awaitingSteps) return awaitingStepsAnswer(plan, plan.awaitingSteps, serverSteps);
   const now = new Date();
   const claimed = await claimStep(tx, ctx, plan.id, plan.status, now.toISOString());
   if (claimed?.serverNext && !exclusive) return "retry";
@@ -496,17 +498,23 @@ async function claimInTransaction(
     }
     return { ...ready, serverSteps, inputsToResolve: claimed.inputs };
   }
-  if (plan.awaitingSteps) {
-    return {
-      status: "awaiting_steps",
-      planId: plan.id,
-      planStatus: plan.status,
-      serverSteps,
-      condition: plan.awaitingSteps,
-      hint: `Step ${plan.awaitingSteps.stepOrder}'s condition "${plan.awaitingSteps.conditionExpression}" asks for more steps, and the plan waits for them: call modify_plan with action add_steps (see condition.params), or with action decline_add_steps to finish the plan without them.`,
-    };
-  }
   return { ...(await noPendingSteps(tx, plan)), serverSteps };
+}
+
+/** The answer while a fired add_steps holds the plan: why, and the two calls that answer it. */
+function awaitingStepsAnswer(
+  plan: Pick<PlanRow, "id" | "status">,
+  awaiting: NonNullable<PlanRow["awaitingSteps"]>,
+  serverSteps: ServerStepRun[] | undefined,
+): NextStep {
+  return {
+    status: "awaiting_steps",
+    planId: plan.id,
+    planStatus: plan.status,
+    serverSteps,
+    condition: awaiting,
+    hint: `Step ${awaiting.stepOrder}'s condition "${awaiting.conditionExpression}" asks for more steps, and no further step is handed out until you answer it: call modify_plan({ planId: "${plan.id}", action: "add_steps", insertAfterOrder: ${awaiting.stepOrder}, steps: [...], modificationRationale }) (see condition.params), or modify_plan with action "decline_add_steps" if none are needed.`,
+  };
 }
 
 async function noPendingSteps(

@@ -1,5 +1,5 @@
 /**
- * Server-run steps (README, "Server-run steps"): get_next_step runs every
+ * Server-run steps (docs/protocol.md, "Server-run steps"): get_next_step runs every
  * server step that is next in line, in order, inside its transaction with the
  * plan row locked exclusively, so two callers never run one step twice. Each
  * step's bindings are resolved by the engine, the tool runs as "Cairn", and its
@@ -53,6 +53,8 @@ export type ServerRunOutcome = {
   pause: PauseReason | null;
   /** A server step next in line that waits for an earlier step still in progress. */
   waiting: { stepOrder: number; onStepOrder: number } | null;
+  /** A fired add_steps the plan now waits on: no further step runs or is handed out. */
+  awaitingSteps: PlanSnapshot["awaitingSteps"];
   planStatus: PlanStatus;
 };
 
@@ -111,7 +113,13 @@ export async function runServerSteps(
   if (stored?.type === "tool_error") {
     const paused = steps.find((s) => s.id === stored.stepId);
     if (paused?.status === "failed") {
-      return { ran: [], pause: stored, waiting: null, planStatus: plan.status };
+      return {
+        ran: [],
+        pause: stored,
+        waiting: null,
+        planStatus: plan.status,
+        awaitingSteps: plan.awaitingSteps,
+      };
     }
   }
   const read = await readPlanSnapshot(tx, ctx.tenantId, plan.id);
@@ -143,7 +151,8 @@ export async function runServerSteps(
   const resultOf = (row: StepRow) => (writes.has(row.id) ? writes.get(row.id)?.result : row.result);
 
   for (;;) {
-    if (isTerminalPlanStatus(snapshot.status)) break;
+    // A fired add_steps holds the steps after it, Cairn's own too.
+    if (isTerminalPlanStatus(snapshot.status) || snapshot.awaitingSteps) break;
     const current = steps.map((s) => ({ ...s, status: statusOf(s.id) }));
     const next = firstClaimable(current, now);
     if (!next?.tool || !isServerStepTool(next.tool)) break;
@@ -362,7 +371,13 @@ export async function runServerSteps(
       now: now.toISOString(),
     });
   }
-  return { ran, pause, waiting, planStatus: snapshot.status };
+  return {
+    ran,
+    pause,
+    waiting,
+    planStatus: snapshot.status,
+    awaitingSteps: snapshot.awaitingSteps,
+  };
 }
 
 /**

@@ -50,10 +50,12 @@ function stepView(step: StepRow) {
     stepType: step.stepType,
     status: step.status,
     instructions: step.instructions,
-    result: step.result ?? null,
+    // Every writer stores an object here (submit_step_result's input, a server
+    // step's answer); the column is typed as any JSON.
+    result: (step.result ?? null) as Record<string, unknown> | null,
     resultSummary: step.resultSummary,
     confidence: step.confidence,
-    stepExecutionReport: step.stepExecutionReport ?? null,
+    stepExecutionReport: (step.stepExecutionReport ?? null) as Record<string, unknown> | null,
     outputFormattingNotes: step.outputFormattingNotes,
     failureReason: step.failureReason,
     startedAt: iso(step.startedAt),
@@ -72,7 +74,8 @@ function artifactView(a: typeof researchArtifacts.$inferSelect) {
     stepId: a.stepId,
     artifactType: a.artifactType,
     title: a.title,
-    content: a.content,
+    // store_research takes an object, the only writer of artifacts.
+    content: a.content as Record<string, unknown>,
     contentText: a.contentText,
     confidence: a.confidence,
     sourceUrls: a.sourceUrls,

@@ -37,10 +37,12 @@ export const stepDetail = z.object({
   stepType,
   status: stepStatus,
   instructions: z.string(),
-  result: z.unknown().nullable(),
+  // Objects: submit_step_result and every server step store one (an object in
+  // the published schema rather than "anything", which strict tool-calling modes refuse).
+  result: z.record(z.string(), z.unknown()).nullable(),
   resultSummary: z.string().nullable(),
   confidence: z.number().nullable(),
-  stepExecutionReport: z.unknown().nullable(),
+  stepExecutionReport: z.record(z.string(), z.unknown()).nullable(),
   outputFormattingNotes: z.string().nullable(),
   failureReason: z.string().nullable(),
   startedAt: z.string().nullable(),
@@ -56,7 +58,7 @@ export const artifact = z.object({
   stepId: z.string().nullable(),
   artifactType: z.string(),
   title: z.string(),
-  content: z.unknown(),
+  content: z.record(z.string(), z.unknown()),
   contentText: z.string(),
   confidence: z.number().nullable(),
   sourceUrls: z.array(z.string()),

@@ -1,5 +1,5 @@
 /**
- * The Cairn tools a plan's step can name for Cairn to run itself (README,
+ * The Cairn tools a plan's step can name for Cairn to run itself (docs/protocol.md,
  * "Server-run steps"), and the checks of a step's definition when a plan is
  * created or steps are added: the tool exists, its arguments can match the
  * tool's input schema once bindings are resolved, bindings name earlier steps,

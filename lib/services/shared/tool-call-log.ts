@@ -19,6 +19,7 @@ export type ToolCallRecord = {
   durationMs: number;
   isError: boolean;
   errorCode: string | null;
+  errorMessage: string | null;
   requestBytes: number;
   responseBytes: number;
 };

@@ -438,6 +438,7 @@ export async function getToolCallLog(
       durationMs: mcpToolCallLog.durationMs,
       isError: mcpToolCallLog.isError,
       errorCode: mcpToolCallLog.errorCode,
+      errorMessage: mcpToolCallLog.errorMessage,
       requestBytes: mcpToolCallLog.requestBytes,
       responseBytes: mcpToolCallLog.responseBytes,
       createdAt: mcpToolCallLog.createdAt,

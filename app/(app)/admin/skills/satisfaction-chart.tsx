@@ -47,17 +47,25 @@ export function SatisfactionChart({ points }: { points: Point[] }) {
         <path d={path} className="chart-line" fill="none" />
         {points.map((point, index) => (
           <circle key={point.day} cx={x(index)} cy={y(point.average)} r={4} className="chart-dot">
-            <title>
-              {point.day}: {point.average.toFixed(2)} from {point.responses} response(s)
-            </title>
+            {/* One string: several children are separate text nodes, which hydration (#418) trips on. */}
+            <title>{`${point.day}: ${point.average.toFixed(2)} from ${point.responses} response(s)`}</title>
           </circle>
         ))}
-        <text x={PAD.left} y={HEIGHT - 10} className="chart-label">
-          {points[0]?.day}
-        </text>
-        <text x={WIDTH - PAD.right} y={HEIGHT - 10} textAnchor="end" className="chart-label">
-          {points.at(-1)?.day}
-        </text>
+        {points.length === 1 ? (
+          // One day: its date once, under its dot.
+          <text x={x(0)} y={HEIGHT - 10} textAnchor="middle" className="chart-label">
+            {points[0]?.day}
+          </text>
+        ) : (
+          <>
+            <text x={PAD.left} y={HEIGHT - 10} className="chart-label">
+              {points[0]?.day}
+            </text>
+            <text x={WIDTH - PAD.right} y={HEIGHT - 10} textAnchor="end" className="chart-label">
+              {points.at(-1)?.day}
+            </text>
+          </>
+        )}
       </svg>
       <figcaption className="muted">Average satisfaction (1–5) per day of feedback.</figcaption>
     </figure>

@@ -3,7 +3,6 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
 import { PauseDetails, pauseHeadline } from "@/app/_components/pause-reason";
-import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/env";
@@ -94,7 +93,7 @@ function PlanCard({
         <h3>
           <Link href={`/plans/${plan.planId}`}>{plan.name}</Link>
         </h3>
-        <StatusBadge status={plan.status} />
+        <AttentionBadge plan={plan} paused={children !== undefined} />
       </header>
       <p className="muted">
         Last activity <Time iso={plan.lastActivityAt} />
@@ -141,5 +140,30 @@ function PlanCard({
       </ul>
       <CancelPlanForm planId={plan.planId} planName={plan.name} />
     </li>
+  );
+}
+
+/**
+ * Why the plan is on this page, not its status: a plan with a stuck or failed
+ * step is usually still "executing", which under "Stalled" reads as a contradiction.
+ */
+function AttentionBadge({
+  plan,
+  paused,
+}: {
+  plan: StalledPlans["stalled"][number];
+  paused: boolean;
+}) {
+  const [kind, label] = paused
+    ? ["stalled", "Paused"]
+    : plan.status === "stalled" || plan.stalledSteps.length > 0
+      ? ["stalled", plan.stalledSteps.length > 0 ? "Step stuck" : "Stalled"]
+      : plan.failedSteps.length > 0
+        ? ["failed", "Step failed"]
+        : ["awaiting_input", "Awaiting steps"];
+  return (
+    <span className={`badge badge-${kind}`} data-testid="attention">
+      {label}
+    </span>
   );
 }

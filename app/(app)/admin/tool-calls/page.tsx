@@ -196,7 +196,15 @@ function CallsTable({ calls }: { calls: ToolCallLog["calls"] }) {
               <td>{call.keyName ?? "—"}</td>
               <td>
                 {call.isError ? (
-                  <span className="warning-text">{call.errorCode ?? "error"}</span>
+                  <>
+                    <span className="warning-text">{call.errorCode ?? "error"}</span>
+                    {call.errorMessage ? (
+                      <span className="muted" data-testid="tool-call-error">
+                        {" "}
+                        {call.errorMessage}
+                      </span>
+                    ) : null}
+                  </>
                 ) : (
                   "ok"
                 )}

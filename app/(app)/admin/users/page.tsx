@@ -22,8 +22,13 @@ async function mcpEndpoint(): Promise<string> {
   return oauthUrls(publicOrigin(await headers()) ?? publicBaseUrl()).resource;
 }
 
-export default async function UsersPage() {
+export default async function UsersPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ welcome?: string }>;
+}) {
   const admin = await requireAdmin();
+  const { welcome } = await searchParams;
   const ctx = await userContext(admin);
   const [users, keys, endpoint, apps] = await Promise.all([
     views.users(admin),
@@ -34,6 +39,13 @@ export default async function UsersPage() {
   return (
     <section>
       <h1>Users and API keys</h1>
+      {welcome === "1" ? (
+        // The first page a new install's admin sees: what to do next.
+        <p role="status" className="notice notice-success" data-testid="welcome">
+          Cairn is set up and you are its first admin. Next: create an API key below for your AI
+          platform (or connect one by OAuth, see Connect), and add the researchers of your team.
+        </p>
+      ) : null}
       <div className="two-col">
         <CreateUserForm />
         <CreateKeyForm

@@ -45,7 +45,7 @@ export function AuditTrail({ page }: { page: PlanPage }) {
       <h2 id="audit-heading">Audit trail</h2>
       <TrailIntegrity page={page} />
       <div className="table-wrap">
-        <table className="table" data-testid="audit-trail">
+        <table className="table table-compact" data-testid="audit-trail">
           <caption className="sr-only">Every event of this plan, newest first</caption>
           <thead>
             <tr>

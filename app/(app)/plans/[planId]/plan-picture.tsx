@@ -9,9 +9,32 @@ const NODE_W = 230;
 /** Binding arcs run in lanes left of the steps; past this many, they share lanes. */
 const BINDING_LANES = 8;
 const LANE_W = 14;
+/** A text row of the 12px flow labels. */
+const LABEL_ROW = 14;
 
 function bindingText(edge: BindingEdge): string {
   return `Step ${edge.fromStepOrder}'s result feeds step ${edge.toStepOrder}'s ${edge.field}: ${edge.bindings.join(", ")}`;
+}
+
+/*
+ * An SVG <title> gets its text as one string: several JSX children render as
+ * separate text nodes, which the server and the client do not agree on
+ * (React's hydration error #418).
+ */
+function conditionText(condition: Condition, from: number, to: number): string {
+  const target = condition.ifTrueAction === "skip_to" ? ` step ${to}` : "";
+  const outcome =
+    condition.fired === null
+      ? " (not evaluated yet)"
+      : condition.fired
+        ? " (fired)"
+        : " (did not fire)";
+  return `After step ${from}: if ${condition.conditionExpression} then ${condition.ifTrueAction}${target}${outcome}`;
+}
+
+function stepText(step: Step): string {
+  const tool = step.tool ? `, run by Cairn with ${step.tool}` : "";
+  return `Step ${step.stepOrder} (${step.stepType}${tool}): ${step.status.replace("_", " ")}`;
 }
 
 /**
@@ -33,7 +56,15 @@ export function PlanFlow({
 }) {
   const left = 20 + Math.min(bindings.length, BINDING_LANES) * LANE_W;
   const y = (order: number) => (order - 1) * (NODE_H + GAP) + 10;
-  const height = steps.length * (NODE_H + GAP) + 10;
+  // Each condition's row among the conditions after the same step.
+  const seen = new Map<number, number>();
+  const rowOf = conditions.map((condition) => {
+    const from = condition.afterStepOrder ?? 1;
+    const row = seen.get(from) ?? 0;
+    seen.set(from, row + 1);
+    return row;
+  });
+  const height = steps.length * (NODE_H + GAP) + 10 + Math.max(0, ...rowOf) * LABEL_ROW;
   const width = left + NODE_W + 40 + Math.min(conditions.length, 8) * 22 + 60;
   const orderOfId = new Map(steps.map((s) => [s.stepId, s.stepOrder]));
   // Shorter bindings take the lanes nearer the steps, so arcs nest instead of crossing.
@@ -90,27 +121,25 @@ export function PlanFlow({
           const to = targetId ? (orderOfId.get(targetId) ?? from) : from;
           const x = left + NODE_W + 14 + index * 22;
           const y1 = y(from) + NODE_H / 2;
-          const y2 = condition.ifTrueAction === "skip_to" ? y(to) + NODE_H / 2 : y1 + 14;
+          // A step's second, third… condition takes the next text row down, so
+          // labels in neighbouring lanes ("fail", "add_steps") do not overlap.
+          const row = rowOf[index] ?? 0;
+          const y2 =
+            condition.ifTrueAction === "skip_to" ? y(to) + NODE_H / 2 : y1 + 14 + row * LABEL_ROW;
+          const labelY =
+            condition.ifTrueAction === "skip_to" ? (y1 + y2) / 2 + row * LABEL_ROW : y2 + 4;
           return (
             <g
               key={condition.conditionId}
               className={`flow-branch ${condition.fired ? "fired" : ""}`}
             >
-              <title>
-                After step {from}: if {condition.conditionExpression} then {condition.ifTrueAction}
-                {condition.ifTrueAction === "skip_to" ? ` step ${to}` : ""}
-                {condition.fired === null
-                  ? " (not evaluated yet)"
-                  : condition.fired
-                    ? " (fired)"
-                    : " (did not fire)"}
-              </title>
+              <title>{conditionText(condition, from, to)}</title>
               <path
                 d={`M ${left + NODE_W} ${y1} H ${x} V ${y2} H ${left + NODE_W + 4}`}
                 fill="none"
                 markerEnd="url(#arrow)"
               />
-              <text x={x + 4} y={(y1 + y2) / 2} className="flow-label">
+              <text x={x + 4} y={labelY} className="flow-label">
                 {condition.ifTrueAction === "skip_to" ? "skip" : condition.ifTrueAction}
               </text>
             </g>
@@ -121,11 +150,7 @@ export function PlanFlow({
             key={step.stepId}
             className={`flow-node flow-${step.status}${step.tool ? " flow-server" : ""}`}
           >
-            <title>
-              Step {step.stepOrder} ({step.stepType}
-              {step.tool ? `, run by Cairn with ${step.tool}` : ""}):{" "}
-              {step.status.replace("_", " ")}
-            </title>
+            <title>{stepText(step)}</title>
             <rect x={left} y={y(step.stepOrder)} width={NODE_W} height={NODE_H} rx={6} />
             <text x={left + 10} y={y(step.stepOrder) + NODE_H / 2 + 5}>
               {/* A server step is named by its tool, which says more than its type. */}

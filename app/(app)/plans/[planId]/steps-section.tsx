@@ -93,7 +93,7 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           </blockquote>
         );
       })}
-      <dl className="facts">
+      <dl className="facts facts-inline">
         <dt>Started</dt>
         <dd>
           <Time iso={step.startedAt} />
@@ -112,25 +112,28 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           </>
         ) : null}
       </dl>
-      <StepIo step={step} planId={page.plan.planId} />
       {step.resultSummary ? <p className="summary">{step.resultSummary}</p> : null}
-      {step.result !== null ? (
-        <details>
-          <summary>Result</summary>
-          <ShortenedText
-            value={shortenJson(step.result)}
-            href={fullValueHref(page.plan.planId, { step: step.stepId, part: "result" })}
-            testId="step-result"
-            json
+      {/* The foldouts side by side on one line while closed: a plan's page stays short. */}
+      <div className="step-more">
+        <StepIo step={step} planId={page.plan.planId} />
+        {step.result !== null ? (
+          <details>
+            <summary>Result</summary>
+            <ShortenedText
+              value={shortenJson(step.result)}
+              href={fullValueHref(page.plan.planId, { step: step.stepId, part: "result" })}
+              testId="step-result"
+              json
+            />
+          </details>
+        ) : null}
+        {report ? (
+          <ExecutionReport
+            report={report}
+            href={fullValueHref(page.plan.planId, { step: step.stepId, part: "report" })}
           />
-        </details>
-      ) : null}
-      {report ? (
-        <ExecutionReport
-          report={report}
-          href={fullValueHref(page.plan.planId, { step: step.stepId, part: "report" })}
-        />
-      ) : null}
+        ) : null}
+      </div>
       {conditions.length > 0 ? <StepConditions conditions={conditions} steps={page.steps} /> : null}
     </li>
   );

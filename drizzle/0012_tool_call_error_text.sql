@@ -1,0 +1,1 @@
+ALTER TABLE "mcp_tool_call_log" ADD COLUMN "error_message" text;

@@ -1,0 +1,127 @@
+/**
+ * The pages a new admin meets in the first hour, as issue 31 found them: a
+ * six-step plan's page (short, its flow's gate labels apart, no hydration
+ * error), Connect signed in, Stalled, Skill runs with one day of feedback, and
+ * the tool-call log. The fixture fails each test on any console error.
+ */
+import { expect, expectHydrated, keepScreenshot, report, signIn, test } from "./fixtures";
+
+test("a six-step plan's page is short, its gate labels do not overlap, and hydrates cleanly", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const created = await agent.ok("create_research_plan", {
+    name: "Six steps",
+    researchQuestion: "Which heat pump suits a Nordic house?",
+    steps: [
+      { stepType: "search", instructions: "Find field trials below minus 15 °C." },
+      { stepType: "extract", instructions: "Pull the seasonal COP figures." },
+      { stepType: "analyze", instructions: "Compare the models." },
+      { stepType: "critique", instructions: "Challenge the comparison." },
+      { stepType: "search", instructions: "Fill the gaps the critique found." },
+      { stepType: "synthesize", instructions: "Answer the question." },
+    ],
+    branchingConditions: [
+      {
+        afterStepOrder: 1,
+        conditionExpression: "result.sourceCount < 2",
+        ifTrueAction: "fail",
+        actionParams: { reason: "no sources" },
+      },
+      {
+        afterStepOrder: 1,
+        conditionExpression: "result.sourceCount < 5",
+        ifTrueAction: "add_steps",
+        actionParams: { focus: "more trials" },
+      },
+    ],
+  });
+  const planId = created.planId;
+  for (let order = 1; order <= 6; order += 1) {
+    const next = await agent.ok("get_next_step", { planId });
+    await agent.ok("submit_step_result", {
+      planId,
+      stepId: next.step.stepId,
+      result: { sourceCount: 7, note: `Step ${order} done.` },
+      resultSummary: `Step ${order}: what was found, in a sentence or two.`,
+      confidence: 0.8,
+      stepExecutionReport: report,
+    });
+  }
+  expect((await agent.ok("get_next_step", { planId })).status).toBe("plan_complete");
+
+  await signIn(page, app.tenantA.email);
+  await page.goto(`/plans/${planId}`);
+  await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Completed");
+  // Hydrated: the SVG titles rendered the same on the server and the client.
+  await expectHydrated(page);
+  const title = page.locator(".flow-node title").first();
+  await expect(title).toHaveText(/^Step 1 \(search\): completed$/);
+  const labels = await page.locator(".flow-label").evaluateAll((nodes) =>
+    nodes.map((node) => {
+      const box = node.getBoundingClientRect();
+      return { left: box.left, right: box.right, top: box.top, bottom: box.bottom };
+    }),
+  );
+  expect(labels).toHaveLength(2);
+  const [fail, addSteps] = labels;
+  const overlap =
+    fail && addSteps
+      ? fail.left < addSteps.right &&
+        addSteps.left < fail.right &&
+        fail.top < addSteps.bottom &&
+        addSteps.top < fail.bottom
+      : true;
+  expect(overlap).toBe(false);
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  expect(height).toBeLessThan(3_400);
+  await keepScreenshot(page, "plan-page-six-steps");
+});
+
+test("a signed-in admin keeps their header on Connect; Stalled badges say why; a one-day chart dates once", async ({
+  page,
+  agent,
+  app,
+}) => {
+  await signIn(page, app.tenantA.email);
+  await page.goto("/connect");
+  await expect(page.getByTestId("signed-in-as")).toContainText(app.tenantA.email);
+  await expect(page.getByRole("link", { name: "Sign in" })).toHaveCount(0);
+  await keepScreenshot(page, "connect-signed-in");
+
+  // A plan with a failed step is listed under Stalled while it is still executing.
+  const created = await agent.ok("create_research_plan", {
+    name: "Failed step",
+    researchQuestion: "q",
+    steps: [
+      { stepType: "search", instructions: "Search." },
+      { stepType: "synthesize", instructions: "Answer." },
+    ],
+  });
+  const first = await agent.ok("get_next_step", { planId: created.planId });
+  await agent.ok("modify_plan", {
+    planId: created.planId,
+    action: "fail_step",
+    stepId: first.step.stepId,
+    reason: "The source is down.",
+    modificationRationale: "Cannot be done today.",
+  });
+  await page.goto("/admin/stalled");
+  const card = page.getByTestId("stalled-plan").filter({ hasText: "Failed step" });
+  await expect(card.getByTestId("attention")).toHaveText("Step failed");
+  await expect(card.getByTestId("status")).toHaveCount(0);
+
+  await agent.ok("submit_research_feedback", {
+    planId: created.planId,
+    feedbackType: "closing",
+    satisfaction: 5,
+    summary: "Useful.",
+    followUpRequested: false,
+  });
+  await page.goto("/admin/skills");
+  const chart = page.getByTestId("satisfaction-chart");
+  await expect(chart).toBeVisible();
+  const day = new Date().toISOString().slice(0, 10);
+  await expect(chart.locator("text.chart-label", { hasText: day })).toHaveCount(1);
+});
