@@ -16,5 +16,6 @@ export * from "./modify";
 export * from "./progress";
 export * from "./review-deadlines";
 export * from "./skill-executions";
+export * from "./source-key";
 export * from "./states";
 export * from "./transitions";
