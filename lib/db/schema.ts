@@ -27,6 +27,7 @@ import type { Cancellation } from "../plan-engine/cancel";
 import type { CitationCheck } from "../plan-engine/citations";
 import type { AwaitingSteps } from "../plan-engine/loop";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
+import type { SourceKind } from "../plan-engine/source-key";
 import {
   AUDIT_EVENT_TYPES,
   DECISION_CHANNELS,
@@ -724,7 +725,7 @@ export const planSources = pgTable(
       .notNull()
       .references(() => researchPlans.id, { onDelete: "cascade" }),
     canonicalKey: text("canonical_key").notNull(),
-    kind: text("kind").notNull(),
+    kind: text("kind").$type<SourceKind>().notNull(),
     href: text("href").notNull(),
     title: text("title"),
     extract: text("extract"),

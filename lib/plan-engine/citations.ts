@@ -18,7 +18,7 @@ export interface KeyClaimForCheck {
   readonly stepId: string;
   readonly stepOrder: number;
   readonly text: string;
-  readonly sourceKeys: readonly string[];
+  readonly sourceKeys: string[];
 }
 
 export interface CitationCheck {

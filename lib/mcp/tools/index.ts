@@ -1,3 +1,4 @@
+import { addStepEvidenceTool } from "./add-step-evidence";
 import { cancelPlanTool } from "./cancel-plan";
 import { createResearchPlanTool } from "./create-research-plan";
 import { extractDataTool } from "./extract-data";
@@ -24,6 +25,7 @@ export const TOOLS = [
   createResearchPlanTool,
   getNextStepTool,
   submitStepResultTool,
+  addStepEvidenceTool,
   getStepContextTool,
   storeResearchTool,
   extractDataTool,
