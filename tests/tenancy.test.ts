@@ -164,6 +164,14 @@ const VARIANTS: Variant[] = [
     args: (ids) => call({ result: { ok: true }, stepExecutionReport: report }, ids),
   },
   {
+    tool: "add_step_evidence",
+    label: "",
+    fields: ["planId", "stepId"],
+    required: ["planId", "stepId"],
+    uses: "executing",
+    args: (ids) => call({ evidence: { claims: [{ text: "Tenancy probe." }] } }, ids),
+  },
+  {
     tool: "get_step_context",
     label: "",
     fields: ["planId", "stepId"],

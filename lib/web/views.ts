@@ -7,6 +7,7 @@ import { userContext } from "../auth/session";
 import { isAppError } from "../plan-engine/app-error";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
+import { exportPlanEvidence } from "../services/evidence/export-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-policy";
@@ -63,6 +64,14 @@ export const views = {
   async auditExport(user: SignedInUser, planId: string) {
     if (!UUID.test(planId)) return undefined;
     return exportAuditTrail(await userContext(user), planId).catch((error: unknown) => {
+      if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    });
+  },
+  /** The plan's sources and claims; undefined for a plan not in the user's tenant. */
+  async evidenceExport(user: SignedInUser, planId: string) {
+    if (!UUID.test(planId)) return undefined;
+    return exportPlanEvidence(await userContext(user), planId).catch((error: unknown) => {
       if (isAppError(error) && error.code === "NOT_FOUND") return undefined;
       throw error;
     });

@@ -3,6 +3,7 @@ import remarkGfm from "remark-gfm";
 import { Time } from "@/app/_components/time";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { isAllowedImageSource, isMarkdown } from "@/lib/web/deliverable";
+import { CitationCheckView } from "./evidence-view";
 
 /**
  * Images of the deliverable's Markdown: shown from Cairn itself or data: URLs only.
@@ -64,6 +65,9 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
               <pre data-testid="deliverable">{deliverable.content}</pre>
             </details>
           )}
+          {deliverable.citationCheck ? (
+            <CitationCheckView check={deliverable.citationCheck} />
+          ) : null}
           {deliverable.formattingNotes ? (
             <p className="muted">Formatting notes: {deliverable.formattingNotes}</p>
           ) : null}

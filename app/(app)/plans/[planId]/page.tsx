@@ -14,6 +14,7 @@ import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
 import { AuditTrail } from "./audit-trail";
 import { DeliverableView } from "./deliverable-view";
+import { EvidenceSection, ReviewEvidence } from "./evidence-view";
 import { PlanHeader } from "./plan-header";
 import { PlanNotices } from "./plan-notices";
 import { PlanFlow, StepTimeline } from "./plan-picture";
@@ -60,17 +61,23 @@ export default async function PlanPageView({
         planId={page.plan.planId}
         planStatus={page.plan.status}
         review={pendingReview(page, members)}
+        evidence={<ReviewEvidence evidence={page.evidence} stepOrder={pendingStepOrder(page)} />}
         currentUserId={user.userId}
         members={members}
       />
       <DeliverableView page={page} origin={await pageOrigin()} />
       <ArtifactList page={page} />
+      <EvidenceSection page={page} />
       <StepsSection page={page} />
       <PlanPicture page={page} />
       <AuditTrail page={page} />
     </article>
   );
 }
+
+/** The step of the review waiting for a decision: its claims and those before it are shown with it. */
+const pendingStepOrder = (page: PlanPage) =>
+  page.reviews.find((r) => r.status === "pending")?.stepOrder ?? null;
 
 /** The review waiting for a decision, if any, with its assignee's name from the team. */
 function pendingReview(page: PlanPage, members: TeamMember[]): PendingReview | null {

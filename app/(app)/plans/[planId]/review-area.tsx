@@ -1,6 +1,6 @@
 "use client";
 
-import { useActionState } from "react";
+import { type ReactNode, useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment, type TeamMember } from "@/app/_components/review/review-assignment";
 import { ReviewContent, type ReviewContentData } from "@/app/_components/review/review-content";
@@ -24,7 +24,7 @@ export type PendingReview = ReviewFactsData &
 
 /**
  * The checkpoint, led by what the person decides on: the agent's request and
- * proposal (ReviewContent), then the decision (ReviewDecisionForm), then its
+ * proposal (ReviewContent) and the claims so far with their sources, then the decision (ReviewDecisionForm), then its
  * deadline and assignee (ReviewFacts, ReviewAssignment). Stays mounted while
  * the page refreshes itself, so the reviewer's typing survives, and the answer
  * to their decision (including "the plan changed under you") stays on screen
@@ -38,12 +38,15 @@ export function ReviewArea({
   planId,
   planStatus,
   review,
+  evidence,
   currentUserId,
   members,
 }: {
   planId: string;
   planStatus: string;
   review: PendingReview | null;
+  /** The claims to check, rendered on the server (ReviewEvidence). */
+  evidence: ReactNode;
   currentUserId: string;
   members: TeamMember[];
 }) {
@@ -79,6 +82,7 @@ export function ReviewArea({
         </time>
       </p>
       <ReviewContent review={review} />
+      {evidence}
       {review.lastOpenStep ? (
         <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
           This is the plan's last open step: approving or skipping it completes the plan, and
