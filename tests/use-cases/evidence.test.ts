@@ -10,6 +10,8 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { selectRows } from "@/lib/db/rows";
 import { verifyPlanTrail } from "@/lib/services/audit/audit-chain";
+import { exportPlanEvidence } from "@/lib/services/evidence/export-evidence";
+import { getPlanPage } from "@/lib/services/views/plan-views";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 import { report } from "../support/mcp-client";
@@ -409,6 +411,24 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
     });
     expect(fixed.hint).toBeUndefined();
     expect(fixed.citationCheck.uncitedKeyClaims).toEqual([]);
+  });
+
+  it("shows the evidence on the plan page and exports it with the sources' digests", async () => {
+    const { planId } = await planWithEvidence();
+    const page = await getPlanPage(tenant.agent.ctx, planId);
+    const context = await tenant.agent.ok("get_research_context", { planId });
+    expect(page?.evidence).toEqual(context.evidence);
+    const exported = await exportPlanEvidence(tenant.agent.ctx, planId);
+    expect(exported).toMatchObject({
+      format: "cairn-evidence/1",
+      planId,
+      planName: "Battery recycling",
+      sources: context.evidence.sources,
+      claims: context.evidence.claims,
+    });
+    expect(exported.sources.map((s) => s.contentDigest)).toEqual([null, null, `sha256:${DIGEST}`]);
+    const other = await tenantContext(tenant.handle.db, `Export${backend}${planId.slice(0, 4)}`);
+    await expect(exportPlanEvidence(other, planId)).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("keeps the one-statement submit for a result without evidence", async () => {
