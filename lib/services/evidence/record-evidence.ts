@@ -120,18 +120,20 @@ export const recordedEvidenceOutput = z.object({
 
 export type RecordedEvidence = z.infer<typeof recordedEvidenceOutput>;
 
-export type EvidenceChange = {
+type ChangeBase = {
   planId: string;
-  /** Null for an artifact stored without a step. */
-  stepId: string | null;
   stepOrder: number | null;
-  origin: "step_result" | "added" | "artifact";
-  /** Read from the execution report: what names no page is left out. */
+  /** Read from the execution report or an artifact: what names no page is left out. */
   fetched: readonly SourceRead[];
-  evidence: EvidenceInput | undefined;
-  artifactId?: string;
   now: string;
 };
+
+/** A step's result or an addition to it (claims need their step), or an artifact's sources. */
+export type EvidenceChange = ChangeBase &
+  (
+    | { origin: "step_result" | "added"; stepId: string; evidence: EvidenceInput | undefined }
+    | { origin: "artifact"; stepId: string | null; artifactId: string; evidence?: undefined }
+  );
 
 const clip = (text: string | undefined, chars: number) =>
   text === undefined ? undefined : text.slice(0, chars);
@@ -223,8 +225,7 @@ export async function recordEvidence(
       });
   }
 
-  if (claims.length > 0) {
-    if (change.stepId === null) throw new AppError("INTERNAL_ERROR", "Claims need a step.");
+  if (claims.length > 0 && change.origin !== "artifact") {
     const stepId = change.stepId;
     const [held] = await tx
       .select({ n: count(), last: max(stepClaims.position) })
@@ -266,7 +267,7 @@ export async function recordEvidence(
           supports: claim.supports.map((c) => c.sourceKey),
           contradicts: claim.contradicts.map((c) => c.sourceKey),
         })),
-        ...(change.artifactId ? { artifactId: change.artifactId } : {}),
+        ...(change.origin === "artifact" ? { artifactId: change.artifactId } : {}),
       },
     });
   }

@@ -1,7 +1,8 @@
 /**
  * What an agent reads to resume or continue: get_research_context (the whole
  * plan, written down as a `session_resumed` audit event) and get_step_context
- * (the results before one step, plus the plan's artifacts). Artifacts come in
+ * (the results before one step, plus the plan's artifacts); both with the
+ * plan's evidence (docs/evidence.md). Artifacts come in
  * pages (artifactsOffset, artifactsLimit), and only the newest deliverable is
  * read: neither grows with how much a plan has stored. The plan page reads the
  * same core with short artifact summaries instead (artifactSummaries).

@@ -108,7 +108,6 @@ export async function storeResearch(
         stepOrder: step?.stepOrder ?? null,
         origin: "artifact",
         fetched: input.sourceUrls.map((url) => ({ url })),
-        evidence: undefined,
         artifactId: row.id,
         now: row.createdAt.toISOString(),
       });
