@@ -120,7 +120,7 @@ describe("the 2026-07-28 revision on the wire", () => {
 
   it("serves the tools with their schemas, prompts and resources", async () => {
     const { tools } = await modern.client.listTools();
-    expect(tools).toHaveLength(18);
+    expect(tools).toHaveLength(19);
     for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe("object");
     const prompt = await modern.client.getPrompt({
       name: "research",
@@ -172,7 +172,7 @@ describe("the 2026-07-28 revision on the wire", () => {
       ttlMs: 3_600_000,
       cacheScope: "public",
     });
-    expect(tools.body.result.tools).toHaveLength(18);
+    expect(tools.body.result.tools).toHaveLength(19);
     // Each account's own plans: private and never cached.
     const resources = await post("resources/list", {});
     expect(resources.body.result).toMatchObject({

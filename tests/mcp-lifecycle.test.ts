@@ -40,6 +40,7 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
     const { tools } = await agent.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        "add_step_evidence",
         "cancel_plan",
         "create_research_plan",
         "extract_data",
