@@ -76,7 +76,7 @@ test("a reviewer checks the claims, and the plan page shows the sources and the 
   await expect(claims.nth(2)).toContainText("a COP of 2.5 at -15 °C");
   await expect(claims.nth(2).getByRole("link", { name: "Field study" })).toHaveAttribute(
     "href",
-    "http://example.org/field-study",
+    "https://example.org/field-study",
   );
   await keepScreenshot(page, "review-claims");
 

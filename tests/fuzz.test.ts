@@ -327,28 +327,25 @@ function hints(pool: Pool): Record<string, fc.Arbitrary<unknown>> {
       ),
       { maxLength: 3 },
     ),
-    // Evidence: spellings of a few sources, so a claim often cites one its change read.
     url: sourceSpelling,
     source: sourceSpelling,
-    contentDigest: fc.oneof(fc.constant("ab".repeat(32)), fc.string({ maxLength: 70 })),
+    contentDigest: fc.constantFrom("ab".repeat(32), `sha256:${"CD".repeat(32)}`),
     artifactIds: fc.array(pick(pool.artifacts), { minLength: 1, maxLength: 3 }),
     decision: fc.constantFrom("approve", "reject", "modify", "skip"),
   };
 }
 
-/** A page, DOI or arXiv id in several spellings, and some that are none. */
-const sourceSpelling = fc.oneof(
-  fc.constantFrom(
-    "https://example.org/a?utm_source=x",
-    "http://EXAMPLE.org/a/#top",
-    "doi:10.1000/XYZ",
-    "https://doi.org/10.1000/xyz",
-    "arXiv:2101.01234v2",
-    "https://arxiv.org/abs/2101.01234",
-    "not a link",
-    "javascript:alert(1)",
-  ),
-  fc.webUrl(),
+/**
+ * A page, DOI or arXiv id in several spellings of three sources, so a claim
+ * often cites one its change read (the plain strings the schema adds are none).
+ */
+const sourceSpelling = fc.constantFrom(
+  "https://example.org/a?utm_source=x",
+  "http://EXAMPLE.org/a/#top",
+  "doi:10.1000/XYZ",
+  "https://doi.org/10.1000/xyz",
+  "arXiv:2101.01234v2",
+  "https://arxiv.org/abs/2101.01234",
 );
 
 /** An id for a uuid field: mostly one that exists, sometimes another tenant's, an unknown or a malformed one. */
