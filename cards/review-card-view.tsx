@@ -8,6 +8,7 @@
 import type { App } from "@modelcontextprotocol/ext-apps";
 import { useActionState, useCallback, useEffect, useState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
+import { ReviewEvidence } from "@/app/_components/evidence-view";
 import { decisionMessage } from "@/app/_components/review/decision-message";
 import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
@@ -141,7 +142,9 @@ export function ReviewCardView({
         aria-labelledby="review-heading"
         data-testid="review-card"
       >
-        <ReviewLead review={review} />
+        <ReviewLead review={review}>
+          <ReviewEvidence evidence={card.evidence} stepOrder={review.stepOrder} />
+        </ReviewLead>
         {card.decideHere.allowed ? (
           <ReviewDecisionForm
             key={reviewFormKey(review)}

@@ -335,7 +335,15 @@ for (const backend of BACKENDS) {
         await expect(card.getByText("0 of 3 steps done")).toBeVisible();
 
         const search = await agent.ok("get_next_step", { planId });
-        await agent.ok("submit_step_result", plainResult(planId, search.step.stepId));
+        await agent.ok(
+          "submit_step_result",
+          plainResult(planId, search.step.stepId, {
+            evidence: {
+              sources: [{ url: "https://example.org/pumps", title: "Pump test" }],
+              claims: [{ text: "Pump C lasts 25 years." }],
+            },
+          }),
+        );
         const checkpoint = await agent.ok("get_next_step", { planId });
         await agent.ok("request_user_review", {
           planId,
@@ -344,6 +352,8 @@ for (const backend of BACKENDS) {
         });
         await expect(card.getByTestId("plan-status")).toHaveText("awaiting review");
         await expect(card.getByTestId("review-card")).toBeVisible();
+        // The claims to check, as on the review page: the unsupported one flagged.
+        await expect(card.getByTestId("claim")).toHaveAttribute("data-status", "unsupported");
         await expectAccessible(page);
         await keepScreenshot(page, "mcp-app-plan-card");
         await card.getByRole("button", { name: "Approve" }).click();

@@ -83,7 +83,7 @@ type Pool = {
   foreignPlans: string[];
   steps: { id: string; planId: string; tool: string | null }[];
   foreignSteps: string[];
-  reviews: { id: string; planId: string; stepId: string }[];
+  reviews: { id: string; planId: string; stepId: string; digest: string }[];
   artifacts: string[];
   executions: string[];
 };
@@ -97,9 +97,14 @@ async function loadPool(db: DatabaseHandle["db"], tenantId: string): Promise<Poo
     db,
     sql`select id::text, plan_id::text, tool, tenant_id::text as t from plan_step order by created_at, step_order`,
   );
-  const reviews = await selectRows<{ id: string; plan_id: string; step_id: string }>(
+  const reviews = await selectRows<{
+    id: string;
+    plan_id: string;
+    step_id: string;
+    content_digest: string;
+  }>(
     db,
-    sql`select id::text, plan_id::text, step_id::text from review_request where tenant_id = ${tenantId} order by created_at`,
+    sql`select id::text, plan_id::text, step_id::text, content_digest from review_request where tenant_id = ${tenantId} order by created_at`,
   );
   const artifacts = await selectRows<{ id: string }>(
     db,
@@ -119,7 +124,12 @@ async function loadPool(db: DatabaseHandle["db"], tenantId: string): Promise<Poo
       .filter((s) => recent.has(s.plan_id))
       .map((s) => ({ id: s.id, planId: s.plan_id, tool: s.tool })),
     foreignSteps: steps.filter((s) => s.t !== tenantId).map((s) => s.id),
-    reviews: reviews.map((r) => ({ id: r.id, planId: r.plan_id, stepId: r.step_id })),
+    reviews: reviews.map((r) => ({
+      id: r.id,
+      planId: r.plan_id,
+      stepId: r.step_id,
+      digest: r.content_digest,
+    })),
     artifacts: artifacts.map((a) => a.id),
     executions: executions.map((e) => e.id),
   };
@@ -327,10 +337,41 @@ function hints(pool: Pool): Record<string, fc.Arbitrary<unknown>> {
       ),
       { maxLength: 3 },
     ),
+    // Evidence that holds (claims that cite nothing are unsupported, not wrong),
+    // so add_step_evidence gets past validation whenever its step is completed.
+    evidence: fc.record(
+      {
+        sources: fc.array(fc.record({ url: sourceSpelling }), { maxLength: 2 }),
+        claims: fc.array(fc.record({ text: fc.lorem({ maxCount: 5 }) }), {
+          minLength: 1,
+          maxLength: 2,
+        }),
+      },
+      { requiredKeys: ["claims"] },
+    ),
+    // Mostly left out (JSON drops undefined): extract_data's completesStep is
+    // optional, and a call that carries one rarely names a step it may complete,
+    // so without this the tool seldom runs on its own (cohere still sets real ones).
+    completesStep: fc.constant(undefined),
+    url: sourceSpelling,
+    source: sourceSpelling,
     artifactIds: fc.array(pick(pool.artifacts), { minLength: 1, maxLength: 3 }),
     decision: fc.constantFrom("approve", "reject", "modify", "skip"),
   };
 }
+
+/**
+ * A page, DOI or arXiv id in several spellings of three sources, so a claim
+ * often cites one its change read (the plain strings the schema adds are none).
+ */
+const sourceSpelling = fc.constantFrom(
+  "https://example.org/a?utm_source=x",
+  "http://EXAMPLE.org/a/#top",
+  "doi:10.1000/XYZ",
+  "https://doi.org/10.1000/xyz",
+  "arXiv:2101.01234v2",
+  "https://arxiv.org/abs/2101.01234",
+);
 
 /** An id for a uuid field: mostly one that exists, sometimes another tenant's, an unknown or a malformed one. */
 function idFor(name: string, pool: Pool): fc.Arbitrary<unknown> {
@@ -426,7 +467,7 @@ function plainFromSchema(schema: JsonSchema, name: string, gen: Gen): fc.Arbitra
 
 type Args = Record<string, unknown>;
 
-/** Sets planId / stepId / stepIds / reviewRequestId / completesStep to ids of one real plan. */
+/** Sets planId / stepId / stepIds / reviewRequestId (with its contentDigest) / completesStep to ids of one real plan. */
 function cohere(args: Args, choice: number[], pool: Pool, schema: JsonSchema): Args {
   const properties = schema.properties ?? {};
   const [which = 0, a = 0, b = 0, c = 0] = choice;
@@ -435,7 +476,11 @@ function cohere(args: Args, choice: number[], pool: Pool, schema: JsonSchema): A
     const review = pool.reviews[a % pool.reviews.length];
     if (review) {
       out.planId = review.planId;
-      if (b % 2 === 0) out.reviewRequestId = review.id;
+      if (b % 2 === 0) {
+        out.reviewRequestId = review.id;
+        // The digest of what that review showed, as a reviewer's decision carries it.
+        if (properties.contentDigest) out.contentDigest = review.digest;
+      }
       if (c % 3 === 0) out.stepId = review.stepId;
     }
     return out;

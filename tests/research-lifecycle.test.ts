@@ -675,6 +675,9 @@ describe.each(BACKENDS)("the research lifecycle over MCP on %s", (backend) => {
         ["plan_modified", "created"],
         ["step_started", null],
         ["step_completed", null],
+        // The first artifact's source URL, new to the plan (docs/evidence.md); the
+        // second artifact's is the same page, so it records nothing.
+        ["evidence_recorded", null],
         ["step_started", null],
         ["step_completed", null],
         ["step_started", null],

@@ -24,8 +24,10 @@ import {
 } from "drizzle-orm/pg-core";
 import type { PauseReason } from "../plan-engine/bindings";
 import type { Cancellation } from "../plan-engine/cancel";
+import type { CitationCheck } from "../plan-engine/citations";
 import type { AwaitingSteps } from "../plan-engine/loop";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
+import type { SourceKind } from "../plan-engine/source-key";
 import {
   AUDIT_EVENT_TYPES,
   DECISION_CHANNELS,
@@ -702,9 +704,62 @@ export const researchOutputs = pgTable(
     outputMediaType: text("output_media_type").notNull(),
     content: text("content").notNull(),
     formattingNotes: text("formatting_notes"),
+    /** What its citations name, checked against the plan's sources when it was stored (docs/evidence.md). */
+    citationCheck: jsonb("citation_check").$type<CitationCheck>(),
     createdAt: createdAt(),
   },
   (t) => [index("research_output_plan_idx").on(t.planId, t.createdAt)],
+);
+
+/** A citation of a plan source by a claim (docs/evidence.md). */
+export type ClaimCitation = { sourceKey: string; quote: string | null; locator: string | null };
+
+/**
+ * A page, DOI or arXiv paper a plan read, once per canonical key
+ * (docs/evidence.md): when it was first read, by which step, what the agent
+ * extracted and, when reported, a digest of the text it read.
+ */
+export const planSources = pgTable(
+  "plan_source",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    canonicalKey: text("canonical_key").notNull(),
+    kind: text("kind").$type<SourceKind>().notNull(),
+    href: text("href").notNull(),
+    title: text("title"),
+    extract: text("extract"),
+    contentDigest: text("content_digest"),
+    firstStepId: uuid("first_step_id").references(() => planSteps.id, { onDelete: "set null" }),
+    firstReadAt: timestamp("first_read_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [uniqueIndex("plan_source_plan_key_uq").on(t.planId, t.canonicalKey)],
+);
+
+/** A claim a step makes, with the plan sources that support and contradict it (docs/evidence.md). */
+export const stepClaims = pgTable(
+  "step_claim",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    stepId: uuid("step_id")
+      .notNull()
+      .references(() => planSteps.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    text: text("text").notNull(),
+    /** One of the plan's key claims: a deliverable should cite a source for it. */
+    keyClaim: boolean("key_claim").notNull().default(false),
+    supports: jsonb("supports").$type<ClaimCitation[]>().notNull(),
+    contradicts: jsonb("contradicts").$type<ClaimCitation[]>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("step_claim_plan_step_idx").on(t.planId, t.stepId, t.position)],
 );
 
 export const researchFeedback = pgTable(

@@ -122,6 +122,21 @@ export type AuditEntry =
             decisionPolicy: DecisionPolicy;
           };
     }
+  | {
+      eventType: "evidence_recorded";
+      planId: string;
+      stepId: string | null;
+      payload: {
+        /** With the step's result, added to a completed step (add_step_evidence), or an artifact's sources. */
+        origin: "step_result" | "added" | "artifact";
+        stepOrder: number | null;
+        /** The canonical keys of the sources the plan read for the first time. */
+        newSources: string[];
+        /** The claims recorded, with their status when recorded and the keys they cite. */
+        claims: { text: string; status: string; supports: string[]; contradicts: string[] }[];
+        artifactId?: string;
+      };
+    }
   | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }
   | {
       eventType: "skill_started" | "skill_completed";

@@ -44,7 +44,18 @@ describe("vocabularies", () => {
     ]);
     expect(TERMINAL_STEP_STATUSES).toEqual(["completed", "skipped", "failed"]);
     expect(TERMINAL_PLAN_STATUSES).toEqual(["completed", "failed", "cancelled"]);
-    expect(AUDIT_EVENT_TYPES).toHaveLength(8);
+    // The spec's eight, and Cairn's record of a step's evidence (docs/evidence.md).
+    expect(AUDIT_EVENT_TYPES).toEqual([
+      "step_started",
+      "step_completed",
+      "step_failed",
+      "plan_modified",
+      "user_reviewed",
+      "session_resumed",
+      "skill_started",
+      "skill_completed",
+      "evidence_recorded",
+    ]);
     expect(REVIEW_DECISIONS).toEqual(["approve", "reject", "modify", "skip"]);
   });
 

@@ -62,6 +62,8 @@ export const AUDIT_EVENT_TYPES = [
   "session_resumed",
   "skill_started",
   "skill_completed",
+  /** Sources and claims recorded for a step: with its result, or added after it completed. */
+  "evidence_recorded",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

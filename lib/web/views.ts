@@ -7,6 +7,7 @@ import { userContext } from "../auth/session";
 import { undefinedIfNotFound } from "../plan-engine/app-error";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
+import { exportPlanEvidence } from "../services/evidence/export-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-policy";
@@ -64,6 +65,11 @@ export const views = {
   async auditExport(user: SignedInUser, planId: string) {
     if (!UUID.test(planId)) return undefined;
     return undefinedIfNotFound(exportAuditTrail(await userContext(user), planId));
+  },
+  /** The plan's sources and claims; undefined for a plan not in the user's tenant. */
+  async evidenceExport(user: SignedInUser, planId: string) {
+    if (!UUID.test(planId)) return undefined;
+    return undefinedIfNotFound(exportPlanEvidence(await userContext(user), planId));
   },
   /** One long value of a plan in full; undefined when it is not in the user's tenant. */
   async fullValue(user: SignedInUser, planId: string, query: FullValueQuery) {

@@ -204,6 +204,48 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     expect(noFeedback).toMatch(/^VALIDATION_ERROR: .*feedback/);
   });
 
+  it("shows the claims to check up to the reviewed step, as the review page does", async () => {
+    await policy("people_only");
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "Card evidence",
+      researchQuestion: "Which heat pump?",
+      steps: [
+        { stepType: "search", instructions: "Find the pumps." },
+        { stepType: "checkpoint", instructions: "Confirm the shortlist." },
+      ],
+    });
+    const search = await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.submit(planId, search.step.stepId, {
+      evidence: {
+        sources: [{ url: "https://example.org/pumps", title: "Pump test" }],
+        claims: [
+          {
+            text: "Pump B is the quietest.",
+            key: true,
+            supports: [{ source: "https://example.org/pumps", quote: "B: 38 dB" }],
+          },
+          { text: "Pump C lasts 25 years." },
+        ],
+      },
+    });
+    const checkpoint = await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId: checkpoint.step.stepId,
+      summary: "Shortlist ready.",
+    });
+    const card = await as.app.ok("read_review_card", { planId });
+    expect(card.review?.stepOrder).toBe(2);
+    expect(
+      card.evidence.claims.map((claim) => ({ text: claim.text, status: claim.status })),
+    ).toEqual(
+      expect.arrayContaining([
+        { text: "Pump B is the quietest.", status: "supported" },
+        { text: "Pump C lasts 25 years.", status: "unsupported" },
+      ]),
+    );
+  });
+
   it("the plan card follows a plan, and another tenant's plan is not found", async () => {
     const { planId } = await planAtReview();
     const card = await as.app.ok("read_plan_card", { planId });

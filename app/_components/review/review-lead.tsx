@@ -1,12 +1,20 @@
+import type { ReactNode } from "react";
 import type { PendingReviewView } from "@/lib/services/views/pending-review";
 import { ReviewContent } from "./review-content";
 
 /**
  * What leads a pending review wherever a person decides it (the plan page's
  * panel, the review card in a chat client): who asks and when, what they
- * decide on (ReviewContent), and a warning when the decision ends the plan.
+ * decide on (ReviewContent), the claims to check (`children`: the step's
+ * evidence), and a warning when the decision ends the plan.
  */
-export function ReviewLead({ review }: { review: PendingReviewView }) {
+export function ReviewLead({
+  review,
+  children,
+}: {
+  review: PendingReviewView;
+  children?: ReactNode;
+}) {
   return (
     <>
       <h2 id="review-heading">
@@ -19,6 +27,7 @@ export function ReviewLead({ review }: { review: PendingReviewView }) {
         </time>
       </p>
       <ReviewContent review={review} />
+      {children}
       {review.lastOpenStep ? (
         <p className="notice notice-warning" role="status" data-testid="review-ends-plan">
           This is the plan's last open step: approving or skipping it completes the plan, and

@@ -1,3 +1,4 @@
+import { addStepEvidenceTool } from "./add-step-evidence";
 import { cancelPlanTool } from "./cancel-plan";
 import { decideInReviewCardTool, readPlanCardTool, readReviewCardTool } from "./cards";
 import { createResearchPlanTool } from "./create-research-plan";
@@ -27,6 +28,7 @@ export const TOOLS = [
   createResearchPlanTool,
   getNextStepTool,
   submitStepResultTool,
+  addStepEvidenceTool,
   getStepContextTool,
   storeResearchTool,
   extractDataTool,

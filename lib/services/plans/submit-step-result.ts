@@ -12,6 +12,7 @@ import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { checkCheckpointPass } from "../../plan-engine/decisions";
+import { sourcesFromFetches } from "../../plan-engine/evidence";
 import {
   type AwaitingSteps,
   decideCommonSubmit,
@@ -20,6 +21,12 @@ import {
   type PlanSnapshot,
 } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
+import {
+  evidenceInput,
+  hasEvidence,
+  recordEvidence,
+  recordedEvidenceOutput,
+} from "../evidence/record-evidence";
 import { writeDecidedSubmit } from "../loop/complete-step";
 import { completeStepGuarded } from "../loop/complete-step-guarded";
 import { type LockedForSubmit, lockPlanForSubmit } from "../loop/lock-for-submit";
@@ -116,6 +123,7 @@ export const submitStepResultInput = z.object({
     .max(10_000)
     .optional()
     .describe("Notes for the final deliverable's formatting that this step taught you."),
+  evidence: evidenceInput.optional(),
 });
 
 export type { FiredCondition };
@@ -129,6 +137,9 @@ export const submittedStepOutput = z.object({
   planStatus,
   conditionsEvaluated: z.number(),
   firedConditions: firedConditionsOutput,
+  evidence: recordedEvidenceOutput
+    .optional()
+    .describe("The sources and claims recorded with the result (absent when there were none)."),
   hint: z.string(),
 });
 
@@ -220,8 +231,14 @@ export async function submitStepResult(
   raw: z.input<typeof submitStepResultInput>,
 ): Promise<SubmittedStep> {
   const input = parseInput(submitStepResultInput, raw);
-  const committed = await submitInOneStatement(ctx, input, new Date().toISOString());
-  if (committed) return committed;
+  const fetched = sourcesFromFetches(input.stepExecutionReport.webFetches);
+  // Evidence is written in the result's transaction, which the one statement
+  // has no room for: a submit that carries some takes the full path.
+  const withEvidence = hasEvidence(fetched, input.evidence);
+  if (!withEvidence) {
+    const committed = await submitInOneStatement(ctx, input, new Date().toISOString());
+    if (committed) return committed;
+  }
   return ctx.db.transaction(async (tx) => {
     const read = await lockAndRead(tx, ctx, input.planId, input.stepId);
     if (!read) throw planNotFound(input.planId);
@@ -270,6 +287,17 @@ export async function submitStepResult(
       decision,
       now,
     });
+    const evidence = withEvidence
+      ? await recordEvidence(tx, ctx, {
+          planId: snapshot.planId,
+          stepId: input.stepId,
+          stepOrder: decision.step.stepOrder,
+          origin: "step_result",
+          fetched,
+          evidence: input.evidence,
+          now,
+        })
+      : undefined;
     const { planStatus, fired } = decision;
     return {
       planId: snapshot.planId,
@@ -279,6 +307,7 @@ export async function submitStepResult(
       planStatus,
       conditionsEvaluated: conditions.length,
       firedConditions: fired,
+      ...(evidence ? { evidence } : {}),
       hint: submitHint(planStatus, decision.awaitingSteps, fired),
     };
   });

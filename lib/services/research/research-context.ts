@@ -1,7 +1,8 @@
 /**
  * What an agent reads to resume or continue: get_research_context (the whole
  * plan, written down as a `session_resumed` audit event) and get_step_context
- * (the results before one step, plus the plan's artifacts). Artifacts come in
+ * (the results before one step, plus the plan's artifacts); both with the
+ * plan's evidence (docs/evidence.md). Artifacts come in
  * pages (artifactsOffset, artifactsLimit), and only the newest deliverable is
  * read: neither grows with how much a plan has stored. The plan page reads the
  * same core with short artifact summaries instead (artifactSummaries).
@@ -25,6 +26,8 @@ import { computeProgress } from "../../plan-engine/progress";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { DECISION_CHANNELS } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { citationCheckOutput } from "../evidence/check-deliverable";
+import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
 import { renewLease } from "../loop/leases";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
@@ -271,9 +274,11 @@ export const researchContextOutput = z.object({
       outputMediaType: z.string(),
       content: z.string(),
       formattingNotes: z.string().nullable(),
+      citationCheck: citationCheckOutput.nullable(),
       createdAt: z.string(),
     })
     .nullable(),
+  evidence: planEvidenceOutput,
   feedback: z.array(
     z.object({
       feedbackId: z.string(),
@@ -307,6 +312,7 @@ export async function loadLatestDeliverable(
         outputMediaType: output.outputMediaType,
         content: output.content,
         formattingNotes: output.formattingNotes,
+        citationCheck: output.citationCheck,
         createdAt: output.createdAt.toISOString(),
       }
     : null;
@@ -374,6 +380,7 @@ export async function loadPlanCore(
     .orderBy(desc(skillExecutions.createdAt))
     .limit(1);
   const deliverable = await loadLatestDeliverable(db, ctx, plan.id);
+  const evidence = await loadPlanEvidence(db, ctx, plan.id);
   const feedback = await db
     .select()
     .from(researchFeedback)
@@ -451,6 +458,7 @@ export async function loadPlanCore(
         }
       : null,
     deliverable,
+    evidence,
     feedback: feedback.map((f) => ({
       feedbackId: f.id,
       feedbackType: f.feedbackType,
@@ -481,8 +489,8 @@ export async function loadPlanContext(
     offset: page.offset ?? 0,
     limit: page.limit ?? CONTEXT_ARTIFACTS_DEFAULT,
   });
-  const { deliverable, feedback, ...rest } = core;
-  return { ...rest, ...artifacts, deliverable, feedback };
+  const { deliverable, evidence, feedback, ...rest } = core;
+  return { ...rest, ...artifacts, deliverable, evidence, feedback };
 }
 
 /** get_research_context: the plan's whole context, recording that a session resumed it. */
@@ -534,6 +542,7 @@ export const stepContextOutput = z.object({
   step: stepDetail,
   leaseExpiresAt: z.string().nullable(),
   priorSteps: z.array(stepDetail),
+  evidence: planEvidenceOutput,
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
   artifactsNextOffset: z.number().int().nullable(),
@@ -571,6 +580,7 @@ export async function getStepContext(
       /** The step's lease, renewed by this call; null when the step is not in progress. */
       leaseExpiresAt,
       priorSteps: prior.map(stepView),
+      evidence: await loadPlanEvidence(tx, ctx, plan.id),
       ...(await artifactPage(tx, ctx, plan.id, {
         offset: input.artifactsOffset,
         limit: input.artifactsLimit,

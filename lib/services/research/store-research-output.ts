@@ -8,6 +8,7 @@ import "server-only";
 import { z } from "zod";
 import { researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { checkDeliverable, citationCheckOutput, citationHint } from "../evidence/check-deliverable";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { getPlan } from "../shared/plan-access";
@@ -57,6 +58,13 @@ export const storedOutputOutput = z.object({
   planId: z.string(),
   executionId: z.string().nullable(),
   createdAt: z.string(),
+  citationCheck: citationCheckOutput,
+  hint: z
+    .string()
+    .optional()
+    .describe(
+      "What to fix in the deliverable's citations before presenting it; absent when nothing.",
+    ),
 });
 
 export type StoredOutput = z.infer<typeof storedOutputOutput>;
@@ -69,6 +77,7 @@ export async function storeResearchOutput(
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
     const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
+    const citationCheck = await checkDeliverable(tx, ctx, plan.id, input.content);
     const [row] = await tx
       .insert(researchOutputs)
       .values({
@@ -78,14 +87,18 @@ export async function storeResearchOutput(
         outputMediaType: input.outputMediaType,
         content: input.content,
         formattingNotes: input.formattingNotes ?? null,
+        citationCheck,
       })
       .returning({ id: researchOutputs.id, createdAt: researchOutputs.createdAt });
     if (!row) throw new AppError("INTERNAL_ERROR", "The deliverable was not stored.");
+    const hint = citationHint(citationCheck);
     return {
       outputId: row.id,
       planId: plan.id,
       executionId,
       createdAt: row.createdAt.toISOString(),
+      citationCheck,
+      ...(hint ? { hint } : {}),
     };
   });
 }

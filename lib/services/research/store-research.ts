@@ -8,6 +8,7 @@ import "server-only";
 import { z } from "zod";
 import { researchArtifacts } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { recordEvidence } from "../evidence/record-evidence";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { getPlan, getStep } from "../shared/plan-access";
@@ -77,10 +78,8 @@ export async function storeResearch(
     );
   }
   return ctx.db.transaction(async (tx) => {
-    if (input.planId) {
-      await getPlan(tx, ctx, input.planId);
-      if (input.stepId) await getStep(tx, ctx, input.planId, input.stepId);
-    }
+    const plan = input.planId ? await getPlan(tx, ctx, input.planId) : undefined;
+    const step = plan && input.stepId ? await getStep(tx, ctx, plan.id, input.stepId) : undefined;
     const [row] = await tx
       .insert(researchArtifacts)
       .values({
@@ -101,6 +100,18 @@ export async function storeResearch(
         createdAt: researchArtifacts.createdAt,
       });
     if (!row) throw new AppError("INTERNAL_ERROR", "The artifact was not stored.");
+    // The pages an artifact came from are pages its plan read (docs/evidence.md).
+    if (plan && input.sourceUrls?.length) {
+      await recordEvidence(tx, ctx, {
+        planId: plan.id,
+        stepId: step?.id ?? null,
+        stepOrder: step?.stepOrder ?? null,
+        origin: "artifact",
+        fetched: input.sourceUrls.map((url) => ({ url })),
+        artifactId: row.id,
+        now: row.createdAt.toISOString(),
+      });
+    }
     return {
       artifactId: row.id,
       planId: row.planId,

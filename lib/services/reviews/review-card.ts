@@ -8,6 +8,7 @@
 import "server-only";
 import { z } from "zod";
 import { DECISION_POLICIES } from "../../plan-engine/states";
+import { planEvidenceOutput } from "../evidence/read-evidence";
 import { getPlanStatus, planStatusOutput } from "../plans/get-plan-status";
 import { submitUserDecisionInput, userDecisionOutput } from "../plans/submit-user-decision";
 import type { ServiceContext } from "../shared/context";
@@ -33,6 +34,8 @@ export const reviewCardOutput = z.object({
   planStatus: planStatusOutput.shape.status,
   /** The review waiting for a decision; null when none waits. */
   review: pendingReviewView.nullable(),
+  /** The plan's sources and claims: the card shows those up to the reviewed step. */
+  evidence: planEvidenceOutput,
   reviewUrl: z.string(),
   planUrl: z.string(),
   decisionPolicy: z.enum(DECISION_POLICIES),
@@ -70,6 +73,7 @@ export async function readReviewCard(
     planName: page.plan.name,
     planStatus: page.plan.status,
     review: pendingReviewOf(page, members),
+    evidence: page.evidence,
     reviewUrl: reviewPageUrl(planId),
     planUrl: planUrlOf(planId),
     decisionPolicy: answerer.decisionPolicy,

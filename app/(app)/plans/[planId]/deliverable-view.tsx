@@ -1,5 +1,6 @@
 import ReactMarkdown, { type Components, defaultUrlTransform } from "react-markdown";
 import remarkGfm from "remark-gfm";
+import { CitationCheckView } from "@/app/_components/evidence-view";
 import { Time } from "@/app/_components/time";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { isAllowedImageSource, isMarkdown } from "@/lib/web/deliverable";
@@ -64,6 +65,9 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
               <pre data-testid="deliverable">{deliverable.content}</pre>
             </details>
           )}
+          {deliverable.citationCheck ? (
+            <CitationCheckView check={deliverable.citationCheck} />
+          ) : null}
           {deliverable.formattingNotes ? (
             <p className="muted">Formatting notes: {deliverable.formattingNotes}</p>
           ) : null}

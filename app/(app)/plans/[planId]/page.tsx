@@ -3,6 +3,7 @@ import { headers } from "next/headers";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
+import { EvidenceSection, ReviewEvidence } from "@/app/_components/evidence-view";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
@@ -58,17 +59,23 @@ export default async function PlanPageView({
         planId={page.plan.planId}
         planStatus={page.plan.status}
         review={pendingReviewOf(page, members)}
+        evidence={<ReviewEvidence evidence={page.evidence} stepOrder={pendingStepOrder(page)} />}
         currentUserId={user.userId}
         members={members}
       />
       <DeliverableView page={page} origin={await pageOrigin()} />
       <ArtifactList page={page} />
+      <EvidenceSection page={page} />
       <StepsSection page={page} />
       <PlanPicture page={page} />
       <AuditTrail page={page} />
     </article>
   );
 }
+
+/** The step of the review waiting for a decision: its claims and those before it are shown with it. */
+const pendingStepOrder = (page: PlanPage) =>
+  page.reviews.find((r) => r.status === "pending")?.stepOrder ?? null;
 
 /** The plan as a flow of steps and conditions, and as a timeline. */
 function PlanPicture({ page }: { page: PlanPage }) {

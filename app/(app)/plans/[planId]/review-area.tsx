@@ -1,6 +1,6 @@
 "use client";
 
-import { useActionState } from "react";
+import { type ReactNode, useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment } from "@/app/_components/review/review-assignment";
 import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
@@ -12,7 +12,7 @@ import { decideReviewAction } from "./actions";
 
 /**
  * The checkpoint, led by what the person decides on: the agent's request and
- * proposal (ReviewContent), then the decision (ReviewDecisionForm), then its
+ * proposal (ReviewContent) and the claims so far with their sources, then the decision (ReviewDecisionForm), then its
  * deadline and assignee (ReviewFacts, ReviewAssignment). Stays mounted while
  * the page refreshes itself, so the reviewer's typing survives, and the answer
  * to their decision (including "the plan changed under you") stays on screen
@@ -26,12 +26,15 @@ export function ReviewArea({
   planId,
   planStatus,
   review,
+  evidence,
   currentUserId,
   members,
 }: {
   planId: string;
   planStatus: string;
   review: PendingReviewView | null;
+  /** The claims to check, rendered on the server (ReviewEvidence). */
+  evidence: ReactNode;
   currentUserId: string;
   members: TeamMember[];
 }) {
@@ -57,7 +60,7 @@ export function ReviewArea({
       aria-labelledby="review-heading"
       data-testid="review-panel"
     >
-      <ReviewLead review={review} />
+      <ReviewLead review={review}>{evidence}</ReviewLead>
       <ReviewDecisionForm
         key={reviewFormKey(review)}
         planId={planId}

@@ -1,0 +1,27 @@
+/**
+ * A plan's evidence as JSON for a reader outside Cairn (docs/evidence.md,
+ * "Export"): every source with its content digest, and every claim with its
+ * citations. Bounded by the plan's limits on sources and claims, so it is
+ * built whole rather than streamed.
+ */
+import "server-only";
+import type { ServiceContext } from "../shared/context";
+import { getPlan } from "../shared/plan-access";
+import { loadPlanEvidence } from "./read-evidence";
+
+export const EVIDENCE_EXPORT_FORMAT = "cairn-evidence/1";
+
+export async function exportPlanEvidence(ctx: ServiceContext, planId: string) {
+  return ctx.db.transaction(async (tx) => {
+    const plan = await getPlan(tx, ctx, planId);
+    const evidence = await loadPlanEvidence(tx, ctx, plan.id);
+    return {
+      format: EVIDENCE_EXPORT_FORMAT,
+      planId: plan.id,
+      planName: plan.name,
+      researchQuestion: plan.researchQuestion,
+      exportedAt: new Date().toISOString(),
+      ...evidence,
+    };
+  });
+}

@@ -1,0 +1,275 @@
+/**
+ * Writes a step's evidence (docs/evidence.md) inside its caller's transaction:
+ * the sources it read, merged into the plan's by canonical key, its claims, and
+ * the `evidence_recorded` audit row. submit_step_result, add_step_evidence and
+ * store_research all write through here.
+ */
+import "server-only";
+import { and, count, eq, inArray, max, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../../db/client";
+import { planSources, stepClaims } from "../../db/schema";
+import { AppError } from "../../plan-engine/app-error";
+import {
+  type ClaimInput,
+  claimStatus,
+  keyClaims,
+  mergeSourceReads,
+  normalContentDigest,
+  type SourceRead,
+} from "../../plan-engine/evidence";
+import { canonicalSourceKey } from "../../plan-engine/source-key";
+import { writeAuditLog } from "../shared/audit";
+import type { ServiceContext } from "../shared/context";
+
+/** A plan reads at most this many sources and makes this many claims (docs/evidence.md, "Limits"). */
+export const MAX_PLAN_SOURCES = 500;
+export const MAX_PLAN_CLAIMS = 500;
+export const MAX_SOURCES_PER_CHANGE = 100;
+export const MAX_CLAIMS_PER_CHANGE = 50;
+export const MAX_CITATIONS_PER_CLAIM = 20;
+export const MAX_EXTRACT_CHARS = 4_000;
+const MAX_TITLE_CHARS = 500;
+
+const sourceField = z
+  .string()
+  .trim()
+  .max(2_000)
+  .refine((text) => canonicalSourceKey(text) !== undefined, {
+    message:
+      "must be an http(s) URL, a DOI (10.…, doi:10.…, https://doi.org/10.…) or an arXiv id (arXiv:2101.01234)",
+  });
+
+const sourceInput = z.object({
+  url: sourceField.describe("The page, DOI or arXiv id read, in any usual spelling."),
+  title: z.string().trim().max(MAX_TITLE_CHARS).optional(),
+  extract: z
+    .string()
+    .trim()
+    .max(MAX_EXTRACT_CHARS)
+    .optional()
+    .describe("What you took from it: the facts or passage used."),
+  contentDigest: z
+    .string()
+    .trim()
+    .max(80)
+    .refine((digest) => normalContentDigest(digest) !== undefined, {
+      message: "must be the SHA-256 of the text you read, as 64 hex digits (optionally sha256:…)",
+    })
+    .optional()
+    .describe("SHA-256 of the text you read, so a later reader can tell whether the page changed."),
+});
+
+const citationInput = z.object({
+  source: sourceField.describe(
+    "The source, as read by this step (webFetches or evidence.sources) or an earlier one.",
+  ),
+  quote: z.string().trim().max(2_000).optional().describe("The passage that bears on the claim."),
+  locator: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .describe("Where in the source: page, section, table."),
+});
+
+const claimInput = z.object({
+  text: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(2_000)
+    .describe("One claim, in a sentence."),
+  key: z
+    .boolean()
+    .optional()
+    .describe("true for a claim the deliverable must rest on (its sources should be cited there)."),
+  supports: z.array(citationInput).max(MAX_CITATIONS_PER_CLAIM).optional(),
+  contradicts: z.array(citationInput).max(MAX_CITATIONS_PER_CLAIM).optional(),
+});
+
+export const evidenceInput = z
+  .object({
+    sources: z
+      .array(sourceInput)
+      .max(MAX_SOURCES_PER_CHANGE)
+      .optional()
+      .describe("Pages read beyond webFetches, or with their extract and digest."),
+    claims: z
+      .array(claimInput)
+      .max(MAX_CLAIMS_PER_CHANGE)
+      .optional()
+      .describe(
+        "The claims the step makes, each with the sources that support it (quote or locator) and any that contradict it. A claim with no support is flagged unsupported; one with a contradiction, contested.",
+      ),
+  })
+  .describe(
+    "Evidence for a reviewer: every page in webFetches becomes a source of the plan (merged by canonical URL, DOI or arXiv id); list claims here.",
+  );
+
+export type EvidenceInput = z.output<typeof evidenceInput>;
+
+/** What a change recorded, as the tools answer it. */
+export const recordedEvidenceOutput = z.object({
+  sources: z.number().describe("Sources this change read (after merging spellings)."),
+  newSources: z.number().describe("Of those, sources the plan had not read before."),
+  claims: z.array(
+    z.object({ text: z.string(), status: z.enum(["unsupported", "contested", "supported"]) }),
+  ),
+});
+
+export type RecordedEvidence = z.infer<typeof recordedEvidenceOutput>;
+
+type ChangeBase = {
+  planId: string;
+  stepOrder: number | null;
+  /** Read from the execution report or an artifact: what names no page is left out. */
+  fetched: readonly SourceRead[];
+  now: string;
+};
+
+/** A step's result or an addition to it (claims need their step), or an artifact's sources. */
+export type EvidenceChange = ChangeBase &
+  (
+    | { origin: "step_result" | "added"; stepId: string; evidence: EvidenceInput | undefined }
+    | { origin: "artifact"; stepId: string | null; artifactId: string; evidence?: undefined }
+  );
+
+const clip = (text: string | undefined, chars: number) =>
+  text === undefined ? undefined : text.slice(0, chars);
+
+/** Whether a change has anything to record; the one-statement submit is taken only when not. */
+export function hasEvidence(fetched: readonly SourceRead[], evidence: EvidenceInput | undefined) {
+  return (
+    (evidence?.sources?.length ?? 0) > 0 ||
+    (evidence?.claims?.length ?? 0) > 0 ||
+    mergeSourceReads(fetched).sources.length > 0
+  );
+}
+
+function refuse(message: string): never {
+  throw new AppError("VALIDATION_ERROR", message);
+}
+
+export async function recordEvidence(
+  tx: Transaction,
+  ctx: ServiceContext,
+  change: EvidenceChange,
+): Promise<RecordedEvidence> {
+  const explicit: SourceRead[] = change.evidence?.sources ?? [];
+  const fetched = change.fetched.map((read) => ({
+    ...read,
+    title: clip(read.title, MAX_TITLE_CHARS),
+    extract: clip(read.extract, MAX_EXTRACT_CHARS),
+  }));
+  // Explicit sources first: their title, extract and digest win over a fetch's.
+  const { sources } = mergeSourceReads([...explicit, ...fetched]);
+  const claimsIn: ClaimInput[] = change.evidence?.claims ?? [];
+  const cited = claimsIn.flatMap((claim) =>
+    [...(claim.supports ?? []), ...(claim.contradicts ?? [])].flatMap(
+      (citation) => canonicalSourceKey(citation.source)?.key ?? [],
+    ),
+  );
+  const wanted = [...new Set([...sources.map((s) => s.key), ...cited])];
+  const tenantPlan = and(
+    eq(planSources.tenantId, ctx.tenantId),
+    eq(planSources.planId, change.planId),
+  );
+  const existing =
+    wanted.length === 0
+      ? []
+      : await tx
+          .select({ key: planSources.canonicalKey })
+          .from(planSources)
+          .where(and(tenantPlan, inArray(planSources.canonicalKey, wanted)));
+  const known = new Set([...existing.map((row) => row.key), ...sources.map((s) => s.key)]);
+  const { claims, errors } = keyClaims(claimsIn, known);
+  if (errors.length > 0) refuse(`evidence.${errors.join("; evidence.")}.`);
+
+  const existingKeys = new Set(existing.map((row) => row.key));
+  const added = sources.filter((source) => !existingKeys.has(source.key));
+  if (added.length > 0) {
+    const [held] = await tx.select({ n: count() }).from(planSources).where(tenantPlan);
+    if ((held?.n ?? 0) + added.length > MAX_PLAN_SOURCES) {
+      refuse(
+        `evidence: the plan would read ${(held?.n ?? 0) + added.length} sources, over the limit of ${MAX_PLAN_SOURCES}; record the sources the findings rest on, not every page visited.`,
+      );
+    }
+  }
+  if (sources.length > 0) {
+    // A page read again keeps its first reading; a title, extract or digest it
+    // lacked is filled in from this one.
+    await tx
+      .insert(planSources)
+      .values(
+        sources.map((source) => ({
+          tenantId: ctx.tenantId,
+          planId: change.planId,
+          canonicalKey: source.key,
+          kind: source.kind,
+          href: source.href,
+          title: source.title,
+          extract: source.extract,
+          contentDigest: source.contentDigest,
+          firstStepId: change.stepId,
+          firstReadAt: new Date(change.now),
+        })),
+      )
+      .onConflictDoUpdate({
+        target: [planSources.planId, planSources.canonicalKey],
+        set: {
+          title: sql`coalesce(${planSources.title}, excluded.title)`,
+          extract: sql`coalesce(${planSources.extract}, excluded.extract)`,
+          contentDigest: sql`coalesce(${planSources.contentDigest}, excluded.content_digest)`,
+        },
+      });
+  }
+
+  if (claims.length > 0 && change.origin !== "artifact") {
+    const stepId = change.stepId;
+    const [held] = await tx
+      .select({ n: count(), last: max(stepClaims.position) })
+      .from(stepClaims)
+      .where(and(eq(stepClaims.tenantId, ctx.tenantId), eq(stepClaims.planId, change.planId)));
+    if ((held?.n ?? 0) + claims.length > MAX_PLAN_CLAIMS) {
+      refuse(
+        `evidence.claims: the plan would hold ${(held?.n ?? 0) + claims.length} claims, over the limit of ${MAX_PLAN_CLAIMS}; report the claims the findings rest on.`,
+      );
+    }
+    const first = (held?.last ?? -1) + 1;
+    await tx.insert(stepClaims).values(
+      claims.map((claim, i) => ({
+        tenantId: ctx.tenantId,
+        planId: change.planId,
+        stepId,
+        position: first + i,
+        text: claim.text,
+        keyClaim: claim.key,
+        supports: [...claim.supports],
+        contradicts: [...claim.contradicts],
+      })),
+    );
+  }
+
+  const recorded = claims.map((claim) => ({ text: claim.text, status: claimStatus(claim) }));
+  if (added.length > 0 || claims.length > 0) {
+    await writeAuditLog(tx, ctx, {
+      eventType: "evidence_recorded",
+      planId: change.planId,
+      stepId: change.stepId,
+      payload: {
+        origin: change.origin,
+        stepOrder: change.stepOrder,
+        newSources: added.map((source) => source.key),
+        claims: claims.map((claim) => ({
+          text: claim.text,
+          status: claimStatus(claim),
+          supports: claim.supports.map((c) => c.sourceKey),
+          contradicts: claim.contradicts.map((c) => c.sourceKey),
+        })),
+        ...(change.origin === "artifact" ? { artifactId: change.artifactId } : {}),
+      },
+    });
+  }
+  return { sources: sources.length, newSources: added.length, claims: recorded };
+}
