@@ -49,9 +49,16 @@ function host(): Promise<string> {
   return hostScript;
 }
 
+/** A host declares the MCP Apps extension (a 2026-07-28 request carries it on every call). */
+const RENDERS_APPS = {
+  extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+};
+
 function connect(era: Era, mcpUrl: string, credential: string): Promise<HostClient> {
   return era === "2026-07-28"
-    ? (connectModernAgent(mcpUrl, credential) as Promise<HostClient>)
+    ? (connectModernAgent(mcpUrl, credential, {
+        capabilities: RENDERS_APPS,
+      }) as Promise<HostClient>)
     : connectAgent(mcpUrl, credential);
 }
 
@@ -174,11 +181,26 @@ for (const backend of BACKENDS) {
           const planId = await checkpointPlan(client, 2);
 
           let next = await client.ok("get_next_step", { planId });
-          let card = await showCard(
-            page,
-            client,
-            await requestReview(client, planId, next.step.stepId, "Three pumps fit."),
-          );
+          const asked = await requestReview(client, planId, next.step.stepId, "Three pumps fit.");
+          if (era === "2026-07-28") {
+            // The same person's connection in a client that does not render MCP Apps:
+            // its model would see the card's tools, so they answer it nothing.
+            const plain = await connectModernAgent(app.mcpUrl, personToken);
+            try {
+              const refused = await plain.fails("decide_in_review_card", {
+                planId,
+                reviewRequestId: asked.result.reviewRequestId,
+                contentDigest: asked.result.contentDigest,
+                decision: "approve",
+              });
+              expect(refused).toMatch(
+                /^FORBIDDEN: decide_in_review_card is for Cairn's MCP App cards/,
+              );
+            } finally {
+              await plain.close();
+            }
+          }
+          let card = await showCard(page, client, asked);
           await expect(
             card.getByRole("heading", { name: "Your review is needed on step 1" }),
           ).toBeVisible();

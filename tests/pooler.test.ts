@@ -10,6 +10,9 @@
  *   silent ROLLBACK there): Cairn finds the pooler when it opens, says what to
  *   set and sends its statements unprepared.
  *
+ * In process (the use cases on a pooled client) and over /api/mcp (the
+ * production server given the pooler's URL, agents on the MCP SDK client).
+ *
  * On PostgreSQL itself: a commit answered with ROLLBACK is an error, a
  * transaction whose connection closes fails at once with a retryable error, and a
  * prepared statement the server lost (a pooler Cairn did not find when it
@@ -25,8 +28,10 @@ import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { selectRows } from "@/lib/db/rows";
 import { tenants } from "@/lib/db/schema";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { startAppServer } from "./support/app-server";
 import { createPostgresDatabase, testPostgresUrl } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
+import { type Agent, connectAgent } from "./support/mcp-client";
 import { type PgBouncer, startPgBouncer } from "./support/pgbouncer";
 import { expectEverythingKept, runPlans } from "./support/plan-runs";
 
@@ -88,6 +93,44 @@ describe("behind PgBouncer in transaction mode", () => {
       handle = undefined;
     }
   });
+});
+
+describe("over /api/mcp, the production server behind PgBouncer in transaction mode", () => {
+  for (const setting of ["off", "on"] as const) {
+    it(`with CAIRN_PREPARED_STATEMENTS=${setting}: every agent's plans done, nothing lost, nothing handed out twice`, async () => {
+      let bouncer: PgBouncer | undefined;
+      const app = await startAppServer("postgres", {
+        env: { CAIRN_PREPARED_STATEMENTS: setting },
+        serveThrough: async (url) => {
+          bouncer = await startPgBouncer({ serverUrl: url, poolMode: "transaction", poolSize: 3 });
+          return bouncer.url;
+        },
+      });
+      const agents = await Promise.all(
+        Array.from({ length: AGENTS }, () => connectAgent(app.mcpUrl, app.tenantA.key)),
+      );
+      const direct = await app.openDatabase();
+      try {
+        const run = await runPlans((index) => agents[index] as Agent, {
+          agents: AGENTS,
+          plansEach: PLANS_EACH,
+          steps: STEPS,
+        });
+        expect(run.errors).toEqual([]);
+        expect(run.plans.length).toBe(AGENTS * PLANS_EACH);
+        await expectEverythingKept(direct.db, run, STEPS);
+        // The stock setting behind the pooler: the server said what to set when it opened.
+        expect(app.serverOutput().includes("Set CAIRN_PREPARED_STATEMENTS=off")).toBe(
+          setting === "on",
+        );
+      } finally {
+        await Promise.all(agents.map((agent) => agent.close()));
+        await direct.close();
+        await app.stop();
+        await bouncer?.stop();
+      }
+    }, 240_000);
+  }
 });
 
 /** How many times Cairn logged what to set behind a transaction pooler. */

@@ -10,6 +10,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { ReadResourceResult } from "@modelcontextprotocol/server";
+import { z } from "zod";
 
 export const REVIEW_CARD_URI = "ui://cairn/review-card.html";
 export const PLAN_CARD_URI = "ui://cairn/plan-card.html";
@@ -65,3 +66,33 @@ export function cardLink(uri: CardUri) {
 
 /** An app-only tool: hidden from the model, callable by Cairn's cards through the host. */
 export const APP_ONLY = { ui: { visibility: ["app"] } };
+
+export function isAppOnly(tool: { _meta?: Record<string, unknown> | undefined }): boolean {
+  const visibility = (tool._meta?.ui as { visibility?: unknown } | undefined)?.visibility;
+  return Array.isArray(visibility) && visibility.length === 1 && visibility[0] === "app";
+}
+
+/** The extension's id in a client's capabilities. */
+const APPS_EXTENSION = "io.modelcontextprotocol/ui";
+
+const envelopeCapabilities = z.object({
+  "io.modelcontextprotocol/clientCapabilities": z
+    .object({ extensions: z.record(z.string(), z.unknown()).optional() })
+    .loose(),
+});
+
+/**
+ * Whether the client of a request may call the cards' app-only tools. A host
+ * that renders MCP Apps keeps them from its model; a client that does not
+ * would show them to it, so a 2026-07-28 request whose client declared its
+ * capabilities without the Apps extension is refused them. A 2025-era
+ * request carries no capabilities (they were declared once, at initialize, on
+ * a session this stateless route does not keep): allowed, on the trust an admin
+ * gives the connected apps of the team (docs/mcp-apps.md).
+ */
+export function mayCallAppOnly(envelope: unknown): boolean {
+  const parsed = envelopeCapabilities.safeParse(envelope ?? {});
+  if (!parsed.success) return true;
+  const declared = parsed.data["io.modelcontextprotocol/clientCapabilities"];
+  return Object.hasOwn(declared.extensions ?? {}, APPS_EXTENSION);
+}

@@ -21,6 +21,7 @@ import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
 import { recordToolCallLater } from "../services/shared/tool-call-log";
 import { refuseUnknownFields } from "../services/shared/validation";
+import { isAppOnly, mayCallAppOnly } from "./apps";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
@@ -223,6 +224,12 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
       try {
         // Here for every tool, whether or not its use case parses its input.
         refuseUnknownFields(tool.inputSchema, args);
+        if (isAppOnly(tool) && !mayCallAppOnly(requestCtx.mcpReq.envelope)) {
+          throw new AppError(
+            "FORBIDDEN",
+            `${tool.name} is for Cairn's MCP App cards, in hosts that render them: this client did not declare the MCP Apps extension (io.modelcontextprotocol/ui). Show the person the review page (request_user_review's reviewUrl) instead.`,
+          );
+        }
         // Whose answer a form would be is read only when a form is answered or due.
         let reviewClient: Promise<ReviewClient | undefined> | undefined;
         const clientOfReview = () => {

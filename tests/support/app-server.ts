@@ -71,6 +71,11 @@ export type AppServer = RunningApp & Seed;
 export type AppServerOptions = {
   stallThresholdSeconds?: number;
   env?: Record<string, string>;
+  /**
+   * PostgreSQL only: the URL the server is given for the database it was
+   * seeded on (migrated and seeded directly), e.g. a pooler in front of it.
+   */
+  serveThrough?: (databaseUrl: string) => Promise<string>;
 };
 
 async function seedTenant(handle: DatabaseHandle, name: string): Promise<Tenant> {
@@ -151,7 +156,10 @@ async function launch(
   }
 
   const env = {
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL:
+      options.serveThrough && backend === "postgres"
+        ? await options.serveThrough(databaseUrl)
+        : databaseUrl,
     CAIRN_DATA_DIR: dataDir,
     CAIRN_STALL_THRESHOLD_SECONDS: String(options.stallThresholdSeconds ?? 1800),
     AUTH_SECRET: "test-secret-test-secret-test-secret-1234",

@@ -1,6 +1,6 @@
 /**
- * Many agents running plans to the end through the tools' use cases, as the
- * pooler and failover tests need them: every call the database could not serve
+ * Many agents running plans to the end, through the tools' use cases in process
+ * or over /api/mcp, as the pooler and failover tests need them: every call the database could not serve
  * (DATABASE_UNAVAILABLE) is retried after a pause, and what Cairn acknowledged
  * (a plan created, a step handed out, a result taken) is recorded, to check
  * afterwards against what the database kept.
@@ -42,7 +42,7 @@ export function newPlanRun(): PlanRun {
  * runs out.
  */
 export async function runPlans(
-  agentFor: (index: number) => InProcessAgent,
+  agentFor: (index: number) => Pick<InProcessAgent, "call">,
   options: {
     agents: number;
     plansEach: number;
@@ -54,7 +54,11 @@ export async function runPlans(
 ): Promise<PlanRun> {
   const { retryMs = 100, giveUpMs = 60_000 } = options;
 
-  async function retried(agent: InProcessAgent, name: string, args: Record<string, unknown>) {
+  async function retried(
+    agent: Pick<InProcessAgent, "call">,
+    name: string,
+    args: Record<string, unknown>,
+  ) {
     let firstFailure: number | undefined;
     for (;;) {
       const answer = await agent.call(name, args);
