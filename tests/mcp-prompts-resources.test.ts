@@ -300,7 +300,7 @@ describe.each(BACKENDS)("prompts and resources on %s", (backend) => {
       const { resources } = await beta.client.listResources();
       expect(resources.map((r) => r.uri)).toEqual(["cairn://plans/active"]);
       const active = await beta.client.readResource({ uri: "cairn://plans/active" });
-      expect(JSON.parse(resourceText(active.contents))).toEqual({ plans: [] });
+      expect(JSON.parse(resourceText(active.contents))).toEqual({ plans: [], nextCursor: null });
     } finally {
       await beta.close();
     }
