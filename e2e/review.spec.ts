@@ -1,4 +1,12 @@
-import { expect, keepScreenshot, planAwaitingReview, report, signIn, test } from "./fixtures";
+import {
+  expect,
+  expectHydrated,
+  keepScreenshot,
+  planAwaitingReview,
+  report,
+  signIn,
+  test,
+} from "./fixtures";
 
 test("modify with feedback, then approve: the agent sees the feedback and the plan completes", async ({
   page,
@@ -17,6 +25,8 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
     "Found 4 sources on Heat pumps. Should I go deeper on costs?",
   );
   await keepScreenshot(page, "plan-review-panel");
+  // The page's own check runs once React has hydrated it (before, the server refuses).
+  await expectHydrated(page);
 
   // Modify without feedback is refused in the page; with feedback it goes through.
   await panel.getByRole("button", { name: "Modify with feedback" }).click();
