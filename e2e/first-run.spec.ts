@@ -5,10 +5,12 @@ import { connectAgent, report } from "../tests/support/mcp-client";
 import { keepScreenshot, watchedTest } from "./fixtures";
 
 const test = watchedTest.extend<{ fresh: RunningApp }>({
-  // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures must destructure their dependencies, here none
-  fresh: async ({}, use) => {
+  fresh: async ({ page }, use) => {
     const app = await startFreshAppServer("pglite");
     await use(app);
+    // The page leaves first: a plan page still refreshing itself would log the
+    // stopped server's refused connections as console errors.
+    await page.goto("about:blank");
     await app.stop();
   },
 });

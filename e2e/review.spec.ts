@@ -18,7 +18,7 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
 
   await expect(page.getByTestId("inbox")).toContainText(/[1-9]/);
   await page.getByTestId("inbox").click();
-  await page.getByRole("link", { name: "Heat pumps" }).click();
+  await page.getByRole("link", { name: "Heat pumps", exact: true }).click();
   const panel = page.getByTestId("review-panel");
   await expect(panel).toBeVisible();
   await expect(page.getByTestId("review-summary")).toHaveText(
