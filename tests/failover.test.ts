@@ -89,7 +89,7 @@ describe("a primary failing over to its synchronous standby", () => {
 
       const firstWrite = Math.min(...run.writtenAt.filter((at) => at >= promotedAt)) - promotedAt;
       console.info(
-        `Failover: first acknowledged write ${firstWrite} ms after the promote; ${run.errors.length} calls answered DATABASE_UNAVAILABLE and were retried.`,
+        `Failover: first acknowledged write ${firstWrite} ms after the promote; ${run.errors.length} calls answered DATABASE_UNAVAILABLE and were retried; ${run.storedBeforeAnswer} results were found stored on the retry.`,
       );
       expect(firstWrite).toBeLessThan(10_000);
       expect(run.errors.length).toBeGreaterThan(0);

@@ -24,8 +24,8 @@
  *   gives up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection
  *   closes fails at once (postgres.js would hang its next statement and throw
  *   an uncaught TypeError, its issues #1154 and #1208).
- * - A statement refused as read-only (a standby) drops every connection, so the
- *   pool connects afresh and finds the primary.
+ * - A statement refused as read-only (a standby) or whose connection was lost
+ *   drops every connection, so the pool connects afresh and finds the primary.
  */
 import "server-only";
 import postgres from "postgres";
@@ -37,6 +37,8 @@ const CONNECT_TIMEOUT_SECONDS = 5;
 const RENEW_AT_MOST_EVERY_MS = 5_000;
 /** The longest a statement in a transaction may run (migrations excepted). */
 const STATEMENT_TIMEOUT_MS = 30_000;
+/** How long past the server's own deadline the client waits before it deems the server lost. */
+const CLIENT_MARGIN_MS = 5_000;
 
 export type PostgresClientOptions = {
   url: string;
@@ -44,6 +46,8 @@ export type PostgresClientOptions = {
   /** Named prepared statements (CAIRN_PREPARED_STATEMENTS); off for a pooler that cannot carry them. */
   preparedStatements: boolean;
   onQuery?: (query: string) => void;
+  /** STATEMENT_TIMEOUT_MS unless given (tests shorten it to see a deadline pass). */
+  statementTimeoutMs?: number;
 };
 
 export type PostgresClient = {
@@ -72,6 +76,20 @@ class CommitNotCarriedOut extends Error {
 
 const PREPARED_STATEMENT_MISSING = new Set(["26000", "42P05"]);
 const READ_ONLY = "25006";
+/**
+ * A connection lost under a statement (a server shut down or failed over) or
+ * one that stopped answering (a statement past its deadline). Its pool is
+ * replaced: postgres.js 3.4.9 keeps a lost connection's last error and fails
+ * the first query it runs after reconnecting with it (its issue #1223), and a
+ * connection whose host is gone holds every statement queued behind it.
+ */
+const CONNECTION_LOST = new Set([
+  "57P01",
+  "57P02",
+  "CONNECTION_CLOSED",
+  "ECONNRESET",
+  "CONNECT_TIMEOUT",
+]);
 
 /** The SQLSTATE or driver code of an error, through drizzle's wrapping. */
 function codeOf(error: unknown): string | undefined {
@@ -88,14 +106,13 @@ type Pending = postgres.PendingQuery<postgres.Row[]>;
 /** What drizzle uses of a postgres.js query: awaiting it, or its rows as arrays. */
 type QueryStandIn = PromiseLike<unknown> & { values(): PromiseLike<unknown> };
 
-/** Past the server's own deadline: the server did not answer at all (a lost host). */
-const CLIENT_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 5_000;
+/** How often the statements in flight are checked against their deadline. */
+const SWEEP_EVERY_MS = 1_000;
 
-function deadlinePassed(): Error {
-  return Object.assign(
-    new Error(`The database did not answer within ${CLIENT_DEADLINE_MS / 1000} seconds.`),
-    { code: "CONNECT_TIMEOUT" },
-  );
+function deadlinePassed(ms: number): Error {
+  return Object.assign(new Error(`The database did not answer within ${ms / 1000} seconds.`), {
+    code: "CONNECT_TIMEOUT",
+  });
 }
 
 /**
@@ -115,7 +132,7 @@ async function reserveWithin(
         timer = setTimeout(() => {
           late = true;
           waiting.then((reserved) => reserved.release()).catch(() => {});
-          reject(deadlinePassed());
+          reject(deadlinePassed(ms));
         }, ms);
       }),
     ]);
@@ -125,42 +142,76 @@ async function reserveWithin(
 }
 
 /**
- * A query's stand-in that observes its failure, has a deadline (`deadlineMs`,
- * none when undefined: the query is cancelled and the call fails), and loses a
- * race against its transaction's connection closing.
+ * The statements in flight that have a deadline: one sweep a second fails
+ * those past it, instead of a timer per statement on the loop's hot path (the
+ * benchmark's core step). So a statement past its deadline fails between `ms`
+ * and a second later.
+ */
+class Deadlines {
+  private readonly waiting = new Set<{ since: number; expire: (error: Error) => void }>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(readonly ms: number) {}
+
+  /** `expire` runs once the deadline passed, unless `done` (what this returns) ran first. */
+  start(expire: (error: Error) => void): () => void {
+    const entry = { since: Date.now(), expire };
+    this.waiting.add(entry);
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.sweep(), SWEEP_EVERY_MS);
+      // A process with nothing else to do must not stay up for the sweep.
+      this.sweeper.unref();
+    }
+    return () => this.waiting.delete(entry);
+  }
+
+  private sweep() {
+    const now = Date.now();
+    for (const entry of this.waiting) {
+      if (now - entry.since < this.ms) continue;
+      this.waiting.delete(entry);
+      entry.expire(deadlinePassed(this.ms));
+    }
+    if (this.waiting.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+}
+
+/**
+ * A query's stand-in that observes its failure, has a deadline (none when
+ * `deadlines` is undefined: the query is cancelled and the call fails), and
+ * loses a race against its transaction's connection closing.
  */
 function watched(
   query: Pending,
   onError: (error: unknown) => void,
-  deadlineMs: number | undefined,
+  deadlines: Deadlines | undefined,
   closed?: Promise<never>,
 ) {
-  const settle = <T>(promise: Promise<T>) => {
-    let timer: NodeJS.Timeout | undefined;
-    const racers: Promise<T>[] = [promise];
-    if (closed) racers.push(closed);
-    if (deadlineMs !== undefined) {
-      racers.push(
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            query.cancel();
-            reject(deadlinePassed());
-          }, deadlineMs);
-        }),
-      );
-    }
-    return Promise.race(racers).then(
-      (value) => {
-        clearTimeout(timer);
-        return value;
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
+  const settle = <T>(promise: Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        done?.();
         onError(error);
-        throw error;
-      },
-    );
-  };
+        reject(error);
+      };
+      const done = deadlines?.start((error) => {
+        query.cancel();
+        fail(error);
+      });
+      promise.then((value) => {
+        if (settled) return;
+        settled = true;
+        done?.();
+        resolve(value);
+      }, fail);
+      closed?.catch(fail);
+    });
   const stand: QueryStandIn = {
     values: () => settle(query.values()),
     // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
@@ -213,10 +264,12 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     logWarning(POOLER_ADVICE);
   }
   let deadline = true;
-  /** Transactions whose `begin` is on its way, by the number in its text; then by connection id. */
-  const beginning = new Map<number, (connection: number) => void>();
+  const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+  // Past the server's own deadline: the server did not answer at all (a lost host).
+  const deadlines = new Deadlines(statementTimeoutMs + CLIENT_MARGIN_MS);
+  /** What a transaction does when its connection closes, by connection id. */
   const onClose = new Map<number, () => void>();
-  let transactions = 0;
+  const { onQuery } = options;
 
   // postgres.js reads connect_timeout from the URL too; an operator's choice there wins.
   const connectTimeout = /[?&]connect_timeout=/.test(options.url)
@@ -229,16 +282,12 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       prepare,
       ...connectTimeout,
       onnotice: () => {},
-      // The one hook that names the connection a query went to: a transaction
-      // learns its connection from its `begin`, to fail at once when it closes.
-      // With it set, postgres.js makes a failed query's statement and values
+      // Counting statements (the server-step bench) needs postgres.js's debug
+      // hook, which makes it capture a stack for every query: only then. With
+      // it set, postgres.js makes a failed query's statement and values
       // enumerable on its error; lib/log.ts masks such errors by their shape,
       // whatever is enumerable (tests/log-masking-http.test.ts).
-      debug: (connection: number, query: string) => {
-        options.onQuery?.(query);
-        const number = /^begin \/\* cairn (\d+) \*\//.exec(query)?.[1];
-        if (number !== undefined) beginning.get(Number(number))?.(connection);
-      },
+      ...(onQuery ? { debug: (_connection: number, query: string) => onQuery(query) } : {}),
       onclose: (connection: number) => onClose.get(connection)?.(),
     });
 
@@ -275,6 +324,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       renew(
         "The database refused a write as read-only (a standby): reconnecting to find the primary. Add target_session_attrs=primary to a multi-host DATABASE_URL.",
       );
+    } else if (code && CONNECTION_LOST.has(code)) {
+      // Not held back like the standby's refusals: statements that failed
+      // together on one pool renew it once (the others are from the old pool).
+      renew("A database connection was lost or stopped answering: reconnecting.", true);
     }
   }
 
@@ -294,7 +347,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
         prepare: true,
       }),
       (error) => observe(pool, error),
-      deadline ? CLIENT_DEADLINE_MS : undefined,
+      deadline ? deadlines : undefined,
       closed,
     );
   }
@@ -306,8 +359,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
   async function transaction<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
     const pool = current;
     // While no primary is reachable postgres.js waits for one without end.
-    const reserved = await reserveWithin(pool.reserve(), CLIENT_DEADLINE_MS);
-    const number = ++transactions;
+    const reserved = await reserveWithin(pool.reserve(), deadlines.ms);
     let connection: number | undefined;
     let isClosed = false;
     let rejectClosed: (error: Error) => void = () => {};
@@ -315,13 +367,15 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       rejectClosed = reject;
     });
     closed.catch(() => {});
-    beginning.set(number, (id) => {
+    // postgres.js names the connection a query went to only to its `onexecute`
+    // (its own `begin` learns its connection the same way).
+    const onexecute = ({ id }: { id: number }) => {
       connection = id;
       onClose.set(id, () => {
         isClosed = true;
         rejectClosed(connectionClosed());
       });
-    });
+    };
     let savepoints = 0;
     const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
       if (isClosed) {
@@ -355,8 +409,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       }) as unknown as postgres.Sql;
 
     try {
-      const timeout = deadline ? `; set local statement_timeout = ${STATEMENT_TIMEOUT_MS}` : "";
-      await send(`begin /* cairn ${number} */${timeout}`);
+      const timeout = deadline ? `; set local statement_timeout = ${statementTimeoutMs}` : "";
+      await send(`begin${timeout}`, [], { onexecute } as postgres.UnsafeQueryOptions);
       let result: T;
       try {
         result = await body(scoped());
@@ -368,7 +422,6 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       if (answer.command !== "COMMIT") throw new CommitNotCarriedOut(answer.command ?? "nothing");
       return result;
     } finally {
-      beginning.delete(number);
       if (connection !== undefined) onClose.delete(connection);
       // A closed connection is back in postgres.js's closed queue already;
       // released, it would be handed out with no socket.
