@@ -2,11 +2,13 @@
  * The claim rule: which step get_next_step hands out (docs/execution-loop.md).
  * A step is free when it is pending, or in progress with no live lease (its
  * lease ran out, or a reviewer's modify released it: no expiry); the plan's
- * first free step in step order is the one handed out. The SQL form of the same
- * rule is `CLAIMABLE_STEP` in lib/services/loop/leases.ts, and
- * tests/use-cases/claim-rule.test.ts checks on both databases that the two agree.
+ * first free step in step order is the one handed out, unless a checkpoint
+ * nobody has decided comes before it (docs/reviews.md). The SQL form of the
+ * same rule is `claimableStep` and `notHeldByCheckpoint` in
+ * lib/services/loop/leases.ts, and tests/use-cases/claim-rule.test.ts checks on
+ * both databases that the two agree.
  */
-import type { StepStatus } from "./states";
+import type { StepStatus, StepType } from "./states";
 import { transitionStep } from "./transitions";
 
 /** The status a hand-out moves a step to (checked against the step state machine at load). */
@@ -25,10 +27,38 @@ export function isClaimable(step: ClaimableStep, now: Date): boolean {
   );
 }
 
-/** The step a hand-out would take now: the first claimable one in step order. */
-export function firstClaimable<S extends ClaimableStep & { readonly stepOrder: number }>(
-  steps: readonly S[],
-  now: Date,
-): S | undefined {
-  return [...steps].sort((a, b) => a.stepOrder - b.stepOrder).find((s) => isClaimable(s, now));
+/** The step statuses of a checkpoint nobody has decided yet. */
+export const UNDECIDED_CHECKPOINT_STATUSES = [
+  "pending",
+  "in_progress",
+  "awaiting_input",
+] as const satisfies readonly StepStatus[];
+
+/**
+ * A checkpoint holds every step after it until a person has decided it: none
+ * is handed out or run by Cairn before (docs/reviews.md), whether or not the
+ * checkpoint has been put up for review yet.
+ */
+export function holdsStepsAfter(step: {
+  readonly stepType?: string;
+  readonly status: StepStatus;
+}): boolean {
+  return (
+    step.stepType === "checkpoint" &&
+    (UNDECIDED_CHECKPOINT_STATUSES as readonly StepStatus[]).includes(step.status)
+  );
+}
+
+/**
+ * The step a hand-out would take now: the first claimable one in step order,
+ * unless a checkpoint nobody has decided comes before it.
+ */
+export function firstClaimable<
+  S extends ClaimableStep & { readonly stepOrder: number; readonly stepType: StepType },
+>(steps: readonly S[], now: Date): S | undefined {
+  for (const step of [...steps].sort((a, b) => a.stepOrder - b.stepOrder)) {
+    if (isClaimable(step, now)) return step;
+    if (holdsStepsAfter(step)) return undefined;
+  }
+  return undefined;
 }

@@ -55,6 +55,36 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     return { planId: planId as string, first };
   }
 
+  /** The agent's result for a step it should not work on yet. */
+  const workAhead = (planId: string, stepId: string | undefined) =>
+    tenant.agent.fails("submit_step_result", {
+      planId,
+      stepId,
+      result: { summary: "Ahead of the person." },
+      stepExecutionReport: {
+        thinking: "Working ahead.",
+        webSearches: [],
+        webFetches: [],
+        otherToolCalls: [],
+        subagents: [],
+      },
+    });
+
+  /** The agent puts the checkpoint up for review and the person approves it. */
+  async function approveCheckpoint(planId: string, stepId: string) {
+    const review = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId,
+      summary: "Ready for your look.",
+      proposedResult: { ok: true },
+    });
+    await as.person.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "approve",
+    });
+  }
+
   it("refuses a deadline the agent times that would take the team's approve", async () => {
     await setReviewDefaults(as.personCtx, { deadlineSeconds: 86_400, onTimeout: "approve" });
     try {
@@ -213,6 +243,68 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     );
   });
 
+  it("holds the steps after a checkpoint nobody has put up for review yet: no hand-out, no result, no linked call", async () => {
+    const { planId, first } = await planWithFirstStep([
+      ...planSteps("search", "checkpoint", "synthesize"),
+      extractStep,
+    ]);
+    await tenant.agent.submit(planId, first.step.stepId);
+    const checkpoint = await tenant.agent.ok("get_next_step", { planId });
+    expect(checkpoint.step).toMatchObject({ stepOrder: 2, stepType: "checkpoint" });
+
+    // Another agent asks while the checkpoint is held: nothing is handed out.
+    const other = await tenant.agent.ok("get_next_step", { planId });
+    expect(other).toMatchObject({ status: "no_pending_steps", inProgressCount: 1 });
+    expect(other.hint).toContain("Step 2 is a checkpoint nobody has decided yet");
+    const { steps } = await tenant.agent.ok("get_plan_status", { planId });
+    const [, , third, fourth] = steps;
+    const ahead = await workAhead(planId, third?.stepId);
+    expect(ahead).toMatch(
+      /^CONFLICT: Step 2 of plan .* is a checkpoint nobody has decided yet.*Nothing was stored/,
+    );
+    const linked = await tenant.agent.fails("extract_data", {
+      schema: { type: "object", properties: { price: { type: "number" } } },
+      text: "9000 euros.",
+      completesStep: { planId, stepId: fourth?.stepId },
+    });
+    expect(linked).toMatch(/^CONFLICT: Step 2 of plan .* is a checkpoint nobody has decided yet/);
+    const held = await tenant.agent.ok("get_plan_status", { planId });
+    expect(held.steps.map((s) => s.status)).toEqual([
+      "completed",
+      "in_progress",
+      "pending",
+      "pending",
+    ]);
+
+    // Once the person has decided, the step after it is handed out.
+    await approveCheckpoint(planId, checkpoint.step.stepId);
+    const after = await tenant.agent.ok("get_next_step", { planId });
+    expect(after.step).toMatchObject({ stepId: third?.stepId, stepOrder: 3 });
+  });
+
+  it("runs no step of its own after a checkpoint nobody has decided, until it is decided", async () => {
+    const searchLibrary = {
+      stepType: "search",
+      instructions: "Search the library.",
+      tool: "search_sources",
+      arguments: { query: "heat pumps" },
+    };
+    const { planId, first } = await planWithFirstStep([...planSteps("checkpoint"), searchLibrary]);
+    expect(first.step).toMatchObject({ stepOrder: 1, stepType: "checkpoint" });
+    const other = await tenant.agent.ok("get_next_step", { planId });
+    expect(other).toMatchObject({ status: "no_pending_steps", inProgressCount: 1 });
+    expect(other.serverSteps ?? []).toEqual([]);
+    const held = await tenant.agent.ok("get_plan_status", { planId });
+    expect(held.steps.map((s) => s.status)).toEqual(["in_progress", "pending"]);
+
+    await approveCheckpoint(planId, first.step.stepId);
+    const after = await tenant.agent.ok("get_next_step", { planId });
+    expect(after.status).toBe("plan_complete");
+    expect(after.serverSteps?.map((run: { stepId: string }) => run.stepId)).toEqual([
+      held.steps[1]?.stepId,
+    ]);
+  });
+
   it("holds the steps after a waiting review: no result, no linked server-step call", async () => {
     const { planId, first } = await planWithFirstStep([
       ...planSteps("search", "synthesize"),
@@ -225,18 +317,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     });
     const { steps } = await tenant.agent.ok("get_plan_status", { planId });
     const [, second, third] = steps;
-    const later = await tenant.agent.fails("submit_step_result", {
-      planId,
-      stepId: second?.stepId,
-      result: { summary: "Ahead of the person." },
-      stepExecutionReport: {
-        thinking: "Working ahead.",
-        webSearches: [],
-        webFetches: [],
-        otherToolCalls: [],
-        subagents: [],
-      },
-    });
+    const later = await workAhead(planId, second?.stepId);
     expect(later).toMatch(
       new RegExp(`^CONFLICT: .*review ${review.reviewRequestId} of step 1.*Nothing was stored`),
     );

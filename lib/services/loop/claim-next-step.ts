@@ -23,7 +23,7 @@ import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/review-deadlines";
 import type { ServiceContext } from "../shared/context";
-import { claimableStep, leaseSeconds, leaseUntil } from "./leases";
+import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
@@ -53,6 +53,7 @@ export function claimCtes(plan: string, planStatusBefore: string): string {
       select id, status, lease_expires_at, tool from plan_step s
       where plan_id = ${plan} and tenant_id = $2::uuid
         and ${claimableStep("s", "$3::timestamptz")}
+        and ${notHeldByCheckpoint("s.plan_id", "s.step_order")}
       order by step_order
       limit 1
       for update skip locked

@@ -22,8 +22,8 @@ import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps } from "../../db/schema";
-import { isoTime, run, statement } from "../../db/statement";
-import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
+import { isoTime, run, sqlLiterals, statement } from "../../db/statement";
+import { HANDED_OUT_STATUS, UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/claims";
 import type { ServiceContext } from "../shared/context";
 
 /** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
@@ -31,6 +31,20 @@ export function leaseSeconds(
   ctx: Pick<ServiceContext, "stepLeaseSeconds" | "stallThresholdSeconds">,
 ): number {
   return ctx.stepLeaseSeconds ?? ctx.stallThresholdSeconds;
+}
+
+/**
+ * No checkpoint nobody has decided comes before the step at `stepOrder` of the
+ * plan `plan` (SQL expressions; the engine's `holdsStepsAfter`). Checked beside
+ * `claimableStep`, so two callers racing for a pending checkpoint (one skips
+ * the row the other locked) never take the step after it, and by the
+ * one-statement submit.
+ */
+export function notHeldByCheckpoint(plan: string, stepOrder: string): string {
+  return `not exists (select 1 from plan_step held
+      where held.plan_id = ${plan} and held.step_order < ${stepOrder}
+        and held.step_type = 'checkpoint'
+        and held.status in (${sqlLiterals(UNDECIDED_CHECKPOINT_STATUSES)}))`;
 }
 
 /**

@@ -10,7 +10,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
-import { checkNotHeldByReview } from "../../plan-engine/loop";
+import { checkNotHeldByCheckpoint, checkNotHeldByReview } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import type { ServiceContext } from "../shared/context";
@@ -74,7 +74,8 @@ export async function checkLinkedStep(
       { field: "completesStep", planStatus: step.planStatus },
     );
   }
-  // A waiting review holds the steps after it: refused before the tool runs.
+  // A waiting review, and a checkpoint nobody has decided, hold the steps
+  // after them: refused before the tool runs.
   const reviews = await ctx.db
     .select({
       id: reviewRequests.id,
@@ -102,6 +103,21 @@ export async function checkLinkedStep(
     },
     step,
   );
+  const checkpoints = await ctx.db
+    .select({
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+    })
+    .from(planSteps)
+    .where(
+      and(
+        eq(planSteps.planId, link.planId),
+        eq(planSteps.tenantId, ctx.tenantId),
+        eq(planSteps.stepType, "checkpoint"),
+      ),
+    );
+  checkNotHeldByCheckpoint({ id: link.planId, steps: checkpoints }, step);
   if (step.status !== "pending" && step.status !== "failed") {
     throw new AppError(
       "CONFLICT",

@@ -16,8 +16,10 @@ import { z } from "zod";
 import type { Executor, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
+import { sqlLiterals } from "../../db/statement";
 import { type PauseReason, resolveBindings } from "../../plan-engine/bindings";
 import { cancelledPlanMessage } from "../../plan-engine/cancel";
+import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/claims";
 import type { AwaitingSteps } from "../../plan-engine/loop";
 import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";
@@ -528,6 +530,9 @@ async function noPendingSteps(
       nextLease: sql<
         string | null
       >`min(${planSteps.leaseExpiresAt}) filter (where ${planSteps.status} = 'in_progress')`,
+      heldAt: sql<
+        number | null
+      >`min(${planSteps.stepOrder}) filter (where ${planSteps.stepType} = 'checkpoint' and ${planSteps.status}::text in (${sql.raw(sqlLiterals(UNDECIDED_CHECKPOINT_STATUSES))}))`,
     })
     .from(planSteps)
     .where(eq(planSteps.planId, plan.id));
@@ -543,6 +548,9 @@ async function noPendingSteps(
       "No step is waiting. Finish the steps in progress with submit_step_result; a failed step can be retried with modify_plan (action retry_step)." +
       (nextLease
         ? ` A step in progress whose lease runs out (first at ${nextLease}) is handed out again by get_next_step.`
+        : "") +
+      (counts?.heldAt != null
+        ? ` Step ${counts.heldAt} is a checkpoint nobody has decided yet: the steps after it are handed out once a person has decided it (the agent holding it puts it up with request_user_review).`
         : ""),
   };
 }

@@ -28,7 +28,7 @@ import {
 } from "../../plan-engine/bindings";
 import { firstClaimable } from "../../plan-engine/claims";
 import { decideSubmit, type PlanSnapshot, planStatusAfter } from "../../plan-engine/loop";
-import type { PlanStatus, StepStatus } from "../../plan-engine/states";
+import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import {
   completionAuditInsert,
@@ -61,6 +61,7 @@ export type ServerRunOutcome = {
 type StepRow = {
   id: string;
   stepOrder: number;
+  stepType: StepType;
   status: StepStatus;
   tool: string | null;
   arguments: Record<string, unknown> | null;
@@ -81,6 +82,7 @@ function loadRunSteps(tx: Transaction, planId: string): Promise<StepRow[]> {
     .select({
       id: planSteps.id,
       stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
       status: planSteps.status,
       tool: planSteps.tool,
       arguments: planSteps.arguments,
