@@ -8,13 +8,11 @@ import "server-only";
 import { z } from "zod";
 import { isLastOpenStep } from "../../plan-engine/loop";
 import type { ServiceContext } from "../shared/context";
-import { shorten, shortenJson } from "./full-values";
+import { shorten, shortenedRow, shortenJson } from "./full-values";
 import type { PlanPage } from "./plan-views";
 import { listTenantUsers } from "./users-and-keys";
 
 export type TeamMember = { userId: string; label: string };
-
-const shortened = z.object({ text: z.string(), shortened: z.boolean(), bytes: z.number() });
 
 /** The review as shown (also the review card's read, so its schema is published). */
 export const pendingReviewView = z.object({
@@ -23,12 +21,12 @@ export const pendingReviewView = z.object({
   /** The digest of what is shown, sent with the decision. */
   contentDigest: z.string(),
   stepOrder: z.number().nullable(),
-  summary: shortened,
+  summary: shortenedRow,
   questions: z.array(z.string()),
   /** The proposed result as indented JSON; null when the agent proposed none. */
-  proposal: shortened.nullable(),
+  proposal: shortenedRow.nullable(),
   proposedConfidence: z.number().nullable(),
-  stepInstructions: shortened,
+  stepInstructions: shortenedRow,
   /** The step's instructions changed after the review was requested. */
   instructionsChanged: z.boolean(),
   /** Every other step has ended: this decision ends the plan. */
