@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
+import { z } from "zod";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { selectRows } from "@/lib/db/rows";
 import { startPostgres } from "@/tests/support/postgres-server";
@@ -56,8 +57,9 @@ async function cpuMicros(handle: DatabaseHandle): Promise<number> {
     const { user, system } = process.cpuUsage();
     return user + system;
   }
-  const [backend] = await selectRows<{ pid: number }>(
+  const [backend] = await selectRows(
     handle.db,
+    z.object({ pid: z.number() }),
     sql`select pg_backend_pid() as pid`,
   );
   // Fields 14 and 15 of /proc/<pid>/stat: user and system time, in ticks of 10 ms.
@@ -84,8 +86,9 @@ async function measure(name: string, handle: DatabaseHandle) {
         end if;
       end loop;
     end $$`);
-  const [tenant] = await selectRows<{ id: string }>(
+  const [tenant] = await selectRows(
     handle.db,
+    z.object({ id: z.string() }),
     sql`insert into tenant (name) values (${`bench-${randomUUID()}`}) returning id`,
   );
   const tenantId = tenant?.id ?? "";

@@ -10,7 +10,10 @@ import { useActionState, useCallback, useEffect, useState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewEvidence } from "@/app/_components/evidence-view";
 import { decisionMessage } from "@/app/_components/review/decision-message";
-import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
+import {
+  type DecisionChoice,
+  ReviewDecisionForm,
+} from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewLead } from "@/app/_components/review/review-lead";
 import type { UserDecisionResult } from "@/lib/services/plans/submit-user-decision";
@@ -19,17 +22,6 @@ import type { ActionState } from "@/lib/web/action-state";
 import { CairnError, callCairn, errorText, learnOrigin } from "./card-app";
 
 const IDLE: ActionState = { status: "idle" };
-
-function decisionInput(planId: string, form: FormData) {
-  const feedback = String(form.get("feedback") ?? "");
-  return {
-    planId,
-    reviewRequestId: String(form.get("reviewRequestId")),
-    contentDigest: String(form.get("contentDigest")),
-    decision: String(form.get("decision")),
-    ...(feedback.trim() ? { feedback } : {}),
-  };
-}
 
 function whoDecides(card: ReviewCard): string {
   const rule =
@@ -73,13 +65,9 @@ export function ReviewCardView({
   }, [load]);
 
   const [state, action] = useActionState(
-    async (_previous: ActionState, form: FormData): Promise<ActionState> => {
+    async (_previous: ActionState, choice: DecisionChoice): Promise<ActionState> => {
       try {
-        const result = await callCairn<UserDecisionResult>(
-          app,
-          "decide_in_review_card",
-          decisionInput(planId, form),
-        );
+        const result = await callCairn<UserDecisionResult>(app, "decide_in_review_card", choice);
         const message = decisionMessage(result);
         // The agent learns the outcome before its next turn, and carries on.
         await app
@@ -146,15 +134,7 @@ export function ReviewCardView({
           <ReviewEvidence evidence={card.evidence} stepOrder={review.stepOrder} />
         </ReviewLead>
         {card.decideHere.allowed ? (
-          <ReviewDecisionForm
-            key={reviewFormKey(review)}
-            planId={planId}
-            reviewRequestId={review.reviewRequestId}
-            contentDigest={review.contentDigest}
-            action={action}
-            state={state}
-            submitOnClick
-          />
+          <ReviewDecisionForm review={review} onDecide={action} state={state} />
         ) : (
           <p className="notice notice-warning" role="status" data-testid="decide-elsewhere">
             {card.decideHere.reason} <a href={card.reviewUrl}>Open the review page</a>

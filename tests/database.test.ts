@@ -1,9 +1,9 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { selectRows } from "@/lib/db/rows";
 import { planSteps, researchArtifacts, researchPlans, tenants } from "@/lib/db/schema";
 import { BACKENDS, freshDatabase } from "./support/databases";
+import { readRows } from "./support/rows";
 
 describe.each(BACKENDS)("the database on %s", (backend) => {
   let handle: DatabaseHandle;
@@ -20,7 +20,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("applies every migration and creates the spec's tables", async () => {
-    const tables = await selectRows<{ table_name: string }>(
+    const tables = await readRows<{ table_name: string }>(
       handle.db,
       sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
     );
@@ -55,7 +55,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "webhook_delivery",
       "webhook_endpoint",
     ]);
-    const applied = await selectRows<{ n: number }>(
+    const applied = await readRows<{ n: number }>(
       handle.db,
       sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
     );
@@ -67,7 +67,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("has the partial indexes the hot queries use", async () => {
-    const indexes = await selectRows<{ indexname: string; indexdef: string }>(
+    const indexes = await readRows<{ indexname: string; indexdef: string }>(
       handle.db,
       sql`select indexname, indexdef from pg_indexes where tablename = 'plan_step'`,
     );
@@ -77,12 +77,12 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("keeps the artifacts' search vector itself and indexes it for both search sides", async () => {
-    const extensions = await selectRows<{ extname: string }>(
+    const extensions = await readRows<{ extname: string }>(
       handle.db,
       sql`select extname from pg_extension where extname = 'pg_trgm'`,
     );
     expect(extensions).toHaveLength(1);
-    const indexes = await selectRows<{ indexname: string; indexdef: string }>(
+    const indexes = await readRows<{ indexname: string; indexdef: string }>(
       handle.db,
       sql`select indexname, indexdef from pg_indexes where tablename = 'research_artifact'`,
     );
@@ -91,7 +91,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
     expect(byName.get("research_artifact_title_trgm_idx")).toMatch(
       /USING gin \(title gin_trgm_ops\)/,
     );
-    const statistics = await selectRows<{ n: number | null }>(
+    const statistics = await readRows<{ n: number | null }>(
       handle.db,
       sql`select attstattarget::int as n from pg_attribute where attrelid = 'research_artifact'::regclass and attname = 'title'`,
     );
@@ -112,7 +112,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
   });
 
   it("stores timestamps with time zone", async () => {
-    const columns = await selectRows<{ data_type: string }>(
+    const columns = await readRows<{ data_type: string }>(
       handle.db,
       sql`select distinct data_type from information_schema.columns where table_schema = 'public' and column_name like '%_at'`,
     );

@@ -30,7 +30,6 @@ import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { selectRows } from "@/lib/db/rows";
 import type { ToolDefinition } from "@/lib/mcp/define-tool";
 import { TOOLS } from "@/lib/mcp/tools";
 import { isAppError } from "@/lib/plan-engine/app-error";
@@ -41,6 +40,7 @@ import { replayAudit } from "./support/audit-replay";
 import { freshDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
+import { readRows } from "./support/rows";
 import { type StubModel, startStubModel } from "./support/stub-model";
 
 const SEED = Number(process.env.CAIRN_FUZZ_SEED ?? 20_261_123);
@@ -89,15 +89,15 @@ type Pool = {
 };
 
 async function loadPool(db: DatabaseHandle["db"], tenantId: string): Promise<Pool> {
-  const plans = await selectRows<{ id: string; tenant_id: string }>(
+  const plans = await readRows<{ id: string; tenant_id: string }>(
     db,
     sql`select id::text, tenant_id::text from research_plan order by created_at`,
   );
-  const steps = await selectRows<{ id: string; plan_id: string; tool: string | null; t: string }>(
+  const steps = await readRows<{ id: string; plan_id: string; tool: string | null; t: string }>(
     db,
     sql`select id::text, plan_id::text, tool, tenant_id::text as t from plan_step order by created_at, step_order`,
   );
-  const reviews = await selectRows<{
+  const reviews = await readRows<{
     id: string;
     plan_id: string;
     step_id: string;
@@ -106,11 +106,11 @@ async function loadPool(db: DatabaseHandle["db"], tenantId: string): Promise<Poo
     db,
     sql`select id::text, plan_id::text, step_id::text, content_digest from review_request where tenant_id = ${tenantId} order by created_at`,
   );
-  const artifacts = await selectRows<{ id: string }>(
+  const artifacts = await readRows<{ id: string }>(
     db,
     sql`select id::text from research_artifact order by created_at`,
   );
-  const executions = await selectRows<{ id: string }>(
+  const executions = await readRows<{ id: string }>(
     db,
     sql`select id::text from skill_execution order by created_at`,
   );
@@ -778,15 +778,15 @@ async function planProblems(db: DatabaseHandle["db"], planIds?: string[]): Promi
           sql`, `,
         )})`
       : sql``;
-  const plans = await selectRows<{ id: string; status: string }>(
+  const plans = await readRows<{ id: string; status: string }>(
     db,
     sql`select id::text, status::text from research_plan ${only("id")}`,
   );
-  const steps = await selectRows<{ id: string; plan_id: string; status: StepStatus }>(
+  const steps = await readRows<{ id: string; plan_id: string; status: StepStatus }>(
     db,
     sql`select id::text, plan_id::text, status::text from plan_step ${only("plan_id")}`,
   );
-  const audit = await selectRows<{
+  const audit = await readRows<{
     plan_id: string;
     event_type: string;
     step_id: string | null;
@@ -796,7 +796,7 @@ async function planProblems(db: DatabaseHandle["db"], planIds?: string[]): Promi
     sql`select plan_id::text, event_type::text, step_id::text, payload from plan_audit_log
         ${only("plan_id")} order by seq`,
   );
-  const openReviews = await selectRows<{ plan_id: string }>(
+  const openReviews = await readRows<{ plan_id: string }>(
     db,
     sql`select plan_id::text from review_request ${only("plan_id")}
         ${planIds ? sql`and` : sql`where`} status = 'pending'`,
@@ -847,7 +847,7 @@ async function planProblems(db: DatabaseHandle["db"], planIds?: string[]): Promi
 
 /** The next transaction id (xid8): it moves only when a transaction wrote, or began to. */
 async function nextXid(db: DatabaseHandle["db"]): Promise<bigint> {
-  const [row] = await selectRows<{ x: string }>(
+  const [row] = await readRows<{ x: string }>(
     db,
     sql`select pg_snapshot_xmax(pg_current_snapshot())::text as x`,
   );
@@ -880,7 +880,7 @@ const WRITABLE_TABLES = [
  */
 async function writtenBetween(db: DatabaseHandle["db"], from: bigint, to: bigint) {
   if (to <= from) return [];
-  const committed = await selectRows<{ x: string }>(
+  const committed = await readRows<{ x: string }>(
     db,
     sql`select x::text from generate_series(${from.toString()}::bigint, ${(to - 1n).toString()}::bigint) as x
         where pg_xact_status(x::text::xid8) = 'committed'`,
@@ -890,7 +890,7 @@ async function writtenBetween(db: DatabaseHandle["db"], from: bigint, to: bigint
   const ids = committed.map((row) => (BigInt(row.x) & 0xffff_ffffn).toString());
   const tables: string[] = [];
   for (const table of WRITABLE_TABLES) {
-    const [row] = await selectRows<{ n: number }>(
+    const [row] = await readRows<{ n: number }>(
       db,
       sql`select count(*)::int as n from ${sql.identifier(table)}
           where xmin::text in (${sql.join(
@@ -1411,7 +1411,7 @@ describe("fuzzing every MCP tool", () => {
         }
       }
       // The call log: no internal error was recorded either.
-      const internal = await selectRows<{ tool: string }>(
+      const internal = await readRows<{ tool: string }>(
         handle.db,
         sql`select tool_name as tool from mcp_tool_call_log where error_code = 'INTERNAL_ERROR'`,
       );

@@ -31,7 +31,6 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { setPeerAddressHeaderName } from "@/lib/auth/client-address";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { selectRows } from "@/lib/db/rows";
 import { checkClientMetadata } from "@/lib/oauth/clients";
 import {
   AUTHORIZE_PARAMS,
@@ -55,6 +54,7 @@ import {
   REDIRECT_URI,
   registerInProcess,
 } from "./support/oauth-in-process";
+import { readRows } from "./support/rows";
 
 const SEED = Number(process.env.CAIRN_FUZZ_SEED ?? 20_261_125);
 const RUNS = Number(process.env.CAIRN_OAUTH_FUZZ_RUNS ?? 150);
@@ -164,7 +164,7 @@ describe.each(BACKENDS)("fuzzing the OAuth endpoints and server actions (%s)", (
 
   const counts = async () =>
     (
-      await selectRows<Record<string, string>>(
+      await readRows<Record<string, string>>(
         handle.db,
         sql`select
           (select count(*) from oauth_client)::text as clients,

@@ -25,7 +25,6 @@ import { eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
-import { selectRows } from "@/lib/db/rows";
 import { tenants } from "@/lib/db/schema";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { startAppServer } from "./support/app-server";
@@ -34,6 +33,7 @@ import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
 import { type Agent, connectAgent } from "./support/mcp-client";
 import { type PgBouncer, startPgBouncer } from "./support/pgbouncer";
 import { expectEverythingKept, runPlans } from "./support/plan-runs";
+import { readRows } from "./support/rows";
 
 const AGENTS = 8;
 const PLANS_EACH = 3;
@@ -179,10 +179,7 @@ describe("transaction control on PostgreSQL", () => {
       });
       const attempt = handle.db.transaction(async (tx) => {
         await tx.insert(tenants).values({ name });
-        const [backend] = await selectRows<{ pid: number }>(
-          tx,
-          sql`select pg_backend_pid() as pid`,
-        );
+        const [backend] = await readRows<{ pid: number }>(tx, sql`select pg_backend_pid() as pid`);
         await admin`select pg_terminate_backend(${backend?.pid ?? 0})`;
         // The connection is closed by now: postgres.js's own transactions
         // write this statement to no socket (an uncaught TypeError) and
@@ -222,7 +219,7 @@ describe("transaction control on PostgreSQL", () => {
         await tx.insert(tenants).values({ name: "After" });
       });
       expect(await byName("After")).toHaveLength(1);
-      const prepared = await selectRows<{ statement: string }>(
+      const prepared = await readRows<{ statement: string }>(
         handle.db,
         sql`select statement from pg_prepared_statements`,
       );
@@ -256,7 +253,7 @@ describe("CAIRN_PREPARED_STATEMENTS=off on PostgreSQL", () => {
         if (!next.step) throw new Error(next.status);
         await agent.submit(planId, next.step.stepId);
       }
-      const prepared = await selectRows<{ statement: string }>(
+      const prepared = await readRows<{ statement: string }>(
         handle.db,
         sql`select statement from pg_prepared_statements`,
       );

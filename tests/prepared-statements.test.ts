@@ -10,9 +10,9 @@ import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { MAX_STATEMENTS, preparingPglite } from "@/lib/db/pglite-prepared";
-import { selectRows } from "@/lib/db/rows";
 import { tenants } from "@/lib/db/schema";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
+import { readRows } from "./support/rows";
 
 const RUNS = 8;
 
@@ -40,7 +40,7 @@ describe.each(BACKENDS)("prepared statements on %s", (backend) => {
   });
 
   const prepared = (statement: string) =>
-    selectRows<{ name: string; generic_plans: number; custom_plans: number }>(
+    readRows<{ name: string; generic_plans: number; custom_plans: number }>(
       handle.db,
       sql`select name, generic_plans::int, custom_plans::int from pg_prepared_statements where statement = ${statement}`,
     );
@@ -58,7 +58,7 @@ describe.each(BACKENDS)("prepared statements on %s", (backend) => {
 
   it("parses a repeated db.execute(sql…) once and reuses its plan", async () => {
     for (let i = 0; i < RUNS; i++) {
-      const rows = await selectRows<{ name: string }>(
+      const rows = await readRows<{ name: string }>(
         handle.db,
         sql`select name from tenant where id = ${tenantId} and name <> ${`not ${i}`}`,
       );
@@ -106,7 +106,7 @@ describe.each(BACKENDS)("prepared statements on %s", (backend) => {
     await handle.db.execute(sql`create table prepared_probe (id int primary key)`);
     await handle.db.execute(sql`insert into prepared_probe values (1)`);
     const probe = () =>
-      selectRows<Record<string, unknown>>(
+      readRows<Record<string, unknown>>(
         handle.db,
         sql`select * from prepared_probe where id = ${1}`,
       );

@@ -8,7 +8,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
-import { selectRows } from "@/lib/db/rows";
 import {
   notificationEvents,
   planAuditLog,
@@ -34,6 +33,7 @@ import {
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
+import { readRows } from "./support/rows";
 
 const SETTINGS = { stallThresholdSeconds: 1800 };
 const POLL = { timeout: 15_000, interval: 100 };
@@ -157,7 +157,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       expect(next.reviewTimedOut?.reason).toContain(`onTimeout: ${action}`);
       if (planStatus === "failed") expect(next.status).toBe("plan_failed");
       else expect(next).toMatchObject({ status: "ready", step: { stepOrder: 2 } });
-      const [step] = await selectRows<{ status: string }>(
+      const [step] = await readRows<{ status: string }>(
         handle.db,
         sql`select status from plan_step where id = ${stepId}::uuid`,
       );
@@ -458,7 +458,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       .poll(
         async () =>
           (
-            await selectRows<{ due: boolean }>(
+            await readRows<{ due: boolean }>(
               handle.db,
               sql`select due_at <= now() as due from review_request where id = ${asked.reviewRequestId}::uuid`,
             )
@@ -518,7 +518,7 @@ describe("two instances and one due review on postgres", () => {
       .poll(
         async () =>
           (
-            await selectRows<{ n: number }>(
+            await readRows<{ n: number }>(
               first.db,
               sql`select count(*)::int as n from review_request where status = 'pending' and due_at <= now()`,
             )

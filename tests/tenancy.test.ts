@@ -14,10 +14,10 @@ import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { selectRows } from "@/lib/db/rows";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
+import { readRows } from "./support/rows";
 import { type StubModel, startStubModel } from "./support/stub-model";
 import { signInOverHttp, type WebSession } from "./support/web-session";
 
@@ -324,7 +324,7 @@ function idPathsOf(schema: Record<string, unknown>, prefix = ""): string[] {
 async function tenantSnapshot(handle: DatabaseHandle, tenantId: string) {
   const snapshot: Record<string, { rows: number; digest: string }> = {};
   for (const table of TENANT_TABLES) {
-    const [row] = await selectRows<{ rows: number; digest: string }>(
+    const [row] = await readRows<{ rows: number; digest: string }>(
       handle.db,
       sql`select count(*)::int as rows,
             md5(coalesce(string_agg(t::text, '|' order by t.id), '')) as digest
@@ -737,7 +737,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
 
   it("leaves no audit row of Beta's among Alpha's, nor any of Alpha's written by Beta", async () => {
     await app.stopServer();
-    const rows = await selectRows<{ tenant: string; actor: string | null; plan: string | null }>(
+    const rows = await readRows<{ tenant: string; actor: string | null; plan: string | null }>(
       handle.db,
       sql`select a.tenant_id::text as tenant, a.actor_id::text as actor, p.tenant_id::text as plan
           from plan_audit_log a left join research_plan p on p.id = a.plan_id`,
@@ -747,7 +747,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
       app.tenantB.userId,
       betaSpareKey.apiKeyId,
     ]);
-    const [betaResearcher] = await selectRows<{ id: string }>(
+    const [betaResearcher] = await readRows<{ id: string }>(
       handle.db,
       sql`select id::text as id from app_user where email = ${app.tenantB.researcherEmail}`,
     );

@@ -11,6 +11,7 @@ import {
   isDatabaseUnavailable,
   RETRY_AFTER_SECONDS,
 } from "../db/unavailable";
+import { isAllowedHost, isAllowedOrigin } from "../http/allowed-host";
 import { readLimited } from "../http/read-limited";
 import { logUnexpected, logWarning } from "../log";
 
@@ -31,8 +32,6 @@ export type Authenticate<Caller> = (
   bearerToken: string,
   request: Request,
 ) => Promise<Caller | undefined>;
-
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 // RFC 6750 §3.1: a request without credentials gets a challenge with no error
 // code; a key or token that matches nothing gets invalid_token. Both name the
@@ -55,44 +54,6 @@ function jsonRpcError(status: number, code: number, message: string, headers: He
   });
 }
 
-/**
- * A Host header as RFC 9110 §7.2 allows it: a name, an IPv4 address or a
- * bracketed IPv6 address, and an optional port; nothing else. A lenient split
- * would read `localhost:1@evil.example` as host `localhost`, and a URL built
- * from it (the OAuth issuer) would then point at `evil.example`.
- */
-const HOST_HEADER = /^(?<name>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
-
-function hostnameOf(hostHeader: string): string | undefined {
-  // "[::1]:3000" -> "[::1]", "localhost:3000" -> "localhost"
-  return HOST_HEADER.exec(hostHeader)?.groups?.name;
-}
-
-function isAllowedOrigin(origin: string, options: FrontDoorOptions): boolean {
-  if (options.allowedOrigins.includes(origin)) return true;
-  try {
-    const url = new URL(origin);
-    return (
-      (url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_HOSTS.has(url.hostname)
-    );
-  } catch {
-    return false;
-  }
-}
-
-export function isAllowedHost(host: string, options: FrontDoorOptions): boolean {
-  const name = hostnameOf(host.toLowerCase());
-  if (name === undefined) return false;
-  if (LOOPBACK_HOSTS.has(name)) return true;
-  return options.allowedOrigins.some((origin) => {
-    try {
-      return new URL(origin).host.toLowerCase() === host.toLowerCase();
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** The token of an `Authorization: Bearer <token>` header; undefined when there is none. */
 function bearerTokenOf(authorization: string | null): string | undefined {
   const match = authorization === null ? null : /^Bearer\s+(.+)$/i.exec(authorization.trim());
@@ -111,11 +72,11 @@ export function withFrontDoor<Caller>(
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const origin = request.headers.get("origin");
-    if (origin !== null && !isAllowedOrigin(origin, options)) {
+    if (origin !== null && !isAllowedOrigin(origin, options.allowedOrigins)) {
       return jsonRpcError(403, -32000, `Forbidden: origin ${origin} may not call this server.`);
     }
     const host = request.headers.get("host");
-    if (host !== null && !isAllowedHost(host, options)) {
+    if (host !== null && !isAllowedHost(host, options.allowedOrigins)) {
       return jsonRpcError(
         403,
         -32000,

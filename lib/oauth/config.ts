@@ -4,9 +4,8 @@
  * resource, endpoints) derived from the public origin.
  */
 import { env } from "../env";
+import { allowedOrigins, isAllowedHost } from "../http/allowed-host";
 import { requestScheme } from "../http/request-scheme";
-import { isAllowedHost } from "../mcp/front-door";
-import { allowedOrigins } from "../web/request";
 
 /** One-time codes live a minute: the client exchanges them right after the redirect. */
 export const AUTHORIZATION_CODE_LIFETIME_SECONDS = 60;
@@ -36,7 +35,7 @@ export function publicOrigin(headers: Headers): string | undefined {
   const configured = env().CAIRN_PUBLIC_URL;
   if (configured) return configured;
   const host = headers.get("host");
-  if (!host || !isAllowedHost(host, { allowedOrigins: allowedOrigins(), maxBodyBytes: 0 })) {
+  if (!host || !isAllowedHost(host, allowedOrigins())) {
     return undefined;
   }
   const scheme = requestScheme(headers.get("x-forwarded-proto"), {

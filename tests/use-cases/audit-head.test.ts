@@ -9,7 +9,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { selectRows } from "@/lib/db/rows";
 import {
   CHAIN_PAGE_ROWS,
   checkPlanTrailInDatabase,
@@ -21,6 +20,7 @@ import { getPlanPage } from "@/lib/services/views/plan-views";
 import { expectExportChecks, readAuditExport } from "../support/audit-export";
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";
+import { readRows } from "../support/rows";
 
 describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -88,7 +88,7 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
     expect(shortened.verification).toEqual(expected);
 
     // The next row chains onto the head, not onto what is left: the gap stays.
-    const [next] = await selectRows<{ id: string; chainIndex: number }>(
+    const [next] = await readRows<{ id: string; chainIndex: number }>(
       tenant.handle.db,
       sql`insert into plan_audit_log (tenant_id, plan_id, event_type, actor_type, actor_label)
         values (${tenant.agent.ctx.tenantId}::uuid, ${planId}::uuid, 'plan_modified', 'system', 'after')
@@ -124,7 +124,7 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
 
     // A row moved before the chain's first place is read, and named, too.
     const moved = await rejectedPlan();
-    const [second] = await selectRows<{ id: string }>(
+    const [second] = await readRows<{ id: string }>(
       db,
       sql`update plan_audit_log set chain_index = 0
         where plan_id = ${moved}::uuid and chain_index = 2 returning id`,
@@ -187,7 +187,7 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
   it("chains concurrent writers of one new plan one after the other", async () => {
     const db = tenant.handle.db;
     const { tenantId } = tenant.agent.ctx;
-    const [plan] = await selectRows<{ id: string }>(
+    const [plan] = await readRows<{ id: string }>(
       db,
       sql`insert into research_plan (id, tenant_id, name, research_question)
         values (${randomUUID()}::uuid, ${tenantId}::uuid, 'Racing', 'q') returning id`,

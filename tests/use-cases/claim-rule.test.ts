@@ -8,12 +8,12 @@
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { selectRows } from "@/lib/db/rows";
 import { isClaimable } from "@/lib/plan-engine/claims";
 import { STEP_STATUSES } from "@/lib/plan-engine/states";
 import { claimableStep } from "@/lib/services/loop/leases";
 import { BACKENDS } from "../support/databases";
 import { useFreshTenant } from "../support/in-process";
+import { readRows } from "../support/rows";
 
 const NOW = new Date("2026-11-25T12:00:00.000Z");
 const LEASES = [
@@ -31,7 +31,7 @@ describe.each(BACKENDS)("the claim rule on %s", (backend) => {
     const cases = STEP_STATUSES.flatMap((status) =>
       LEASES.map((leaseExpiresAt) => ({ status, leaseExpiresAt })),
     );
-    const rows = await selectRows<{ i: number; claimable: boolean }>(
+    const rows = await readRows<{ i: number; claimable: boolean }>(
       tenant.handle.db,
       sql`select c.i::int as i, ${sql.raw(claimableStep("s", `'${NOW.toISOString()}'::timestamptz`))} as claimable
         from jsonb_to_recordset(${JSON.stringify(

@@ -8,13 +8,13 @@
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { selectRows } from "@/lib/db/rows";
 import { verifyPlanTrail } from "@/lib/services/audit/audit-chain";
 import { exportPlanEvidence } from "@/lib/services/evidence/export-evidence";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 import { report } from "../support/mcp-client";
+import { readRows } from "../support/rows";
 
 const DIGEST = "ab".repeat(32);
 
@@ -129,7 +129,7 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
 
   it("writes the evidence's audit row in the chain, with the result's", async () => {
     const { planId, search } = await planWithEvidence();
-    const rows = await selectRows<{ event_type: string; step_id: string; payload: unknown }>(
+    const rows = await readRows<{ event_type: string; step_id: string; payload: unknown }>(
       tenant.handle.db,
       sql`select event_type, step_id, payload from plan_audit_log
         where plan_id = ${planId}::uuid order by chain_index`,
@@ -291,7 +291,7 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
         claims: [{ text: "Capacity figures are overstated.", status: "supported" }],
       },
     });
-    const [row] = await selectRows<{ event_type: string; payload: { origin: string } }>(
+    const [row] = await readRows<{ event_type: string; payload: { origin: string } }>(
       tenant.handle.db,
       sql`select event_type, payload from plan_audit_log
         where plan_id = ${planId}::uuid order by chain_index desc limit 1`,

@@ -9,7 +9,6 @@
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { selectRows } from "@/lib/db/rows";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
 import type { ServiceContext } from "@/lib/services/shared/context";
@@ -21,6 +20,7 @@ import {
   signedInAdmin,
   useFreshTenant,
 } from "../support/in-process";
+import { readRows } from "../support/rows";
 
 /** A server-run step whose tool fails here (no model is configured), so its plan pauses. */
 const extractStep = {
@@ -383,7 +383,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
       decision: "approve",
     });
     expect(approved.stepStatus).toBe("completed");
-    const [step] = await selectRows<{ result: unknown }>(
+    const [step] = await readRows<{ result: unknown }>(
       tenant.handle.db,
       sql`select result from plan_step where id = ${first.step.stepId}::uuid`,
     );
@@ -466,7 +466,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
       reviewRequestId: review.reviewRequestId,
       decision: "approve",
     });
-    const [row] = await selectRows<{ policy: string; payloadPolicy: string }>(
+    const [row] = await readRows<{ policy: string; payloadPolicy: string }>(
       tenant.handle.db,
       sql`select d.decision_policy as policy, l.payload->>'decisionPolicy' as "payloadPolicy"
         from review_decision d join plan_audit_log l

@@ -10,9 +10,12 @@
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { tenants } from "@/lib/db/schema";
+import { planSteps as planStepsTable, tenants } from "@/lib/db/schema";
+import { assignReview } from "@/lib/services/reviews/assign-review";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import type { ServiceContext } from "@/lib/services/shared/context";
+import { pendingReviewOf, teamMembers } from "@/lib/services/views/pending-review";
+import { getPlanPage } from "@/lib/services/views/plan-views";
 import { BACKENDS } from "../support/databases";
 import {
   type InProcessAgent,
@@ -102,6 +105,31 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     });
     expect(context.steps[0].result).toEqual({ shortlist: ["A", "B", "C"] });
     expect((await as.app.ok("read_review_card", { planId })).review).toBeNull();
+  });
+
+  it("shows the review as the plan page does: an assignee, and instructions changed since the request", async () => {
+    const { planId, review } = await planAtReview();
+    await assignReview(as.personCtx, {
+      reviewRequestId: review.reviewRequestId,
+      userId: as.personCtx.actor.id,
+    });
+    // What modify_plan did to a step while its review waited, in earlier versions.
+    await tenant.handle.db
+      .update(planStepsTable)
+      .set({ instructions: "Confirm the shortlist differently." })
+      .where(eq(planStepsTable.planId, planId));
+    const card = await as.app.ok("read_review_card", { planId });
+    expect(card.review).toMatchObject({
+      instructionsChanged: true,
+      stepInstructions: { text: "Confirm the shortlist differently." },
+      lastOpenStep: false,
+      assignedUserId: as.personCtx.actor.id,
+      assignedUserLabel: expect.any(String),
+    });
+    expect(card.review?.contentDigest).not.toBe(review.contentDigest);
+    const page = await getPlanPage(as.personCtx, planId);
+    if (!page) throw new Error("no plan page");
+    expect(card.review).toEqual(pendingReviewOf(page, await teamMembers(as.personCtx)));
   });
 
   it("on an API key where only people decide: says why, links the page, and its decision changes nothing", async () => {

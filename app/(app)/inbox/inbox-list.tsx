@@ -5,7 +5,7 @@ import { useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment } from "@/app/_components/review/review-assignment";
 import { ReviewContent } from "@/app/_components/review/review-content";
-import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
+import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { formatDuration } from "@/app/_components/time";
 import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
@@ -52,14 +52,7 @@ export function InboxList({
               </span>
             </p>
             <ReviewContent review={review} />
-            <ReviewDecisionForm
-              key={reviewFormKey(review)}
-              planId={review.planId}
-              reviewRequestId={review.reviewRequestId}
-              contentDigest={review.contentDigest}
-              action={action}
-              state={IDLE}
-            />
+            <ReviewDecisionForm review={review} action={action} state={IDLE} />
             <ReviewFacts review={review} />
             <ReviewAssignment
               planId={review.planId}

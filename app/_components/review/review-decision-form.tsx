@@ -3,46 +3,48 @@
 import { type ReactNode, useId, useState, useTransition } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
+import type { ReviewDecision } from "@/lib/plan-engine/states";
 import type { ActionState } from "@/lib/web/action-state";
 
-/**
- * The key a decision form is rendered under: one review as it was shown. A
- * review decided elsewhere and asked again, or changed while pending, is
- * another key, so React gives it a fresh form (no feedback, no armed reject).
- */
-export function reviewFormKey(review: { reviewRequestId: string; contentDigest: string }): string {
-  return `${review.reviewRequestId}:${review.contentDigest}`;
-}
+/** The review a decision answers, as it was shown: its plan, its id and the digest of what it showed. */
+type ShownReview = { planId: string; reviewRequestId: string; contentDigest: string };
+
+/** A decision as the buttons make it; feedback only when some was written. */
+export type DecisionChoice = ShownReview & { decision: ReviewDecision; feedback?: string };
+
+type DecisionFormProps = {
+  review: ShownReview;
+  state: ActionState;
+} & (
+  | { action: (form: FormData) => void; onDecide?: never }
+  | {
+      /**
+       * The buttons hand the decision over themselves rather than submitting
+       * the form: an MCP App card runs in a sandboxed frame that a host may not
+       * allow to submit forms (no `allow-forms`), where a submit never reaches React.
+       */
+      onDecide: (choice: DecisionChoice) => void;
+      action?: never;
+    }
+);
 
 /**
  * Approve, modify (with feedback), skip or reject (after a confirmation), as the
- * plan page's panel and each inbox entry offer it. The caller owns the action's
- * state, so its answer stays on screen after the answered review is gone. The
- * form names the review and the digest of what it showed, so a decision made on
- * a page that has since gone stale is refused, not applied to something else;
- * render it under `reviewFormKey` so its typing and armed reject belong to
- * that review alone.
+ * plan page's panel, each inbox entry and the review card offer it. The caller
+ * owns the action's state, so its answer stays on screen after the answered
+ * review is gone. The form names the review and the digest of what it showed,
+ * so a decision made on a page that has since gone stale is refused, not
+ * applied to something else. It is keyed to that review as shown: a review
+ * decided elsewhere and asked again, or changed while pending, gets a fresh
+ * form (no feedback, no armed reject).
  */
-export function ReviewDecisionForm({
-  planId,
-  reviewRequestId,
-  contentDigest,
-  action,
-  state,
-  submitOnClick = false,
-}: {
-  planId: string;
-  reviewRequestId: string;
-  contentDigest: string;
-  action: (form: FormData) => void;
-  state: ActionState;
-  /**
-   * The buttons call the action themselves rather than submitting the form:
-   * an MCP App card runs in a sandboxed frame that a host may not allow to
-   * submit forms (no `allow-forms`), where a submit never reaches React.
-   */
-  submitOnClick?: boolean;
-}) {
+export function ReviewDecisionForm(props: DecisionFormProps) {
+  const { reviewRequestId, contentDigest } = props.review;
+  return <DecisionForm key={`${reviewRequestId}:${contentDigest}`} {...props} />;
+}
+
+function DecisionForm({ review, state, action, onDecide }: DecisionFormProps) {
+  const { planId, reviewRequestId, contentDigest } = review;
   const [confirmReject, setConfirmReject] = useState(false);
   const [feedback, setFeedback] = useState("");
   const [feedbackError, setFeedbackError] = useState<string | null>(null);
@@ -53,8 +55,8 @@ export function ReviewDecisionForm({
     setFeedbackError("Write the feedback the agent should follow before choosing Modify.");
     return true;
   };
-  const decide = (value: string, className: string, children: ReactNode) =>
-    submitOnClick ? (
+  const decide = (value: ReviewDecision, className: string, children: ReactNode) =>
+    onDecide ? (
       <button
         type="button"
         className={className}
@@ -62,17 +64,15 @@ export function ReviewDecisionForm({
         aria-disabled={clicked}
         onClick={() => {
           if (needsFeedback(value)) return;
-          const form = new FormData();
-          for (const [name, field] of Object.entries({
-            planId,
-            reviewRequestId,
-            contentDigest,
-            feedback,
-            decision: value,
-          })) {
-            form.set(name, field);
-          }
-          startClicked(() => action(form));
+          startClicked(() =>
+            onDecide({
+              planId,
+              reviewRequestId,
+              contentDigest,
+              decision: value,
+              ...(feedback.trim() ? { feedback } : {}),
+            }),
+          );
         }}
       >
         {children}

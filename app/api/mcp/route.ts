@@ -1,10 +1,10 @@
 import { getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
+import { allowedOrigins } from "@/lib/http/allowed-host";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
 import { ACCESS_TOKEN_PREFIX, oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth";
-import { allowedOrigins } from "@/lib/web/request";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

@@ -20,9 +20,11 @@
 import "server-only";
 import { createHash } from "node:crypto";
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { attemptLimits } from "../../db/schema";
+import { isoTime } from "../../db/statement";
 import { logUnexpected } from "../../log";
 
 export type AttemptPolicy = {
@@ -131,8 +133,9 @@ export async function registerAttempt(
   const values = keys.map(
     ({ kind, key }) => sql`(${kind}, ${key}, 1, ${at}, null::timestamptz, 0, ${at})`,
   );
-  const rows = await selectRows<{ blocked_until: string | Date | null }>(
+  const rows = await selectRows(
     db,
+    z.object({ blocked_until: isoTime.nullable() }),
     sql`insert into ${t} (kind, key, attempts, window_started_at, blocked_until, blocks, updated_at)
       values ${sql.join(values, sql`, `)}
       on conflict (kind, key) do update set

@@ -16,16 +16,18 @@
 import "server-only";
 import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Database, Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
 
-export type ChainedRow = {
-  id: string;
-  chainIndex: number | null;
-  prevDigest: string | null;
-  digest: string | null;
-  canonical: string;
-};
+const chainedRow = z.object({
+  id: z.string(),
+  chainIndex: z.number().nullable(),
+  prevDigest: z.string().nullable(),
+  digest: z.string().nullable(),
+  canonical: z.string(),
+});
+export type ChainedRow = z.infer<typeof chainedRow>;
 
 /** Where a plan's chain ends, as the trigger last recorded it. */
 export type ChainHead = { chainLength: number; lastDigest: string };
@@ -173,12 +175,13 @@ export async function loadHead(
   tenantId?: string,
 ): Promise<{ head: ChainHead | null; planExists: boolean }> {
   const tenant = tenantId ?? null;
-  const [row] = await selectRows<{
-    planExists: boolean;
-    chainLength: number | null;
-    lastDigest: string | null;
-  }>(
+  const [row] = await selectRows(
     db,
+    z.object({
+      planExists: z.boolean(),
+      chainLength: z.number().nullable(),
+      lastDigest: z.string().nullable(),
+    }),
     sql`select exists (select 1 from research_plan p where p.id = ${planId}::uuid
           and (${tenant}::uuid is null or p.tenant_id = ${tenant}::uuid)) as "planExists",
         h.chain_length as "chainLength", h.last_digest as "lastDigest"
@@ -221,8 +224,9 @@ export async function* chainPages(
   for (const read of reads) {
     let after = INT_MIN;
     for (;;) {
-      const page = await selectRows<PagedRow>(
+      const page = await selectRows(
         db,
+        pagedRow,
         sql`select l.id, l.chain_index as "chainIndex", l.prev_digest as "prevDigest",
             l.digest, audit_row_canonical(l) as canonical, l.seq::float8 as seq
           from plan_audit_log l
@@ -231,7 +235,7 @@ export async function* chainPages(
             and ${read.where} and ${read.key} > ${after}
           order by ${read.key} limit ${CHAIN_PAGE_ROWS}`,
       );
-      if (page.length > 0) yield page.map(chainedRow);
+      if (page.length > 0) yield page.map(withoutSeq);
       const last = page.at(-1);
       if (!last || page.length < CHAIN_PAGE_ROWS) break;
       after = read.next(last);
@@ -239,10 +243,11 @@ export async function* chainPages(
   }
 }
 
-type PagedRow = ChainedRow & { seq: number };
+const pagedRow = chainedRow.extend({ seq: z.number() });
+type PagedRow = z.infer<typeof pagedRow>;
 
-function chainedRow({ id, chainIndex, prevDigest, digest, canonical }: ChainedRow): ChainedRow {
-  return { id, chainIndex, prevDigest, digest, canonical };
+function withoutSeq({ seq: _, ...row }: PagedRow): ChainedRow {
+  return row;
 }
 
 /**
@@ -273,8 +278,9 @@ export function verifyPlanTrail(
  * trail of every plan that is gone but whose head remains.
  */
 export async function verifyAllTrails(db: Database): Promise<TrailVerification[]> {
-  const plans = await selectRows<{ id: string }>(
+  const plans = await selectRows(
     db,
+    z.object({ id: z.string() }),
     sql`select id from (
         select id, created_at from research_plan
         union all
@@ -296,23 +302,32 @@ export async function verifyAllTrails(db: Database): Promise<TrailVerification[]
  * the row sent back is the top of a one-row sort, so the trail is neither kept
  * in a CTE (spilled to disk at 10,000 rows) nor read twice.
  */
+const trailCheckRow = z
+  .object({ chainLength: z.number().nullable(), lastDigest: z.string().nullable() })
+  .and(
+    z.union([
+      z.object({
+        rows: z.number(),
+        id: z.string(),
+        position: z.number(),
+        chainIndex: z.number().nullable(),
+        linked: z.boolean(),
+        sealed: z.boolean(),
+        digest: z.string().nullable(),
+      }),
+      // A plan without rows: the left join's columns are all null.
+      z.object({ rows: z.null(), id: z.null(), digest: z.null() }),
+    ]),
+  );
+
 export async function checkPlanTrailInDatabase(
   db: Executor,
   planId: string,
   tenantId: string,
 ): Promise<TrailVerification> {
-  const [row] = await selectRows<{
-    chainLength: number | null;
-    lastDigest: string | null;
-    rows: number | null;
-    id: string | null;
-    position: number;
-    chainIndex: number | null;
-    linked: boolean;
-    sealed: boolean;
-    digest: string | null;
-  }>(
+  const [row] = await selectRows(
     db,
+    trailCheckRow,
     sql`select h.chain_length as "chainLength", h.last_digest as "lastDigest", t.*
       from (select 1) one
       left join plan_audit_head h on h.plan_id = ${planId}::uuid and h.tenant_id = ${tenantId}::uuid

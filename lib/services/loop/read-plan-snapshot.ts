@@ -4,12 +4,13 @@
  * step's status, the pending reviews and the plan's conditions in stored
  * order. One home for the three deciders that need it: submit_step_result's
  * locked path (`submit-step-result.ts`, whose locking statement embeds
- * `planSnapshotColumns`), a review decision and a run of server steps.
+ * `planSnapshotColumns`), a review decision and a run of server steps (which
+ * reads its steps' run columns in the same statement, `readRunSnapshot`).
  */
 import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
-import { run, statement } from "../../db/statement";
+import { isoTime, run, statement } from "../../db/statement";
 import type { LoopCondition, LoopStep } from "../../plan-engine/loop";
 import { STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 
@@ -22,7 +23,11 @@ export function planSnapshotColumns(plan: string, tenant: string): string {
         'id', s.id, 'stepOrder', s.step_order, 'status', s.status, 'stepType', s.step_type)
         order by s.step_order)
       from plan_step s where s.plan_id = ${plan} and s.tenant_id = ${tenant}), '[]'::jsonb) as steps,
-    coalesce((select jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id))
+    ${reviewsAndConditionsColumns(plan, tenant)}`;
+}
+
+function reviewsAndConditionsColumns(plan: string, tenant: string): string {
+  return `coalesce((select jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id))
       from review_request r
       where r.plan_id = ${plan} and r.tenant_id = ${tenant} and r.status = 'pending'),
       '[]'::jsonb) as "pendingReviews",
@@ -80,6 +85,47 @@ export async function readPlanSnapshot(
   planId: string,
 ): Promise<PlanSnapshotRead> {
   const [row] = await run(tx, readSnapshot, [planId, tenantId]);
+  if (!row) throw new Error("The plan snapshot read returned no row.");
+  return row;
+}
+
+const runStepRow = z.object({
+  id: z.string(),
+  stepOrder: z.number(),
+  stepType: z.enum(STEP_TYPES),
+  status: z.enum(STEP_STATUSES),
+  tool: z.string().nullable(),
+  arguments: z.record(z.string(), z.unknown()).nullable(),
+  result: z.unknown(),
+  outputSchema: z.record(z.string(), z.unknown()).nullable(),
+  leaseExpiresAt: isoTime.nullable().transform((time) => (time === null ? null : new Date(time))),
+});
+
+export type RunStep = z.infer<typeof runStepRow>;
+
+const readRunSnapshotStatement = statement(
+  "read a locked plan's snapshot for a server-step run",
+  `select coalesce((select jsonb_agg(jsonb_build_object(
+        'id', s.id, 'stepOrder', s.step_order, 'stepType', s.step_type, 'status', s.status,
+        'tool', s.tool, 'arguments', s.arguments, 'result', s.result, 'outputSchema', s.output_schema,
+        'leaseExpiresAt', s.lease_expires_at)
+        order by s.step_order)
+      from plan_step s where s.plan_id = $1::uuid and s.tenant_id = $2::uuid), '[]'::jsonb) as steps,
+    ${reviewsAndConditionsColumns("$1::uuid", "$2::uuid")}`,
+  planSnapshotRow.extend({ steps: z.array(runStepRow) }),
+);
+
+/**
+ * A run of server steps: its steps with what running them needs (tool,
+ * arguments, results for the bindings, output schema, lease), the pending
+ * reviews and the conditions, in one read.
+ */
+export async function readRunSnapshot(
+  tx: Transaction,
+  tenantId: string,
+  planId: string,
+): Promise<Omit<PlanSnapshotRead, "steps"> & { steps: RunStep[] }> {
+  const [row] = await run(tx, readRunSnapshotStatement, [planId, tenantId]);
   if (!row) throw new Error("The plan snapshot read returned no row.");
   return row;
 }

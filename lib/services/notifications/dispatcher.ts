@@ -4,11 +4,12 @@
  */
 import "server-only";
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
-import { emailDeliveries } from "../../db/schema";
+import { emailDeliveries, NOTIFICATION_EVENTS } from "../../db/schema";
 import type { CidrRange } from "../../env";
-import { eventFacts, type NotificationEvent } from "./events";
+import { eventFacts } from "./events";
 import { composeMail, type MailConfig, mailRecipients } from "./mail";
 import { postWebhook } from "./post";
 import { signWebhook } from "./signature";
@@ -50,18 +51,20 @@ export function retryDelayMs(attempts: number, firstRetryDelayMs: number): numbe
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-type EventRow = {
-  id: string;
-  tenantId: string;
-  event: NotificationEvent;
-  payload: Record<string, unknown>;
-};
+const eventRow = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  event: z.enum(NOTIFICATION_EVENTS),
+  payload: z.record(z.string(), z.unknown()),
+});
+type EventRow = z.infer<typeof eventRow>;
 
 /** Fans out up to BATCH undispatched events; returns how many it took. */
 export async function fanOutEvents(db: Database, config: NotifierConfig): Promise<number> {
   return db.transaction(async (tx) => {
-    const events = await selectRows<EventRow>(
+    const events = await selectRows(
       tx,
+      eventRow,
       sql`select id, tenant_id as "tenantId", event, payload from notification_event
         where dispatched_at is null order by created_at limit ${BATCH} for update skip locked`,
     );
@@ -100,18 +103,19 @@ async function fanOut(tx: Transaction, event: EventRow, config: NotifierConfig):
     .onConflictDoNothing();
 }
 
-type WebhookClaim = {
-  id: string;
-  attempts: number;
-  url: string;
-  secret: string;
-  disabled: boolean;
-  eventId: string;
-  event: NotificationEvent;
-  payload: Record<string, unknown>;
-  tenantId: string;
-  createdAt: string;
-};
+const webhookClaim = z.object({
+  id: z.string(),
+  attempts: z.number(),
+  url: z.string(),
+  secret: z.string(),
+  disabled: z.boolean(),
+  eventId: z.string(),
+  event: z.enum(NOTIFICATION_EVENTS),
+  payload: z.record(z.string(), z.unknown()),
+  tenantId: z.string(),
+  createdAt: z.string(),
+});
+type WebhookClaim = z.infer<typeof webhookClaim>;
 
 /** The JSON a receiver gets: the event's id, name, time and payload. */
 function webhookBody(
@@ -128,8 +132,9 @@ function webhookBody(
 
 /** Sends up to BATCH due webhook deliveries; returns how many it tried. */
 export async function sendDueWebhooks(db: Database, config: NotifierConfig): Promise<number> {
-  const claims = await selectRows<WebhookClaim>(
+  const claims = await selectRows(
     db,
+    webhookClaim,
     sql`with claimed as (
       update webhook_delivery d set attempts = d.attempts + 1,
         next_attempt_at = now() + make_interval(secs => ${WEBHOOK_SEND_LEASE_SECONDS})
@@ -221,21 +226,22 @@ async function recordFailure(
     where id = ${id}::uuid`);
 }
 
-type EmailClaim = {
-  id: string;
-  attempts: number;
-  toAddress: string;
-  subject: string;
-  body: string;
-  optedOut: boolean;
-};
+const emailClaim = z.object({
+  id: z.string(),
+  attempts: z.number(),
+  toAddress: z.string(),
+  subject: z.string(),
+  body: z.string(),
+  optedOut: z.boolean(),
+});
 
 /** Sends up to BATCH due e-mails; none while e-mail is off. */
 export async function sendDueEmails(db: Database, config: NotifierConfig): Promise<number> {
   const mail = config.mail;
   if (!mail) return 0;
-  const claims = await selectRows<EmailClaim>(
+  const claims = await selectRows(
     db,
+    emailClaim,
     sql`with claimed as (
       update email_delivery d set attempts = d.attempts + 1,
         next_attempt_at = now() + make_interval(secs => ${EMAIL_SEND_LEASE_SECONDS})

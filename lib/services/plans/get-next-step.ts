@@ -23,7 +23,7 @@ import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/claims";
 import type { AwaitingSteps } from "../../plan-engine/loop";
 import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";
-import type { PlanStatus, StepStatus } from "../../plan-engine/states";
+import { type PlanStatus, STEP_STATUSES } from "../../plan-engine/states";
 import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
 import { type ClaimedStep, claimNextStep } from "../loop/claim-next-step";
 import { claimStep } from "../loop/claim-step";
@@ -566,8 +566,9 @@ async function withInputs(
   inputs: Record<string, unknown> | null,
 ): Promise<ReadyStep> {
   if (!inputs) return ready;
-  const [plan] = await selectRows<{ researchQuestion: string; steps: BindingSourceRow[] }>(
+  const [plan] = await selectRows(
     ctx.db,
+    z.object({ researchQuestion: z.string(), steps: z.array(bindingSourceRow) }),
     sql`select p.research_question as "researchQuestion",
       coalesce((select jsonb_agg(jsonb_build_object('stepId', s.id, 'stepOrder', s.step_order,
         'status', s.status, 'result', s.result, 'tool', s.tool))
@@ -586,13 +587,13 @@ async function withInputs(
   return { ...ready, step };
 }
 
-type BindingSourceRow = {
-  stepId: string;
-  stepOrder: number;
-  status: StepStatus;
-  result: unknown;
-  tool: string | null;
-};
+const bindingSourceRow = z.object({
+  stepId: z.string(),
+  stepOrder: z.number(),
+  status: z.enum(STEP_STATUSES),
+  result: z.unknown(),
+  tool: z.string().nullable(),
+});
 
 async function resolveInputs(ctx: ServiceContext, outcome: NextStepWithInputs): Promise<NextStep> {
   if (outcome.status !== "ready") return outcome;

@@ -11,10 +11,11 @@
  */
 import "server-only";
 import { type SQL, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Database } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { type StallClock, stallWarnings } from "../../plan-engine/progress";
-import type { PlanStatus } from "../../plan-engine/states";
+import { PLAN_STATUSES } from "../../plan-engine/states";
 import { leaseSeconds } from "../loop/leases";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
@@ -50,8 +51,9 @@ export async function markStalledPlans(
   scope: { planId?: string; tenantId?: string } = {},
 ): Promise<number> {
   return db.transaction(async (tx) => {
-    const plans = await selectRows<{ id: string; tenantId: string; status: PlanStatus }>(
+    const plans = await selectRows(
       tx,
+      z.object({ id: z.string(), tenantId: z.string(), status: z.enum(PLAN_STATUSES) }),
       sql`select p.id, p.tenant_id as "tenantId", p.status from research_plan p
         where p.status = 'executing'
           and (${scope.planId ?? null}::uuid is null or p.id = ${scope.planId ?? null}::uuid)

@@ -12,10 +12,8 @@
  * progress stops it without a pause.
  */
 import "server-only";
-import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
-import { planSteps } from "../../db/schema";
 import { jsonParam, run, statement } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
@@ -28,14 +26,14 @@ import {
 } from "../../plan-engine/bindings";
 import { firstClaimable } from "../../plan-engine/claims";
 import { decideSubmit, type PlanSnapshot, planStatusAfter } from "../../plan-engine/loop";
-import type { PlanStatus, StepStatus, StepType } from "../../plan-engine/states";
+import type { PlanStatus, StepStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import {
   completionAuditInsert,
   completionEffectsCtes,
   effectsParams,
 } from "../loop/completion-effects";
-import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
+import { conditionsAfter, type RunStep, readRunSnapshot } from "../loop/read-plan-snapshot";
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
 import type { PlanRow } from "../shared/plan-access";
@@ -58,42 +56,12 @@ export type ServerRunOutcome = {
   planStatus: PlanStatus;
 };
 
-type StepRow = {
-  id: string;
-  stepOrder: number;
-  stepType: StepType;
-  status: StepStatus;
-  tool: string | null;
-  arguments: Record<string, unknown> | null;
-  result: unknown;
-  outputSchema: Record<string, unknown> | null;
-  leaseExpiresAt: Date | null;
-};
-
 type StepWrite = {
   id: string;
   status: StepStatus;
   result: unknown;
   failureReason: string | null;
 };
-
-function loadRunSteps(tx: Transaction, planId: string): Promise<StepRow[]> {
-  return tx
-    .select({
-      id: planSteps.id,
-      stepOrder: planSteps.stepOrder,
-      stepType: planSteps.stepType,
-      status: planSteps.status,
-      tool: planSteps.tool,
-      arguments: planSteps.arguments,
-      result: planSteps.result,
-      outputSchema: planSteps.outputSchema,
-      leaseExpiresAt: planSteps.leaseExpiresAt,
-    })
-    .from(planSteps)
-    .where(eq(planSteps.planId, planId))
-    .orderBy(asc(planSteps.stepOrder));
-}
 
 function errorOf(error: unknown): { code: string; message: string } {
   if (error instanceof AppError) return { code: error.code, message: error.message };
@@ -109,7 +77,8 @@ export async function runServerSteps(
   plan: PlanRow,
 ): Promise<ServerRunOutcome> {
   const stored = plan.pauseReason;
-  const steps = await loadRunSteps(tx, plan.id);
+  const read = await readRunSnapshot(tx, ctx.tenantId, plan.id);
+  const steps = read.steps;
   // A tool error leaves its step failed; the plan stays paused on it until the
   // step moves on (retry_step, or the suggested call), whatever comes after.
   if (stored?.type === "tool_error") {
@@ -124,7 +93,6 @@ export async function runServerSteps(
       };
     }
   }
-  const read = await readPlanSnapshot(tx, ctx.tenantId, plan.id);
 
   const cairn: ServiceContext = {
     ...ctx,
@@ -150,7 +118,7 @@ export async function runServerSteps(
   const now = new Date();
 
   const statusOf = (id: string) => snapshot.steps.find((s) => s.id === id)?.status ?? "pending";
-  const resultOf = (row: StepRow) => (writes.has(row.id) ? writes.get(row.id)?.result : row.result);
+  const resultOf = (row: RunStep) => (writes.has(row.id) ? writes.get(row.id)?.result : row.result);
 
   for (;;) {
     // A fired add_steps holds the steps after it, Cairn's own too.

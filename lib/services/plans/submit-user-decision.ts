@@ -272,8 +272,9 @@ export async function submitUserDecision(
 
 /** The digest of what the review shows now (its step's instructions as they are). */
 async function currentDigest(tx: Transaction, reviewRequestId: string): Promise<string> {
-  const [row] = await selectRows<{ digest: string }>(
+  const [row] = await selectRows(
     tx,
+    z.object({ digest: z.string() }),
     sql`select ${currentReviewDigest} as digest
       from review_request review join plan_step step on step.id = review.step_id
       where review.id = ${reviewRequestId}::uuid`,

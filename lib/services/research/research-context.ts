@@ -366,8 +366,9 @@ export async function loadPlanCore(
     .from(reviewDecisions)
     .where(and(eq(reviewDecisions.planId, plan.id), eq(reviewDecisions.tenantId, ctx.tenantId)));
   const currentDigests = reviews.some((r) => r.status === "pending")
-    ? await selectRows<{ id: string; digest: string }>(
+    ? await selectRows(
         db,
+        z.object({ id: z.string(), digest: z.string() }),
         sql`select review.id, ${currentReviewDigest} as digest
           from review_request review join plan_step step on step.id = review.step_id
           where review.plan_id = ${plan.id}::uuid and review.status = 'pending'`,

@@ -20,6 +20,7 @@ import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
+import { isoTime } from "../../db/statement";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
@@ -137,19 +138,19 @@ function anyOf(words: string[]): SQL {
   );
 }
 
-type Row = {
-  id: string;
-  title: string;
-  artifact_type: string;
-  snippet: string;
-  score: number | string;
-  research_question: string | null;
-  created_at: Date | string;
-  plan_id: string | null;
-  step_id: string | null;
-  confidence: number | null;
-  source_urls: string[] | string;
-};
+const searchRow = z.object({
+  id: z.string(),
+  title: z.string(),
+  artifact_type: z.string(),
+  snippet: z.string(),
+  score: z.union([z.number(), z.string()]),
+  research_question: z.string().nullable(),
+  created_at: isoTime,
+  plan_id: z.string().nullable(),
+  step_id: z.string().nullable(),
+  confidence: z.number().nullable(),
+  source_urls: z.union([z.array(z.string()), z.string()]),
+});
 
 export async function searchSources(
   ctx: ServiceContext,
@@ -278,7 +279,7 @@ export async function searchSources(
         set_config('synchronize_seqscans', 'off', true),
         set_config('max_parallel_workers_per_gather', '0', true)`,
     );
-    return selectRows<Row>(tx, query);
+    return selectRows(tx, searchRow, query);
   });
 
   return {
@@ -289,7 +290,7 @@ export async function searchSources(
       snippet: row.snippet,
       score: Number(row.score),
       researchQuestion: row.research_question,
-      createdAt: new Date(row.created_at).toISOString(),
+      createdAt: row.created_at,
       planId: row.plan_id,
       stepId: row.step_id,
       confidence: row.confidence === null ? null : Number(row.confidence),

@@ -8,16 +8,15 @@
 import "server-only";
 import { z } from "zod";
 import { DECISION_POLICIES } from "../../plan-engine/states";
-import { planEvidenceOutput } from "../evidence/read-evidence";
+import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
 import { getPlanStatus, planStatusOutput } from "../plans/get-plan-status";
 import { submitUserDecisionInput, userDecisionOutput } from "../plans/submit-user-decision";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
-import { planNotFound } from "../shared/plan-access";
+import { getPlan } from "../shared/plan-access";
 import { publicBaseUrl, reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
-import { pendingReviewOf, pendingReviewView, teamMembers } from "../views/pending-review";
-import { getPlanPage } from "../views/plan-views";
+import { pendingReviewView, readPendingReview } from "../views/pending-review";
 import { decideInClient, inClientAnswerer } from "./in-client-trust";
 import { settleDeadlinesOfPlan } from "./review-deadlines";
 
@@ -61,19 +60,20 @@ export async function readReviewCard(
   const { planId } = parseInput(cardInput, raw);
   // A review whose deadline passed is applied before the card shows it, as on the page.
   await settleDeadlinesOfPlan(ctx, planId);
-  const [page, members, answerer] = await Promise.all([
-    getPlanPage(ctx, planId, 1),
-    teamMembers(ctx),
+  // Only what the card shows: none of the plan page's other reads (its trail check above all).
+  const plan = await getPlan(ctx.db, ctx, planId);
+  const [review, evidence, answerer] = await Promise.all([
+    readPendingReview(ctx, planId),
+    loadPlanEvidence(ctx.db, ctx, planId),
     inClientAnswerer(ctx),
   ]);
-  if (!page) throw planNotFound(planId);
   const allowed = answerer.person || answerer.decisionPolicy === "people_and_agents";
   return {
     planId,
-    planName: page.plan.name,
-    planStatus: page.plan.status,
-    review: pendingReviewOf(page, members),
-    evidence: page.evidence,
+    planName: plan.name,
+    planStatus: plan.status,
+    review,
+    evidence,
     reviewUrl: reviewPageUrl(planId),
     planUrl: planUrlOf(planId),
     decisionPolicy: answerer.decisionPolicy,

@@ -38,14 +38,15 @@ export const DEADLINE_ACTOR: Actor = { type: "system", id: null, label: DEADLINE
 /** What a scheduler run needs besides the database: the loop's settings for the decision service. */
 export type SchedulerSettings = Pick<ServiceContext, "stallThresholdSeconds" | "stepLeaseSeconds">;
 
-type DueReview = {
-  id: string;
-  tenantId: string;
-  planId: string;
-  stepId: string;
-  onTimeout: TimeoutAction;
-  dueAt: string;
-};
+const dueReview = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  planId: z.string(),
+  stepId: z.string(),
+  onTimeout: z.enum(TIMEOUT_ACTIONS),
+  dueAt: z.string(),
+});
+type DueReview = z.infer<typeof dueReview>;
 
 /**
  * Pending, due and not yet escalated (an escalated review keeps its past
@@ -65,8 +66,9 @@ async function claimDueReview(
   scope: { planId?: string; tenantId?: string },
   passedBy: string[],
 ): Promise<DueReview | undefined> {
-  const [row] = await selectRows<DueReview>(
+  const [row] = await selectRows(
     tx,
+    dueReview,
     sql`select r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
         r.on_timeout as "onTimeout",
         to_char(r.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "dueAt"
@@ -169,8 +171,9 @@ export async function applyDueReviews(
  */
 export async function queueDueSoonReviews(db: Database): Promise<number> {
   return db.transaction(async (tx) => {
-    const rows = await selectRows<{ id: string; tenantId: string }>(
+    const rows = await selectRows(
       tx,
+      z.object({ id: z.string(), tenantId: z.string() }),
       sql`update review_request set due_soon_notified_at = now()
         where id in (
           select id from review_request
@@ -299,8 +302,9 @@ export async function settleDeadlinesOfPlan(
 export async function settleDeadlinesOfTenant(
   ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
 ): Promise<void> {
-  const [row] = await selectRows<{ due: boolean }>(
+  const [row] = await selectRows(
     ctx.db,
+    z.object({ due: z.boolean() }),
     sql`select exists (select 1 from review_request r
       where r.tenant_id = ${ctx.tenantId}::uuid and ${dueWhere}) as due`,
   );

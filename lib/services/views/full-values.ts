@@ -14,7 +14,12 @@ import type { ServiceContext } from "../shared/context";
 export const PREVIEW_CHARS = 2_000;
 
 /** A value as a page shows it: its first PREVIEW_CHARS characters, and the size of the whole. */
-export type Shortened = { text: string; shortened: boolean; bytes: number };
+export const shortenedRow = z.object({
+  text: z.string(),
+  shortened: z.boolean(),
+  bytes: z.number(),
+});
+export type Shortened = z.infer<typeof shortenedRow>;
 
 /** The first PREVIEW_CHARS characters of `text` (never half a surrogate pair). */
 export function shorten(text: string): Shortened {
@@ -77,7 +82,7 @@ export async function readFullValue(
     statement = sql`select jsonb_pretty(a.payload) as value from plan_audit_log a
       where a.id = ${query.audit}::uuid and a.plan_id = ${plan} and a.tenant_id = ${tenant}`;
   }
-  const [row] = await selectRows<{ value: string | null }>(ctx.db, statement);
+  const [row] = await selectRows(ctx.db, z.object({ value: z.string().nullable() }), statement);
   if (!row || row.value === null) return undefined;
   return { text: row.value, json };
 }

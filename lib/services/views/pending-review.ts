@@ -5,16 +5,19 @@
  * that refreshes itself never carries a long proposal whole.
  */
 import "server-only";
+import { sql } from "drizzle-orm";
 import { z } from "zod";
+import { selectRows } from "../../db/rows";
+import { isoTime } from "../../db/statement";
 import { isLastOpenStep } from "../../plan-engine/loop";
+import { STEP_STATUSES, type StepStatus } from "../../plan-engine/states";
+import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
-import { shorten, shortenJson } from "./full-values";
+import { shorten, shortenedRow, shortenJson } from "./full-values";
 import type { PlanPage } from "./plan-views";
 import { listTenantUsers } from "./users-and-keys";
 
 export type TeamMember = { userId: string; label: string };
-
-const shortened = z.object({ text: z.string(), shortened: z.boolean(), bytes: z.number() });
 
 /** The review as shown (also the review card's read, so its schema is published). */
 export const pendingReviewView = z.object({
@@ -23,12 +26,12 @@ export const pendingReviewView = z.object({
   /** The digest of what is shown, sent with the decision. */
   contentDigest: z.string(),
   stepOrder: z.number().nullable(),
-  summary: shortened,
+  summary: shortenedRow,
   questions: z.array(z.string()),
   /** The proposed result as indented JSON; null when the agent proposed none. */
-  proposal: shortened.nullable(),
+  proposal: shortenedRow.nullable(),
   proposedConfidence: z.number().nullable(),
-  stepInstructions: shortened,
+  stepInstructions: shortenedRow,
   /** The step's instructions changed after the review was requested. */
   instructionsChanged: z.boolean(),
   /** Every other step has ended: this decision ends the plan. */
@@ -56,35 +59,132 @@ export async function teamMembers(ctx: ServiceContext): Promise<TeamMember[]> {
     }));
 }
 
+/** What the view is built from, read by the plan page (`pendingReviewOf`) or on its own (`readPendingReview`). */
+type PendingReviewSource = {
+  planId: string;
+  review: {
+    reviewRequestId: string;
+    stepId: string;
+    stepOrder: number | null;
+    /** The digest of what the review shows now (its step's instructions as they are). */
+    currentDigest: string;
+    instructionsChanged: boolean;
+    summary: string;
+    questions: string[];
+    proposedResult: unknown;
+    proposedConfidence: number | null;
+    requestedBy: string;
+    requestedAt: string;
+    dueAt: string | null;
+    onTimeout: string | null;
+    escalatedAt: string | null;
+    assignedUserId: string | null;
+    assignedRole: string | null;
+  };
+  stepInstructions: string;
+  steps: { id: string; status: StepStatus }[];
+};
+
+function showPendingReview(
+  { planId, review, stepInstructions, steps }: PendingReviewSource,
+  members: TeamMember[],
+): PendingReviewView {
+  return {
+    planId,
+    reviewRequestId: review.reviewRequestId,
+    contentDigest: review.currentDigest,
+    stepOrder: review.stepOrder,
+    summary: shorten(review.summary),
+    questions: review.questions,
+    proposal: review.proposedResult === null ? null : shortenJson(review.proposedResult),
+    proposedConfidence: review.proposedConfidence,
+    stepInstructions: shorten(stepInstructions),
+    lastOpenStep: isLastOpenStep(steps, review.stepId),
+    instructionsChanged: review.instructionsChanged,
+    requestedBy: review.requestedBy,
+    requestedAt: review.requestedAt,
+    dueAt: review.dueAt,
+    onTimeout: review.onTimeout,
+    escalatedAt: review.escalatedAt,
+    assignedUserId: review.assignedUserId,
+    assignedUserLabel: review.assignedUserId
+      ? (members.find((m) => m.userId === review.assignedUserId)?.label ?? "a former team member")
+      : null,
+    assignedRole: review.assignedRole,
+  };
+}
+
 /** The plan's pending review, if any, with its assignee's name from the team. */
 export function pendingReviewOf(page: PlanPage, members: TeamMember[]): PendingReviewView | null {
   const pending = page.reviews.find((r) => r.status === "pending");
   if (!pending) return null;
   const step = page.steps.find((s) => s.stepId === pending.stepId);
-  return {
-    planId: page.plan.planId,
-    reviewRequestId: pending.reviewRequestId,
-    contentDigest: pending.currentDigest ?? pending.contentDigest,
-    stepOrder: pending.stepOrder,
-    summary: shorten(pending.summary),
-    questions: pending.questions,
-    proposal: pending.proposedResult === null ? null : shortenJson(pending.proposedResult),
-    proposedConfidence: pending.proposedConfidence,
-    stepInstructions: shorten(step?.instructions ?? ""),
-    lastOpenStep: isLastOpenStep(
-      page.steps.map((s) => ({ id: s.stepId, status: s.status })),
-      pending.stepId,
+  return showPendingReview(
+    {
+      planId: page.plan.planId,
+      review: { ...pending, currentDigest: pending.currentDigest ?? pending.contentDigest },
+      stepInstructions: step?.instructions ?? "",
+      steps: page.steps.map((s) => ({ id: s.stepId, status: s.status })),
+    },
+    members,
+  );
+}
+
+const pendingReviewRow = z.object({
+  reviewRequestId: z.string(),
+  stepId: z.string(),
+  stepOrder: z.number(),
+  currentDigest: z.string(),
+  // Only the step's instructions can change what a review shows: the rest is the review's own.
+  instructionsChanged: z.boolean(),
+  summary: z.string(),
+  questions: z.array(z.string()),
+  proposedResult: z.unknown(),
+  proposedConfidence: z.number().nullable(),
+  requestedBy: z.string(),
+  requestedAt: isoTime,
+  dueAt: isoTime.nullable(),
+  onTimeout: z.string().nullable(),
+  escalatedAt: isoTime.nullable(),
+  assignedUserId: z.string().nullable(),
+  assignedRole: z.string().nullable(),
+  stepInstructions: z.string(),
+  steps: z.array(z.object({ id: z.string(), status: z.enum(STEP_STATUSES) })),
+});
+
+/**
+ * The plan's pending review on its own (the review card's read): the review
+ * with its step, and every step's status, in one statement; null when none
+ * waits. The caller has checked the plan is the tenant's.
+ */
+export async function readPendingReview(
+  ctx: ServiceContext,
+  planId: string,
+): Promise<PendingReviewView | null> {
+  const [[row], members] = await Promise.all([
+    selectRows(
+      ctx.db,
+      pendingReviewRow,
+      sql`select review.id as "reviewRequestId", review.step_id as "stepId",
+          step.step_order as "stepOrder", ${currentReviewDigest} as "currentDigest",
+          step.instructions <> review.step_instructions as "instructionsChanged",
+          review.summary, review.questions, review.proposed_result as "proposedResult",
+          review.proposed_confidence as "proposedConfidence",
+          review.requested_by_label as "requestedBy", review.created_at as "requestedAt",
+          review.due_at as "dueAt", review.on_timeout as "onTimeout",
+          review.escalated_at as "escalatedAt", review.assigned_user_id as "assignedUserId",
+          review.assigned_role as "assignedRole", step.instructions as "stepInstructions",
+          (select jsonb_agg(jsonb_build_object('id', s.id, 'status', s.status))
+            from plan_step s where s.plan_id = review.plan_id) as steps
+        from review_request review join plan_step step on step.id = review.step_id
+        where review.plan_id = ${planId}::uuid and review.tenant_id = ${ctx.tenantId}::uuid
+          and review.status = 'pending'
+        order by review.created_at
+        limit 1`,
     ),
-    instructionsChanged: pending.instructionsChanged,
-    requestedBy: pending.requestedBy,
-    requestedAt: pending.requestedAt,
-    dueAt: pending.dueAt,
-    onTimeout: pending.onTimeout,
-    escalatedAt: pending.escalatedAt,
-    assignedUserId: pending.assignedUserId,
-    assignedUserLabel: pending.assignedUserId
-      ? (members.find((m) => m.userId === pending.assignedUserId)?.label ?? "a former team member")
-      : null,
-    assignedRole: pending.assignedRole,
-  };
+    teamMembers(ctx),
+  ]);
+  if (!row) return null;
+  const { stepInstructions, steps, ...review } = row;
+  return showPendingReview({ planId, review, stepInstructions, steps }, members);
 }

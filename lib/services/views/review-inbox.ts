@@ -13,10 +13,11 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
 import type { USER_ROLES } from "../../db/schema";
-import type { DecisionChannel, ReviewDecision } from "../../plan-engine/states";
+import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
-import { PREVIEW_CHARS, type Shortened } from "./full-values";
+import { PREVIEW_CHARS } from "./full-values";
+import { pendingReviewView } from "./pending-review";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
 export type InboxAge = keyof typeof INBOX_AGES;
@@ -39,32 +40,18 @@ export type InboxFilters = z.input<typeof inboxFilters>;
 /** The filters, and the viewer's role: "mine" includes reviews assigned to it (the viewer is the context's actor). */
 export type InboxQuery = InboxFilters & { role: (typeof USER_ROLES)[number] };
 
-export type InboxReview = {
-  reviewRequestId: string;
-  planId: string;
-  planName: string;
-  stepId: string;
-  stepOrder: number;
-  stepType: string;
-  summary: Shortened;
-  questions: string[];
-  /** The proposed result as indented JSON, shortened; null when the agent proposed none. */
-  proposal: Shortened | null;
-  proposedConfidence: number | null;
-  stepInstructions: Shortened;
-  /** The digest of what the entry shows (the step's instructions as they are now). */
-  contentDigest: string;
-  instructionsChanged: boolean;
-  requestedBy: string;
-  createdAt: string;
-  waitingSeconds: number;
-  dueAt: string | null;
-  onTimeout: string | null;
-  escalatedAt: string | null;
-  assignedUserId: string | null;
-  assignedUserLabel: string | null;
-  assignedRole: string | null;
-};
+/** An inbox entry: the review as the plan page shows it, with its plan and step, and how long it has waited. */
+const inboxReview = pendingReviewView
+  .omit({ stepOrder: true, lastOpenStep: true, requestedAt: true })
+  .extend({
+    planName: z.string(),
+    stepId: z.string(),
+    stepOrder: z.number(),
+    stepType: z.string(),
+    createdAt: z.string(),
+    waitingSeconds: z.number(),
+  });
+export type InboxReview = z.infer<typeof inboxReview>;
 
 const iso = (column: string) =>
   sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
@@ -101,8 +88,9 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // planner from copying it into each use), and the digest, which needs
     // hashing only when the step's instructions changed since the request
     // (everything else a digest covers is the review's own and never changes).
-    selectRows<InboxReview>(
+    selectRows(
       ctx.db,
+      inboxReview,
       sql`with page as (
         select r.id from review_request r
         where ${matches}
@@ -138,8 +126,9 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         cross join lateral (select jsonb_pretty(r.proposed_result) as proposal offset 0) pretty
       order by r.created_at, r.id`,
     ),
-    selectRows<{ n: number }>(
+    selectRows(
       ctx.db,
+      z.object({ n: z.number() }),
       sql`select count(*)::int as n from review_request r where ${matches}`,
     ),
   ]);
@@ -155,6 +144,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
 export async function inboxPlans(ctx: ServiceContext): Promise<{ planId: string; name: string }[]> {
   return selectRows(
     ctx.db,
+    z.object({ planId: z.string(), name: z.string() }),
     sql`select distinct p.id as "planId", p.name
       from review_request r join research_plan p on p.id = r.plan_id
       where r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
@@ -162,22 +152,24 @@ export async function inboxPlans(ctx: ServiceContext): Promise<{ planId: string;
   );
 }
 
-export type RecentDecision = {
-  reviewRequestId: string;
-  planId: string;
-  planName: string;
-  stepOrder: number;
-  decision: ReviewDecision;
-  feedback: string | null;
-  decidedBy: string;
-  channel: DecisionChannel;
-  decidedAt: string;
-};
+const recentDecision = z.object({
+  reviewRequestId: z.string(),
+  planId: z.string(),
+  planName: z.string(),
+  stepOrder: z.number(),
+  decision: z.enum(REVIEW_DECISIONS),
+  feedback: z.string().nullable(),
+  decidedBy: z.string(),
+  channel: z.enum(DECISION_CHANNELS),
+  decidedAt: z.string(),
+});
+export type RecentDecision = z.infer<typeof recentDecision>;
 
 /** The team's latest decisions, with how each was made (a person, an agent relaying, Cairn). */
 export async function recentDecisions(ctx: ServiceContext, limit = 10): Promise<RecentDecision[]> {
-  return selectRows<RecentDecision>(
+  return selectRows(
     ctx.db,
+    recentDecision,
     sql`select d.review_request_id as "reviewRequestId", d.plan_id as "planId",
         p.name as "planName", s.step_order as "stepOrder", d.decision, d.feedback,
         d.decided_by_label as "decidedBy", d.channel, ${iso("d.created_at")} as "decidedAt"

@@ -3,7 +3,7 @@
 import { type ReactNode, useActionState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { ReviewAssignment } from "@/app/_components/review/review-assignment";
-import { ReviewDecisionForm, reviewFormKey } from "@/app/_components/review/review-decision-form";
+import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewLead } from "@/app/_components/review/review-lead";
 import type { PendingReviewView, TeamMember } from "@/lib/services/views/pending-review";
@@ -61,14 +61,7 @@ export function ReviewArea({
       data-testid="review-panel"
     >
       <ReviewLead review={review}>{evidence}</ReviewLead>
-      <ReviewDecisionForm
-        key={reviewFormKey(review)}
-        planId={planId}
-        reviewRequestId={review.reviewRequestId}
-        contentDigest={review.contentDigest}
-        action={action}
-        state={state}
-      />
+      <ReviewDecisionForm review={review} action={action} state={state} />
       <ReviewFacts review={review} />
       <ReviewAssignment
         key={review.reviewRequestId}
