@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
+import { Pagination } from "@/app/_components/pagination";
 import { DecisionPolicyNote, decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
@@ -23,46 +24,6 @@ type Search = { mine?: string; plan?: string; age?: string; after?: string };
  * last review of the previous page; docs/reviews.md), answered here with the
  * same decision service and audit rows as the plan page.
  */
-/** Where the list stands among the matching reviews, and the links to the first and the next page. */
-function InboxPages({
-  total,
-  shown,
-  first,
-  next,
-  params,
-}: {
-  total: number;
-  shown: number;
-  first: boolean;
-  next: string | null;
-  params: Record<string, string | undefined>;
-}) {
-  if (!first && !next) return null;
-  const href = (after?: string) => {
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries({ ...params, after })) {
-      if (value) query.set(key, value);
-    }
-    const text = query.toString();
-    return text ? `/inbox?${text}` : "/inbox";
-  };
-  return (
-    <nav className="pagination" aria-label="Inbox pages" data-testid="inbox-pages">
-      {first ? <Link href={href()}>← Oldest</Link> : <span aria-hidden="true" />}
-      <span data-testid="inbox-shown">
-        {shown} of the {total} pending reviews
-      </span>
-      {next ? (
-        <Link href={href(next)} data-testid="inbox-next">
-          Newer →
-        </Link>
-      ) : (
-        <span aria-hidden="true" />
-      )}
-    </nav>
-  );
-}
-
 export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
   const search = await searchParams;
@@ -124,13 +85,18 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         </div>
       ) : null}
       <InboxList reviews={inbox.reviews} members={members} currentUserId={user.userId} />
-      <InboxPages
-        total={inbox.total}
-        shown={inbox.reviews.length}
-        first={Boolean(search.after)}
-        next={inbox.nextAfter}
+      <Pagination
+        cursor={search.after}
+        nextCursor={inbox.nextAfter}
+        basePath="/inbox"
         params={{ mine: mine ? "1" : undefined, plan: search.plan || undefined, age }}
-      />
+        cursorParam="after"
+        newestFirst={false}
+        label="Inbox pages"
+        testId="inbox"
+      >
+        {inbox.reviews.length} of the {inbox.total} pending reviews
+      </Pagination>
       {decided.length > 0 ? (
         <section aria-labelledby="decided-heading">
           <h2 id="decided-heading">Recently decided</h2>

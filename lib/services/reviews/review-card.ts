@@ -62,7 +62,7 @@ export async function readReviewCard(
   // A review whose deadline passed is applied before the card shows it, as on the page.
   await settleDeadlinesOfPlan(ctx, planId);
   const [page, members, answerer] = await Promise.all([
-    getPlanPage(ctx, planId, 1),
+    getPlanPage(ctx, planId),
     teamMembers(ctx),
     inClientAnswerer(ctx),
   ]);
