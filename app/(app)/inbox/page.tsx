@@ -1,10 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
-import { Pagination } from "@/app/_components/pagination";
+import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
 import { DecisionPolicyNote, decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
+import { isCursorRefused } from "@/lib/services/shared/pagination";
 import { INBOX_AGES, type InboxAge } from "@/lib/services/views/review-inbox";
 import { views } from "@/lib/web/views";
 import { InboxList } from "./inbox-list";
@@ -17,11 +18,11 @@ const AGE_LABELS: Record<InboxAge, string> = {
   "1w": "Waiting over a week",
 };
 
-type Search = { mine?: string; plan?: string; age?: string; after?: string };
+type Search = { mine?: string; plan?: string; age?: string; cursor?: string };
 
 /**
- * The team's pending reviews, oldest first, a page at a time (`?after=`, the
- * last review of the previous page; docs/reviews.md), answered here with the
+ * The team's pending reviews, oldest first, a page at a time (`?cursor=`, where
+ * the previous page ended; docs/reviews.md), answered here with the
  * same decision service and audit rows as the plan page.
  */
 export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
@@ -30,10 +31,22 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
   const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
   const mine = search.mine === "1";
   const filters = { mine, planId: search.plan || undefined, age };
-  const [{ inbox, plans, decided, decisionPolicy }, members] = await Promise.all([
-    views.inbox(user, { ...filters, after: search.after || undefined }),
+  const [answer, members] = await Promise.all([
+    views
+      .inbox(user, { ...filters, cursor: search.cursor || undefined })
+      .catch((error: unknown) => (isCursorRefused(error) ? error : Promise.reject(error))),
     views.teamMembers(user),
   ]);
+  const params = { mine: mine ? "1" : undefined, plan: search.plan || undefined, age };
+  if (isCursorRefused(answer)) {
+    return (
+      <section>
+        <h1>Inbox</h1>
+        <CursorRefused firstPage={pageHref("/inbox", params)} />
+      </section>
+    );
+  }
+  const { inbox, plans, decided, decisionPolicy } = answer;
   const filtered = mine || Boolean(search.plan) || Boolean(age);
   return (
     <section>
@@ -86,11 +99,10 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
       ) : null}
       <InboxList reviews={inbox.reviews} members={members} currentUserId={user.userId} />
       <Pagination
-        cursor={search.after}
-        nextCursor={inbox.nextAfter}
+        cursor={search.cursor}
+        nextCursor={inbox.nextCursor}
         basePath="/inbox"
-        params={{ mine: mine ? "1" : undefined, plan: search.plan || undefined, age }}
-        cursorParam="after"
+        params={params}
         newestFirst={false}
         label="Inbox pages"
         testId="inbox"
