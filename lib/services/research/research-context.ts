@@ -160,7 +160,7 @@ export async function artifactSummaries(
 }
 
 const artifactsCursorField = cursorField.describe(
-  "Where the page of artifacts (oldest first) starts: the previous answer's artifactsNextCursor. Left out, the first page.",
+  "The previous answer's artifactsNextCursor, to read on (oldest first). Left out, the first page.",
 );
 const artifactsLimitField = z
   .number()
@@ -169,7 +169,7 @@ const artifactsLimitField = z
   .max(CONTEXT_ARTIFACTS_MAX)
   .default(CONTEXT_ARTIFACTS_DEFAULT)
   .describe(
-    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only their count, artifactsTotal, and no cursor). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
+    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only artifactsTotal). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
   );
 
 export const getResearchContextInput = z.object({
@@ -261,7 +261,7 @@ export const researchContextOutput = z.object({
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
   artifactsNextCursor: nextCursorField.describe(
-    "Pass it as artifactsCursor to read the next page of artifacts; null when this page is the last.",
+    "Pass it as artifactsCursor for the next page; null on the last.",
   ),
   deliverable: z
     .object({
@@ -541,7 +541,7 @@ export const stepContextOutput = z.object({
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
   artifactsNextCursor: nextCursorField.describe(
-    "Pass it as artifactsCursor to read the next page of artifacts; null when this page is the last.",
+    "Pass it as artifactsCursor for the next page; null on the last.",
   ),
 });
 
