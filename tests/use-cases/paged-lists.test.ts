@@ -190,6 +190,12 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
         });
       }
     }
+    // An edited cursor of the list itself: a position past any bigint.
+    const [list, , id] = JSON.parse(Buffer.from(plansCursor, "base64url").toString("utf8"));
+    const edited = Buffer.from(JSON.stringify([list, "9".repeat(20), id])).toString("base64url");
+    expect(isCursorRefused(await refusal(() => listPlans(agent.ctx, { cursor: edited })))).toBe(
+      true,
+    );
     // The plans list's cursor is a place in that list only.
     for (const read of reads(plansCursor).slice(1)) {
       expect(isCursorRefused(await refusal(read))).toBe(true);

@@ -29,7 +29,9 @@ export const nextCursorField = z
  * time to the microsecond (as PostgreSQL keeps it) or its sequence number, and
  * its id.
  */
-const position = z.tuple([z.string(), z.string().regex(/^\d{1,20}$/), z.uuid()]);
+// At most 18 digits: within a bigint and PostgreSQL's timestamps, so an edited
+// cursor is refused here rather than failing in the database.
+const position = z.tuple([z.string(), z.string().regex(/^\d{1,18}$/), z.uuid()]);
 
 /** The VALIDATION_ERROR for a cursor this list did not give; `field` is the input that carried it. */
 function cursorRefused(field: string): AppError {
