@@ -66,17 +66,15 @@ export function keyset(order: PageOrder, cursor: string | undefined, field = "cu
   const at = order.sequence
     ? sql<string>`${order.at}::text`
     : sql<string>`(extract(epoch from ${order.at}) * 1000000)::bigint::text`;
-  const after = cursor === undefined ? undefined : decodeCursor(cursor, list, field);
-  const start = after
-    ? order.sequence
+  let where: SQL | undefined;
+  if (cursor !== undefined) {
+    const after = decodeCursor(cursor, list, field);
+    const afterAt = order.sequence
       ? sql`${after.at}::bigint`
-      : sql`timestamptz 'epoch' + ${after.at}::bigint * interval '1 microsecond'`
-    : undefined;
-  const where: SQL | undefined =
-    start &&
-    (direction === "desc"
-      ? sql`(${order.at}, ${order.id}) < (${start}, ${after?.id}::uuid)`
-      : sql`(${order.at}, ${order.id}) > (${start}, ${after?.id}::uuid)`);
+      : sql`timestamptz 'epoch' + ${after.at}::bigint * interval '1 microsecond'`;
+    const beyond = sql.raw(direction === "desc" ? "<" : ">");
+    where = sql`(${order.at}, ${order.id}) ${beyond} (${afterAt}, ${after.id}::uuid)`;
+  }
   return {
     position: { positionAt: at, positionId: sql<string>`${order.id}::text` },
     where,
