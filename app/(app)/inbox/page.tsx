@@ -5,7 +5,7 @@ import { CursorRefused, Pagination, pageHref } from "@/app/_components/paginatio
 import { DecisionPolicyNote, decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
-import { isCursorRefused } from "@/lib/services/shared/pagination";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { INBOX_AGES, type InboxAge } from "@/lib/services/views/review-inbox";
 import { views } from "@/lib/web/views";
 import { InboxList } from "./inbox-list";
@@ -32,9 +32,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
   const mine = search.mine === "1";
   const filters = { mine, planId: search.plan || undefined, age };
   const [answer, members] = await Promise.all([
-    views
-      .inbox(user, { ...filters, cursor: search.cursor || undefined })
-      .catch((error: unknown) => (isCursorRefused(error) ? error : Promise.reject(error))),
+    orCursorRefused(views.inbox(user, { ...filters, cursor: search.cursor || undefined })),
     views.teamMembers(user),
   ]);
   const params = { mine: mine ? "1" : undefined, plan: search.plan || undefined, age };

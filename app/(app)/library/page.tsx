@@ -5,7 +5,7 @@ import { Snippet } from "@/app/_components/snippet";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
 import { isAppError } from "@/lib/plan-engine/app-error";
-import { isCursorRefused } from "@/lib/services/shared/pagination";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Research library" };
@@ -125,9 +125,7 @@ async function Recent({
   artifactType?: string;
   cursor?: string;
 }) {
-  const list = await views
-    .artifacts(user, { artifactType, cursor })
-    .catch((error: unknown) => (isCursorRefused(error) ? error : Promise.reject(error)));
+  const list = await orCursorRefused(views.artifacts(user, { artifactType, cursor }));
   if (isCursorRefused(list)) {
     return <CursorRefused firstPage={pageHref("/library", { type: artifactType })} />;
   }

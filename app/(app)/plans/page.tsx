@@ -9,7 +9,7 @@ import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
-import { isCursorRefused } from "@/lib/services/shared/pagination";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 
@@ -85,9 +85,9 @@ async function PlanTable({
   q?: string;
   cursor?: string;
 }) {
-  const list = await views
-    .plans(user, { filter, q: q || undefined, cursor: cursor || undefined })
-    .catch((error: unknown) => (isCursorRefused(error) ? error : Promise.reject(error)));
+  const list = await orCursorRefused(
+    views.plans(user, { filter, q: q || undefined, cursor: cursor || undefined }),
+  );
   if (isCursorRefused(list)) return <CursorRefused firstPage={pageHref("/plans", { filter, q })} />;
   if (list.plans.length === 0) {
     return (

@@ -133,3 +133,13 @@ function decodeCursor(cursor: string, list: string, field: string) {
 export function isCursorRefused(error: unknown): error is AppError {
   return error instanceof AppError && error.metadata.cursorRefused === true;
 }
+
+/** A paged read, or its refused cursor as a value for the page to show; any other failure as it was. */
+export async function orCursorRefused<T>(read: Promise<T>): Promise<T | AppError> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isCursorRefused(error)) return error;
+    throw error;
+  }
+}

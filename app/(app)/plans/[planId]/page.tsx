@@ -8,7 +8,7 @@ import { CursorRefused } from "@/app/_components/pagination";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
-import { isCursorRefused } from "@/lib/services/shared/pagination";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { pendingReviewOf } from "@/lib/services/views/pending-review";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
@@ -45,9 +45,7 @@ export default async function PlanPageView({
   const user = await requireUser();
   const { planId } = await params;
   const { audit } = await searchParams;
-  const page = await views
-    .planPage(user, planId, audit || undefined)
-    .catch((error: unknown) => (isCursorRefused(error) ? error : Promise.reject(error)));
+  const page = await orCursorRefused(views.planPage(user, planId, audit || undefined));
   if (isCursorRefused(page)) {
     return (
       <article className="plan">
