@@ -142,7 +142,7 @@ describe.each(BACKENDS)("get_research_context and get_step_context on %s", (back
     expect(nextCursor).toEqual(expect.any(String));
     for (const artifactsCursor of ["not-a-cursor", nextCursor ?? ""]) {
       expect(await tenant.agent.fails("get_research_context", { planId, artifactsCursor })).toMatch(
-        /^VALIDATION_ERROR: artifactsCursor is not one this list gave/,
+        /^VALIDATION_ERROR: artifactsCursor is not one this list gave: pass the previous answer's artifactsNextCursor/,
       );
     }
   });

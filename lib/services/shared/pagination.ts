@@ -33,11 +33,15 @@ export const nextCursorField = z
 // cursor is refused here rather than failing in the database.
 const position = z.tuple([z.string(), z.string().regex(/^\d{1,18}$/), z.uuid()]);
 
+/** The answer's field that gives the cursor `field` takes: nextCursor for cursor, artifactsNextCursor for artifactsCursor. */
+const nextCursorName = (field: string) =>
+  field === "cursor" ? "nextCursor" : field.replace(/Cursor$/, "NextCursor");
+
 /** The VALIDATION_ERROR for a cursor this list did not give; `field` is the input that carried it. */
 function cursorRefused(field: string): AppError {
   return new AppError(
     "VALIDATION_ERROR",
-    `${field} is not one this list gave: pass the previous answer's next cursor, or leave it out for the first page.`,
+    `${field} is not one this list gave: pass the previous answer's ${nextCursorName(field)}, or leave it out for the first page.`,
     { field, cursorRefused: true },
   );
 }

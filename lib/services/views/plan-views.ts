@@ -236,7 +236,7 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditCurs
     const auditPage = keyset(
       { at: planAuditLog.seq, sequence: true, id: planAuditLog.id },
       auditCursor,
-      "audit",
+      "auditCursor",
     );
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.
