@@ -205,7 +205,7 @@ test("the inbox shows a page of reviews at a time, with the next page after the 
     if ((await next.count()) === 0) break;
     const before = names[names.length - 1] ?? "";
     await next.click();
-    await expect(page).toHaveURL(/after=/);
+    await expect(page).toHaveURL(/cursor=/);
     await expect(entries.locator("h2 a").first()).not.toHaveText(before);
     pages += 1;
   }

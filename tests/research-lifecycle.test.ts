@@ -531,48 +531,48 @@ describe.each(BACKENDS)("the research lifecycle over MCP on %s", (backend) => {
     );
     expect(first.artifacts[0]).toMatchObject({ title: "Source 1", content: { index: 1 } });
     expect(first.artifactsTotal).toBe(30);
-    expect(first.artifactsNextOffset).toBe(25);
+    expect(first.artifactsNextCursor).toEqual(expect.any(String));
     expect(first.deliverable).toMatchObject({
       outputId: latest.outputId,
       content: "# Final\n\nThe short, final report.",
     });
     expect(JSON.stringify(first)).not.toContain("DRAFT");
 
-    // The rest, by following artifactsNextOffset.
+    // The rest, by following artifactsNextCursor.
     const rest = await agent.ok("get_research_context", {
       planId,
-      artifactsOffset: first.artifactsNextOffset,
+      artifactsCursor: first.artifactsNextCursor ?? undefined,
     });
     expect(rest.artifacts.map((a: { artifactId: string }) => a.artifactId)).toEqual(
       stored.slice(25),
     );
-    expect(rest.artifactsNextOffset).toBeNull();
+    expect(rest.artifactsNextCursor).toBeNull();
     const small = await agent.ok("get_research_context", { planId, artifactsLimit: 10 });
     expect(small.artifacts).toHaveLength(10);
-    expect(small.artifactsNextOffset).toBe(10);
+    expect(small.artifactsNextCursor).toEqual(expect.any(String));
     expect(await agent.fails("get_research_context", { planId, artifactsLimit: 101 })).toMatch(
       /^VALIDATION_ERROR: artifactsLimit/,
     );
 
-    // get_step_context pages the same way.
+    // get_step_context pages the same list the same way, so it reads on from that cursor.
     const step = await agent.ok("get_next_step", { planId });
     const stepContext = await agent.ok("get_step_context", {
       planId,
       stepId: step.step.stepId,
-      artifactsOffset: 20,
+      artifactsCursor: small.artifactsNextCursor ?? undefined,
       artifactsLimit: 20,
     });
     expect(stepContext.artifacts.map((a: { artifactId: string }) => a.artifactId)).toEqual(
-      stored.slice(20),
+      stored.slice(10),
     );
-    expect(stepContext).toMatchObject({ artifactsTotal: 30, artifactsNextOffset: null });
+    expect(stepContext).toMatchObject({ artifactsTotal: 30, artifactsNextCursor: null });
 
     // The plan resource is the first page, with the count.
     const resource = await agent.client.readResource({ uri: `cairn://plans/${planId}` });
     const text = (resource.contents[0] as { text: string }).text;
     const read = JSON.parse(text);
     expect(read.artifacts).toHaveLength(25);
-    expect(read).toMatchObject({ artifactsTotal: 30, artifactsNextOffset: 25 });
+    expect(read).toMatchObject({ artifactsTotal: 30, artifactsNextCursor: expect.any(String) });
     expect(text).not.toContain("DRAFT");
   });
 

@@ -593,7 +593,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
           ...full(alphaIds),
           `/plans/${alphaIds.planId}`,
           `/plans/${alphaIds.reviewPlanId}`,
-          `/plans/${alphaIds.planId}?auditPage=2`,
+          `/plans/${alphaIds.planId}?audit=not-a-cursor`,
           `/library/${alphaIds.artifactId}`,
           `/plans/${alphaIds.planId}/deliverable`,
         ]) {

@@ -1,38 +1,86 @@
 import Link from "next/link";
+import type { ReactNode } from "react";
 
-/** Previous/next links that keep the page's other query parameters. */
+/**
+ * The links of a list that pages by cursor (lib/services/shared/pagination.ts):
+ * back to the first page, and on to the next; the page's other query
+ * parameters (its filters) are kept in both.
+ */
 export function Pagination({
-  page,
-  pageSize,
-  total,
+  cursor,
+  nextCursor,
   basePath,
   params,
-  pageParam = "page",
+  cursorParam = "cursor",
+  newestFirst = true,
   label,
+  testId,
+  children,
 }: {
-  page: number;
-  pageSize: number;
-  total: number;
+  /** The cursor this page was read from; absent on the first page. */
+  cursor: string | null | undefined;
+  nextCursor: string | null;
   basePath: string;
   params: Record<string, string | undefined>;
-  pageParam?: string;
+  cursorParam?: string;
+  /** The list's order, for the links' names: newest first (else oldest first). */
+  newestFirst?: boolean;
   label: string;
+  /** Prefix of the nav's, the text's and the next link's test ids. */
+  testId: string;
+  /** Where the page stands, e.g. how many there are in all. */
+  children: ReactNode;
 }) {
-  const pages = Math.max(1, Math.ceil(total / pageSize));
-  if (pages <= 1) return null;
-  const href = (target: number) => {
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries(params)) if (value) query.set(key, value);
-    query.set(pageParam, String(target));
-    return `${basePath}?${query.toString()}`;
-  };
+  if (!cursor && !nextCursor) return null;
   return (
-    <nav className="pagination" aria-label={label}>
-      {page > 1 ? <Link href={href(page - 1)}>← Newer</Link> : <span aria-hidden="true" />}
-      <span>
-        Page {page} of {pages}
-      </span>
-      {page < pages ? <Link href={href(page + 1)}>Older →</Link> : <span aria-hidden="true" />}
+    <nav className="pagination" aria-label={label} data-testid={`${testId}-pages`}>
+      {cursor ? (
+        <Link href={pageHref(basePath, params, cursorParam)} data-testid={`${testId}-first`}>
+          {newestFirst ? "← Newest" : "← Oldest"}
+        </Link>
+      ) : (
+        <span aria-hidden="true" />
+      )}
+      <span data-testid={`${testId}-shown`}>{children}</span>
+      {nextCursor ? (
+        <Link
+          href={pageHref(basePath, params, cursorParam, nextCursor)}
+          data-testid={`${testId}-next`}
+        >
+          {newestFirst ? "Older →" : "Newer →"}
+        </Link>
+      ) : (
+        <span aria-hidden="true" />
+      )}
     </nav>
+  );
+}
+
+/** A page's link: its filters, and the cursor (none: the first page). */
+export function pageHref(
+  basePath: string,
+  params: Record<string, string | undefined>,
+  cursorParam = "cursor",
+  cursor?: string,
+): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries({ ...params, [cursorParam]: cursor })) {
+    if (value) query.set(key, value);
+  }
+  const text = query.toString();
+  return text ? `${basePath}?${text}` : basePath;
+}
+
+/**
+ * What a page shows for a cursor its list did not give (an old link, or one
+ * edited by hand): the refusal, and the way to the first page with the same
+ * filters.
+ */
+export function CursorRefused({ firstPage }: { firstPage: string }) {
+  return (
+    <p role="alert" className="notice notice-error" data-testid="cursor-refused">
+      This page's link is out of date or was not made by this list, so it cannot say where to start.{" "}
+      <Link href={firstPage}>Go to the first page</Link>
+    </p>
   );
 }

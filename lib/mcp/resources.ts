@@ -45,7 +45,7 @@ const TEMPLATES: ListResourceTemplatesResult["resourceTemplates"] = [
     name: "plan",
     title: "A research plan's full context",
     description:
-      "Everything about one plan: steps with results and reports, branching conditions, reviews, the skill execution, the first artifacts in full (artifactsTotal counts them all; get_research_context pages through the rest with artifactsOffset), the newest deliverable and feedback.",
+      "Everything about one plan: steps with results and reports, branching conditions, reviews, the skill execution, the first artifacts in full (artifactsTotal counts them all; get_research_context pages through the rest with artifactsCursor), the newest deliverable and feedback.",
     mimeType: JSON_TYPE,
   },
 ];

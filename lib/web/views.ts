@@ -51,11 +51,11 @@ export const views = {
   async inboxCount(user: SignedInUser) {
     return countAwaitingReview(await userContext(user));
   },
-  async planPage(user: SignedInUser, planId: string, auditPage: number) {
+  async planPage(user: SignedInUser, planId: string, auditCursor: string | undefined) {
     const ctx = await userContext(user);
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
-    return getPlanPage(ctx, planId, auditPage);
+    return getPlanPage(ctx, planId, auditCursor);
   },
   /** A plan's name and newest deliverable; undefined for a plan not in the user's tenant. */
   async planDeliverable(user: SignedInUser, planId: string) {

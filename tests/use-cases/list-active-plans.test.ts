@@ -79,7 +79,7 @@ describe.each(BACKENDS)("list_active_plans on %s", (backend) => {
     }
     expect(seen).toEqual(["E", "D", "C", "B", "A"]);
     expect(await agent.fails("list_active_plans", { cursor: "not-a-cursor" })).toMatch(
-      /^VALIDATION_ERROR.*cursor is not one this list gave/,
+      /^VALIDATION_ERROR: cursor is not one this list gave: pass the previous answer's nextCursor/,
     );
   });
 });

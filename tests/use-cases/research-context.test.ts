@@ -66,7 +66,7 @@ describe.each(BACKENDS)("get_research_context and get_step_context on %s", (back
     ]);
     expect(context).toMatchObject({
       artifactsTotal: 1,
-      artifactsNextOffset: null,
+      artifactsNextCursor: null,
       reviews: [],
       deliverable: null,
       feedback: [],
@@ -81,7 +81,7 @@ describe.each(BACKENDS)("get_research_context and get_step_context on %s", (back
       researchQuestion: "What changed?",
       step: { stepId: second.stepId, stepOrder: 2, status: "in_progress" },
       artifactsTotal: 1,
-      artifactsNextOffset: null,
+      artifactsNextCursor: null,
     });
     expect(context.priorSteps.map((s: { stepId: string }) => s.stepId)).toEqual([first.stepId]);
     expect(context.artifacts[0]).toMatchObject({ title: "The finding" });
@@ -93,28 +93,58 @@ describe.each(BACKENDS)("get_research_context and get_step_context on %s", (back
     expect(done).toMatchObject({ leaseExpiresAt: null, priorSteps: [] });
   });
 
-  it("pages the artifacts, oldest first", async () => {
+  it("pages the artifacts oldest first by cursor: each once, even one stored meanwhile", async () => {
     const { planId, first } = await planUnderWay();
-    await tenant.agent.ok("store_research", {
-      planId,
-      stepId: first.stepId,
-      artifactType: "finding",
-      title: "The second finding",
-      content: { fact: 2 },
-      contentText: "A second fact.",
-      confidence: 0.6,
-      sourceUrls: [],
-    });
+    const store = (title: string) =>
+      tenant.agent.ok("store_research", {
+        planId,
+        stepId: first.stepId,
+        artifactType: "finding",
+        title,
+        content: { title },
+        contentText: title,
+        confidence: 0.6,
+        sourceUrls: [],
+      });
+    await store("The second finding");
     const page1 = await tenant.agent.ok("get_research_context", { planId, artifactsLimit: 1 });
     expect(page1.artifacts.map((a: { title: string }) => a.title)).toEqual(["The finding"]);
-    expect(page1).toMatchObject({ artifactsTotal: 2, artifactsNextOffset: 1 });
-    const page2 = await tenant.agent.ok("get_research_context", {
-      planId,
-      artifactsLimit: 1,
-      artifactsOffset: 1,
+    expect(page1).toMatchObject({ artifactsTotal: 2, artifactsNextCursor: expect.any(String) });
+    // Stored after the first page: the newest, so it comes last, once.
+    await store("The third finding");
+    const seen = page1.artifacts.map((a: { title: string }) => a.title);
+    let cursor = page1.artifactsNextCursor;
+    while (cursor) {
+      const page = await tenant.agent.ok("get_step_context", {
+        planId,
+        stepId: first.stepId,
+        artifactsLimit: 1,
+        artifactsCursor: cursor,
+      });
+      seen.push(...page.artifacts.map((a: { title: string }) => a.title));
+      cursor = page.artifactsNextCursor;
+    }
+    expect(seen).toEqual(["The finding", "The second finding", "The third finding"]);
+    // No cursor with a page of none: only the count.
+    expect(
+      await tenant.agent.ok("get_research_context", { planId, artifactsLimit: 0 }),
+    ).toMatchObject({ artifacts: [], artifactsTotal: 3, artifactsNextCursor: null });
+  });
+
+  it("refuses a cursor it did not give: made up, or another list's", async () => {
+    const { planId } = await planUnderWay();
+    await tenant.agent.ok("create_research_plan", {
+      name: "Another",
+      researchQuestion: "q",
+      steps: planSteps("search"),
     });
-    expect(page2.artifacts.map((a: { title: string }) => a.title)).toEqual(["The second finding"]);
-    expect(page2.artifactsNextOffset).toBeNull();
+    const { nextCursor } = await tenant.agent.ok("list_active_plans", { limit: 1 });
+    expect(nextCursor).toEqual(expect.any(String));
+    for (const artifactsCursor of ["not-a-cursor", nextCursor ?? ""]) {
+      expect(await tenant.agent.fails("get_research_context", { planId, artifactsCursor })).toMatch(
+        /^VALIDATION_ERROR: artifactsCursor is not one this list gave: pass the previous answer's artifactsNextCursor/,
+      );
+    }
   });
 
   it("finds neither context for another tenant", async () => {

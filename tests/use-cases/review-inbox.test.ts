@@ -1,7 +1,6 @@
 /**
  * The pages' read models of long values (docs/reviews.md). The inbox: a page
- * of INBOX_PAGE_SIZE reviews at a time, oldest first, the next page after the
- * last one; long summaries, proposals and instructions come shortened, each
+ * of INBOX_PAGE_SIZE reviews at a time, oldest first, by cursor; long summaries, proposals and instructions come shortened, each
  * whole behind its "Show all" value (readFullValue), which another team cannot
  * read. The plan page reads no proposal but the pending review's. In process,
  * on PGlite and on PostgreSQL 15.
@@ -51,7 +50,7 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     return { planId, reviewRequestId: review.reviewRequestId as string };
   }
 
-  it("pages its reviews oldest first, the next page after the last review", async () => {
+  it("pages its reviews oldest first by cursor: each once, one asked meanwhile last; a made-up cursor refused", async () => {
     const count = INBOX_PAGE_SIZE + 3;
     const asked: string[] = [];
     for (let i = 0; i < count; i += 1) {
@@ -61,11 +60,17 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     const first = await listInbox(me, { role: "admin" });
     expect(first.total).toBe(count);
     expect(first.reviews.map((r) => r.reviewRequestId)).toEqual(asked.slice(0, INBOX_PAGE_SIZE));
-    expect(first.nextAfter).toBe(asked[INBOX_PAGE_SIZE - 1]);
-    const second = await listInbox(me, { role: "admin", after: first.nextAfter ?? undefined });
+    expect(first.nextCursor).toEqual(expect.any(String));
+    // Asked after the first page was read: the newest, so it comes last, once.
+    asked.push((await planAtReview("Paged late")).reviewRequestId);
+    const second = await listInbox(me, { role: "admin", cursor: first.nextCursor ?? undefined });
     expect(second.reviews.map((r) => r.reviewRequestId)).toEqual(asked.slice(INBOX_PAGE_SIZE));
-    expect(second.nextAfter).toBeNull();
-    expect(second.total).toBe(count);
+    expect(second.nextCursor).toBeNull();
+    expect(second.total).toBe(count + 1);
+    await expect(listInbox(me, { role: "admin", cursor: "not-a-cursor" })).rejects.toMatchObject({
+      code: "VALIDATION_ERROR",
+      message: expect.stringMatching(/^cursor is not one this list gave/),
+    });
   });
 
   it("shortens a long proposal, summary and instructions, and gives each whole on request", async () => {

@@ -1,9 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
+import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
 import { DecisionPolicyNote, decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { INBOX_AGES, type InboxAge } from "@/lib/services/views/review-inbox";
 import { views } from "@/lib/web/views";
 import { InboxList } from "./inbox-list";
@@ -16,63 +18,33 @@ const AGE_LABELS: Record<InboxAge, string> = {
   "1w": "Waiting over a week",
 };
 
-type Search = { mine?: string; plan?: string; age?: string; after?: string };
+type Search = { mine?: string; plan?: string; age?: string; cursor?: string };
 
 /**
- * The team's pending reviews, oldest first, a page at a time (`?after=`, the
- * last review of the previous page; docs/reviews.md), answered here with the
+ * The team's pending reviews, oldest first, a page at a time (`?cursor=`, where
+ * the previous page ended; docs/reviews.md), answered here with the
  * same decision service and audit rows as the plan page.
  */
-/** Where the list stands among the matching reviews, and the links to the first and the next page. */
-function InboxPages({
-  total,
-  shown,
-  first,
-  next,
-  params,
-}: {
-  total: number;
-  shown: number;
-  first: boolean;
-  next: string | null;
-  params: Record<string, string | undefined>;
-}) {
-  if (!first && !next) return null;
-  const href = (after?: string) => {
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries({ ...params, after })) {
-      if (value) query.set(key, value);
-    }
-    const text = query.toString();
-    return text ? `/inbox?${text}` : "/inbox";
-  };
-  return (
-    <nav className="pagination" aria-label="Inbox pages" data-testid="inbox-pages">
-      {first ? <Link href={href()}>← Oldest</Link> : <span aria-hidden="true" />}
-      <span data-testid="inbox-shown">
-        {shown} of the {total} pending reviews
-      </span>
-      {next ? (
-        <Link href={href(next)} data-testid="inbox-next">
-          Newer →
-        </Link>
-      ) : (
-        <span aria-hidden="true" />
-      )}
-    </nav>
-  );
-}
-
 export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
   const search = await searchParams;
   const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
   const mine = search.mine === "1";
   const filters = { mine, planId: search.plan || undefined, age };
-  const [{ inbox, plans, decided, decisionPolicy }, members] = await Promise.all([
-    views.inbox(user, { ...filters, after: search.after || undefined }),
+  const [answer, members] = await Promise.all([
+    orCursorRefused(views.inbox(user, { ...filters, cursor: search.cursor || undefined })),
     views.teamMembers(user),
   ]);
+  const params = { mine: mine ? "1" : undefined, plan: search.plan || undefined, age };
+  if (isCursorRefused(answer)) {
+    return (
+      <section>
+        <h1>Inbox</h1>
+        <CursorRefused firstPage={pageHref("/inbox", params)} />
+      </section>
+    );
+  }
+  const { inbox, plans, decided, decisionPolicy } = answer;
   const filtered = mine || Boolean(search.plan) || Boolean(age);
   return (
     <section>
@@ -124,13 +96,17 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         </div>
       ) : null}
       <InboxList reviews={inbox.reviews} members={members} currentUserId={user.userId} />
-      <InboxPages
-        total={inbox.total}
-        shown={inbox.reviews.length}
-        first={Boolean(search.after)}
-        next={inbox.nextAfter}
-        params={{ mine: mine ? "1" : undefined, plan: search.plan || undefined, age }}
-      />
+      <Pagination
+        cursor={search.cursor}
+        nextCursor={inbox.nextCursor}
+        basePath="/inbox"
+        params={params}
+        newestFirst={false}
+        label="Inbox pages"
+        testId="inbox"
+      >
+        {inbox.reviews.length} of the {inbox.total} pending reviews
+      </Pagination>
       {decided.length > 0 ? (
         <section aria-labelledby="decided-heading">
           <h2 id="decided-heading">Recently decided</h2>

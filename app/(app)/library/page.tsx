@@ -1,15 +1,16 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { Pagination } from "@/app/_components/pagination";
+import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
 import { Snippet } from "@/app/_components/snippet";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
 import { isAppError } from "@/lib/plan-engine/app-error";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Research library" };
 
-type Search = { q?: string; type?: string; since?: string; page?: string };
+type Search = { q?: string; type?: string; since?: string; cursor?: string };
 
 export default async function LibraryPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
@@ -61,7 +62,7 @@ export default async function LibraryPage({ searchParams }: { searchParams: Prom
           since={search.since || undefined}
         />
       ) : (
-        <Recent user={user} artifactType={artifactType} page={Number(search.page ?? 1) || 1} />
+        <Recent user={user} artifactType={artifactType} cursor={search.cursor || undefined} />
       )}
     </section>
   );
@@ -118,13 +119,16 @@ async function SearchResults({
 async function Recent({
   user,
   artifactType,
-  page,
+  cursor,
 }: {
   user: User;
   artifactType?: string;
-  page: number;
+  cursor?: string;
 }) {
-  const list = await views.artifacts(user, { artifactType, page });
+  const list = await orCursorRefused(views.artifacts(user, { artifactType, cursor }));
+  if (isCursorRefused(list)) {
+    return <CursorRefused firstPage={pageHref("/library", { type: artifactType })} />;
+  }
   if (list.artifacts.length === 0) {
     return (
       <p className="empty card">
@@ -150,13 +154,15 @@ async function Recent({
         ))}
       </ol>
       <Pagination
-        page={list.page}
-        pageSize={list.pageSize}
-        total={list.total}
+        cursor={list.cursor}
+        nextCursor={list.nextCursor}
         basePath="/library"
         params={{ type: artifactType }}
         label="Library pages"
-      />
+        testId="library"
+      >
+        {list.total} artifacts in all
+      </Pagination>
     </>
   );
 }

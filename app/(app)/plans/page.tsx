@@ -2,13 +2,14 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Suspense } from "react";
 import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
-import { Pagination } from "@/app/_components/pagination";
+import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
 import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 
@@ -23,7 +24,7 @@ const FILTER_LABELS: Record<PlanFilter, string> = {
   cancelled: "Cancelled",
 };
 
-type Search = { filter?: string; q?: string; page?: string };
+type Search = { filter?: string; q?: string; cursor?: string };
 
 export default async function PlansPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
@@ -67,7 +68,7 @@ export default async function PlansPage({ searchParams }: { searchParams: Promis
           </p>
         }
       >
-        <PlanTable user={user} filter={filter} q={search.q} page={Number(search.page ?? 1) || 1} />
+        <PlanTable user={user} filter={filter} q={search.q} cursor={search.cursor} />
       </Suspense>
     </section>
   );
@@ -77,14 +78,17 @@ async function PlanTable({
   user,
   filter,
   q,
-  page,
+  cursor,
 }: {
   user: SignedInUser;
   filter?: PlanFilter;
   q?: string;
-  page: number;
+  cursor?: string;
 }) {
-  const list = await views.plans(user, { filter, q: q || undefined, page });
+  const list = await orCursorRefused(
+    views.plans(user, { filter, q: q || undefined, cursor: cursor || undefined }),
+  );
+  if (isCursorRefused(list)) return <CursorRefused firstPage={pageHref("/plans", { filter, q })} />;
   if (list.plans.length === 0) {
     return (
       <div className="empty card">
@@ -153,13 +157,15 @@ async function PlanTable({
         </table>
       </div>
       <Pagination
-        page={list.page}
-        pageSize={list.pageSize}
-        total={list.total}
+        cursor={list.cursor}
+        nextCursor={list.nextCursor}
         basePath="/plans"
         params={{ filter, q }}
         label="Plans pages"
-      />
+        testId="plans"
+      >
+        {list.total} plans in all
+      </Pagination>
     </>
   );
 }

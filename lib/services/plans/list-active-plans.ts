@@ -5,14 +5,14 @@
  * (lib/services/shared/pagination.ts).
  */
 import "server-only";
-import { and, eq, getTableColumns, inArray, notInArray } from "drizzle-orm";
+import { and, eq, inArray, notInArray } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans } from "../../db/schema";
 import { computeProgress } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { planStatus, progress } from "../shared/output-fields";
-import { cursorField, keyset, nextCursorField, pageOf } from "../shared/pagination";
+import { cursorField, keyset, nextCursorField, readPage } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
 
 export const listActivePlansInput = z.object({
@@ -49,19 +49,14 @@ export async function listActivePlans(
 ): Promise<ActivePlans> {
   const { limit = 20, cursor } = parseInput(listActivePlansInput, raw);
   const page = keyset({ at: researchPlans.updatedAt, id: researchPlans.id }, cursor);
-  const { items: plans, nextCursor } = pageOf(
-    await ctx.db
-      .select({ ...getTableColumns(researchPlans), ...page.position })
-      .from(researchPlans)
-      .where(
-        and(
-          eq(researchPlans.tenantId, ctx.tenantId),
-          notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
-          page.where,
-        ),
-      )
-      .orderBy(...page.orderBy)
-      .limit(limit + 1),
+  const { items: plans, nextCursor } = await readPage(
+    ctx.db,
+    researchPlans,
+    and(
+      eq(researchPlans.tenantId, ctx.tenantId),
+      notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]),
+    ),
+    page,
     limit,
   );
   const ids = plans.map((p) => p.id);

@@ -3,7 +3,7 @@
  * plan, written down as a `session_resumed` audit event) and get_step_context
  * (the results before one step, plus the plan's artifacts); both with the
  * plan's evidence (docs/evidence.md). Artifacts come in
- * pages (artifactsOffset, artifactsLimit), and only the newest deliverable is
+ * pages (artifactsCursor, artifactsLimit), and only the newest deliverable is
  * read: neither grows with how much a plan has stored. The plan page reads the
  * same core with short artifact summaries instead (artifactSummaries).
  */
@@ -41,6 +41,7 @@ import {
   progress,
   stepDetail,
 } from "../shared/output-fields";
+import { cursorField, keyset, nextCursorField, readPage } from "../shared/pagination";
 import { getPlan, getStep, loadSteps, type StepRow } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
@@ -94,29 +95,27 @@ export const CONTEXT_ARTIFACTS_DEFAULT = 25;
 export const CONTEXT_ARTIFACTS_MAX = 100;
 
 /**
- * One page of a plan's artifacts in full, oldest first, with the total and where
- * the next page starts (null on the last one).
+ * One page of a plan's artifacts in full, oldest first, with the total and the
+ * cursor of the next page (null on the last one).
  */
 async function artifactPage(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
-  { offset, limit }: { offset: number; limit: number },
+  { cursor, limit }: { cursor: string | undefined; limit: number },
 ) {
   const where = artifactsOfPlan(ctx, planId);
+  const page = keyset(
+    { at: researchArtifacts.createdAt, id: researchArtifacts.id, direction: "asc" },
+    cursor,
+    "artifactsCursor",
+  );
   const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
-  const rows = await db
-    .select()
-    .from(researchArtifacts)
-    .where(where)
-    .orderBy(asc(researchArtifacts.createdAt), asc(researchArtifacts.id))
-    .limit(limit)
-    .offset(offset);
-  const artifactsTotal = total?.n ?? 0;
+  const { items, nextCursor } = await readPage(db, researchArtifacts, where, page, limit);
   return {
-    artifacts: rows.map(artifactView),
-    artifactsTotal,
-    artifactsNextOffset: offset + rows.length < artifactsTotal ? offset + rows.length : null,
+    artifacts: items.map(artifactView),
+    artifactsTotal: total?.n ?? 0,
+    artifactsNextCursor: nextCursor,
   };
 }
 
@@ -160,15 +159,9 @@ export async function artifactSummaries(
   };
 }
 
-const artifactsOffsetField = z
-  .number()
-  .int()
-  .min(0)
-  .max(1_000_000)
-  .default(0)
-  .describe(
-    "Where the page of artifacts starts (oldest first); pass the previous answer's artifactsNextOffset to read on. Default 0.",
-  );
+const artifactsCursorField = cursorField.describe(
+  "The previous answer's artifactsNextCursor, to read on (oldest first). Left out, the first page.",
+);
 const artifactsLimitField = z
   .number()
   .int()
@@ -176,7 +169,7 @@ const artifactsLimitField = z
   .max(CONTEXT_ARTIFACTS_MAX)
   .default(CONTEXT_ARTIFACTS_DEFAULT)
   .describe(
-    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX}. Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
+    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only artifactsTotal). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
   );
 
 export const getResearchContextInput = z.object({
@@ -184,7 +177,7 @@ export const getResearchContextInput = z.object({
   sessionId: sessionIdField
     .optional()
     .describe("Your current session id; recorded as the session that resumed the plan."),
-  artifactsOffset: artifactsOffsetField,
+  artifactsCursor: artifactsCursorField,
   artifactsLimit: artifactsLimitField,
 });
 
@@ -267,7 +260,9 @@ export const researchContextOutput = z.object({
     .nullable(),
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
-  artifactsNextOffset: z.number().int().nullable(),
+  artifactsNextCursor: nextCursorField.describe(
+    "Pass it as artifactsCursor for the next page; null on the last.",
+  ),
   deliverable: z
     .object({
       outputId: z.string(),
@@ -477,17 +472,17 @@ export type PlanCore = Awaited<ReturnType<typeof loadPlanCore>>;
 /**
  * What an agent reads to resume: the plan's core and one page of its artifacts
  * in full (the first CONTEXT_ARTIFACTS_DEFAULT unless asked otherwise), with
- * artifactsTotal and artifactsNextOffset to read the rest.
+ * artifactsTotal, and artifactsNextCursor to read the rest.
  */
 export async function loadPlanContext(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
-  page: { offset?: number; limit?: number } = {},
+  page: { cursor?: string; limit?: number } = {},
 ): Promise<PlanContext> {
   const core = await loadPlanCore(db, ctx, planId);
   const artifacts = await artifactPage(db, ctx, core.plan.planId, {
-    offset: page.offset ?? 0,
+    cursor: page.cursor,
     limit: page.limit ?? CONTEXT_ARTIFACTS_DEFAULT,
   });
   const { deliverable, evidence, feedback, ...rest } = core;
@@ -502,7 +497,7 @@ export async function getResearchContext(
   const input = parseInput(getResearchContextInput, raw);
   return ctx.db.transaction(async (tx) => {
     const context = await loadPlanContext(tx, ctx, input.planId, {
-      offset: input.artifactsOffset,
+      cursor: input.artifactsCursor,
       limit: input.artifactsLimit,
     });
     await writeAuditLog(tx, ctx, {
@@ -532,7 +527,7 @@ export async function readPlanContext(
 export const getStepContextInput = z.object({
   planId: planIdField,
   stepId: stepIdField,
-  artifactsOffset: artifactsOffsetField,
+  artifactsCursor: artifactsCursorField,
   artifactsLimit: artifactsLimitField,
 });
 
@@ -546,7 +541,9 @@ export const stepContextOutput = z.object({
   evidence: planEvidenceOutput,
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
-  artifactsNextOffset: z.number().int().nullable(),
+  artifactsNextCursor: nextCursorField.describe(
+    "Pass it as artifactsCursor for the next page; null on the last.",
+  ),
 });
 
 export type StepContext = z.infer<typeof stepContextOutput>;
@@ -583,7 +580,7 @@ export async function getStepContext(
       priorSteps: prior.map(stepView),
       evidence: await loadPlanEvidence(tx, ctx, plan.id),
       ...(await artifactPage(tx, ctx, plan.id, {
-        offset: input.artifactsOffset,
+        cursor: input.artifactsCursor,
         limit: input.artifactsLimit,
       })),
     };

@@ -6,9 +6,10 @@
  * an offset would.
  */
 import "server-only";
-import { type SQL, sql } from "drizzle-orm";
-import type { PgColumn } from "drizzle-orm/pg-core";
+import { and, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
+import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { z } from "zod";
+import type { Executor } from "../../db/client";
 import { AppError } from "../../plan-engine/app-error";
 
 export const cursorField = z
@@ -22,57 +23,127 @@ export const nextCursorField = z
   .nullable()
   .describe("Pass it as cursor to read the next page; null when this page is the last.");
 
-/** A row's position: its time to the microsecond (as PostgreSQL keeps it) and its id. */
-const position = z.tuple([z.string().regex(/^\d{1,20}$/), z.uuid()]);
-type Position = z.infer<typeof position>;
+/**
+ * A row's position: the order it belongs to (so a cursor of another list, or
+ * of an older form, is refused rather than read as a place in this one), its
+ * time to the microsecond (as PostgreSQL keeps it) or its sequence number, and
+ * its id.
+ */
+// At most 18 digits: within a bigint and PostgreSQL's timestamps, so an edited
+// cursor is refused here rather than failing in the database.
+const position = z.tuple([z.string(), z.string().regex(/^\d{1,18}$/), z.uuid()]);
 
-function cursorRefused(): AppError {
+/** The answer's field that gives the cursor `field` takes: nextCursor for cursor, artifactsNextCursor for artifactsCursor. */
+const nextCursorName = (field: string) =>
+  field === "cursor" ? "nextCursor" : field.replace(/Cursor$/, "NextCursor");
+
+/** The VALIDATION_ERROR for a cursor this list did not give; `field` is the input that carried it. */
+function cursorRefused(field: string): AppError {
   return new AppError(
     "VALIDATION_ERROR",
-    "cursor is not one this list gave: pass the previous answer's nextCursor, or leave it out for the first page.",
-    { field: "cursor" },
+    `${field} is not one this list gave: pass the previous answer's ${nextCursorName(field)}, or leave it out for the first page.`,
+    { field, cursorRefused: true },
   );
 }
 
-function decodeCursor(cursor: string): Position {
-  try {
-    return position.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
-  } catch {
-    throw cursorRefused();
-  }
-}
-
-/** The columns a list is ordered by, newest first: a time and the id that breaks its ties. */
-export type PageOrder = { at: PgColumn; id: PgColumn };
+/**
+ * The order a list pages in: a time column (`at`; or a whole-number sequence
+ * such as the audit trail's, `sequence: true`) and the id that breaks its
+ * ties; newest (largest) first unless `direction` is "asc".
+ */
+export type PageOrder = {
+  at: PgColumn;
+  sequence?: true;
+  id: PgColumn;
+  direction?: "asc" | "desc";
+};
 
 /**
  * What a paged read selects beside its own columns (`position`), the
- * condition that starts after `cursor` (undefined: the first page), and the
- * order; read `limit + 1` rows and give them to `pageOf`.
+ * condition that starts after `cursor` (undefined: the first page), the order,
+ * and `pageOf` for the `limit + 1` rows read. `field` names the input that
+ * carries the cursor in a refusal.
  */
-export function keyset(order: PageOrder, cursor: string | undefined) {
-  const at = sql<string>`(extract(epoch from ${order.at}) * 1000000)::bigint::text`;
-  const after = cursor ? decodeCursor(cursor) : undefined;
-  const where: SQL | undefined = after
-    ? sql`(${order.at}, ${order.id}) < (timestamptz 'epoch' + ${after[0]}::bigint * interval '1 microsecond', ${after[1]}::uuid)`
-    : undefined;
+export function keyset(order: PageOrder, cursor: string | undefined, field = "cursor") {
+  const direction = order.direction ?? "desc";
+  const list = `${getTableName(order.at.table)}.${order.at.name}.${direction}`;
+  const at = order.sequence
+    ? sql<string>`${order.at}::text`
+    : sql<string>`(extract(epoch from ${order.at}) * 1000000)::bigint::text`;
+  let where: SQL | undefined;
+  if (cursor !== undefined) {
+    const after = decodeCursor(cursor, list, field);
+    const afterAt = order.sequence
+      ? sql`${after.at}::bigint`
+      : sql`timestamptz 'epoch' + ${after.at}::bigint * interval '1 microsecond'`;
+    const beyond = sql.raw(direction === "desc" ? "<" : ">");
+    where = sql`(${order.at}, ${order.id}) ${beyond} (${afterAt}, ${after.id}::uuid)`;
+  }
   return {
     position: { positionAt: at, positionId: sql<string>`${order.id}::text` },
     where,
-    orderBy: [sql`${order.at} desc`, sql`${order.id} desc`],
+    orderBy: [sql`${order.at} ${sql.raw(direction)}`, sql`${order.id} ${sql.raw(direction)}`],
+    /** The page (the first `limit` rows) and the cursor after its last row, if more follow. */
+    pageOf<Row extends { positionAt: string; positionId: string }>(
+      rows: Row[],
+      limit: number,
+    ): { items: Row[]; nextCursor: string | null } {
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      const nextCursor =
+        rows.length > limit && last
+          ? Buffer.from(JSON.stringify([list, last.positionAt, last.positionId])).toString(
+              "base64url",
+            )
+          : null;
+      return { items, nextCursor };
+    },
   };
 }
 
-/** The page (the first `limit` rows) and the cursor after its last row, if more follow. */
-export function pageOf<Row extends { positionAt: string; positionId: string }>(
-  rows: Row[],
+/** One page of `table`'s whole rows that match `where`, in `page`'s order, and the next cursor. */
+export async function readPage<Table extends PgTable>(
+  db: Executor,
+  table: Table,
+  where: SQL | undefined,
+  page: ReturnType<typeof keyset>,
   limit: number,
-): { items: Row[]; nextCursor: string | null } {
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  const nextCursor =
-    rows.length > limit && last
-      ? Buffer.from(JSON.stringify([last.positionAt, last.positionId])).toString("base64url")
-      : null;
-  return { items, nextCursor };
+) {
+  return page.pageOf(
+    await db
+      .select({ ...getTableColumns(table), ...page.position })
+      // Widened only for drizzle's generic check; the columns above keep the table's type.
+      .from(table as PgTable)
+      .where(and(where, page.where))
+      .orderBy(...page.orderBy)
+      .limit(limit + 1),
+    limit,
+  );
+}
+
+function decodeCursor(cursor: string, list: string, field: string) {
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw cursorRefused(field);
+  }
+  const decoded = position.safeParse(json);
+  if (!decoded.success || decoded.data[0] !== list) throw cursorRefused(field);
+  return { at: decoded.data[1], id: decoded.data[2] };
+}
+
+/** Whether an error is a refused cursor (a page answers it with a link to its first page). */
+export function isCursorRefused(error: unknown): error is AppError {
+  return error instanceof AppError && error.metadata.cursorRefused === true;
+}
+
+/** A paged read, or its refused cursor as a value for the page to show; any other failure as it was. */
+export async function orCursorRefused<T>(read: Promise<T>): Promise<T | AppError> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isCursorRefused(error)) return error;
+    throw error;
+  }
 }

@@ -17,13 +17,14 @@ import {
 import { metadataText } from "../../plan-engine/skill-executions";
 import { artifactTypeField } from "../research/store-research";
 import type { ServiceContext } from "../shared/context";
+import { cursorField, keyset } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
 
 export const ARTIFACT_PAGE_SIZE = 20;
 
 export const listArtifactsInput = z.object({
   artifactType: artifactTypeField.optional(),
-  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  cursor: cursorField,
 });
 
 /** The library without a query: newest artifacts first. */
@@ -33,9 +34,11 @@ export async function listArtifacts(ctx: ServiceContext, raw: z.input<typeof lis
     eq(researchArtifacts.tenantId, ctx.tenantId),
     input.artifactType ? eq(researchArtifacts.artifactType, input.artifactType) : undefined,
   );
+  const page = keyset({ at: researchArtifacts.createdAt, id: researchArtifacts.id }, input.cursor);
   const [total] = await ctx.db.select({ n: count() }).from(researchArtifacts).where(where);
   const rows = await ctx.db
     .select({
+      ...page.position,
       artifactId: researchArtifacts.id,
       title: researchArtifacts.title,
       artifactType: researchArtifacts.artifactType,
@@ -47,15 +50,18 @@ export async function listArtifacts(ctx: ServiceContext, raw: z.input<typeof lis
     })
     .from(researchArtifacts)
     .leftJoin(researchPlans, eq(researchPlans.id, researchArtifacts.planId))
-    .where(where)
-    .orderBy(desc(researchArtifacts.createdAt), desc(researchArtifacts.id))
-    .limit(ARTIFACT_PAGE_SIZE)
-    .offset((input.page - 1) * ARTIFACT_PAGE_SIZE);
+    .where(and(where, page.where))
+    .orderBy(...page.orderBy)
+    .limit(ARTIFACT_PAGE_SIZE + 1);
+  const { items, nextCursor } = page.pageOf(rows, ARTIFACT_PAGE_SIZE);
   return {
-    page: input.page,
-    pageSize: ARTIFACT_PAGE_SIZE,
+    cursor: input.cursor ?? null,
+    nextCursor,
     total: total?.n ?? 0,
-    artifacts: rows.map((row) => ({ ...row, createdAt: row.createdAt.toISOString() })),
+    artifacts: items.map(({ positionAt, positionId, ...row }) => ({
+      ...row,
+      createdAt: row.createdAt.toISOString(),
+    })),
   };
 }
 

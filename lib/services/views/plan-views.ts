@@ -45,6 +45,7 @@ import {
 } from "../research/research-context";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import type { ServiceContext } from "../shared/context";
+import { cursorField, keyset, readPage } from "../shared/pagination";
 import { getPlan, loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
@@ -61,7 +62,7 @@ export type PlanFilter = (typeof PLAN_FILTERS)[number];
 export const listPlansInput = z.object({
   filter: z.enum(PLAN_FILTERS).optional(),
   q: z.string().trim().max(200).optional(),
-  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  cursor: cursorField,
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
 });
 
@@ -91,14 +92,15 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
     );
   }
   const where = and(...conditions);
+  const page = keyset({ at: researchPlans.updatedAt, id: researchPlans.id }, input.cursor);
   const [total] = await ctx.db.select({ n: count() }).from(researchPlans).where(where);
-  const plans = await ctx.db
-    .select()
-    .from(researchPlans)
-    .where(where)
-    .orderBy(desc(researchPlans.updatedAt), desc(researchPlans.id))
-    .limit(input.pageSize)
-    .offset((input.page - 1) * input.pageSize);
+  const { items: plans, nextCursor } = await readPage(
+    ctx.db,
+    researchPlans,
+    where,
+    page,
+    input.pageSize,
+  );
   const ids = plans.map((p) => p.id);
   const steps =
     ids.length === 0
@@ -129,6 +131,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
   return {
     ...input,
     total: total?.n ?? 0,
+    nextCursor,
     plans: plans.map((plan) => {
       const own = steps.filter((s) => s.planId === plan.id);
       const last = activity.find((a) => a.planId === plan.id)?.last;
@@ -213,9 +216,8 @@ export const PLAN_PAGE_ARTIFACTS = 10;
  * the slowest read, so the page renders around it). It is read again every few
  * seconds while the plan runs, so it reads only what it shows.
  */
-export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage = 1) {
+export async function getPlanPage(ctx: ServiceContext, planId: string, auditCursor?: string) {
   if (!z.uuid().safeParse(planId).success) return undefined;
-  const page = Math.max(1, Math.floor(auditPage));
   // Whether the trail's hash chain holds: the database recomputes every digest
   // of the trail (most of this read's time at 10,000 rows), so the check starts
   // first, on a connection of its own, and runs while the reads below are made
@@ -230,18 +232,18 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
       loadPlanCore(tx, ctx, planId, { pendingProposalsOnly: true }),
     );
     if (!context) return undefined;
+    // Refused once the plan is found, so another tenant's plan is a 404 whatever the cursor.
+    const auditPage = keyset(
+      { at: planAuditLog.seq, sequence: true, id: planAuditLog.id },
+      auditCursor,
+      "auditCursor",
+    );
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
-    const audit = await tx
-      .select()
-      .from(planAuditLog)
-      .where(where)
-      .orderBy(desc(planAuditLog.seq))
-      .limit(AUDIT_PAGE_SIZE)
-      .offset((page - 1) * AUDIT_PAGE_SIZE);
+    const audit = await readPage(tx, planAuditLog, where, auditPage, AUDIT_PAGE_SIZE);
     // A server step's resolved arguments are kept only on the step_started row
     // Cairn wrote when it ran the step; the latest one is the run its result
     // (or failure) came from. Plans without server steps skip the query.
@@ -292,10 +294,10 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditPage
       now: now.toISOString(),
       decisionPolicy,
       audit: {
-        page,
-        pageSize: AUDIT_PAGE_SIZE,
+        cursor: auditCursor ?? null,
+        nextCursor: audit.nextCursor,
         total: total?.n ?? 0,
-        entries: audit.map((entry) => ({
+        entries: audit.items.map((entry) => ({
           id: entry.id,
           eventType: entry.eventType,
           actorType: entry.actorType,
@@ -407,7 +409,7 @@ export const toolCallFilterInput = z.object({
   errors: z.enum(["only", "none"]).optional(),
   since: z.coerce.date().optional(),
   until: z.coerce.date().optional(),
-  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  cursor: cursorField,
 });
 
 const TOOL_CALL_PAGE_SIZE = 50;
@@ -426,9 +428,11 @@ export async function getToolCallLog(
   if (input.since) conditions.push(gte(mcpToolCallLog.createdAt, input.since));
   if (input.until) conditions.push(lte(mcpToolCallLog.createdAt, input.until));
   const where = and(...conditions);
+  const page = keyset({ at: mcpToolCallLog.createdAt, id: mcpToolCallLog.id }, input.cursor);
   const [total] = await ctx.db.select({ n: count() }).from(mcpToolCallLog).where(where);
-  const calls = await ctx.db
+  const rows = await ctx.db
     .select({
+      ...page.position,
       id: mcpToolCallLog.id,
       toolName: mcpToolCallLog.toolName,
       // A connected app's calls carry no key: they are named after the app.
@@ -447,10 +451,10 @@ export async function getToolCallLog(
     .leftJoin(apiKeys, eq(apiKeys.id, mcpToolCallLog.apiKeyId))
     .leftJoin(oauthGrants, eq(oauthGrants.id, mcpToolCallLog.oauthGrantId))
     .leftJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .where(where)
-    .orderBy(desc(mcpToolCallLog.createdAt), desc(mcpToolCallLog.id))
-    .limit(TOOL_CALL_PAGE_SIZE)
-    .offset((input.page - 1) * TOOL_CALL_PAGE_SIZE);
+    .where(and(where, page.where))
+    .orderBy(...page.orderBy)
+    .limit(TOOL_CALL_PAGE_SIZE + 1);
+  const { items: calls, nextCursor } = page.pageOf(rows, TOOL_CALL_PAGE_SIZE);
   const stats = await ctx.db
     .select({
       toolName: mcpToolCallLog.toolName,
@@ -472,8 +476,11 @@ export async function getToolCallLog(
   return {
     filters: input,
     total: total?.n ?? 0,
-    pageSize: TOOL_CALL_PAGE_SIZE,
-    calls: calls.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
+    nextCursor,
+    calls: calls.map(({ positionAt, positionId, ...c }) => ({
+      ...c,
+      createdAt: c.createdAt.toISOString(),
+    })),
     stats: stats.map((s) => ({
       ...s,
       errorRate: s.calls === 0 ? 0 : s.errors / s.calls,

@@ -12,10 +12,11 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
-import type { USER_ROLES } from "../../db/schema";
+import { reviewRequests, type USER_ROLES } from "../../db/schema";
 import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
+import { cursorField, keyset } from "../shared/pagination";
 import { PREVIEW_CHARS } from "./full-values";
 import { pendingReviewView } from "./pending-review";
 
@@ -32,8 +33,7 @@ export const inboxFilters = z.object({
     .enum(Object.keys(INBOX_AGES) as [InboxAge, ...InboxAge[]])
     .optional()
     .catch(undefined),
-  /** The page after this review (the last of the previous page); absent: the first page. */
-  after: z.uuid().optional().catch(undefined),
+  cursor: cursorField,
 });
 export type InboxFilters = z.input<typeof inboxFilters>;
 
@@ -69,19 +69,26 @@ const shortened = (column: string) =>
   sql.raw(`json_build_object('text', left(${column}, ${PREVIEW_CHARS}),
     'shortened', length(${column}) > ${PREVIEW_CHARS}, 'bytes', octet_length(${column}))`);
 
-/** One page of the inbox, where the next page starts (null on the last), and how many match in all. */
-export type InboxPage = { reviews: InboxReview[]; nextAfter: string | null; total: number };
+/** One page of the inbox, the cursor of the next (null on the last), and how many match in all. */
+export type InboxPage = { reviews: InboxReview[]; nextCursor: string | null; total: number };
 
 export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<InboxPage> {
   const filters = inboxFilters.parse(raw);
   const userId = actingUserId(ctx);
   const minAge = filters.age ? INBOX_AGES[filters.age] : null;
-  const matches = sql`r.tenant_id = ${ctx.tenantId}::uuid and r.status = 'pending'
-        and (not ${filters.mine}::boolean or r.assigned_user_id = ${userId}::uuid
-          or r.assigned_role = ${raw.role}::user_role)
-        and (${filters.planId ?? null}::uuid is null or r.plan_id = ${filters.planId ?? null}::uuid)
-        and (${minAge}::int is null or r.created_at <= now() - make_interval(secs => ${minAge}::int))`;
-  const after = filters.after ?? null;
+  // Unaliased: the page's keyset names review_request's columns.
+  const matches = sql`review_request.tenant_id = ${ctx.tenantId}::uuid
+        and review_request.status = 'pending'
+        and (not ${filters.mine}::boolean or review_request.assigned_user_id = ${userId}::uuid
+          or review_request.assigned_role = ${raw.role}::user_role)
+        and (${filters.planId ?? null}::uuid is null
+          or review_request.plan_id = ${filters.planId ?? null}::uuid)
+        and (${minAge}::int is null
+          or review_request.created_at <= now() - make_interval(secs => ${minAge}::int))`;
+  const page = keyset(
+    { at: reviewRequests.createdAt, id: reviewRequests.id, direction: "asc" },
+    filters.cursor,
+  );
   const [rows, [counted]] = await Promise.all([
     // The page's rows first, by the index; only then, on those rows, the costly
     // parts: the proposal's indented text (once per row, `offset 0` keeps the
@@ -90,15 +97,15 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // (everything else a digest covers is the review's own and never changes).
     selectRows(
       ctx.db,
-      inboxReview,
+      inboxReview.extend({ positionAt: z.string(), positionId: z.string() }),
       sql`with page as (
-        select r.id from review_request r
-        where ${matches}
-          and (${after}::uuid is null or (r.created_at, r.id) > (select a.created_at, a.id
-            from review_request a where a.id = ${after}::uuid and a.tenant_id = ${ctx.tenantId}::uuid))
-        order by r.created_at, r.id
+        select review_request.id, ${page.position.positionAt} as "positionAt",
+          ${page.position.positionId} as "positionId"
+        from review_request
+        where ${matches} and ${page.where ?? sql`true`}
+        order by ${sql.join(page.orderBy, sql`, `)}
         limit ${INBOX_PAGE_SIZE + 1})
-      select r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
+      select page."positionAt", page."positionId", r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
         r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
         ${shortened("r.summary")} as summary, r.questions,
         case when r.proposed_result is null then null
@@ -129,13 +136,13 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     selectRows(
       ctx.db,
       z.object({ n: z.number() }),
-      sql`select count(*)::int as n from review_request r where ${matches}`,
+      sql`select count(*)::int as n from review_request where ${matches}`,
     ),
   ]);
-  const reviews = rows.slice(0, INBOX_PAGE_SIZE);
+  const { items, nextCursor } = page.pageOf(rows, INBOX_PAGE_SIZE);
   return {
-    reviews,
-    nextAfter: rows.length > INBOX_PAGE_SIZE ? (reviews.at(-1)?.reviewRequestId ?? null) : null,
+    reviews: items.map(({ positionAt, positionId, ...review }) => review),
+    nextCursor,
     total: counted?.n ?? 0,
   };
 }

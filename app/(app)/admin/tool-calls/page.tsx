@@ -1,8 +1,9 @@
 import type { Metadata } from "next";
-import { Pagination } from "@/app/_components/pagination";
+import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
 import { Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { isAppError } from "@/lib/plan-engine/app-error";
+import { isCursorRefused } from "@/lib/services/shared/pagination";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Tool calls" };
@@ -13,7 +14,7 @@ type Search = {
   errors?: string;
   since?: string;
   until?: string;
-  page?: string;
+  cursor?: string;
 };
 
 type ToolCallLog = Awaited<ReturnType<typeof views.toolCalls>>;
@@ -30,9 +31,16 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
       errors: search.errors === "only" || search.errors === "none" ? search.errors : undefined,
       since: search.since || undefined,
       until: search.until || undefined,
-      page: search.page ?? 1,
+      cursor: search.cursor || undefined,
     })
     .catch((error: unknown) => (isAppError(error) ? error : Promise.reject(error)));
+  const filters = {
+    tool: search.tool,
+    key: search.key,
+    errors: search.errors,
+    since: search.since,
+    until: search.until,
+  };
   return (
     <section>
       <h1>Tool calls</h1>
@@ -41,7 +49,9 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
         toolNames={isAppError(log) ? [] : log.toolNames}
         keys={keys}
       />
-      {isAppError(log) ? (
+      {isCursorRefused(log) ? (
+        <CursorRefused firstPage={pageHref("/admin/tool-calls", filters)} />
+      ) : isAppError(log) ? (
         <p role="alert" className="notice notice-error">
           These filters are not valid: {log.message}
         </p>
@@ -52,19 +62,15 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
           <h2>Calls</h2>
           <CallsTable calls={log.calls} />
           <Pagination
-            page={log.filters.page}
-            pageSize={log.pageSize}
-            total={log.total}
+            cursor={log.filters.cursor}
+            nextCursor={log.nextCursor}
             basePath="/admin/tool-calls"
-            params={{
-              tool: search.tool,
-              key: search.key,
-              errors: search.errors,
-              since: search.since,
-              until: search.until,
-            }}
+            params={filters}
             label="Tool call pages"
-          />
+            testId="tool-calls"
+          >
+            {log.total} calls in all
+          </Pagination>
         </>
       )}
     </section>

@@ -38,7 +38,7 @@ function decidedHow(entry: PlanPage["audit"]["entries"][number]): string | null 
   return decisionChannelText(entry.payload.channel, entry.actorLabel);
 }
 
-/** Every event of the plan, newest first, a page at a time (`?audit=`). */
+/** Every event of the plan, newest first, a page at a time (`?audit=`, a cursor). */
 export function AuditTrail({ page }: { page: PlanPage }) {
   return (
     <section aria-labelledby="audit-heading">
@@ -98,14 +98,16 @@ export function AuditTrail({ page }: { page: PlanPage }) {
         </table>
       </div>
       <Pagination
-        page={page.audit.page}
-        pageSize={page.audit.pageSize}
-        total={page.audit.total}
+        cursor={page.audit.cursor}
+        nextCursor={page.audit.nextCursor}
         basePath={`/plans/${page.plan.planId}`}
         params={{}}
-        pageParam="audit"
+        cursorParam="audit"
         label="Audit trail pages"
-      />
+        testId="audit"
+      >
+        {page.audit.total} events in all
+      </Pagination>
     </section>
   );
 }

@@ -4,9 +4,11 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
 import { EvidenceSection, ReviewEvidence } from "@/app/_components/evidence-view";
+import { CursorRefused } from "@/app/_components/pagination";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { pendingReviewOf } from "@/lib/services/views/pending-review";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
@@ -43,7 +45,15 @@ export default async function PlanPageView({
   const user = await requireUser();
   const { planId } = await params;
   const { audit } = await searchParams;
-  const page = await views.planPage(user, planId, Number(audit ?? 1) || 1);
+  const page = await orCursorRefused(views.planPage(user, planId, audit || undefined));
+  if (isCursorRefused(page)) {
+    return (
+      <article className="plan">
+        <h1>Audit trail</h1>
+        <CursorRefused firstPage={`/plans/${planId}`} />
+      </article>
+    );
+  }
   if (!page) notFound();
   const members = await views.teamMembers(user);
 
