@@ -4,13 +4,12 @@
  * server's own dispatcher (kicked after the call), signed with the endpoint's
  * secret; a call that fails sends nothing.
  */
-import { createServer, type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "@/lib/services/notifications/signature";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import { type Agent, connectAgent, report } from "./support/mcp-client";
+import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver";
 
 // The operator's setting, for the endpoint registered here and the server
 // (which inherits this environment): the receiver is on 127.0.0.1.
@@ -22,26 +21,15 @@ describe.each(BACKENDS)("webhooks from the server on %s", (backend) => {
   let app: AppServer;
   let agent: Agent;
   let close: () => Promise<void>;
-  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+  let received: WebhookReceiver["received"] = [];
   let url: string;
   let secret: string;
 
   beforeAll(async () => {
-    const receiver = createServer((request, response) => {
-      let body = "";
-      request.setEncoding("utf8");
-      request.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      request.on("end", () => {
-        received.push({ headers: request.headers, body });
-        response.statusCode = 200;
-        response.end("ok");
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    close = () => new Promise<void>((resolve) => receiver.close(() => resolve()));
+    const receiver = await startWebhookReceiver();
+    received = receiver.received;
+    url = receiver.url;
+    close = receiver.close;
 
     // The endpoint is registered before the server starts: the embedded
     // database is open in one process at a time. A long timer interval shows

@@ -76,6 +76,11 @@ export type AppServerOptions = {
    * seeded on (migrated and seeded directly), e.g. a pooler in front of it.
    */
   serveThrough?: (databaseUrl: string) => Promise<string>;
+  /**
+   * PostgreSQL only: the empty database to migrate, seed and serve instead of
+   * a fresh one in the test cluster (a replicated pair's, a server the test stops).
+   */
+  databaseUrl?: string;
 };
 
 async function seedTenant(handle: DatabaseHandle, name: string): Promise<Tenant> {
@@ -141,7 +146,8 @@ async function launch(
   }
   const folder = mkdtempSync(join(tmpdir(), "cairn-app-"));
   const dataDir = join(folder, "pglite");
-  const databaseUrl = backend === "postgres" ? await createPostgresDatabase() : "";
+  const databaseUrl =
+    backend === "postgres" ? (options.databaseUrl ?? (await createPostgresDatabase())) : "";
   const open = () =>
     backend === "postgres"
       ? openDatabase({ kind: "postgres", url: databaseUrl, maxConnections: 4 })

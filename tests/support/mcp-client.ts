@@ -63,11 +63,17 @@ type CallToolAnswer = { [key: string]: unknown; content?: unknown; isError?: unk
  * line most platforms still ship; on 2026-07-28 the SDK v2 client pinned to
  * that revision (`server/discover`, the per-request envelope, no handshake),
  * which fails instead of falling back if the server does not offer it.
+ * `options.fetch` sees every HTTP exchange (a test reading statuses and headers).
  */
-export async function connectAgent(mcpUrl: string, key: string) {
+export async function connectAgent(
+  mcpUrl: string,
+  key: string,
+  options: { fetch?: typeof fetch } = {},
+) {
   const client = new Client({ name: "cairn-test-agent", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    fetch: options.fetch,
   });
   await client.connect(transport);
   return agentOf(client, (name, args) => client.callTool({ name, arguments: args }));

@@ -24,6 +24,10 @@ export type PostgresServer = {
    * SIGSTOP is killed by the postmaster after 5 s, so that stop takes 5 s.
    */
   crashAndRestart(): void;
+  /** Stops the server as crashAndRestart does, keeping its folder: it is down until start(). */
+  crash(): void;
+  /** Starts the server again after crash(), on the same folder and port. */
+  start(): void;
 };
 
 export function freePort(): Promise<number> {
@@ -130,5 +134,7 @@ export async function startPostgres(settings: string[] = []): Promise<PostgresSe
       stopNow();
       start();
     },
+    crash: stopNow,
+    start,
   };
 }

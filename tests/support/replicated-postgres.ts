@@ -17,6 +17,11 @@ export type ReplicatedPostgres = {
   url(database: string, targetSessionAttrs: string): string;
   /** The standby alone. */
   standbyUrl(database: string): string;
+  /**
+   * Waits until the standby has replayed all the primary has written: a
+   * synchronous commit waits for the standby's flush, not for its replay.
+   */
+  standbyCaughtUp(): Promise<void>;
   failPrimary(): void;
   promote(): Promise<void>;
   stop(): void;
@@ -115,6 +120,24 @@ export async function startReplicatedPostgres(database: string): Promise<Replica
     url: (name, targetSessionAttrs) =>
       `postgres://cairn@127.0.0.1:${primaryPort},127.0.0.1:${standbyPort}/${name}?target_session_attrs=${targetSessionAttrs}`,
     standbyUrl: (name) => `postgres://cairn@127.0.0.1:${standbyPort}/${name}`,
+    async standbyCaughtUp() {
+      const connect = (port: number) =>
+        postgres(`postgres://cairn@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
+      const primary = connect(primaryPort);
+      const standby = connect(standbyPort);
+      try {
+        const [written] = await primary`select pg_current_wal_lsn()::text as lsn`;
+        for (let tries = 0; tries < 200; tries += 1) {
+          const [replayed] = await standby`
+            select pg_last_wal_replay_lsn() >= ${written?.lsn}::pg_lsn as done`;
+          if (replayed?.done) return;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error("The standby did not replay the primary's WAL within 10 seconds.");
+      } finally {
+        await Promise.all([primary.end(), standby.end()]);
+      }
+    },
     failPrimary() {
       const pid = Number(readFileSync(join(primaryData, "postmaster.pid"), "utf8").split("\n")[0]);
       process.kill(pid, "SIGKILL");

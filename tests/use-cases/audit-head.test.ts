@@ -4,7 +4,9 @@
  * database's for the plan page, and the export's); an untampered trail
  * verifies and its export checks without Cairn, also when streamed at
  * thousands of rows; concurrent writers of one plan still chain one after the
- * other. In process, on PGlite and on PostgreSQL 15.
+ * other. In process, on PGlite and on PostgreSQL 15; and on PostgreSQL, where
+ * transactions run side by side, a writer of a plan's trail that does not hold
+ * the plan's lock waits for one that does instead of deadlocking with it.
  */
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
@@ -16,6 +18,8 @@ import {
   verifyPlanTrail,
 } from "@/lib/services/audit/audit-chain";
 import { exportAuditTrail } from "@/lib/services/audit/export-audit-trail";
+import { writeAuditLog } from "@/lib/services/shared/audit";
+import { lockPlan } from "@/lib/services/shared/plan-access";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { expectExportChecks, readAuditExport } from "../support/audit-export";
 import { BACKENDS } from "../support/databases";
@@ -208,5 +212,45 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
     );
     expect(await everyCheck(planId)).toEqual({ planId, rows: 12, verified: true });
     expectExportChecks(await readAuditExport(tenant.agent.ctx, planId));
+  });
+});
+
+describe("writers of one plan's trail on PostgreSQL", () => {
+  const tenant = useFreshTenant("postgres");
+
+  it("queues a writer without the plan's lock behind one that holds it, with no deadlock", async () => {
+    const { ctx } = tenant.agent;
+    const db = tenant.handle.db;
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "Locked",
+      researchQuestion: "q",
+      steps: planSteps("search"),
+    });
+    let resumed: Promise<unknown> = Promise.resolve();
+    await db.transaction(async (tx) => {
+      // As the loop's writers (and the stall check) do: the plan's row, then its trail.
+      await lockPlan(tx, ctx, planId);
+      // get_research_context writes its session_resumed row without the plan's lock.
+      resumed = tenant.agent.ok("get_research_context", { planId });
+      await expect
+        .poll(
+          async () =>
+            (
+              await readRows<{ waiting: boolean }>(
+                db,
+                sql`select exists (select 1 from pg_locks where not granted) as waiting`,
+              )
+            )[0]?.waiting,
+          { timeout: 5_000, interval: 20 },
+        )
+        .toBe(true);
+      await writeAuditLog(tx, ctx, {
+        eventType: "session_resumed",
+        planId,
+        payload: { sessionId: null },
+      });
+    });
+    await expect(resumed).resolves.toMatchObject({ plan: { planId } });
+    expect(await verifyPlanTrail(db, planId)).toMatchObject({ verified: true });
   });
 });

@@ -4,12 +4,13 @@
  * delays or fails the call. Rows are gathered for a few milliseconds and
  * written with one INSERT, so under load the log costs the database one
  * statement per batch instead of one per call. A lost row is logged to the
- * console, nothing more.
+ * console, nothing more (a warning while the database is unavailable).
  */
 import "server-only";
 import type { Database } from "../../db/client";
 import { mcpToolCallLog } from "../../db/schema";
-import { logUnexpected } from "../../log";
+import { isDatabaseUnavailable } from "../../db/unavailable";
+import { logUnexpected, logWarning } from "../../log";
 
 export type ToolCallRecord = {
   tenantId: string;
@@ -38,7 +39,13 @@ function flush() {
     for (let i = 0; i < records.length; i += MAX_BATCH) {
       db.insert(mcpToolCallLog)
         .values(records.slice(i, i + MAX_BATCH))
-        .catch((error: unknown) => logUnexpected("Could not write the tool-call log", error));
+        .catch((error: unknown) =>
+          // A database unavailable for now (a failover, a restart) is expected,
+          // not a fault to investigate: one line, no stack.
+          isDatabaseUnavailable(error)
+            ? logWarning("Could not write the tool-call log; these calls' rows are lost", error)
+            : logUnexpected("Could not write the tool-call log", error),
+        );
     }
   }
 }
