@@ -24,7 +24,12 @@ const plan = (statuses: StepStatus[], over: Partial<PlanSnapshot> = {}): PlanSna
   id: "p",
   status: "executing",
   awaitingSteps: null,
-  steps: statuses.map((status, i) => ({ id: `s${i + 1}`, stepOrder: i + 1, status })),
+  steps: statuses.map((status, i) => ({
+    id: `s${i + 1}`,
+    stepOrder: i + 1,
+    status,
+    stepType: "search" as const,
+  })),
   pendingReviews: [],
   ...over,
 });
@@ -225,8 +230,13 @@ describe("decideCommonSubmit", () => {
           {
             ...snapshot,
             steps: [
-              { id: "s0", stepOrder: 1, status: "in_progress" },
-              ...others.map((status, i) => ({ id: `o${i}`, stepOrder: i + 2, status })),
+              { id: "s0", stepOrder: 1, status: "in_progress", stepType: "search" },
+              ...others.map((status, i) => ({
+                id: `o${i}`,
+                stepOrder: i + 2,
+                status,
+                stepType: "search" as const,
+              })),
             ],
           },
           [],
@@ -612,7 +622,12 @@ function modify(
   }
   model.snapshot = {
     ...snapshot,
-    steps: decided.steps.map(({ id, stepOrder, status }) => ({ id, stepOrder, status })),
+    steps: decided.steps.map(({ id, stepOrder, status, stepType }) => ({
+      id,
+      stepOrder,
+      status,
+      stepType,
+    })),
     status: decided.planStatus,
     awaitingSteps: decided.awaitingSteps,
     // Any change ends a pause (modify_plan clears the stored reason).
@@ -723,6 +738,7 @@ function build(spec: PlanSpec): Model {
     id: `s${i + 1}`,
     stepOrder: i + 1,
     status: "pending" as StepStatus,
+    stepType: "search" as const,
   }));
   const conditions = new Map<string, LoopCondition[]>();
   spec.conditions.forEach((c, i) => {

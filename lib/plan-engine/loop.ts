@@ -21,6 +21,7 @@ import {
   type PlanStatus,
   type ReviewDecision,
   type StepStatus,
+  type StepType,
   TERMINAL_STEP_STATUSES,
 } from "./states";
 import {
@@ -36,8 +37,8 @@ export type LoopStep = {
   id: string;
   stepOrder: number;
   status: StepStatus;
-  /** The step's type where a rule needs it (a branch never skips a `checkpoint`). */
-  stepType?: string;
+  /** The step's type: a branch never skips a `checkpoint`, and an undecided one holds the steps after it. */
+  stepType: StepType;
 };
 
 export type LoopCondition = {
@@ -400,7 +401,9 @@ export function decideSubmit(
  * Steps before it, still held by other agents, go on.
  */
 export function checkNotHeldByReview(
-  plan: Pick<PlanSnapshot, "id" | "steps" | "pendingReviews">,
+  plan: Pick<PlanSnapshot, "id" | "pendingReviews"> & {
+    steps: readonly Pick<LoopStep, "id" | "stepOrder">[];
+  },
   step: Pick<LoopStep, "stepOrder">,
 ): void {
   for (const review of plan.pendingReviews) {
@@ -493,7 +496,7 @@ export type ReviewEvent = {
   decisionPolicy: DecisionPolicy;
 };
 
-export type ReviewedStep = LoopStep & {
+export type ReviewedStep = Omit<LoopStep, "stepType"> & {
   status: "awaiting_input";
   instructions: string;
 };
@@ -669,8 +672,14 @@ export function decideCommonSubmit(
         status: "executing",
         awaitingSteps: null,
         steps: [
-          { id: event.stepId, stepOrder: 0, status: "in_progress" },
-          ...others.map((status, i) => ({ id: `other-${i}`, stepOrder: i + 1, status })),
+          // Never a checkpoint, and none held: the statement checks both.
+          { id: event.stepId, stepOrder: 0, status: "in_progress", stepType: "search" },
+          ...others.map((status, i) => ({
+            id: `other-${i}`,
+            stepOrder: i + 1,
+            status,
+            stepType: "search" as const,
+          })),
         ],
         pendingReviews: [],
       },

@@ -232,6 +232,39 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     ]);
   });
 
+  it("lets no branch of a step Cairn runs skip a checkpoint either", async () => {
+    const { planId, first } = await planWithFirstStep(
+      [
+        {
+          stepType: "search",
+          instructions: "Search the library.",
+          tool: "search_sources",
+          arguments: { query: "heat pumps" },
+        },
+        ...planSteps("checkpoint", "synthesize", "critique"),
+      ],
+      {
+        branchingConditions: [
+          {
+            afterStepOrder: 1,
+            conditionExpression: 'status === "completed"',
+            ifTrueAction: "skip_to",
+            actionParams: { targetStepOrder: 4 },
+          },
+        ],
+      },
+    );
+    expect(first.serverSteps).toHaveLength(1);
+    expect(first.step).toMatchObject({ stepOrder: 2, stepType: "checkpoint" });
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status.steps.map((s) => s.status)).toEqual([
+      "completed",
+      "in_progress",
+      "skipped",
+      "pending",
+    ]);
+  });
+
   it("refuses a checkpoint step that Cairn would run itself", async () => {
     const refused = await tenant.agent.fails("create_research_plan", {
       name: "Cairn passes the checkpoint",

@@ -104,7 +104,12 @@ export async function runServerSteps(
     id: plan.id,
     status: plan.status,
     awaitingSteps: plan.awaitingSteps,
-    steps: steps.map((s) => ({ id: s.id, stepOrder: s.stepOrder, status: s.status })),
+    steps: steps.map((s) => ({
+      id: s.id,
+      stepOrder: s.stepOrder,
+      status: s.status,
+      stepType: s.stepType,
+    })),
     pendingReviews: read.pendingReviews,
   };
   const writes = new Map<string, StepWrite>();
