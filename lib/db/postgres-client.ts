@@ -33,6 +33,8 @@ import { logWarning } from "../log";
 
 /** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
 const CONNECT_TIMEOUT_SECONDS = 5;
+/** How long closing the client waits for statements under way. */
+const CLOSE_TIMEOUT_SECONDS = 5;
 /** The pool is replaced at most this often (a standby's read-only refusals). */
 const RENEW_AT_MOST_EVERY_MS = 5_000;
 /** The longest a statement in a transaction may run (migrations excepted). */
@@ -292,7 +294,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     });
 
   let current = make();
-  const ended: Promise<void>[] = [];
+  /** Replaced pools still finishing what they run. */
+  const ending = new Set<Promise<void>>();
 
   let renewedAt = 0;
   /** Replaces the pool (old connections finish what they run, then close). */
@@ -307,7 +310,11 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     Object.assign(current.options.parsers, old.options.parsers);
     Object.assign(current.options.serializers, old.options.serializers);
     logWarning(reason);
-    ended.push(old.end({ timeout: 5 }));
+    // A transaction already under way on the old pool (one connection was
+    // lost, not all) may finish within its deadline before it is closed.
+    const end = old.end({ timeout: Math.ceil(deadlines.ms / 1000) });
+    ending.add(end);
+    void end.finally(() => ending.delete(end));
   }
 
   /** Reacts to a failed statement of the pool `from`: see the module comment. */
@@ -450,7 +457,18 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       }
     },
     async end() {
-      await Promise.all([current.end({ timeout: 5 }), ...ended]);
+      // Replaced pools are waited for as long as the current one, not their
+      // own deadline: a closing process must not wait on a lost host.
+      let timer: NodeJS.Timeout | undefined;
+      const closing = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_TIMEOUT_SECONDS * 1000);
+        timer.unref();
+      });
+      await Promise.all([
+        current.end({ timeout: CLOSE_TIMEOUT_SECONDS }),
+        Promise.race([Promise.all(ending), closing]),
+      ]);
+      clearTimeout(timer);
     },
   };
 }

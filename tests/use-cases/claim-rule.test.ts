@@ -8,9 +8,9 @@
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { isClaimable } from "@/lib/plan-engine/claims";
-import { STEP_STATUSES } from "@/lib/plan-engine/states";
-import { claimableStep } from "@/lib/services/loop/leases";
+import { holdsStepsAfter, isClaimable } from "@/lib/plan-engine/claims";
+import { STEP_STATUSES, STEP_TYPES } from "@/lib/plan-engine/states";
+import { claimableStep, notHeldByCheckpoint } from "@/lib/services/loop/leases";
 import { BACKENDS } from "../support/databases";
 import { useFreshTenant } from "../support/in-process";
 import { readRows } from "../support/rows";
@@ -54,5 +54,33 @@ describe.each(BACKENDS)("the claim rule on %s", (backend) => {
     }
     // The grid has both answers, so agreeing is not trivial.
     expect(new Set(rows.map((row) => row.claimable))).toEqual(new Set([true, false]));
+  });
+
+  it("holds the steps after an undecided checkpoint the same in SQL as in the engine", async () => {
+    // Every type and status of an earlier step, each in a plan of its own with a step after it.
+    const cases = STEP_TYPES.flatMap((stepType) =>
+      STEP_STATUSES.map((status) => ({ stepType, status })),
+    );
+    // A CTE named plan_step stands in for the table the SQL form reads.
+    const rows = await readRows<{ i: number; free: boolean }>(
+      tenant.handle.db,
+      sql`with plan_step as (
+          select c.i as plan_id, 1 as step_order, c.step_type, c.status
+          from jsonb_to_recordset(${JSON.stringify(
+            cases.map((c, i) => ({ i, step_type: c.stepType, status: c.status })),
+          )}::jsonb) as c(i int, step_type text, status text))
+        select s.plan_id::int as i, ${sql.raw(notHeldByCheckpoint("s.plan_id", "s.step_order"))} as free
+        from (select plan_id, 2 as step_order from plan_step) as s
+        order by s.plan_id`,
+    );
+    expect(rows).toHaveLength(cases.length);
+    for (const row of rows) {
+      const earlier = cases[row.i];
+      expect({ ...earlier, held: !row.free }).toEqual({
+        ...earlier,
+        held: holdsStepsAfter(earlier as NonNullable<typeof earlier>),
+      });
+    }
+    expect(new Set(rows.map((row) => row.free))).toEqual(new Set([true, false]));
   });
 });

@@ -180,7 +180,12 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
       () => listArtifacts(agent.ctx, { cursor }),
       () => getToolCallLog(agent.ctx, { cursor }),
     ];
-    for (const cursor of ["not-a-cursor", Buffer.from("[1,2]").toString("base64url")]) {
+    // Made up, not a position, and longer than any cursor a list gives.
+    for (const cursor of [
+      "not-a-cursor",
+      Buffer.from("[1,2]").toString("base64url"),
+      "a".repeat(600),
+    ]) {
       for (const read of reads(cursor)) {
         const error = await refusal(read);
         expect(isCursorRefused(error)).toBe(true);

@@ -265,6 +265,50 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     ]);
   });
 
+  it("moves no step after an undecided checkpoint ahead of it, nor the checkpoint past them", async () => {
+    const { planId, first } = await planWithFirstStep(
+      planSteps("search", "checkpoint", "synthesize", "critique"),
+    );
+    const ids = (await tenant.agent.ok("get_plan_status", { planId })).steps.map(
+      (s: { stepId: string }) => s.stepId,
+    );
+    const reorder = (stepIds: (string | undefined)[]) => ({
+      planId,
+      action: "reorder_steps",
+      stepIds,
+      modificationRationale: "Work ahead of the person.",
+    });
+    // Still pending, the checkpoint holds its place as well as when it is handed out.
+    for (const handedOut of [false, true]) {
+      if (handedOut) {
+        await tenant.agent.submit(planId, first.step.stepId);
+        expect((await tenant.agent.ok("get_next_step", { planId })).step.stepOrder).toBe(2);
+      }
+      const ahead = await tenant.agent.fails(
+        "modify_plan",
+        reorder([ids[0], ids[2], ids[1], ids[3]]),
+      );
+      expect(ahead).toMatch(
+        /^FORBIDDEN: Step 2 is a checkpoint nobody has decided yet .* cannot move step 3, which comes after it, ahead of it\. Nothing was changed/,
+      );
+      const last = await tenant.agent.fails(
+        "modify_plan",
+        reorder([ids[0], ids[2], ids[3], ids[1]]),
+      );
+      expect(last).toMatch(/^FORBIDDEN: Step 2 is a checkpoint nobody has decided yet/);
+      const unchanged = await tenant.agent.ok("get_plan_status", { planId });
+      expect(unchanged.steps.map((s: { stepId: string }) => s.stepId)).toEqual(ids);
+    }
+    // The steps after it may change places among themselves.
+    const swapped = await tenant.agent.ok("modify_plan", reorder([ids[0], ids[1], ids[3], ids[2]]));
+    expect(swapped.steps.map((s: { stepId: string }) => s.stepId)).toEqual([
+      ids[0],
+      ids[1],
+      ids[3],
+      ids[2],
+    ]);
+  });
+
   it("refuses a checkpoint step that Cairn would run itself", async () => {
     const refused = await tenant.agent.fails("create_research_plan", {
       name: "Cairn passes the checkpoint",

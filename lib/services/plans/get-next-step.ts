@@ -533,6 +533,9 @@ async function noPendingSteps(
       heldAt: sql<
         number | null
       >`min(${planSteps.stepOrder}) filter (where ${planSteps.stepType} = 'checkpoint' and ${planSteps.status}::text in (${sql.raw(sqlLiterals(UNDECIDED_CHECKPOINT_STATUSES))}))`,
+      lastPending: sql<
+        number | null
+      >`max(${planSteps.stepOrder}) filter (where ${planSteps.status} = 'pending')`,
     })
     .from(planSteps)
     .where(eq(planSteps.planId, plan.id));
@@ -549,7 +552,8 @@ async function noPendingSteps(
       (nextLease
         ? ` A step in progress whose lease runs out (first at ${nextLease}) is handed out again by get_next_step.`
         : "") +
-      (counts?.heldAt != null
+      // Named only when it holds a step back.
+      (counts?.heldAt != null && (counts.lastPending ?? 0) > counts.heldAt
         ? ` Step ${counts.heldAt} is a checkpoint nobody has decided yet: the steps after it are handed out once a person has decided it (the agent holding it puts it up with request_user_review).`
         : ""),
   };

@@ -3,7 +3,10 @@
  * (docs/architecture.md, "To add a …"). A cursor is the last row's
  * position in the list's order, opaque to the caller; reading on from it
  * (keyset) neither skips nor repeats a row when rows are added meanwhile, as
- * an offset would.
+ * an offset would. A list ordered by a time that changes (list_active_plans
+ * and the plans list, by when a plan last changed) shows a row where it stands
+ * at each read: one that changed between two pages moves to the front, and the
+ * pages after do not show it again.
  */
 import "server-only";
 import { and, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
@@ -12,9 +15,10 @@ import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { AppError } from "../../plan-engine/app-error";
 
+// No length limit here: a long cursor is refused by `decodeCursor` with the
+// refusal a page shows (a link to its first page), not as a bad form.
 export const cursorField = z
   .string()
-  .max(500)
   .optional()
   .describe("Where the page starts: the previous answer's nextCursor. Left out, the first page.");
 
@@ -121,7 +125,11 @@ export async function readPage<Table extends PgTable>(
   );
 }
 
+/** Longer than any cursor a list gives (a list's name, 18 digits and an id, encoded). */
+const MAX_CURSOR_CHARS = 500;
+
 function decodeCursor(cursor: string, list: string, field: string) {
+  if (cursor.length > MAX_CURSOR_CHARS) throw cursorRefused(field);
   let json: unknown;
   try {
     json = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
