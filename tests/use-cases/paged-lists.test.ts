@@ -23,6 +23,13 @@ import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../sup
 type Page<Row> = { rows: Row[]; nextCursor: string | null };
 
 /**
+ * Rows written one after the other, apart in time: PGlite's clock can give two
+ * quick writes the same instant, and a list orders ties by id, not by when
+ * they were written, while these tests expect the order they were written in.
+ */
+const apartInTime = () => new Promise((resolve) => setTimeout(resolve, 2));
+
+/**
  * Every row of a list, page by page from the first: `between` runs once,
  * after the first page (rows added meanwhile).
  */
@@ -68,6 +75,7 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
     const agent = await freshAgent("Plans");
     for (const name of ["Heat 1", "Other 1", "Heat 2", "Heat 3", "Other 2", "Heat 4", "Heat 5"]) {
       await createPlan(agent.ctx, name);
+      await apartInTime();
     }
     const names = (cursor: string | undefined) =>
       listPlans(agent.ctx, { filter: "active", q: "heat", pageSize: 2, cursor }).then((list) => ({
@@ -120,6 +128,7 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
       findings.unshift(`Finding ${i}`);
       await store(`Finding ${i}`, "finding");
       if (i % 5 === 0) await store(`Source ${i}`, "source_summary");
+      await apartInTime();
     }
     const titles = (cursor: string | undefined) =>
       listArtifacts(agent.ctx, { artifactType: "finding", cursor }).then((list) => ({
