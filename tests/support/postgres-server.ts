@@ -87,16 +87,9 @@ export function serverOptions(port: number, root: string, settings: string[] = [
   ].join(" ");
 }
 
-/**
- * `settings`: more `-c name=value` server settings (the benchmark loads
- * pg_stat_statements with planning tracked, to report where the time goes).
- */
-export async function startPostgres(settings: string[] = []): Promise<PostgresServer> {
-  const run = runAsPostgres;
-  const root = clusterRoot();
-  const dataDir = join(root, "data");
-  const port = await freePort();
-  run(join(PG_BIN, "initdb"), [
+/** A new cluster in `dataDir`, its superuser `cairn` trusted (tests only). */
+export function initCluster(dataDir: string): void {
+  runAsPostgres(join(PG_BIN, "initdb"), [
     "-D",
     dataDir,
     "-U",
@@ -106,19 +99,38 @@ export async function startPostgres(settings: string[] = []): Promise<PostgresSe
     "UTF8",
     "--no-instructions",
   ]);
-  const start = () =>
-    run(join(PG_BIN, "pg_ctl"), [
-      "-D",
-      dataDir,
-      "-l",
-      join(root, "server.log"),
-      "-o",
-      serverOptions(port, root, settings),
-      "-w",
-      "start",
-    ]);
-  const stopNow = () =>
-    run(join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+}
+
+/** Starts the cluster in `dataDir` on `port`, its log and socket under `root`; waits until it serves. */
+export function startCluster(dataDir: string, root: string, port: number, settings: string[] = []) {
+  runAsPostgres(join(PG_BIN, "pg_ctl"), [
+    "-D",
+    dataDir,
+    "-l",
+    join(root, "server.log"),
+    "-o",
+    serverOptions(port, root, settings),
+    "-w",
+    "start",
+  ]);
+}
+
+/** Stops the cluster in `dataDir` at once, as a crash would (no checkpoint). */
+export function stopCluster(dataDir: string) {
+  runAsPostgres(join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+}
+
+/**
+ * `settings`: more `-c name=value` server settings (the benchmark loads
+ * pg_stat_statements with planning tracked, to report where the time goes).
+ */
+export async function startPostgres(settings: string[] = []): Promise<PostgresServer> {
+  const root = clusterRoot();
+  const dataDir = join(root, "data");
+  const port = await freePort();
+  initCluster(dataDir);
+  const start = () => startCluster(dataDir, root, port, settings);
+  const stopNow = () => stopCluster(dataDir);
   start();
   return {
     url: `postgres://cairn@127.0.0.1:${port}/postgres`,

@@ -10,7 +10,15 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
-import { clusterRoot, freePort, PG_BIN, runAsPostgres, serverOptions } from "./postgres-server";
+import {
+  clusterRoot,
+  freePort,
+  initCluster,
+  PG_BIN,
+  runAsPostgres,
+  startCluster,
+  stopCluster,
+} from "./postgres-server";
 
 export type ReplicatedPostgres = {
   /** Both hosts, the primary first, for `database` (created on the primary before the standby was built). */
@@ -38,8 +46,6 @@ export async function startReplicatedPostgres(database: string): Promise<Replica
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];
   let primaryRunning = false;
   let standbyRunning = false;
-  const stopCluster = (dataDir: string) =>
-    runAsPostgres(pgCtl, ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
   const stop = () => {
     try {
       if (standbyRunning) stopCluster(standbyData);
@@ -51,26 +57,8 @@ export async function startReplicatedPostgres(database: string): Promise<Replica
   };
 
   try {
-    runAsPostgres(join(PG_BIN, "initdb"), [
-      "-D",
-      primaryData,
-      "-U",
-      "cairn",
-      "--auth=trust",
-      "-E",
-      "UTF8",
-      "--no-instructions",
-    ]);
-    runAsPostgres(pgCtl, [
-      "-D",
-      primaryData,
-      "-l",
-      join(primaryRoot, "server.log"),
-      "-o",
-      serverOptions(primaryPort, primaryRoot),
-      "-w",
-      "start",
-    ]);
+    initCluster(primaryData);
+    startCluster(primaryData, primaryRoot, primaryPort);
     primaryRunning = true;
     const admin = postgres(`postgres://cairn@127.0.0.1:${primaryPort}/postgres`, {
       max: 1,
@@ -98,17 +86,8 @@ export async function startReplicatedPostgres(database: string): Promise<Replica
       "-c",
       "fast",
     ]);
-    runAsPostgres(pgCtl, [
-      "-D",
-      standbyData,
-      "-l",
-      join(standbyRoot, "server.log"),
-      "-o",
-      // The standby's walreceiver names itself by cluster_name.
-      serverOptions(standbyPort, standbyRoot, [`cluster_name=${STANDBY_NAME}`]),
-      "-w",
-      "start",
-    ]);
+    // The standby's walreceiver names itself by cluster_name.
+    startCluster(standbyData, standbyRoot, standbyPort, [`cluster_name=${STANDBY_NAME}`]);
     standbyRunning = true;
     await waitForSyncStandby(primaryPort);
   } catch (error) {

@@ -55,6 +55,17 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     return { planId: planId as string, first };
   }
 
+  /** Step 1 done, the checkpoint (step 2) handed out, step 3 skipped by the branch, step 4 waiting. */
+  async function expectCheckpointNotSkipped(planId: string) {
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status.steps.map((s) => s.status)).toEqual([
+      "completed",
+      "in_progress",
+      "skipped",
+      "pending",
+    ]);
+  }
+
   /** The agent's result for a step it should not work on yet. */
   const workAhead = (planId: string, stepId: string | undefined) =>
     tenant.agent.fails("submit_step_result", {
@@ -223,13 +234,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     expect(submitted.firedConditions[0]?.skippedStepIds).toHaveLength(1);
     const next = await tenant.agent.ok("get_next_step", { planId });
     expect(next.step).toMatchObject({ stepOrder: 2, stepType: "checkpoint" });
-    const status = await tenant.agent.ok("get_plan_status", { planId });
-    expect(status.steps.map((s) => s.status)).toEqual([
-      "completed",
-      "in_progress",
-      "skipped",
-      "pending",
-    ]);
+    await expectCheckpointNotSkipped(planId);
   });
 
   it("lets no branch of a step Cairn runs skip a checkpoint either", async () => {
@@ -256,13 +261,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
     );
     expect(first.serverSteps).toHaveLength(1);
     expect(first.step).toMatchObject({ stepOrder: 2, stepType: "checkpoint" });
-    const status = await tenant.agent.ok("get_plan_status", { planId });
-    expect(status.steps.map((s) => s.status)).toEqual([
-      "completed",
-      "in_progress",
-      "skipped",
-      "pending",
-    ]);
+    await expectCheckpointNotSkipped(planId);
   });
 
   it("moves no step after an undecided checkpoint ahead of it, nor the checkpoint past them", async () => {
