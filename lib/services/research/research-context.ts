@@ -32,7 +32,7 @@ import { renewLease } from "../loop/leases";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { planIdField, sessionIdField, stepIdField } from "../shared/fields";
+import { planIdField, reviewRequestFields, sessionIdField, stepIdField } from "../shared/fields";
 import {
   artifact,
   awaitingStepsOutput,
@@ -219,12 +219,7 @@ export const researchContextOutput = z.object({
       status: z.string(),
       summary: z.string(),
       questions: z.array(z.string()),
-      requestedBy: z.string(),
-      requestedAt: z.string(),
-      dueAt: z.string().nullable(),
-      onTimeout: z.string().nullable(),
-      escalatedAt: z.string().nullable(),
-      assignedUserId: z.string().nullable(),
+      ...reviewRequestFields,
       assignedRole: z.string().nullable(),
       // What the agent asked the person to accept, and the digest of what the review shows.
       proposedResult: z.record(z.string(), z.unknown()).nullable(),

@@ -11,6 +11,16 @@ export const stepIdField = z.uuid("must be a step id (a UUID)").describe("The st
  * endpoint or delivery, a user): checked before any query, so a tampered form
  * gets a validation message instead of a failed query.
  */
+/** Who asked for a pending review and when, its deadline, and whom it is assigned to: as every read of one shows it. */
+export const reviewRequestFields = {
+  requestedBy: z.string(),
+  requestedAt: z.string(),
+  dueAt: z.string().nullable(),
+  onTimeout: z.string().nullable(),
+  escalatedAt: z.string().nullable(),
+  assignedUserId: z.string().nullable(),
+};
+
 export const recordIdField = (what: string) => z.uuid(`must be ${what} id (a UUID)`);
 export const sessionIdField = z
   .string()

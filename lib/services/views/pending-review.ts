@@ -13,6 +13,7 @@ import { isLastOpenStep } from "../../plan-engine/loop";
 import { STEP_STATUSES, type StepStatus } from "../../plan-engine/states";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
+import { reviewRequestFields } from "../shared/fields";
 import { shorten, shortenedRow, shortenJson } from "./full-values";
 import type { PlanPage } from "./plan-views";
 import { listTenantUsers } from "./users-and-keys";
@@ -36,12 +37,7 @@ export const pendingReviewView = z.object({
   instructionsChanged: z.boolean(),
   /** Every other step has ended: this decision ends the plan. */
   lastOpenStep: z.boolean(),
-  requestedBy: z.string(),
-  requestedAt: z.string(),
-  dueAt: z.string().nullable(),
-  onTimeout: z.string().nullable(),
-  escalatedAt: z.string().nullable(),
-  assignedUserId: z.string().nullable(),
+  ...reviewRequestFields,
   assignedUserLabel: z.string().nullable(),
   assignedRole: z.string().nullable(),
 });
