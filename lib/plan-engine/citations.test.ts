@@ -1,11 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { checkCitations } from "./citations";
+import { checkCitations, scanCitations } from "./citations";
+
+const check = (
+  content: string,
+  plan: ReadonlySet<string>,
+  claims: Parameters<typeof checkCitations>[2],
+) => checkCitations(scanCitations(content), plan, claims);
 
 const PLAN = new Set(["https://example.org/report", "doi:10.1000/abc", "arxiv:2101.01234"]);
 
 describe("checkCitations", () => {
   it("finds links, DOIs and arXiv ids in any spelling and says which the plan read", () => {
-    const check = checkCitations(
+    const result = check(
       [
         "Capacity grew 12% ([report](http://example.org/report/?utm_source=x)).",
         "See doi:10.1000/ABC, and arXiv:2101.01234v2; also <https://elsewhere.example/page>.",
@@ -16,7 +22,7 @@ describe("checkCitations", () => {
       PLAN,
       [],
     );
-    expect(check.citations.map(({ key, status }) => [key, status])).toEqual([
+    expect(result.citations.map(({ key, status }) => [key, status])).toEqual([
       ["https://example.org/report", "plan_source"],
       ["doi:10.1000/abc", "plan_source"],
       ["arxiv:2101.01234", "plan_source"],
@@ -24,12 +30,12 @@ describe("checkCitations", () => {
       ["https://en.wikipedia.org/wiki/Foo_(bar)", "not_read"],
       ["https://onlinelibrary.example.com/doi/10.1000/abc", "not_read"],
     ]);
-    expect(check.citations[0]?.written).toBe("http://example.org/report/?utm_source=x");
-    expect(check.truncated).toBe(false);
+    expect(result.citations[0]?.written).toBe("http://example.org/report/?utm_source=x");
+    expect(result.truncated).toBe(false);
   });
 
   it("resolves numbered references through the reference list and names those that lead nowhere", () => {
-    const check = checkCitations(
+    const result = check(
       [
         "Capacity grew [1]. Costs fell [2, 3]. Policy changed [4-5]. A link [6](https://example.org/report).",
         "",
@@ -42,7 +48,7 @@ describe("checkCitations", () => {
       PLAN,
       [],
     );
-    expect(check.unresolvedReferences).toEqual(["[2]", "[5]"]);
+    expect(result.unresolvedReferences).toEqual(["[2]", "[5]"]);
   });
 
   it("reports key claims none of whose sources is cited", () => {
@@ -50,8 +56,32 @@ describe("checkCitations", () => {
       { stepId: "s1", stepOrder: 1, text: "cited", sourceKeys: ["doi:10.1000/abc"] },
       { stepId: "s1", stepOrder: 1, text: "uncited", sourceKeys: ["arxiv:2101.01234"] },
     ];
-    expect(
-      checkCitations("As shown (https://doi.org/10.1000/abc).", PLAN, claims).uncitedKeyClaims,
-    ).toEqual([claims[1]]);
+    expect(check("As shown (https://doi.org/10.1000/abc).", PLAN, claims).uncitedKeyClaims).toEqual(
+      [claims[1]],
+    );
+  });
+});
+
+// Shapes that once made the check quadratic (a 30 KB deliverable held the server
+// for 30 s). These assert the results; the time bound over MCP is the worst-shape
+// test in tests/worst-shape.test.ts.
+describe("scanCitations on worst shapes", () => {
+  it("trims a link's unopened closing brackets, however many", () => {
+    const scan = scanCitations(`http://a.example/${")".repeat(100_000)}${"]".repeat(100_000)}`);
+    expect([...scan.cited.keys()]).toEqual(["https://a.example"]);
+  });
+
+  it("keeps a link's own balanced brackets", () => {
+    const scan = scanCitations(`(see https://w.example/Foo_(bar)${").".repeat(50_000)}`);
+    expect([...scan.cited.values()].map((c) => c.written)).toEqual(["https://w.example/Foo_(bar)"]);
+  });
+
+  it("reads many numbered uses once", () => {
+    expect(scanCitations("[1]\n".repeat(100_000)).unresolvedReferences).toEqual(["[1]"]);
+  });
+
+  it("reads a path of many slashes", () => {
+    const scan = scanCitations(`https://a.example/${"/".repeat(200_000)}x//`);
+    expect([...scan.cited.keys()]).toEqual([`https://a.example/${"/".repeat(200_000)}x`]);
   });
 });

@@ -81,6 +81,17 @@ const arxivKey = (raw: string): SourceKey | undefined => {
   return { kind: "arxiv", key: `arxiv:${normal}`, href: `https://arxiv.org/abs/${normal}` };
 };
 
+/**
+ * `text` without the slashes it ends with. Not `/\/+$/`: a regular expression
+ * engine retries that from every slash, so a path of many slashes not at the end
+ * took minutes (quadratic).
+ */
+const withoutTrailingSlashes = (text: string): string => {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "/") end--;
+  return text.slice(0, end);
+};
+
 const safeDecode = (text: string): string => {
   try {
     return decodeURIComponent(text);
@@ -94,7 +105,7 @@ function identifierFromUrl(url: URL): SourceKey | undefined {
   const host = url.hostname.replace(/\.$/, "");
   const path = safeDecode(url.pathname).replace(/^\/+/, "");
   if (DOI_HOSTS.has(host)) {
-    const doi = path.replace(/\/+$/, "");
+    const doi = withoutTrailingSlashes(path);
     return DOI.test(doi) ? doiKey(doi) : undefined;
   }
   if (ARXIV_HOSTS.has(host)) {
@@ -114,7 +125,7 @@ const decodeUnreserved = (text: string): string =>
 function pageKey(url: URL): SourceKey {
   const host = url.hostname.replace(/\.$/, "");
   const port = url.port === "" ? "" : `:${url.port}`;
-  const path = decodeUnreserved(url.pathname).replace(/\/+$/, "");
+  const path = withoutTrailingSlashes(decodeUnreserved(url.pathname));
   const params = [...url.searchParams.entries()]
     .filter(([name]) => !isTrackingParam(name))
     .sort(([a, av], [b, bv]) => (a === b ? compare(av, bv) : compare(a, b)));

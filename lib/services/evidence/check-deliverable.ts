@@ -7,7 +7,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { planSources, planSteps, stepClaims } from "../../db/schema";
-import { type CitationCheck, checkCitations } from "../../plan-engine/citations";
+import { type CitationCheck, type CitationScan, checkCitations } from "../../plan-engine/citations";
 import type { ServiceContext } from "../shared/context";
 
 export const citationCheckOutput = z
@@ -35,11 +35,12 @@ export const citationCheckOutput = z
     "The deliverable's citations (links, DOIs, arXiv ids) and whether the plan read each (not_read: it never did), numbered references that lead to no link, and key claims none of whose sources it cites.",
   );
 
+/** The scan (`scanCitations`, made before the transaction) held against the plan's sources and key claims. */
 export async function checkDeliverable(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
-  content: string,
+  scan: CitationScan,
 ): Promise<CitationCheck> {
   const sources = await db
     .select({ key: planSources.canonicalKey })
@@ -63,7 +64,7 @@ export async function checkDeliverable(
     )
     .orderBy(planSteps.stepOrder, stepClaims.position);
   return checkCitations(
-    content,
+    scan,
     new Set(sources.map((s) => s.key)),
     claims.map((claim) => ({
       stepId: claim.stepId,

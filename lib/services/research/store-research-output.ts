@@ -8,6 +8,7 @@ import "server-only";
 import { z } from "zod";
 import { researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { scanCitations } from "../../plan-engine/citations";
 import { checkDeliverable, citationCheckOutput, citationHint } from "../evidence/check-deliverable";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
@@ -74,10 +75,13 @@ export async function storeResearchOutput(
   raw: z.input<typeof storeResearchOutputInput>,
 ): Promise<StoredOutput> {
   const input = parseInput(storeResearchOutputInput, raw);
+  // The text's work is done before the transaction: a large deliverable never
+  // holds a connection idle in transaction (docs/operations.md, "Work on input").
+  const scan = scanCitations(input.content);
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
     const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
-    const citationCheck = await checkDeliverable(tx, ctx, plan.id, input.content);
+    const citationCheck = await checkDeliverable(tx, ctx, plan.id, scan);
     const [row] = await tx
       .insert(researchOutputs)
       .values({
