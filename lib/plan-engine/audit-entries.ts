@@ -137,6 +137,19 @@ export type AuditEntry =
         artifactId?: string;
       };
     }
+  | {
+      eventType: "output_stored";
+      planId: string;
+      payload: {
+        outputId: string;
+        outputMediaType: string;
+        /** sha256 of the deliverable as stored: the trail binds the text the plan delivered. */
+        contentSha256: string;
+        contentLength: number;
+        citations: number;
+        notRead: number;
+      };
+    }
   | { eventType: "session_resumed"; planId: string; payload: { sessionId: string | null } }
   | {
       eventType: "skill_started" | "skill_completed";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { firstClaimable, holdsStepsAfter, isClaimable } from "./claims";
+import { holdsStepsAfter } from "./checkpoint-guard";
+import { firstClaimable, isClaimable } from "./claims";
 import { STEP_STATUSES } from "./states";
 
 const now = new Date("2026-11-25T12:00:00.000Z");

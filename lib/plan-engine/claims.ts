@@ -8,6 +8,7 @@
  * lib/services/loop/leases.ts, and tests/use-cases/claim-rule.test.ts checks on
  * both databases that the two agree.
  */
+import { holdsStepsAfter } from "./checkpoint-guard";
 import type { StepStatus, StepType } from "./states";
 import { transitionStep } from "./transitions";
 
@@ -24,28 +25,6 @@ export function isClaimable(step: ClaimableStep, now: Date): boolean {
   return (
     step.status === HANDED_OUT_STATUS &&
     (step.leaseExpiresAt === null || step.leaseExpiresAt.getTime() <= now.getTime())
-  );
-}
-
-/** The step statuses of a checkpoint nobody has decided yet. */
-export const UNDECIDED_CHECKPOINT_STATUSES = [
-  "pending",
-  "in_progress",
-  "awaiting_input",
-] as const satisfies readonly StepStatus[];
-
-/**
- * A checkpoint holds every step after it until a person has decided it: none
- * is handed out or run by Cairn before (docs/reviews.md), whether or not the
- * checkpoint has been put up for review yet.
- */
-export function holdsStepsAfter(step: {
-  readonly stepType?: string;
-  readonly status: StepStatus;
-}): boolean {
-  return (
-    step.stepType === "checkpoint" &&
-    (UNDECIDED_CHECKPOINT_STATUSES as readonly StepStatus[]).includes(step.status)
   );
 }
 

@@ -3,7 +3,6 @@
  * (docs/execution-loop.md).
  */
 import { AppError } from "./app-error";
-import { holdsStepsAfter } from "./claims";
 import type {
   DecisionChannel,
   DecisionPolicy,
@@ -11,7 +10,6 @@ import type {
   ReviewDecision,
   StepStatus,
 } from "./states";
-import { isTerminalStepStatus } from "./transitions";
 
 export interface ReviewOutcome {
   /** The step's next status; always a valid move from `awaiting_input`. */
@@ -162,43 +160,6 @@ export function checkCheckpointPass(
     `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it with your proposedResult; a person's approve completes it, and they may also skip it.`,
     { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
   );
-}
-
-/**
- * Where only people decide, an agent cannot reorder a plan so that a step
- * after a checkpoint nobody has decided comes before it: that step would be
- * handed out (or run by Cairn) without the person's decision
- * (`holdsStepsAfter`). Moving the checkpoint later, past such steps, is the
- * same move.
- */
-export function checkCheckpointKeepsItsPlace(
-  policy: DecisionPolicy,
-  kind: DeciderKind,
-  before: readonly { id: string; stepOrder: number; stepType: string; status: StepStatus }[],
-  after: readonly { id: string; stepOrder: number }[],
-): void {
-  if (policy !== "people_only" || decisionChannel(kind) !== "relayed") return;
-  const orderAfter = new Map(after.map((step) => [step.id, step.stepOrder]));
-  for (const checkpoint of before.filter(holdsStepsAfter)) {
-    const at = orderAfter.get(checkpoint.id) ?? checkpoint.stepOrder;
-    const ahead = before.find(
-      (step) =>
-        step.stepOrder > checkpoint.stepOrder &&
-        !isTerminalStepStatus(step.status) &&
-        (orderAfter.get(step.id) ?? step.stepOrder) < at,
-    );
-    if (ahead) {
-      throw new AppError(
-        "FORBIDDEN",
-        `Step ${checkpoint.stepOrder} is a checkpoint nobody has decided yet and this team lets only people decide checkpoints, so an agent cannot move step ${ahead.stepOrder}, which comes after it, ahead of it. Nothing was changed. Reorder the steps on either side of the checkpoint among themselves, or put the checkpoint up for review first.`,
-        {
-          decisionPolicy: policy,
-          stepOrder: checkpoint.stepOrder,
-          movedStepOrder: ahead.stepOrder,
-        },
-      );
-    }
-  }
 }
 
 /**

@@ -8,6 +8,7 @@ export * from "./audit-entries";
 export * from "./bindings";
 export * from "./branch-actions";
 export * from "./cancel";
+export * from "./checkpoint-guard";
 export * from "./citations";
 export * from "./claims";
 export * from "./conditions";

@@ -12,7 +12,7 @@
 import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import { type BranchAction, evaluateBranching, stepsToSkip } from "./branch-actions";
-import { holdsStepsAfter } from "./claims";
+import { checkNotHeldByCheckpoint } from "./checkpoint-guard";
 import { buildConditionContext } from "./conditions";
 import { appendUserFeedback, applyReviewDecision, approvedResult } from "./decisions";
 import {
@@ -415,27 +415,6 @@ export function checkNotHeldByReview(
         { reviewRequestId: review.id, reviewedStepOrder: reviewed.stepOrder },
       );
     }
-  }
-}
-
-/**
- * A checkpoint nobody has decided holds the steps after it, whether or not it
- * has been put up for review yet (`holdsStepsAfter`): none takes a result
- * before a person's decision (or, where the team lets agents relay, the
- * checkpoint's own result). Checked after `checkNotHeldByReview`, whose answer
- * names the review when there is one.
- */
-export function checkNotHeldByCheckpoint(
-  plan: { id: string; steps: readonly Pick<LoopStep, "stepOrder" | "status" | "stepType">[] },
-  step: Pick<LoopStep, "stepOrder">,
-): void {
-  const held = plan.steps.find((s) => s.stepOrder < step.stepOrder && holdsStepsAfter(s));
-  if (held) {
-    throw new AppError(
-      "CONFLICT",
-      `Step ${held.stepOrder} of plan ${plan.id} is a checkpoint nobody has decided yet, and the steps after it take no result until then. Nothing was stored or run: keep your result and send it again once the checkpoint is decided (the agent holding step ${held.stepOrder} puts it up with request_user_review; get_next_step hands out nothing after it until then).`,
-      { checkpointStepOrder: held.stepOrder },
-    );
   }
 }
 

@@ -12,6 +12,7 @@
 import { AppError } from "./app-error";
 import type { AuditEntry } from "./audit-entries";
 import { renumberBindings, validateBindings } from "./bindings";
+import { checkOrderKeepsCheckpoints } from "./checkpoint-guard";
 import { type AwaitingSteps, decidePlanStatusAfterModify } from "./loop";
 import type { PlanStatus, StepStatus, StepType } from "./states";
 import { derivePlanStatus, transitionStep } from "./transitions";
@@ -336,6 +337,8 @@ export function decideModify(
     }
   }
 
+  // Every change of order, whatever the action, keeps the checkpoint rule.
+  checkOrderKeepsCheckpoints(before, after);
   ops.push(...bindingsFollow(before, after, event));
   const decided = decidePlanStatusAfterModify(
     plan,

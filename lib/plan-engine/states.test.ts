@@ -55,6 +55,7 @@ describe("vocabularies", () => {
       "skill_started",
       "skill_completed",
       "evidence_recorded",
+      "output_stored",
     ]);
     expect(REVIEW_DECISIONS).toEqual(["approve", "reject", "modify", "skip"]);
   });

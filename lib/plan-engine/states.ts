@@ -64,6 +64,8 @@ export const AUDIT_EVENT_TYPES = [
   "skill_completed",
   /** Sources and claims recorded for a step: with its result, or added after it completed. */
   "evidence_recorded",
+  /** A deliverable stored for the plan (store_research_output), with its content's digest. */
+  "output_stored",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

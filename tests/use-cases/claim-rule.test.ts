@@ -8,7 +8,8 @@
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { holdsStepsAfter, isClaimable } from "@/lib/plan-engine/claims";
+import { holdsStepsAfter } from "@/lib/plan-engine/checkpoint-guard";
+import { isClaimable } from "@/lib/plan-engine/claims";
 import { STEP_STATUSES, STEP_TYPES } from "@/lib/plan-engine/states";
 import { claimableStep, notHeldByCheckpoint } from "@/lib/services/loop/leases";
 import { BACKENDS } from "../support/databases";

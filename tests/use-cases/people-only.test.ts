@@ -288,7 +288,7 @@ describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
         reorder([ids[0], ids[2], ids[1], ids[3]]),
       );
       expect(ahead).toMatch(
-        /^FORBIDDEN: Step 2 is a checkpoint nobody has decided yet .* cannot move step 3, which comes after it, ahead of it\. Nothing was changed/,
+        /^FORBIDDEN: Step 2 is a checkpoint nobody has decided yet, so step 3, which comes after it, cannot be moved ahead of it .* Nothing was changed/,
       );
       const last = await tenant.agent.fails(
         "modify_plan",

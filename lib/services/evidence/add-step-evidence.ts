@@ -8,7 +8,7 @@ import { z } from "zod";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
-import { getPlan, lockStep } from "../shared/plan-access";
+import { lockPlanForWork, lockStep } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 import { evidenceInput, recordEvidence, recordedEvidenceOutput } from "./record-evidence";
 
@@ -35,7 +35,7 @@ export async function addStepEvidence(
     throw new AppError("VALIDATION_ERROR", "evidence: give at least one source or claim to add.");
   }
   return ctx.db.transaction(async (tx) => {
-    const plan = await getPlan(tx, ctx, input.planId);
+    const { plan } = await lockPlanForWork(tx, ctx, input.planId, "evidence", input.stepId);
     // The step's row lock orders two additions to one step.
     const step = await lockStep(tx, ctx, plan.id, input.stepId);
     if (step.status !== "completed") {

@@ -23,7 +23,8 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps } from "../../db/schema";
 import { isoTime, run, sqlLiterals, statement } from "../../db/statement";
-import { HANDED_OUT_STATUS, UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/claims";
+import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/checkpoint-guard";
+import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import type { ServiceContext } from "../shared/context";
 
 /** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */

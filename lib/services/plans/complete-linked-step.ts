@@ -10,7 +10,8 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
-import { checkNotHeldByCheckpoint, checkNotHeldByReview } from "../../plan-engine/loop";
+import { checkNotHeldByCheckpoint } from "../../plan-engine/checkpoint-guard";
+import { checkNotHeldByReview } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import type { ServiceContext } from "../shared/context";
@@ -42,6 +43,7 @@ export async function checkLinkedStep(
       status: planSteps.status,
       stepOrder: planSteps.stepOrder,
       planStatus: researchPlans.status,
+      pauseReason: researchPlans.pauseReason,
     })
     .from(planSteps)
     .innerJoin(researchPlans, eq(researchPlans.id, planSteps.planId))
@@ -118,6 +120,17 @@ export async function checkLinkedStep(
       ),
     );
   checkNotHeldByCheckpoint({ id: link.planId, steps: checkpoints }, step);
+  // A link answers a pause (its suggested call names the step) or a step whose
+  // tool failed; a pending step Cairn has not paused on is Cairn's to run with
+  // the plan's own arguments, not the agent's.
+  const pausedHere = step.status === "pending" && step.pauseReason?.stepId === link.stepId;
+  if (step.status === "pending" && !pausedHere) {
+    throw new AppError(
+      "CONFLICT",
+      `completesStep: step ${step.stepOrder} is Cairn's to run and the plan has not paused on it, so a call of yours cannot stand in for it; nothing was run. Call get_next_step: Cairn runs the step, or tells you what it needs.`,
+      { field: "completesStep", stepStatus: step.status },
+    );
+  }
   if (step.status !== "pending" && step.status !== "failed") {
     throw new AppError(
       "CONFLICT",

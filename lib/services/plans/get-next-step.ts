@@ -19,7 +19,7 @@ import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
 import { sqlLiterals } from "../../db/statement";
 import { type PauseReason, resolveBindings } from "../../plan-engine/bindings";
 import { cancelledPlanMessage } from "../../plan-engine/cancel";
-import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/claims";
+import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/checkpoint-guard";
 import type { AwaitingSteps } from "../../plan-engine/loop";
 import { TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import { metadataText } from "../../plan-engine/skill-executions";

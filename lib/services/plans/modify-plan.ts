@@ -11,7 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
-import { checkCheckpointKeepsItsPlace, checkCheckpointPass } from "../../plan-engine/decisions";
+import { checkCheckpointPass } from "../../plan-engine/decisions";
 import {
   decideModify,
   MODIFY_ACTIONS,
@@ -115,14 +115,6 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
         ctx.actor.type,
         target,
         input.action,
-      );
-    }
-    if (input.action === "reorder_steps") {
-      checkCheckpointKeepsItsPlace(
-        await readDecisionPolicy(tx, ctx.tenantId),
-        ctx.actor.type,
-        before,
-        decided.steps,
       );
     }
     const now = new Date();

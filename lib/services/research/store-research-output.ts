@@ -5,14 +5,16 @@
  * several (a redone or reformatted delivery); the newest is the deliverable.
  */
 import "server-only";
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { scanCitations } from "../../plan-engine/citations";
 import { checkDeliverable, citationCheckOutput, citationHint } from "../evidence/check-deliverable";
+import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
-import { getPlan } from "../shared/plan-access";
+import { lockPlanForWork } from "../shared/plan-access";
 import { executionForPlan } from "../shared/skill-execution-access";
 import { parseInput } from "../shared/validation";
 
@@ -79,7 +81,7 @@ export async function storeResearchOutput(
   // holds a connection idle in transaction (docs/operations.md, "Work on input").
   const scan = scanCitations(input.content);
   return ctx.db.transaction(async (tx) => {
-    const plan = await getPlan(tx, ctx, input.planId);
+    const { plan } = await lockPlanForWork(tx, ctx, input.planId, "deliverable");
     const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
     const citationCheck = await checkDeliverable(tx, ctx, plan.id, scan);
     const [row] = await tx
@@ -95,6 +97,18 @@ export async function storeResearchOutput(
       })
       .returning({ id: researchOutputs.id, createdAt: researchOutputs.createdAt });
     if (!row) throw new AppError("INTERNAL_ERROR", "The deliverable was not stored.");
+    await writeAuditLog(tx, ctx, {
+      eventType: "output_stored",
+      planId: plan.id,
+      payload: {
+        outputId: row.id,
+        outputMediaType: input.outputMediaType,
+        contentSha256: createHash("sha256").update(input.content).digest("hex"),
+        contentLength: input.content.length,
+        citations: citationCheck.citations.length,
+        notRead: citationCheck.citations.filter((c) => c.status === "not_read").length,
+      },
+    });
     const hint = citationHint(citationCheck);
     return {
       outputId: row.id,

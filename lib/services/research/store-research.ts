@@ -11,7 +11,7 @@ import { AppError } from "../../plan-engine/app-error";
 import { recordEvidence } from "../evidence/record-evidence";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
-import { getPlan, getStep } from "../shared/plan-access";
+import { lockPlanForWork } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 
 /** PostgreSQL refuses a tsvector over 1 MB; text this long is far below that. */
@@ -78,8 +78,9 @@ export async function storeResearch(
     );
   }
   return ctx.db.transaction(async (tx) => {
-    const plan = input.planId ? await getPlan(tx, ctx, input.planId) : undefined;
-    const step = plan && input.stepId ? await getStep(tx, ctx, plan.id, input.stepId) : undefined;
+    const { plan, step } = input.planId
+      ? await lockPlanForWork(tx, ctx, input.planId, "artifact", input.stepId)
+      : { plan: undefined, step: undefined };
     const [row] = await tx
       .insert(researchArtifacts)
       .values({

@@ -9,6 +9,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Executor, Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { checkPlanTakesWork, type PlanWork } from "../../plan-engine/checkpoint-guard";
 import { planStatusAfter } from "../../plan-engine/loop";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
@@ -60,6 +61,35 @@ export async function lockPlan(
   const [plan] = await tx.select().from(researchPlans).where(planWhere(ctx, planId)).for(mode);
   if (!plan) throw planNotFound(planId);
   return plan;
+}
+
+/**
+ * Locks the plan (share: the loop's writers wait, other readers do not) and
+ * checks that its state takes `work` (the checkpoint rule's third part,
+ * `checkPlanTakesWork`), for `stepId` when the work names a step. Returns the
+ * plan and that step.
+ */
+export async function lockPlanForWork(
+  tx: Transaction,
+  ctx: Tenant,
+  planId: string,
+  work: PlanWork,
+  stepId?: string,
+) {
+  const plan = await lockPlan(tx, ctx, planId, "share");
+  const steps = await tx
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+    })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, plan.id), eq(planSteps.tenantId, ctx.tenantId)));
+  const step = stepId === undefined ? undefined : steps.find((s) => s.id === stepId);
+  if (stepId !== undefined && !step) throw stepNotFound(planId, stepId);
+  checkPlanTakesWork({ id: plan.id, status: plan.status, steps }, work, step);
+  return { plan, step };
 }
 
 const stepWhere = (ctx: Tenant, planId: string, stepId: string) =>

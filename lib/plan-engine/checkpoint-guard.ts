@@ -1,0 +1,161 @@
+/**
+ * The checkpoint rule, in one place (docs/reviews.md, "The checkpoint rule").
+ * Every path to the same effect goes through these checks, in the engine and
+ * in SQL alike: the hand-out's and the one-statement submit's SQL embed
+ * `notHeldByCheckpoint` (lib/services/loop/leases.ts, held equal to
+ * `holdsStepsAfter` by tests/use-cases/claim-rule.test.ts), and the database
+ * refuses what slips past them (drizzle/0014_checkpoint_guard.sql).
+ *
+ * 1. No step that stands after an undecided checkpoint is handed out, run by
+ *    Cairn, completed, or linked by `completesStep` (`checkNotHeldByCheckpoint`);
+ *    no existing step moves from behind one to before it
+ *    (`checkOrderKeepsCheckpoints`). Steps an agent adds before it are fine: the
+ *    person sees them at the review.
+ * 2. A checkpoint is decided only by an actor the policy in force allows
+ *    (`checkCheckpointPass` here; who decides a review: `checkDecider` in
+ *    decisions.ts).
+ * 3. A deliverable, evidence and artifacts only where the plan's state allows
+ *    (`checkPlanTakesWork`).
+ *
+ * tests/checkpoint-invariant.test.ts drives random sequences of every agent
+ * call, decision, deadline and policy switch against a model of this rule.
+ */
+import { AppError } from "./app-error";
+import type { PlanStatus, StepStatus } from "./states";
+
+/** The step statuses of a checkpoint nobody has decided yet. */
+export const UNDECIDED_CHECKPOINT_STATUSES = [
+  "pending",
+  "in_progress",
+  "awaiting_input",
+] as const satisfies readonly StepStatus[];
+
+type GuardStep = {
+  readonly stepOrder: number;
+  readonly stepType?: string;
+  readonly status: StepStatus;
+};
+
+/** A checkpoint nobody has decided holds every step after it. */
+export function holdsStepsAfter(step: {
+  readonly stepType?: string;
+  readonly status: StepStatus;
+}): boolean {
+  return (
+    step.stepType === "checkpoint" &&
+    (UNDECIDED_CHECKPOINT_STATUSES as readonly StepStatus[]).includes(step.status)
+  );
+}
+
+/** The first undecided checkpoint before `stepOrder`, if any. */
+export function heldBy<S extends GuardStep>(steps: readonly S[], stepOrder: number): S | undefined {
+  let first: S | undefined;
+  for (const step of steps) {
+    if (step.stepOrder < stepOrder && holdsStepsAfter(step)) {
+      if (first === undefined || step.stepOrder < first.stepOrder) first = step;
+    }
+  }
+  return first;
+}
+
+/** What a call wants to do to a step; the refusal says it in these words. */
+export type HeldEffect = "result" | "link" | "evidence" | "artifact";
+
+const HELD_EFFECT: Record<HeldEffect, string> = {
+  result: "take no result",
+  link: "take no linked tool call's result (nothing was run)",
+  evidence: "take no evidence",
+  artifact: "have no research stored against them",
+};
+
+/**
+ * Rule 1: a step behind an undecided checkpoint takes nothing until a person
+ * (or, where the team lets agents relay, the checkpoint's own result) decides it.
+ */
+export function checkNotHeldByCheckpoint(
+  plan: { id: string; steps: readonly GuardStep[] },
+  step: Pick<GuardStep, "stepOrder">,
+  effect: HeldEffect = "result",
+): void {
+  const held = heldBy(plan.steps, step.stepOrder);
+  if (held) {
+    throw new AppError(
+      "CONFLICT",
+      `Step ${held.stepOrder} of plan ${plan.id} is a checkpoint nobody has decided yet, and the steps after it ${HELD_EFFECT[effect]} until then. Nothing was stored: keep what you have and send it again once the checkpoint is decided (the agent holding step ${held.stepOrder} puts it up with request_user_review; get_next_step hands out nothing after it until then).`,
+      { checkpointStepOrder: held.stepOrder },
+    );
+  }
+}
+
+/**
+ * Rule 1, for a change of order (reorder_steps, and so any later retry): no
+ * step that stood after an undecided checkpoint, whatever its status, comes
+ * before it afterwards. A failed step moved ahead and then retried would
+ * otherwise be handed out (or run by Cairn) without the decision. Moving the
+ * checkpoint later, past such steps, is the same move. Steps on one side may
+ * change places among themselves.
+ */
+export function checkOrderKeepsCheckpoints(
+  before: readonly (GuardStep & { readonly id: string })[],
+  after: readonly { readonly id: string; readonly stepOrder: number }[],
+): void {
+  const orderAfter = new Map(after.map((step) => [step.id, step.stepOrder]));
+  const checkpoints = before.filter(holdsStepsAfter).sort((a, b) => a.stepOrder - b.stepOrder);
+  if (checkpoints.length === 0) return;
+  // Linear: walking the steps in their old order, each must come after the
+  // latest undecided checkpoint that stood before it (the largest new order
+  // among those is enough, since every checkpoint before it must stay before it).
+  let latestCheckpointAt = Number.NEGATIVE_INFINITY;
+  let latest: GuardStep | undefined;
+  for (const step of [...before].sort((a, b) => a.stepOrder - b.stepOrder)) {
+    const at = orderAfter.get(step.id) ?? step.stepOrder;
+    if (latest && at < latestCheckpointAt) {
+      throw new AppError(
+        "FORBIDDEN",
+        `Step ${latest.stepOrder} is a checkpoint nobody has decided yet, so step ${step.stepOrder}, which comes after it, cannot be moved ahead of it (it would be handed out without the decision). Nothing was changed. Reorder the steps on either side of the checkpoint among themselves, or have the checkpoint decided first.`,
+        { stepOrder: latest.stepOrder, movedStepOrder: step.stepOrder },
+      );
+    }
+    if (holdsStepsAfter(step) && at > latestCheckpointAt) {
+      latestCheckpointAt = at;
+      latest = step;
+    }
+  }
+}
+
+/** What a plan is asked to take outside the loop. */
+export type PlanWork = "deliverable" | "evidence" | "artifact";
+
+const ENDED_FOR_WORK: readonly PlanStatus[] = ["failed", "cancelled"];
+
+/**
+ * Rule 3: a plan that failed or was cancelled takes no deliverable, evidence or
+ * artifact (its page would show them as its work); a deliverable waits for
+ * every checkpoint's decision, and evidence or an artifact for a step waits
+ * while the step is held.
+ */
+export function checkPlanTakesWork(
+  plan: { id: string; status: PlanStatus; steps: readonly GuardStep[] },
+  work: PlanWork,
+  step?: Pick<GuardStep, "stepOrder">,
+): void {
+  if (ENDED_FOR_WORK.includes(plan.status)) {
+    throw new AppError(
+      "INVALID_TRANSITION",
+      `Plan ${plan.id} is ${plan.status}, so it takes no ${work === "artifact" ? "research" : work}; nothing was stored. Call get_research_context to see why it ended.`,
+      { planStatus: plan.status },
+    );
+  }
+  if (work === "deliverable") {
+    const waiting = heldBy(plan.steps, Number.POSITIVE_INFINITY);
+    if (waiting) {
+      throw new AppError(
+        "CONFLICT",
+        `Step ${waiting.stepOrder} of plan ${plan.id} is a checkpoint nobody has decided yet, so the plan takes no deliverable until a person decides it; nothing was stored. Keep the deliverable and store it again after the decision (get_next_step says when).`,
+        { checkpointStepOrder: waiting.stepOrder },
+      );
+    }
+    return;
+  }
+  if (step) checkNotHeldByCheckpoint(plan, step, work);
+}
