@@ -46,6 +46,41 @@ describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
     await agent?.close();
   });
 
+  it("keeps the checkpoint rule: no step moved ahead of an undecided checkpoint, no deliverable while it waits", async () => {
+    const { planId } = await agent.ok("create_research_plan", {
+      name: `Guarded over ${revision}`,
+      researchQuestion: "q",
+      steps: ["search", "checkpoint", "analyze"].map((stepType, i) => ({
+        stepType,
+        instructions: `Step ${i + 1}: do the ${stepType} work.`,
+      })),
+    });
+    const { steps } = await agent.ok("get_plan_status", { planId });
+    const ids = steps.map((s: { stepId: string }) => s.stepId);
+    await agent.ok("modify_plan", {
+      planId,
+      action: "fail_step",
+      stepId: ids[2],
+      reason: "Park it.",
+      modificationRationale: "Park step 3.",
+    });
+    expect(
+      await agent.fails("modify_plan", {
+        planId,
+        action: "reorder_steps",
+        stepIds: [ids[2], ids[0], ids[1]],
+        modificationRationale: "Ahead of the person.",
+      }),
+    ).toMatch(/^FORBIDDEN: Step 2 is a checkpoint nobody has decided yet/);
+    expect(
+      await agent.fails("store_research_output", {
+        planId,
+        outputMediaType: "markdown_report",
+        content: "# Early",
+      }),
+    ).toMatch(/^CONFLICT: .* takes no deliverable until a person decides it/);
+  });
+
   it("runs a plan with a review from creation to completion", async () => {
     const created = await agent.ok("create_research_plan", {
       name: `[Scan] Heat pumps over ${revision}`,
@@ -340,9 +375,10 @@ describe("what the server recorded", () => {
         .select()
         .from(mcpToolCallLog)
         .where(eq(mcpToolCallLog.tenantId, app.tenantA.tenantId));
-      // One plan per era, one more for the review in the client and one for the
-      // review page offered to a URL-only client, and one refused call per era.
-      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(4);
+      // Two plans per era (the loop, the checkpoint rule), one more for the review
+      // in the client and one for the review page offered to a URL-only client,
+      // and one refused call per era.
+      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(6);
       expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(2);
       expect(calls.every((c) => c.apiKeyId === app.tenantA.apiKeyId)).toBe(true);
 

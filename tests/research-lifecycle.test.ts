@@ -685,6 +685,8 @@ describe.each(BACKENDS)("the research lifecycle over MCP on %s", (backend) => {
         ["user_reviewed", "decision"],
         ["step_started", null],
         ["step_completed", null],
+        // The deliverable, with its content's digest (docs/reviews.md, the checkpoint rule).
+        ["output_stored", null],
         ["skill_completed", null],
         ["session_resumed", null],
       ]);
