@@ -14,8 +14,8 @@
  * 2025-era client, keep the tool flow.
  *
  * Whose answer it is (docs/reviews.md, "What proves a person was there"): on a
- * connected app a person authorized in Cairn's browser flow (and that the team
- * trusts, where it names the clients it does), the credential's user's own,
+ * connected app a person authorized in Cairn's browser flow and the team
+ * trusts (where only people decide, one its admins named), the credential's user's own,
  * made in that client (the audit actor is the person); on an API key, the
  * key's relay of an answer, which the team's rule on relays governs. Where only
  * people decide, such a client is never shown the form: it is sent to the
