@@ -192,24 +192,29 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
     }
   });
 
-  it("where only people decide, counts no answer from a connected app the team has not named", async () => {
-    const { accessToken, clientId } = await connectAppOverHttp(app, admin, "Chat client");
-    chatToken = accessToken;
-    chatClientId = clientId;
+  /** The chat app's client, whose form the person would approve, is sent to the review page instead. */
+  async function sentToReviewPage(planName: string) {
     const { agent, shown } = await clientWith(
       chatToken,
       { form: {}, url: {} },
       { action: "accept", content: { decision: "approve" } },
     );
     try {
-      const { planId } = await planAtReview(agent, "unnamed app");
+      const { planId } = await planAtReview(agent, planName);
       const waiting = await agent.ok("get_next_step", { planId });
-      // No app is named yet, so this one proves no person: sent to the review page.
       expect(shown).toEqual([expect.objectContaining({ mode: "url" })]);
       expect(waiting.status).toBe("awaiting_review");
     } finally {
       await agent.close();
     }
+  }
+
+  it("where only people decide, counts no answer from a connected app the team has not named", async () => {
+    const { accessToken, clientId } = await connectAppOverHttp(app, admin, "Chat client");
+    chatToken = accessToken;
+    chatClientId = clientId;
+    // No app is named yet, so this one proves no person.
+    await sentToReviewPage("unnamed app");
   });
 
   it("counts a named app's answer as the person's own, also where only people decide", async () => {
@@ -242,19 +247,10 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
       clientIds: other.clientId,
     });
     expect(saved.text).toContain("in-client answers count only from this app");
-    const { agent, shown } = await clientWith(
-      chatToken,
-      { form: {}, url: {} },
-      { action: "accept", content: { decision: "approve" } },
-    );
     try {
-      const { planId } = await planAtReview(agent, "untrusted app");
-      const waiting = await agent.ok("get_next_step", { planId });
-      // Only people decide and this app proves none now: sent to the review page.
-      expect(shown).toEqual([expect.objectContaining({ mode: "url" })]);
-      expect(waiting.status).toBe("awaiting_review");
+      // Only people decide and this app proves none now.
+      await sentToReviewPage("untrusted app");
     } finally {
-      await agent.close();
       await admin.action("/admin", "setTrustedClientsAction", { trust: "every" });
     }
   });

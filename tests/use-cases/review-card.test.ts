@@ -85,6 +85,18 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     return { planId: planId as string, review };
   }
 
+  /** A card's decision on `review`, as the card sends it. */
+  const inCard = (
+    planId: string,
+    review: { reviewRequestId: string; contentDigest: string },
+    decision: "approve" | "reject" | "skip",
+  ) => ({
+    planId,
+    reviewRequestId: review.reviewRequestId,
+    contentDigest: review.contentDigest,
+    decision,
+  });
+
   /** The plan's decision rows on its trail. */
   async function decisionsOn(planId: string) {
     const rows = await tenant.handle.db
@@ -156,21 +168,11 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     expect(JSON.parse(card.review?.proposal?.text ?? "")).toEqual({ shortlist: ["A", "B", "C"] });
     expect(card.reviewUrl).toMatch(new RegExp(`/plans/${planId}#review$`));
     // The CLI is not named: still refused, on the same review.
-    expect(
-      await as.cli.fails("decide_in_review_card", {
-        planId,
-        reviewRequestId: review.reviewRequestId,
-        contentDigest: review.contentDigest,
-        decision: "approve",
-      }),
-    ).toMatch(/^FORBIDDEN: /);
+    expect(await as.cli.fails("decide_in_review_card", inCard(planId, review, "approve"))).toMatch(
+      /^FORBIDDEN: /,
+    );
 
-    const decided = await as.app.ok("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "approve",
-    });
+    const decided = await as.app.ok("decide_in_review_card", inCard(planId, review, "approve"));
     expect(decided).toMatchObject({ channel: "client", stepStatus: "completed" });
     const context = await tenant.agent.ok("get_research_context", { planId });
     expect(context.reviews[0].decision).toMatchObject({
@@ -181,19 +183,15 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     expect((await as.app.ok("read_review_card", { planId })).review).toBeNull();
   });
 
-  it("decides on the trusted apps as they stand in the decision's transaction, not as the card read them", async () => {
+  it("decides on the trusted apps as they stand in the decision's transaction, not as the card read them; an app not named decides nothing", async () => {
     await policy("people_only");
     await trust([as.appClientId]);
     const { planId, review } = await planAtReview();
     expect((await as.app.ok("read_review_card", { planId })).decideHere.allowed).toBe(true);
     // The admin takes the app off the list while the card is open.
     await trust([as.cliClientId]);
-    const refused = await as.app.fails("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "approve",
-    });
+    expect((await as.app.ok("read_review_card", { planId })).decideHere.allowed).toBe(false);
+    const refused = await as.app.fails("decide_in_review_card", inCard(planId, review, "approve"));
     expect(refused).toMatch(/^FORBIDDEN: /);
     expect(await decisionsOn(planId)).toEqual([]);
     await trust([as.appClientId]);
@@ -204,37 +202,13 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     await trust([as.appClientId]);
     const { planId, review } = await planAtReview();
     const name = `Evil\u001b[2J\u202e client\n${"x".repeat(100_000)}`;
-    await submitUserDecision(answeringInClient(as.app.ctx, name), {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "skip",
-    });
+    await submitUserDecision(answeringInClient(as.app.ctx, name), inCard(planId, review, "skip"));
     const [decision] = await decisionsOn(planId);
     const clientName = JSON.parse(
       decision?.actorLabel.split("answering in the MCP client ")[1] ?? "",
     );
     expect(clientName).toMatch(/^Evil \[2J client x+$/);
     expect([...clientName]).toHaveLength(MAX_CLIENT_NAME_CHARS);
-  });
-
-  it("where agents may relay, an unnamed connected app answers as its person", async () => {
-    await policy("people_and_agents");
-    await trust(null);
-    const { planId, review } = await planAtReview();
-    expect((await as.cli.ok("read_review_card", { planId })).decideHere).toEqual({
-      allowed: true,
-      as: "person",
-      reason: null,
-    });
-    const decided = await as.cli.ok("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "skip",
-    });
-    expect(decided).toMatchObject({ channel: "client" });
-    await trust([as.appClientId]);
   });
 
   it("shows the review as the plan page does: an assignee, and instructions changed since the request", async () => {
@@ -268,12 +242,10 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     const card = await tenant.agent.ok("read_review_card", { planId });
     expect(card.decideHere).toMatchObject({ allowed: false, as: "agent" });
     expect(card.decideHere.reason).toContain("Decide on the review page");
-    const refused = await tenant.agent.fails("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "approve",
-    });
+    const refused = await tenant.agent.fails(
+      "decide_in_review_card",
+      inCard(planId, review, "approve"),
+    );
     expect(refused).toMatch(/^FORBIDDEN: .*only people decide/);
     expect(refused).toContain(`/plans/${planId}#review`);
     expect(await tenant.agent.ok("get_plan_status", { planId })).toMatchObject({
@@ -281,57 +253,36 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     });
   });
 
-  it("on an app the team does not name, where only people decide, decides nothing", async () => {
-    await policy("people_only");
-    await trust([as.cliClientId]);
-    try {
+  it("where agents may relay, an unnamed connected app's card decision is its person's, an API key's its relay", async () => {
+    await policy("people_and_agents");
+    await trust(null);
+    for (const [agent, as_, channel] of [
+      [as.cli, "person", "client"],
+      [tenant.agent, "agent", "relayed"],
+    ] as const) {
       const { planId, review } = await planAtReview();
-      expect((await as.app.ok("read_review_card", { planId })).decideHere.allowed).toBe(false);
-      const refused = await as.app.fails("decide_in_review_card", {
+      expect((await agent.ok("read_review_card", { planId })).decideHere).toEqual({
+        allowed: true,
+        as: as_,
+        reason: null,
+      });
+      const decided = await agent.ok("decide_in_review_card", {
         planId,
         reviewRequestId: review.reviewRequestId,
         contentDigest: review.contentDigest,
-        decision: "skip",
+        decision: "modify",
+        feedback: "Add a fourth pump.",
       });
-      expect(refused).toMatch(/^FORBIDDEN: /);
-    } finally {
-      await trust([as.appClientId]);
+      expect(decided).toMatchObject({ channel, decision: "modify" });
     }
-  });
-
-  it("where agents may relay, an API key's card decision is its relay, not a person's", async () => {
-    await policy("people_and_agents");
-    const { planId, review } = await planAtReview();
-    expect((await tenant.agent.ok("read_review_card", { planId })).decideHere).toEqual({
-      allowed: true,
-      as: "agent",
-      reason: null,
-    });
-    const decided = await tenant.agent.ok("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "modify",
-      feedback: "Add a fourth pump.",
-    });
-    expect(decided).toMatchObject({ channel: "relayed", decision: "modify" });
+    await trust([as.appClientId]);
   });
 
   it("a stale card (decided on the web meanwhile) changes nothing", async () => {
     await policy("people_only");
     const { planId, review } = await planAtReview();
-    await as.person.ok("submit_user_decision", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "skip",
-    });
-    const stale = await as.app.fails("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "approve",
-    });
+    await as.person.ok("submit_user_decision", inCard(planId, review, "skip"));
+    const stale = await as.app.fails("decide_in_review_card", inCard(planId, review, "approve"));
     expect(stale).toMatch(/^CONFLICT: /);
     const context = await tenant.agent.ok("get_research_context", { planId });
     expect(context.steps[0].status).toBe("skipped");
@@ -347,12 +298,10 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
       decision: "approve",
     });
     expect(unbound).toMatch(/^VALIDATION_ERROR: .*contentDigest/);
-    const noFeedback = await as.app.fails("decide_in_review_card", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      contentDigest: review.contentDigest,
-      decision: "modify",
-    });
+    const noFeedback = await as.app.fails(
+      "decide_in_review_card",
+      inCard(planId, review, "modify"),
+    );
     expect(noFeedback).toMatch(/^VALIDATION_ERROR: .*feedback/);
   });
 
