@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog, planSteps as planStepsTable } from "@/lib/db/schema";
+import type { ReviewDecision } from "@/lib/plan-engine/states";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
@@ -89,7 +90,7 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
   const inCard = (
     planId: string,
     review: { reviewRequestId: string; contentDigest: string },
-    decision: "approve" | "reject" | "skip",
+    decision: ReviewDecision,
   ) => ({
     planId,
     reviewRequestId: review.reviewRequestId,
