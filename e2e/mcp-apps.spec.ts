@@ -5,7 +5,8 @@
  * client of 2025-11-25) calls a tool as the model would, reads the card its
  * `_meta.ui.resourceUri` names, and renders it in a sandboxed iframe whose
  * tool calls it relays. On a connection a person authorized in Cairn's
- * browser flow, the card's decisions are that person's, made in their client;
+ * browser flow, of an app the team names among its trusted apps, the card's
+ * decisions are that person's, made in their client;
  * on an API key where only people decide, the card decides nothing and links
  * the review page; a card gone stale says so. The plan card follows a plan to
  * completion. On both databases; axe-core checks both cards in both themes.
@@ -122,7 +123,14 @@ for (const backend of BACKENDS) {
       test.setTimeout(120_000);
       app = await startAppServer(backend);
       admin = await signInOverHttp(app.url, app.tenantA.email);
-      ({ accessToken: personToken } = await connectAppOverHttp(app, admin, "Chat host"));
+      const host = await connectAppOverHttp(app, admin, "Chat host");
+      personToken = host.accessToken;
+      // Where only people decide, a card decides as the person only in an app the team names.
+      const trusted = await admin.action("/admin", "setTrustedClientsAction", {
+        trust: "only",
+        clientIds: host.clientId,
+      });
+      expect(trusted.text).toContain("count only from this app");
     });
     test.afterAll(async () => {
       await app?.stop();
@@ -196,6 +204,8 @@ for (const backend of BACKENDS) {
               expect(refused).toMatch(
                 /^FORBIDDEN: decide_in_review_card is for Cairn's MCP App cards/,
               );
+              const listed = (await plain.client.listTools()).tools.map((tool) => tool.name);
+              expect(listed).not.toContain("decide_in_review_card");
             } finally {
               await plain.close();
             }

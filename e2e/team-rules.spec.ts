@@ -1,10 +1,10 @@
 /**
  * The team's rules on /admin (docs/reviews.md, "The team's trail"): an admin
- * chooses which connected apps' in-client answers count, from the team's own
- * connected apps, and every change to the rules (who decides, the review
- * deadline, the trusted apps) appears in "Changes to the team's rules", newest
- * first, naming who changed what from what to what; a save that changes
- * nothing adds no row.
+ * chooses which connected apps' in-client answers and card decisions count,
+ * from the team's own connected apps, each shown with whether it counts; and
+ * every change to the rules (who decides, the review deadline, the trusted
+ * apps) appears in "Changes to the team's rules", newest first, naming who
+ * changed what from what to what; a save that changes nothing adds no row.
  */
 import { sql } from "drizzle-orm";
 import { expect, keepScreenshot, signIn, test } from "./fixtures";
@@ -36,7 +36,7 @@ test("an admin trusts one connected app, and each change to the rules is in the 
   const trusted = page.getByTestId("trusted-clients-form");
   const trail = page.getByTestId("team-trail-row");
   const rowsBefore = await trail.count();
-  await expect(trusted.getByLabel(/Every connected app/)).toBeChecked();
+  await expect(trusted.getByLabel(/No app named/)).toBeChecked();
   const app1 = trusted.getByRole("checkbox", { name: /Claude Desktop/ });
   await expect(trusted.getByTestId("trusted-clients-list")).toContainText(
     `Claude Desktop ${CLIENT_ID}`,
@@ -50,6 +50,11 @@ test("an admin trusts one connected app, and each change to the rules is in the 
     await expect(trusted.getByTestId("action-message")).toHaveText(
       "Saved: in-client answers count only from this app.",
     );
+    // Named, the app counts as its person in cards and in-client answers, whatever the policy.
+    await expect(
+      trusted.getByTestId("trusted-client").filter({ hasText: "Claude Desktop" }),
+    ).toContainText("counts as its person in cards and in-client answers");
+    await expect(page.getByTestId("card-hosts")).toContainText("Claude, ChatGPT, VS Code");
     await expect(trail).toHaveCount(rowsBefore + 1);
     await expect(trail.first()).toContainText("alpha@example.com");
     await expect(trail.first()).toContainText("In-client answers count from");
@@ -77,7 +82,7 @@ test("an admin trusts one connected app, and each change to the rules is in the 
     await keepScreenshot(page, "admin-team-rules");
   } finally {
     await page.goto("/admin");
-    await trusted.getByLabel(/Every connected app/).check();
+    await trusted.getByLabel(/No app named/).check();
     await trusted.getByRole("button", { name: "Save trusted apps" }).click();
     await expect(trusted.getByTestId("action-message")).toContainText("every app");
     const defaults = page.getByTestId("review-defaults");

@@ -3,7 +3,8 @@
  * proves a person was there"), over HTTP against the production build with
  * the SDK v2 client pinned to 2026-07-28, on both databases. A connected app a
  * person authorized in Cairn's browser flow answers as that person, also
- * where only people decide; an API key never does: where only people decide
+ * where only people decide once the team names it among its trusted apps (not
+ * before); an API key never does: where only people decide
  * it is sent to the review page (or left to the tool flow), and an answer it
  * writes itself, with a request state built from what request_user_review
  * told it, changes nothing; where agents may relay, its form answer is the
@@ -30,8 +31,9 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
   let app: AppServer;
   let admin: WebSession;
   const plans: Record<string, string> = {};
-  /** The connected app a person authorized ("Chat client"). */
+  /** The connected app a person authorized ("Chat client"), and its client_id. */
   let chatToken: string;
+  let chatClientId: string;
 
   beforeAll(async () => {
     app = await startAppServer(backend);
@@ -190,11 +192,39 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
     }
   });
 
-  it("counts a connected app's answer as the person's own, also where only people decide", async () => {
-    const { accessToken } = await connectAppOverHttp(app, admin, "Chat client");
-    chatToken = accessToken;
+  /** The chat app's client, whose form the person would approve, is sent to the review page instead. */
+  async function sentToReviewPage(planName: string) {
     const { agent, shown } = await clientWith(
-      accessToken,
+      chatToken,
+      { form: {}, url: {} },
+      { action: "accept", content: { decision: "approve" } },
+    );
+    try {
+      const { planId } = await planAtReview(agent, planName);
+      const waiting = await agent.ok("get_next_step", { planId });
+      expect(shown).toEqual([expect.objectContaining({ mode: "url" })]);
+      expect(waiting.status).toBe("awaiting_review");
+    } finally {
+      await agent.close();
+    }
+  }
+
+  it("where only people decide, counts no answer from a connected app the team has not named", async () => {
+    const { accessToken, clientId } = await connectAppOverHttp(app, admin, "Chat client");
+    chatToken = accessToken;
+    chatClientId = clientId;
+    // No app is named yet, so this one proves no person.
+    await sentToReviewPage("unnamed app");
+  });
+
+  it("counts a named app's answer as the person's own, also where only people decide", async () => {
+    const saved = await admin.action("/admin", "setTrustedClientsAction", {
+      trust: "only",
+      clientIds: chatClientId,
+    });
+    expect(saved.text).toContain("count only from this app");
+    const { agent, shown } = await clientWith(
+      chatToken,
       { form: {} },
       { action: "accept", content: { decision: "approve", feedback: "Looks right." } },
     );
@@ -217,19 +247,10 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
       clientIds: other.clientId,
     });
     expect(saved.text).toContain("in-client answers count only from this app");
-    const { agent, shown } = await clientWith(
-      chatToken,
-      { form: {}, url: {} },
-      { action: "accept", content: { decision: "approve" } },
-    );
     try {
-      const { planId } = await planAtReview(agent, "untrusted app");
-      const waiting = await agent.ok("get_next_step", { planId });
-      // Only people decide and this app proves none now: sent to the review page.
-      expect(shown).toEqual([expect.objectContaining({ mode: "url" })]);
-      expect(waiting.status).toBe("awaiting_review");
+      // Only people decide and this app proves none now.
+      await sentToReviewPage("untrusted app");
     } finally {
-      await agent.close();
       await admin.action("/admin", "setTrustedClientsAction", { trust: "every" });
     }
   });
@@ -275,7 +296,13 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
             decisionPolicy: (row.payload as { decisionPolicy?: string }).decisionPolicy,
           }));
       };
-      for (const name of ["key, people only", "key, form only", "forged", "untrusted app"]) {
+      for (const name of [
+        "key, people only",
+        "key, form only",
+        "forged",
+        "unnamed app",
+        "untrusted app",
+      ]) {
         expect(await decisionsOf(name)).toEqual([]);
       }
       expect(await decisionsOf("connected app")).toEqual([

@@ -99,9 +99,10 @@ export const tenants = pgTable("tenant", {
   /** Who may decide a checkpoint: people only, or also agents relaying a person's answer. */
   decisionPolicy: decisionPolicy("decision_policy").notNull().default(DEFAULT_DECISION_POLICY),
   /**
-   * The OAuth clients (their `client_id`) whose in-client answers count as a
-   * person's; null counts every connected app a person authorized in Cairn's
-   * browser flow (docs/reviews.md).
+   * The OAuth clients (their `client_id`) whose in-client answers and card
+   * decisions count as a person's; null names none: every connected app a
+   * person authorized in Cairn's browser flow under people_and_agents, none
+   * under people_only (docs/reviews.md).
    */
   trustedClients: jsonb("trusted_clients").$type<string[]>(),
 });

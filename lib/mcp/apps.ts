@@ -82,13 +82,16 @@ const envelopeCapabilities = z.object({
 });
 
 /**
- * Whether the client of a request may call the cards' app-only tools. A host
- * that renders MCP Apps keeps them from its model; a client that does not
- * would show them to it, so a 2026-07-28 request whose client declared its
- * capabilities without the Apps extension is refused them. A 2025-era
- * request carries no capabilities (they were declared once, at initialize, on
- * a session this stateless route does not keep): allowed, on the trust an admin
- * gives the connected apps of the team (docs/mcp-apps.md).
+ * Whether the client of a request is listed, and may call, the cards'
+ * app-only tools. A host that renders MCP Apps keeps them from its model; a
+ * client that does not would show them to it (and an agent could decide in a
+ * card no person saw), so a 2026-07-28 request, which always carries its
+ * client's capabilities, gets them only where those declare the Apps
+ * extension. A 2025-era request carries no capabilities (they were declared
+ * once, at initialize, on a session this stateless route does not keep), so
+ * nothing tells a host from an agent there: the tools are listed, and a card's
+ * decision counts as a person's only from an app the team's admins named
+ * among its trusted apps (docs/mcp-apps.md, "What is listed to whom").
  */
 export function mayCallAppOnly(envelope: unknown): boolean {
   const parsed = envelopeCapabilities.safeParse(envelope ?? {});

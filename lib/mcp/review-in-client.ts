@@ -14,8 +14,8 @@
  * 2025-era client, keep the tool flow.
  *
  * Whose answer it is (docs/reviews.md, "What proves a person was there"): on a
- * connected app a person authorized in Cairn's browser flow (and that the team
- * trusts, where it names the clients it does), the credential's user's own,
+ * connected app a person authorized in Cairn's browser flow and the team
+ * trusts (where only people decide, one its admins named), the credential's user's own,
  * made in that client (the audit actor is the person); on an API key, the
  * key's relay of an answer, which the team's rule on relays governs. Where only
  * people decide, such a client is never shown the form: it is sent to the
@@ -35,7 +35,8 @@ import {
 import { z } from "zod";
 import { isAppError } from "../plan-engine/app-error";
 import { REVIEW_DECISIONS } from "../plan-engine/states";
-import { decideInClient, inClientAnswerer } from "../services/reviews/in-client-trust";
+import { submitUserDecision } from "../services/plans/submit-user-decision";
+import { answeringInClient, inClientAnswerer } from "../services/reviews/in-client-trust";
 import type { ServiceContext } from "../services/shared/context";
 import { reviewPageUrl } from "../services/shared/public-url";
 import { principalOf } from "./request-context";
@@ -241,7 +242,8 @@ export async function recordReviewAnswer(
   const shown = shownReview.safeParse(request.requestState);
   if (!answer || !shown.success) return { kind: "settled" };
   try {
-    await decideInClient(ctx, { person: client.answersAs === "person" }, client.name, {
+    // Whose answer it is, the decision's transaction decides on the team's rules as they stand then.
+    await submitUserDecision(answeringInClient(ctx, client.name), {
       planId: request.planId as string,
       decision: answer.decision,
       ...(answer.feedback?.trim() ? { feedback: answer.feedback } : {}),

@@ -140,6 +140,13 @@ export const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   ...(tool._meta ? { _meta: tool._meta } : {}),
 }));
 
+/**
+ * What a 2026-07-28 client that did not declare the MCP Apps extension is
+ * listed: every tool but the cards' own, which it could not render and would
+ * show to its model (docs/mcp-apps.md, "What is listed to whom").
+ */
+const TOOL_LIST_WITHOUT_CARDS: Tool[] = TOOL_LIST.filter((tool) => !isAppOnly(tool));
+
 const TOOLS_BY_NAME = new Map<string, ToolDefinition>(
   TOOLS.map((tool) => [tool.name, tool as ToolDefinition]),
 );
@@ -189,7 +196,11 @@ function jsonBytes(value: unknown): number {
 }
 
 function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
-  server.server.setRequestHandler("tools/list", () => ({ tools: TOOL_LIST }));
+  // The list depends on what the request declares, never on the account: the
+  // same request gets the same list, so the public cache hint holds.
+  server.server.setRequestHandler("tools/list", (_request, requestCtx) => ({
+    tools: mayCallAppOnly(requestCtx.mcpReq.envelope) ? TOOL_LIST : TOOL_LIST_WITHOUT_CARDS,
+  }));
   // The SDK checked the request against the tools/call schema before this runs:
   // a `name` that is not a string or `arguments` that is not an object is -32602.
   server.server.setRequestHandler(

@@ -133,15 +133,26 @@ describe("who may decide", () => {
 
   it("counts an in-client answer as a person's only on a connected app the team trusts", () => {
     const app = { kind: "oauth_app" as const, clientId: "https://chat.example/client.json" };
-    expect(answersAsPersonInClient(app, null)).toBe(true);
-    expect(answersAsPersonInClient(app, [app.clientId, "other"])).toBe(true);
-    expect(answersAsPersonInClient(app, ["other"])).toBe(false);
-    expect(answersAsPersonInClient(app, [])).toBe(false);
-    // A key proves no person, whatever the team trusts.
-    for (const kind of ["api_key", "system", "user"] as const) {
-      expect(answersAsPersonInClient({ kind, clientId: app.clientId }, null)).toBe(false);
+    for (const decisionPolicy of DECISION_POLICIES) {
+      const rules = (trustedClients: string[] | null) => ({ decisionPolicy, trustedClients });
+      expect(answersAsPersonInClient(app, rules([app.clientId, "other"]))).toBe(true);
+      expect(answersAsPersonInClient(app, rules(["other"]))).toBe(false);
+      expect(answersAsPersonInClient(app, rules([]))).toBe(false);
+      // A key proves no person, whatever the team trusts.
+      for (const kind of ["api_key", "system", "user"] as const) {
+        expect(answersAsPersonInClient({ kind, clientId: app.clientId }, rules(null))).toBe(false);
+        expect(
+          answersAsPersonInClient({ kind, clientId: app.clientId }, rules([app.clientId])),
+        ).toBe(false);
+      }
+      expect(answersAsPersonInClient({ kind: "oauth_app" }, rules(null))).toBe(false);
     }
-    expect(answersAsPersonInClient({ kind: "oauth_app" }, null)).toBe(false);
+    // No list: every connected app where agents may relay, none where only people decide.
+    const unnamed = { trustedClients: null };
+    expect(answersAsPersonInClient(app, { decisionPolicy: "people_and_agents", ...unnamed })).toBe(
+      true,
+    );
+    expect(answersAsPersonInClient(app, { decisionPolicy: "people_only", ...unnamed })).toBe(false);
   });
 
   it("lets only a person past a checkpoint step where only people decide", () => {

@@ -70,19 +70,24 @@ export function decisionChannel(kind: DeciderKind, inClient = false): DecisionCh
 }
 
 /**
- * Whether an answer given in a form inside an MCP client is a person's own
- * (docs/reviews.md, "What proves a person was there"): only on a connection a
- * person authorized in Cairn's browser flow (a connected app, whose OAuth
- * grant they approved signed in), and, where the team names the clients it
- * trusts, only from one of those. An API key proves no person: whoever holds
- * it can write the answer.
+ * Whether an answer given inside an MCP client (a form, a review card) is a
+ * person's own (docs/reviews.md, "What proves a person was there"): only on a
+ * connection a person authorized in Cairn's browser flow (a connected app,
+ * whose OAuth grant they approved signed in), and only from an app the team
+ * trusts. Where only people decide, that is an app the team names: a client's
+ * name for itself proves nothing, and an agent CLI a person connected by
+ * OAuth would otherwise pass every checkpoint as that person. Where agents
+ * may relay, no list (null) trusts every connected app, as its answer would
+ * count as a relay anyway. An API key proves no person: whoever holds it can
+ * write the answer.
  */
 export function answersAsPersonInClient(
   credential: { kind: DeciderKind; clientId?: string | undefined },
-  trustedClients: readonly string[] | null,
+  rules: { decisionPolicy: DecisionPolicy; trustedClients: readonly string[] | null },
 ): boolean {
   if (credential.kind !== "oauth_app" || credential.clientId === undefined) return false;
-  return trustedClients === null || trustedClients.includes(credential.clientId);
+  if (rules.trustedClients === null) return rules.decisionPolicy === "people_and_agents";
+  return rules.trustedClients.includes(credential.clientId);
 }
 
 /**

@@ -9,10 +9,12 @@
 import { afterAll, beforeAll } from "vitest";
 import type { Database, DatabaseHandle } from "@/lib/db/client";
 import type { ToolDefinition } from "@/lib/mcp/define-tool";
+import { serviceContextFor } from "@/lib/mcp/request-context";
 import { toolError } from "@/lib/mcp/tool-result";
 import { TOOLS } from "@/lib/mcp/tools";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
+import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { type Backend, freshDatabase } from "./databases";
 import {
@@ -22,6 +24,7 @@ import {
   type ToolName,
   type ToolOutput,
 } from "./mcp-client";
+import { connectApp, REDIRECT_URI, RESOURCE, registerInProcess } from "./oauth-in-process";
 
 /** A new tenant with one admin and one API key; the context is the key's. */
 export async function tenantContext(
@@ -134,4 +137,30 @@ export function useFreshTenant(
     await state.handle?.close();
   });
   return state;
+}
+
+/**
+ * A connected app as the MCP route sees it: registered as `clientName`,
+ * approved by `person` in the consent flow, its token exchanged and checked
+ * as the route checks it; an agent acting through it, and its `client_id`.
+ */
+export async function connectedAppAgent(
+  db: Database,
+  person: ServiceContext & { actor: { id: string } },
+  clientName: string,
+): Promise<{ clientId: string; agent: InProcessAgent }> {
+  const registered = await registerInProcess(db, {
+    redirect_uris: [REDIRECT_URI],
+    client_name: clientName,
+  });
+  const user = { userId: person.actor.id, tenantId: person.tenantId };
+  const { clientId, accessToken } = await connectApp(db, user, String(registered.body.client_id));
+  const app = await authenticateOAuthToken(db, accessToken, RESOURCE);
+  if (!app) throw new Error("the connected app's token was refused");
+  const ctx = serviceContextFor(
+    { getDb: async () => db, stallThresholdSeconds: person.stallThresholdSeconds },
+    db,
+    { kind: "oauth_app", credentialId: app.grantId, ...app },
+  );
+  return { clientId, agent: inProcessAgent(ctx) };
 }

@@ -133,8 +133,14 @@ describe.each(BACKENDS)("the team's trail on %s", (backend) => {
     });
 
     expect(await getTrustedClients(as.admin)).toBeNull();
+    // No app named: it counts as its person where agents may relay, not where only people decide.
+    expect(await teamRulesView(as.admin)).toMatchObject({
+      decisionPolicy: "people_and_agents",
+      teamClients: [{ clientId: claude.clientId, clientName: "Claude", countsAsPerson: true }],
+    });
+    await setDecisionPolicy(as.admin, { decisionPolicy: "people_only" });
     expect((await teamRulesView(as.admin)).teamClients).toEqual([
-      { clientId: claude.clientId, clientName: "Claude" },
+      { clientId: claude.clientId, clientName: "Claude", countsAsPerson: false },
     ]);
 
     for (const clientId of ["no-such-client", betaApp.clientId]) {
@@ -146,16 +152,20 @@ describe.each(BACKENDS)("the team's trail on %s", (backend) => {
       });
     }
     expect(await getTrustedClients(as.admin)).toBeNull();
-    expect(await newRows()).toHaveLength(0);
+    expect((await newRows()).map((row) => row.eventType)).toEqual(["decision_policy_changed"]);
 
     expect(
       await setTrustedClients(as.admin, { clientIds: [claude.clientId, claude.clientId] }),
     ).toEqual([claude.clientId]);
     await setTrustedClients(as.admin, { clientIds: [claude.clientId] });
+    expect((await teamRulesView(as.admin)).teamClients).toEqual([
+      { clientId: claude.clientId, clientName: "Claude", countsAsPerson: true },
+    ]);
+    await setDecisionPolicy(as.admin, { decisionPolicy: "people_and_agents" });
     await setTrustedClients(as.admin, { clientIds: [] });
     await setTrustedClients(as.admin, { clientIds: null });
     await setTrustedClients(as.admin, { clientIds: null });
-    const rows = await newRows();
+    const rows = (await newRows()).filter((row) => row.eventType === "trusted_clients_changed");
     expect(rows.map((row) => [row.eventType, row.actorLabel, row.payload])).toEqual([
       [
         "trusted_clients_changed",

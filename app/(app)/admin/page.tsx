@@ -95,11 +95,21 @@ export default async function AdminPage() {
       <section className="card" aria-labelledby="trusted-clients-heading">
         <h2 id="trusted-clients-heading">Trusted apps</h2>
         <p className="muted">
-          A person answering a review in their own chat app (a connected app signed in as them)
+          A person deciding a review in their own chat app (a connected app signed in as them)
           counts as that person only when the app is trusted here; the trail marks such decisions as
-          made in the client.
+          made in the client. Where only people decide, no app counts until it is named below: any
+          program a person connects, an agent's command line included, could otherwise decide as
+          them. API keys never count as a person.
         </p>
-        <TrustedClientsForm trustedClients={rules.trustedClients} teamClients={rules.teamClients} />
+        <p className="muted" data-testid="card-hosts">
+          Cairn's review card (an MCP App) is rendered by hosts such as Claude, ChatGPT, VS Code,
+          Goose, Postman, MCPJam and Cursor; name the app of the host your team decides in.
+        </p>
+        <TrustedClientsForm
+          decisionPolicy={rules.decisionPolicy}
+          trustedClients={rules.trustedClients}
+          teamClients={rules.teamClients}
+        />
       </section>
       <section className="card" aria-labelledby="team-trail-heading">
         <h2 id="team-trail-heading">Changes to the team's rules</h2>

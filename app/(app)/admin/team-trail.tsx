@@ -33,7 +33,7 @@ function describe(entry: TeamTrailEntry, names: Map<string, string | null>) {
     case "trusted_clients_changed": {
       const words = (clientIds: string[] | null) =>
         clientIds === null
-          ? "every connected app"
+          ? "no app named (every connected app, unless only people decide)"
           : clientIds.length === 0
             ? "no app"
             : `only ${clientIds.map((clientId) => clientLabel(clientId, names)).join(", ")}`;

@@ -10,7 +10,7 @@ const trustedClientsForm = z.object({
   clientIds: z.array(z.string()).optional(),
 });
 
-/** Whose in-client answers count as a person's (docs/reviews.md). */
+/** Whose decisions in a connected app (a card, an in-client form) count as a person's (docs/reviews.md). */
 export const setTrustedClientsAction = serverAction({
   access: "admin",
   input: trustedClientsForm,
@@ -18,7 +18,7 @@ export const setTrustedClientsAction = serverAction({
     setTrustedClients(ctx, { clientIds: input.trust === "every" ? null : (input.clientIds ?? []) }),
   success: (saved) =>
     saved === null
-      ? "Saved: in-client answers count from every app people connected in Cairn."
+      ? "Saved: no app named. Decisions in every app people connected count as theirs where agents may relay, in none where only people decide."
       : saved.length === 0
         ? "Saved: no app's in-client answers count; people decide in Cairn."
         : `Saved: in-client answers count only from ${saved.length === 1 ? "this app" : `these ${saved.length} apps`}.`,

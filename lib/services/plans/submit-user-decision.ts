@@ -29,7 +29,8 @@ import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-eng
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
 import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
-import { readDecisionPolicy } from "../reviews/decision-policy";
+import { readDecisionRules } from "../reviews/decision-policy";
+import { deciderOf } from "../reviews/in-client-trust";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
@@ -145,8 +146,12 @@ export async function submitUserDecision(
   const feedback = input.feedback && input.feedback.length > 0 ? input.feedback : null;
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
-    const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
-    checkDecider(decisionPolicy, ctx.actor.type, reviewPageUrl(plan.id));
+    const rules = await readDecisionRules(tx, ctx.tenantId);
+    const { decisionPolicy } = rules;
+    // An answer given in a client is its person's only on the rules as they
+    // stand in this transaction; else it is the credential's relay.
+    const decider: ServiceContext = { ...ctx, actor: deciderOf(ctx.actor, rules) };
+    checkDecider(decisionPolicy, decider.actor.type, reviewPageUrl(plan.id));
     const [review] = await tx
       .select()
       .from(reviewRequests)
@@ -188,7 +193,7 @@ export async function submitUserDecision(
       readPlanSnapshot(tx, ctx.tenantId, plan.id),
       currentDigest(tx, review.id),
     ]);
-    const channel = decisionChannel(ctx.actor.type, ctx.actor.inClient !== undefined);
+    const channel = decisionChannel(decider.actor.type, decider.actor.inClient !== undefined);
     // Cairn at a deadline applies the action set for the review as it stands:
     // refusing it would leave the review pending past its deadline for good.
     const expected =
@@ -242,7 +247,7 @@ export async function submitUserDecision(
       },
     );
     const stepStatus = decided.stepStatus;
-    await writeReviewDecision(tx, ctx, {
+    await writeReviewDecision(tx, decider, {
       planId: plan.id,
       stepId: step.id,
       reviewRequestId: review.id,

@@ -26,18 +26,32 @@ export const decisionPolicyInput = z.strictObject({
     .describe("people_only: only signed-in people decide; people_and_agents: agents may relay."),
 });
 
+/** The team's rules a decision is checked against: who decides, and which connected apps prove a person. */
+export type DecisionRules = {
+  decisionPolicy: DecisionPolicy;
+  /** null: none named (lib/services/reviews/trusted-clients.ts). */
+  trustedClients: string[] | null;
+};
+
 /**
- * The team's policy, read inside the caller's transaction where it has one,
+ * The team's rules, read inside the caller's transaction where it has one,
  * in share mode: a change of the rules (which locks the team's row for update)
- * waits for the decisions made under the old one, and they for it.
+ * waits for the decisions made under the old ones, and they for it.
  */
-export async function readDecisionPolicy(db: Executor, tenantId: string): Promise<DecisionPolicy> {
+export async function readDecisionRules(db: Executor, tenantId: string): Promise<DecisionRules> {
   const [row] = await db
-    .select({ decisionPolicy: tenants.decisionPolicy })
+    .select({ decisionPolicy: tenants.decisionPolicy, trustedClients: tenants.trustedClients })
     .from(tenants)
     .where(eq(tenants.id, tenantId))
     .for("share");
-  return row?.decisionPolicy ?? DEFAULT_DECISION_POLICY;
+  return {
+    decisionPolicy: row?.decisionPolicy ?? DEFAULT_DECISION_POLICY,
+    trustedClients: row?.trustedClients ?? null,
+  };
+}
+
+export async function readDecisionPolicy(db: Executor, tenantId: string): Promise<DecisionPolicy> {
+  return (await readDecisionRules(db, tenantId)).decisionPolicy;
 }
 
 export function getDecisionPolicy(ctx: ServiceContext): Promise<DecisionPolicy> {

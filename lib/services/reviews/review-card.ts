@@ -10,14 +10,18 @@ import { z } from "zod";
 import { DECISION_POLICIES } from "../../plan-engine/states";
 import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
 import { getPlanStatus, planStatusOutput } from "../plans/get-plan-status";
-import { submitUserDecisionInput, userDecisionOutput } from "../plans/submit-user-decision";
+import {
+  submitUserDecision,
+  submitUserDecisionInput,
+  userDecisionOutput,
+} from "../plans/submit-user-decision";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { getPlan } from "../shared/plan-access";
 import { publicBaseUrl, reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 import { pendingReviewView, readPendingReview } from "../views/pending-review";
-import { decideInClient, inClientAnswerer } from "./in-client-trust";
+import { answeringInClient, inClientAnswerer } from "./in-client-trust";
 import { settleDeadlinesOfPlan } from "./review-deadlines";
 
 /** How the trail names the client a card decision was made in. */
@@ -50,7 +54,7 @@ export type ReviewCard = z.infer<typeof reviewCardOutput>;
 
 /** Where a decision in the card would be refused, what the card says instead. */
 const NOT_HERE =
-  "This team lets only people decide checkpoints, and this connection does not prove a person (an API key, or an app the team does not trust). Decide on the review page, signed in to Cairn.";
+  "This team lets only people decide checkpoints, and this connection does not prove a person (an API key, or an app the team's admins have not named among its trusted apps). Decide on the review page, signed in to Cairn.";
 
 /** The plan's pending review as the review page shows it, and whether the card may decide it. */
 export async function readReviewCard(
@@ -94,14 +98,18 @@ export const cardDecisionInput = submitUserDecisionInput.safeExtend({
 
 export const cardDecisionOutput = userDecisionOutput;
 
-/** A decision made in the review card: the person's own on a connection that proves one. */
+/**
+ * A decision made in the review card: the person's own where the connection
+ * proves one (on the team's rules as they stand in the decision's
+ * transaction), else the credential's relay, refused where only people decide
+ * exactly as submit_user_decision refuses it.
+ */
 export async function decideInReviewCard(
   ctx: ServiceContext,
   raw: z.input<typeof cardDecisionInput>,
 ) {
   const input = parseInput(cardDecisionInput, raw);
-  const answerer = await inClientAnswerer(ctx);
-  return decideInClient(ctx, answerer, REVIEW_CARD_CLIENT, input);
+  return submitUserDecision(answeringInClient(ctx, REVIEW_CARD_CLIENT), input);
 }
 
 export const planCardOutput = planStatusOutput.extend({ planUrl: z.string() });

@@ -1,8 +1,10 @@
 /**
- * Which connected apps' in-client answers count as a person's (docs/reviews.md):
- * every app a person of the team authorized in Cairn's browser flow (null), or
- * only the listed OAuth clients, by their `client_id`. Set by an admin; a change
- * is written to the team's trail (team-trail.ts).
+ * Which connected apps' decisions in the client (a review card, an in-client
+ * form) count as a person's (docs/reviews.md): only the listed OAuth clients,
+ * by their `client_id`; with no list (null), every app a person of the team
+ * authorized in Cairn's browser flow where agents may relay, and none where
+ * only people decide (the engine's `answersAsPersonInClient`). Set by an
+ * admin; a change is written to the team's trail (team-trail.ts).
  */
 import "server-only";
 import { and, asc, eq, inArray } from "drizzle-orm";
@@ -23,7 +25,9 @@ export const trustedClientsInput = z.strictObject({
     .array(z.string().trim().min(1).max(MAX_CLIENT_ID_LENGTH))
     .max(MAX_TRUSTED_CLIENTS)
     .nullable()
-    .describe("null: every app people connected; a list: only these clients' answers count."),
+    .describe(
+      "null: none named (every connected app where agents may relay, none where only people decide); a list: only these clients' decisions count as their person's.",
+    ),
 });
 
 export async function getTrustedClients(ctx: ServiceContext): Promise<string[] | null> {
@@ -35,7 +39,7 @@ export async function getTrustedClients(ctx: ServiceContext): Promise<string[] |
 }
 
 /**
- * Sets the list (null: every connected app). A client id not already listed
+ * Sets the list (null: none named). A client id not already listed
  * must be one a person of this team has connected (an OAuth grant of the team),
  * so a typo or another team's app is refused rather than trusted in advance.
  * One already listed may stay after its grants are gone, as a re-save of the

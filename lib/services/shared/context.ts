@@ -20,6 +20,14 @@ export type Actor = {
    */
   inClient?: string;
   /**
+   * A credential's claim that its person made this decision in the MCP client
+   * of this name (a review form, a review card). Whether it is theirs is
+   * decided inside the decision's own transaction, on the team's rules as they
+   * stand there (`deciderOf` in lib/services/reviews/in-client-trust.ts);
+   * otherwise it is the credential's relay.
+   */
+  answeringIn?: string;
+  /**
    * An API key's or connected app's person, and a connected app's OAuth
    * `client_id`: what the rule on whose answer an in-client decision is reads
    * (lib/services/reviews/in-client-trust.ts).

@@ -6,8 +6,10 @@
 import "server-only";
 import { desc, eq } from "drizzle-orm";
 import { teamAuditLog } from "../../db/schema";
+import { answersAsPersonInClient } from "../../plan-engine/decisions";
+import { readDecisionRules } from "../reviews/decision-policy";
 import type { TeamEventType, TeamRuleValue } from "../reviews/team-trail";
-import { getTrustedClients, listTeamClients } from "../reviews/trusted-clients";
+import { listTeamClients } from "../reviews/trusted-clients";
 import type { ServiceContext } from "../shared/context";
 
 /** How many of the newest changes the admin page shows. */
@@ -46,12 +48,29 @@ async function listTeamTrail(ctx: ServiceContext): Promise<TeamTrailEntry[]> {
   );
 }
 
-/** What /admin shows of the team's rules besides the policy and the deadline forms. */
+/**
+ * What /admin shows of the team's rules besides the policy and the deadline
+ * forms: the trusted apps, and each connected app with whether a decision in
+ * it (a review card, an in-client form) counts as its person's under the
+ * rules in force, by the engine's own rule.
+ */
 export async function teamRulesView(ctx: ServiceContext) {
-  const [trustedClients, teamClients, trail] = await Promise.all([
-    getTrustedClients(ctx),
+  const [rules, clients, trail] = await Promise.all([
+    readDecisionRules(ctx.db, ctx.tenantId),
     listTeamClients(ctx.db, ctx.tenantId),
     listTeamTrail(ctx),
   ]);
-  return { trustedClients, teamClients, trail };
+  const teamClients = clients.map((client) => ({
+    ...client,
+    countsAsPerson: answersAsPersonInClient(
+      { kind: "oauth_app", clientId: client.clientId },
+      rules,
+    ),
+  }));
+  return {
+    decisionPolicy: rules.decisionPolicy,
+    trustedClients: rules.trustedClients,
+    teamClients,
+    trail,
+  };
 }
