@@ -49,6 +49,8 @@ import { readRows } from "./support/rows";
 
 const RUNS = Number(process.env.CAIRN_PROPERTY_RUNS ?? 150);
 const SEED = Number(process.env.CAIRN_PROPERTY_SEED ?? 390_039);
+/** fast-check's `path` from a failure's report, to replay exactly that counterexample. */
+const PATH = process.env.CAIRN_PROPERTY_PATH;
 const MAX_COMMANDS = 10;
 const MAX_PLANS = 3;
 
@@ -424,6 +426,13 @@ async function probeLiveness(m: Model, w: World, s: Snapshot): Promise<void> {
         ]);
       }
     }
+    // An agent step in progress is most often what moves next: its result first.
+    for (const step of steps.filter((x) => x.status === "in_progress" && x.type !== "checkpoint")) {
+      candidates.push([
+        "submit_step_result",
+        (db) => within(agent, db).call("submit_step_result", plainResult(planId, step.id)),
+      ]);
+    }
     candidates.push([
       "get_next_step",
       async (db) => {
@@ -440,10 +449,6 @@ async function probeLiveness(m: Model, w: World, s: Snapshot): Promise<void> {
     ]);
     for (const step of steps.filter((x) => x.status === "in_progress")) {
       candidates.push(
-        [
-          "submit_step_result",
-          (db) => within(agent, db).call("submit_step_result", plainResult(planId, step.id)),
-        ],
         [
           "request_user_review",
           (db) =>
@@ -475,6 +480,12 @@ async function probeLiveness(m: Model, w: World, s: Snapshot): Promise<void> {
             }),
         ],
       );
+      if (step.type === "checkpoint") {
+        candidates.push([
+          "submit_step_result",
+          (db) => within(agent, db).call("submit_step_result", plainResult(planId, step.id)),
+        ]);
+      }
     }
     for (const step of steps.filter((x) => x.status === "failed")) {
       candidates.push([
@@ -833,6 +844,16 @@ const cmd = {
       };
     }),
 
+  /** A fixed case's expectation beyond the invariant: where the step stands now. */
+  expectStatus: (p: number, s: number, status: string) =>
+    new Step(`expectStatus(plan ${p}, step ${s}, ${status})`, async (m, w) => {
+      const step = stepAt(w, planAt(m, p) ?? "", s);
+      if (step?.status !== status) {
+        broken(w, "expectation", `step ${s + 1} is ${step?.status}, not ${status}`);
+      }
+      return { party: "person" };
+    }),
+
   followPause: (who: Credential, p: number) =>
     new Step(`followPause(${who}, plan ${p})`, async (m, w) => {
       const planId = planAt(m, p) ?? "";
@@ -850,91 +871,106 @@ const cmd = {
 
 const who = fc.constantFrom<Credential>("key", "key", "trustedApp", "otherApp");
 const planPick = fc.nat({ max: MAX_PLANS - 1 });
-const stepPick = fc.oneof(fc.constant(CURRENT), fc.nat({ max: 7 }));
+const stepPick = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(CURRENT) },
+  { weight: 3, arbitrary: fc.nat({ max: 7 }) },
+);
 const decisionArb = fc.constantFrom("approve", "reject", "modify", "skip");
 
-const commandArbs = [
-  templateArb.map(cmd.createPlan),
-  fc.tuple(who, planPick).map(([c, p]) => cmd.getNextStep(c, p)),
-  fc.tuple(who, planPick).map(([c, p]) => cmd.getNextStep(c, p)),
-  ...[1, 2].map(() =>
+/**
+ * Each command's arbitrary with its weight: the calls that move a plan toward
+ * its checkpoint and past it come up most, so short sequences reach the states
+ * the invariant is about.
+ */
+const weighted: [number, fc.Arbitrary<Step>][] = [
+  [1, templateArb.map(cmd.createPlan)],
+  [4, fc.tuple(who, planPick).map(([c, p]) => cmd.getNextStep(c, p))],
+  [
+    3,
+    fc
+      .tuple(who, planPick, stepPick, fc.constantFrom<"plain" | "person">("plain", "plain", "person"))
+      .map(([c, p, s, r]) => cmd.submitStep(c, p, s, r)),
+  ],
+  [
+    3,
     fc
       .tuple(
         who,
         planPick,
         stepPick,
-        fc.constantFrom<"plain" | "person">("plain", "plain", "person"),
-      )
-      .map(([c, p, s, r]) => cmd.submitStep(c, p, s, r)),
-  ),
-  fc
-    .tuple(
-      who,
-      planPick,
-      stepPick,
-      fc.constantFrom<"none" | "plain" | "meets">("none", "plain", "meets"),
-      fc.option(
-        fc.record(
-          {
-            seconds: fc.integer({ min: 60, max: 86_400 }),
-            onTimeout: fc.constantFrom<"approve" | "skip" | "reject" | "escalate">(
-              "approve",
-              "skip",
-              "reject",
-              "escalate",
-            ),
-          },
-          { requiredKeys: ["seconds"] },
+        fc.constantFrom<"none" | "plain" | "meets">("none", "plain", "meets"),
+        fc.option(
+          fc.record(
+            {
+              seconds: fc.integer({ min: 60, max: 86_400 }),
+              onTimeout: fc.constantFrom<"approve" | "skip" | "reject" | "escalate">(
+                "approve",
+                "skip",
+                "reject",
+                "escalate",
+              ),
+            },
+            { requiredKeys: ["seconds"] },
+          ),
         ),
-      ),
-    )
-    .map(([c, p, s, proposal, deadline]) => cmd.requestReview(c, p, s, proposal, deadline)),
-  fc.tuple(who, planPick, decisionArb).map(([c, p, d]) => cmd.agentDecision(c, p, d)),
-  fc
-    .tuple(fc.constantFrom<Credential>("trustedApp", "otherApp", "key"), planPick, decisionArb)
-    .map(([c, p, d]) => cmd.cardDecision(c, p, d)),
-  fc
-    .tuple(
-      planPick,
-      fc.constantFrom("approve", "approveWithResult", "reject", "modify", "skip"),
-    )
-    .map(([p, d]) => cmd.personDecision(p, d)),
-  fc.constant(null).map(() => cmd.fireDeadlines()),
-  fc.constantFrom<Policy>("people_only", "people_and_agents").map(cmd.setPolicy),
-  fc.boolean().map(cmd.setTrust),
-  fc
-    .tuple(
-      who,
-      planPick,
-      fc.constantFrom(
-        "add_steps",
-        "remove_step",
-        "reorder_steps",
-        "reorder_steps",
-        "update_step_instructions",
-        "fail_step",
-        "fail_step",
-        "retry_step",
-        "retry_step",
-        "decline_add_steps",
-      ),
-      stepPick,
-      fc.record({
-        ranks: fc.array(fc.nat({ max: 9 }), { minLength: 1, maxLength: 6 }),
-        insertAfter: fc.nat({ max: 7 }),
-        kinds: fc.array(fc.constantFrom(...STEP_KINDS), { minLength: 1, maxLength: 2 }),
-      }),
-    )
-    .map(([c, p, a, s, extra]) => cmd.modify(c, p, a, s, extra)),
-  fc.tuple(who, planPick).map(([c, p]) => cmd.cancel(c, p)),
-  fc.tuple(who, planPick).map(([c, p]) => cmd.storeOutput(c, p)),
-  fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.addEvidence(c, p, s)),
-  fc
-    .tuple(who, planPick, fc.option(stepPick))
-    .map(([c, p, s]) => cmd.storeResearch(c, p, s)),
-  fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.linkedCall(c, p, s)),
-  fc.tuple(who, planPick).map(([c, p]) => cmd.followPause(c, p)),
+      )
+      .map(([c, p, s, proposal, deadline]) => cmd.requestReview(c, p, s, proposal, deadline)),
+  ],
+  [1, fc.tuple(who, planPick, decisionArb).map(([c, p, d]) => cmd.agentDecision(c, p, d))],
+  [
+    2,
+    fc
+      .tuple(fc.constantFrom<Credential>("trustedApp", "otherApp", "key"), planPick, decisionArb)
+      .map(([c, p, d]) => cmd.cardDecision(c, p, d)),
+  ],
+  [
+    2,
+    fc
+      .tuple(planPick, fc.constantFrom("approve", "approveWithResult", "reject", "modify", "skip"))
+      .map(([p, d]) => cmd.personDecision(p, d)),
+  ],
+  [1, fc.constant(null).map(() => cmd.fireDeadlines())],
+  [1, fc.constantFrom<Policy>("people_only", "people_and_agents").map(cmd.setPolicy)],
+  [1, fc.boolean().map(cmd.setTrust)],
+  [
+    3,
+    fc
+      .tuple(
+        who,
+        planPick,
+        fc.constantFrom(
+          "add_steps",
+          "remove_step",
+          "reorder_steps",
+          "reorder_steps",
+          "update_step_instructions",
+          "fail_step",
+          "fail_step",
+          "retry_step",
+          "retry_step",
+          "decline_add_steps",
+        ),
+        stepPick,
+        fc.record({
+          ranks: fc.array(fc.nat({ max: 9 }), { minLength: 1, maxLength: 6 }),
+          insertAfter: fc.nat({ max: 7 }),
+          kinds: fc.array(fc.constantFrom(...STEP_KINDS), { minLength: 1, maxLength: 2 }),
+        }),
+      )
+      .map(([c, p, a, s, extra]) => cmd.modify(c, p, a, s, extra)),
+  ],
+  [1, fc.tuple(who, planPick).map(([c, p]) => cmd.cancel(c, p))],
+  [1, fc.tuple(who, planPick).map(([c, p]) => cmd.storeOutput(c, p))],
+  [1, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.addEvidence(c, p, s))],
+  [
+    1,
+    fc.tuple(who, planPick, fc.option(stepPick)).map(([c, p, s]) => cmd.storeResearch(c, p, s)),
+  ],
+  [1, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.linkedCall(c, p, s))],
+  [1, fc.tuple(who, planPick).map(([c, p]) => cmd.followPause(c, p))],
 ];
+// fc.commands draws each command from one of the arbitraries alike: a weight is that many copies.
+const commandArbs = weighted.flatMap(([weight, arb]) => Array.from({ length: weight }, () => arb));
 
 // ---------------------------------------------------------------------------
 // Running sequences
@@ -1056,6 +1092,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
       cmd.getNextStep("key", 0),
       cmd.requestReview("key", 0, 1, "none", null),
       cmd.personDecision(0, "approveWithResult"),
+      cmd.expectStatus(0, 1, "completed"),
       cmd.getNextStep("key", 0),
     ],
   );
@@ -1087,7 +1124,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
           fc.commands(commandArbs, { maxCommands: MAX_COMMANDS }),
           (policy, template, commands) => run(policy, template, commands),
         ),
-        { seed: SEED, numRuns: RUNS, verbose: 1 },
+        { seed: SEED, numRuns: RUNS, verbose: 1, ...(PATH ? { path: PATH } : {}) },
       );
     },
     Math.max(600_000, RUNS * 4_000),

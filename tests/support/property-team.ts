@@ -26,25 +26,27 @@ export type PropertyTeam = {
   otherApp: ServiceContext;
 };
 
-/** The OAuth clients, once per database (a client is not a team's; its grants are). */
-async function oauthClientIds(db: Database): Promise<Record<string, string>> {
-  const rows = await db
-    .insert(oauthClients)
-    .values(
-      [TRUSTED_CLIENT_ID, OTHER_CLIENT_ID].map((clientId) => ({
-        clientId,
-        kind: "registered" as const,
-        clientName: clientId,
-        redirectUris: ["http://127.0.0.1/callback"],
-      })),
-    )
-    .onConflictDoNothing()
-    .returning({ id: oauthClients.id, clientId: oauthClients.clientId });
-  const all =
-    rows.length === 2
-      ? rows
-      : await db.select({ id: oauthClients.id, clientId: oauthClients.clientId }).from(oauthClients);
-  return Object.fromEntries(all.map((row) => [row.clientId, row.id]));
+/** The OAuth clients' row ids, created once per database (a client is not a team's; its grants are). */
+const clientRows = new WeakMap<Database, Promise<Record<string, string>>>();
+
+function oauthClientIds(db: Database): Promise<Record<string, string>> {
+  let ids = clientRows.get(db);
+  if (!ids) {
+    ids = db
+      .insert(oauthClients)
+      .values(
+        [TRUSTED_CLIENT_ID, OTHER_CLIENT_ID].map((clientId) => ({
+          clientId,
+          kind: "registered" as const,
+          clientName: clientId,
+          redirectUris: ["http://127.0.0.1/callback"],
+        })),
+      )
+      .returning({ id: oauthClients.id, clientId: oauthClients.clientId })
+      .then((rows) => Object.fromEntries(rows.map((row) => [row.clientId, row.id])));
+    clientRows.set(db, ids);
+  }
+  return ids;
 }
 
 /**
@@ -66,27 +68,27 @@ export async function propertyTeam(db: Database, name: string): Promise<Property
   const key = await createApiKey(db, { email, name: `${name} agent` });
   const clients = await oauthClientIds(db);
   const base = { db, tenantId: user.tenantId, stallThresholdSeconds: 1800 };
-  const app = async (clientId: string): Promise<ServiceContext> => {
-    const [grant] = await db
-      .insert(oauthGrants)
-      .values({
+  const grants = await db
+    .insert(oauthGrants)
+    .values(
+      [TRUSTED_CLIENT_ID, OTHER_CLIENT_ID].map((clientId) => ({
         tenantId: user.tenantId,
         userId: user.userId,
         clientId: clients[clientId] ?? "",
         resource: "http://127.0.0.1/api/mcp",
         scope: "mcp",
-      })
-      .returning({ id: oauthGrants.id });
-    return {
-      ...base,
-      actor: {
-        type: "oauth_app",
-        id: grant?.id ?? randomUUID(),
-        label: `app ${JSON.stringify(clientId)} of ${email}`,
-        credential: { userId: user.userId, clientId },
-      },
-    };
-  };
+      })),
+    )
+    .returning({ id: oauthGrants.id });
+  const app = (clientId: string, grantId: string | undefined): ServiceContext => ({
+    ...base,
+    actor: {
+      type: "oauth_app",
+      id: grantId ?? randomUUID(),
+      label: `app ${JSON.stringify(clientId)} of ${email}`,
+      credential: { userId: user.userId, clientId },
+    },
+  });
   return {
     tenantId: user.tenantId,
     key: {
@@ -97,7 +99,7 @@ export async function propertyTeam(db: Database, name: string): Promise<Property
       ...base,
       actor: { type: "user", id: user.userId, label: `${name} Admin <${email}>` },
     },
-    trustedApp: await app(TRUSTED_CLIENT_ID),
-    otherApp: await app(OTHER_CLIENT_ID),
+    trustedApp: app(TRUSTED_CLIENT_ID, grants[0]?.id),
+    otherApp: app(OTHER_CLIENT_ID, grants[1]?.id),
   };
 }
