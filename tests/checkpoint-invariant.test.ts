@@ -31,8 +31,9 @@
  * NOT_FOUND, …) are answers; INTERNAL_ERROR or a throw fails the sequence.
  *
  * CAIRN_PROPERTY_RUNS sets the number of random sequences per database
- * (default 150: about 65 s per database here), CAIRN_PROPERTY_SEED the seed, CAIRN_PROPERTY_PATH replays the
- * counterexample of a failure's report ({ seed, path }).
+ * (default 150: about 65 s per database here), CAIRN_PROPERTY_SEED the seed,
+ * CAIRN_PROPERTY_PATH replays the counterexample of a failure's report
+ * ({ seed, path }).
  */
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
@@ -155,7 +156,15 @@ type Model = {
   live: Set<string>;
 };
 
-type StepRow = { id: string; planId: string; order: number; type: string; status: string };
+type StepRow = {
+  id: string;
+  planId: string;
+  order: number;
+  type: string;
+  status: string;
+  /** Whether the step has an outputSchema. */
+  contract: boolean;
+};
 type DecisionRow = {
   id: string;
   reviewRequestId: string;
@@ -200,7 +209,8 @@ async function readSnapshot(db: Database, tenantId: string): Promise<Snapshot> {
       coalesce((select json_agg(json_build_object('id', id, 'status', status))
         from research_plan where tenant_id = ${tenantId}::uuid), '[]') as plans,
       coalesce((select json_agg(json_build_object('id', id, 'planId', plan_id,
-          'order', step_order, 'type', step_type, 'status', status) order by plan_id, step_order)
+          'order', step_order, 'type', step_type, 'status', status,
+          'contract', output_schema is not null) order by plan_id, step_order)
         from plan_step where tenant_id = ${tenantId}::uuid), '[]') as steps,
       coalesce((select json_agg(json_build_object('id', id, 'planId', plan_id, 'stepId', step_id))
         from review_request where tenant_id = ${tenantId}::uuid and status = 'pending'), '[]') as pending,
@@ -521,7 +531,7 @@ async function probeLiveness(m: Model, w: World, s: Snapshot): Promise<void> {
       broken(
         w,
         "rule 4",
-        `plan ${planId} (${status}; steps ${steps.map((x) => `${x.order}:${x.type}:${x.status}`).join(", ")}) has no call that moves it; tried ${candidates.map(([name]) => name).join(", ")}`,
+        `plan ${planId} (${status}; steps ${steps.map((x) => `${x.order}:${x.type}${x.contract ? "+outputSchema" : ""}:${x.status}`).join(", ")}) has no call that moves it; tried ${candidates.map(([name]) => name).join(", ")}`,
       );
     }
     m.live.add(key);
@@ -629,19 +639,14 @@ const cmd = {
       return { party: who, answer: await call(w, who, "get_next_step", { planId }) };
     }),
 
-  submitStep: (who: Credential, p: number, s: number, result: "plain" | "person") =>
-    new Step(`submitStep(${who}, plan ${p}, step ${s}, ${result})`, async (m, w) => {
+  // The agent's result never meets a checkpoint's outputSchema (only a person's entry does).
+  submitStep: (who: Credential, p: number, s: number) =>
+    new Step(`submitStep(${who}, plan ${p}, step ${s})`, async (m, w) => {
       const planId = planAt(m, p) ?? "";
       const step = stepAt(w, planId, s);
-      const extra = result === "person" ? { result: PERSON_RESULT } : {};
       return {
         party: who,
-        answer: await call(
-          w,
-          who,
-          "submit_step_result",
-          plainResult(planId, step?.id ?? "", extra),
-        ),
+        answer: await call(w, who, "submit_step_result", plainResult(planId, step?.id ?? "")),
       };
     }),
 
@@ -649,7 +654,7 @@ const cmd = {
     who: Credential,
     p: number,
     s: number,
-    proposal: "none" | "plain" | "meets",
+    proposal: "none" | "plain",
     deadline: { seconds: number; onTimeout?: "approve" | "skip" | "reject" | "escalate" } | null,
   ) =>
     new Step(
@@ -662,8 +667,6 @@ const cmd = {
           stepId: step?.id,
           summary: "Please look.",
           ...(proposal === "plain" ? { proposedResult: { ok: true } } : {}),
-          // A proposal that meets the contract but not a person's say: the agent's own verdict.
-          ...(proposal === "meets" ? { proposedResult: { verdict: "mine" } } : {}),
           ...(deadline
             ? {
                 deadlineSeconds: deadline.seconds,
@@ -895,6 +898,7 @@ const decisionArb = fc.constantFrom("approve", "reject", "modify", "skip");
 const weighted: [number, fc.Arbitrary<Step>][] = [
   [1, templateArb.map(cmd.createPlan)],
   [4, fc.tuple(who, planPick).map(([c, p]) => cmd.getNextStep(c, p))],
+  [3, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.submitStep(c, p, s))],
   [
     3,
     fc
@@ -902,18 +906,7 @@ const weighted: [number, fc.Arbitrary<Step>][] = [
         who,
         planPick,
         stepPick,
-        fc.constantFrom<"plain" | "person">("plain", "plain", "person"),
-      )
-      .map(([c, p, s, r]) => cmd.submitStep(c, p, s, r)),
-  ],
-  [
-    3,
-    fc
-      .tuple(
-        who,
-        planPick,
-        stepPick,
-        fc.constantFrom<"none" | "plain" | "meets">("none", "plain", "meets"),
+        fc.constantFrom<"none" | "plain">("none", "plain"),
         fc.option(
           fc.record(
             {
@@ -1052,7 +1045,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
     ["agent", "checkpoint", "agent"],
     [
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0, "plain"),
+      cmd.submitStep("key", 0, 0),
       cmd.getNextStep("key", 0),
       cmd.requestReview("key", 0, 1, "plain", { seconds: 2, onTimeout: "approve" }),
       cmd.setPolicy("people_only"),
@@ -1065,12 +1058,12 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
     ["agent", "checkpoint", "agent"],
     [
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0, "plain"),
+      cmd.submitStep("key", 0, 0),
       cmd.modify("key", 0, "fail_step", 2, { ranks: [0], insertAfter: 0, kinds: [] }),
       cmd.modify("key", 0, "reorder_steps", 0, { ranks: [0, 2, 1], insertAfter: 0, kinds: [] }),
       cmd.modify("key", 0, "retry_step", 1, { ranks: [0], insertAfter: 0, kinds: [] }),
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 1, "plain"),
+      cmd.submitStep("key", 0, 1),
     ],
   );
   fixed(
@@ -1079,7 +1072,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
     ["agent", "checkpoint", "agent"],
     [
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0, "plain"),
+      cmd.submitStep("key", 0, 0),
       cmd.getNextStep("key", 0),
       cmd.storeOutput("key", 0),
     ],
@@ -1090,7 +1083,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
     ["agent", "checkpoint", "agent"],
     [
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0, "plain"),
+      cmd.submitStep("key", 0, 0),
       cmd.getNextStep("key", 0),
       cmd.requestReview("key", 0, 1, "plain", null),
       cmd.personDecision(0, "reject"),
@@ -1103,7 +1096,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
     ["agent", "schemaCheckpoint", "agent"],
     [
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0, "plain"),
+      cmd.submitStep("key", 0, 0),
       cmd.getNextStep("key", 0),
       cmd.requestReview("key", 0, 1, "none", null),
       cmd.personDecision(0, "approveWithResult"),
@@ -1117,7 +1110,7 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
     ["agent", "checkpoint"],
     [
       cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0, "plain"),
+      cmd.submitStep("key", 0, 0),
       cmd.cancel("key", 0),
       cmd.addEvidence("key", 0, 0),
     ],
