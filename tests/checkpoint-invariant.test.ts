@@ -984,6 +984,13 @@ const commandArbs = weighted.flatMap(([weight, arb]) => Array.from({ length: wei
  * The issue's reproductions, run before the random sequences: a name, the
  * team's policy, the plan, and the calls.
  */
+/** The agent's first step done and the checkpoint after it handed out. */
+const toCheckpoint = [
+  cmd.getNextStep("key", 0),
+  cmd.submitStep("key", 0, 0),
+  cmd.getNextStep("key", 0),
+];
+
 const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
   [
     "(a) a connected app no trusted list names cannot decide a people_only checkpoint in the card",
@@ -1000,9 +1007,7 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
     "people_and_agents",
     ["agent", "checkpoint", "agent"],
     [
-      cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0),
-      cmd.getNextStep("key", 0),
+      ...toCheckpoint,
       cmd.requestReview("key", 0, 1, "plain", { seconds: 2, onTimeout: "approve" }),
       cmd.setPolicy("people_only"),
       cmd.fireDeadlines(),
@@ -1026,21 +1031,14 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
     "(d) no deliverable while a checkpoint waits",
     "people_only",
     ["agent", "checkpoint", "agent"],
-    [
-      cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0),
-      cmd.getNextStep("key", 0),
-      cmd.storeOutput("key", 0),
-    ],
+    [...toCheckpoint, cmd.storeOutput("key", 0)],
   ],
   [
     "(d) no deliverable after a person rejected the plan",
     "people_only",
     ["agent", "checkpoint", "agent"],
     [
-      cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0),
-      cmd.getNextStep("key", 0),
+      ...toCheckpoint,
       cmd.requestReview("key", 0, 1, "plain", null),
       cmd.personDecision(0, "reject"),
       cmd.storeOutput("key", 0),
@@ -1051,9 +1049,7 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
     "people_only",
     ["agent", "schemaCheckpoint", "agent"],
     [
-      cmd.getNextStep("key", 0),
-      cmd.submitStep("key", 0, 0),
-      cmd.getNextStep("key", 0),
+      ...toCheckpoint,
       cmd.requestReview("key", 0, 1, "none", null),
       cmd.personDecision(0, "approveWithResult"),
       cmd.expectStatus(0, 1, "completed"),
