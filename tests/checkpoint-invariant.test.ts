@@ -31,7 +31,7 @@
  * NOT_FOUND, …) are answers; INTERNAL_ERROR or a throw fails the sequence.
  *
  * CAIRN_PROPERTY_RUNS sets the number of random sequences per database
- * (default 150: about 65 s per database here), CAIRN_PROPERTY_SEED the seed,
+ * (default 150: 50 to 90 s per database here), CAIRN_PROPERTY_SEED the seed,
  * CAIRN_PROPERTY_PATH replays the counterexample of a failure's report
  * ({ seed, path }).
  */
