@@ -385,18 +385,27 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
   });
 });
 
+/**
+ * The CLI's database for the enclosing describe: an embedded folder of its own,
+ * or a fresh PostgreSQL database; `env` points the CLI at it, `open` the test.
+ */
+function cliDatabase(backend: "pglite" | "postgres", folder: string) {
+  const env: Record<string, string> = {};
+  const open = () =>
+    backend === "pglite"
+      ? openDatabase({ kind: "pglite", dataDir: env.CAIRN_DATA_DIR ?? "" })
+      : openDatabase({ kind: "postgres", url: env.DATABASE_URL ?? "" });
+  beforeAll(async () => {
+    if (backend === "pglite") env.CAIRN_DATA_DIR = join(root, folder);
+    else env.DATABASE_URL = await createPostgresDatabase();
+  });
+  return { env, open };
+}
+
 describe.each(["pglite", "postgres"] as const)(
   "the admin CLI's verify-audit on %s, after rows and plans are deleted",
   (backend) => {
-    const env: Record<string, string> = {};
-    const open = () =>
-      backend === "pglite"
-        ? openDatabase({ kind: "pglite", dataDir: env.CAIRN_DATA_DIR ?? "" })
-        : openDatabase({ kind: "postgres", url: env.DATABASE_URL ?? "" });
-    beforeAll(async () => {
-      if (backend === "pglite") env.CAIRN_DATA_DIR = join(root, "pglite-deleted");
-      else env.DATABASE_URL = await createPostgresDatabase();
-    });
+    const { env, open } = cliDatabase(backend, "pglite-deleted");
 
     it("names the newest rows deleted from a failed plan's trail, and a deleted plan", async () => {
       // A plan failed by a reject, and a second plan that is later deleted.
@@ -472,15 +481,7 @@ describe.each(["pglite", "postgres"] as const)(
 describe.each(["pglite", "postgres"] as const)(
   "the admin CLI's verify-audit of the signed head on %s",
   (backend) => {
-    const env: Record<string, string> = {};
-    const open = () =>
-      backend === "pglite"
-        ? openDatabase({ kind: "pglite", dataDir: env.CAIRN_DATA_DIR ?? "" })
-        : openDatabase({ kind: "postgres", url: env.DATABASE_URL ?? "" });
-    beforeAll(async () => {
-      if (backend === "pglite") env.CAIRN_DATA_DIR = join(root, "pglite-signed");
-      else env.DATABASE_URL = await createPostgresDatabase();
-    });
+    const { env, open } = cliDatabase(backend, "pglite-signed");
 
     it("reports rows not signed yet, a decision appended with SQL, and a key rotated out", async () => {
       // A person's approve signs the head; the agent's next step is not signed yet.

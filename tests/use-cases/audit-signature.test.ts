@@ -24,7 +24,7 @@ import {
   auditKeyring,
   signHead,
 } from "@/lib/services/audit/audit-key";
-import { signGrownHeads } from "@/lib/services/audit/sign-heads";
+import { type SigningPass, signGrownHeads } from "@/lib/services/audit/sign-heads";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { readAuditExport, verifiedTrail } from "../support/audit-export";
@@ -61,9 +61,15 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
       steps,
     });
     const first = await tenant.agent.ok("get_next_step", { planId });
+    await approvedAtReview(planId, first.step.stepId);
+    return { planId: planId as string, firstStepId: first.step.stepId as string };
+  }
+
+  /** The step handed out put up for review, and a person's approve of it. */
+  async function approvedAtReview(planId: string, stepId: string) {
     const review = await tenant.agent.ok("request_user_review", {
       planId,
-      stepId: first.step.stepId,
+      stepId,
       summary: "Please check.",
       proposedResult: { findings: "ok" },
     });
@@ -72,7 +78,18 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
       reviewRequestId: review.reviewRequestId,
       decision: "approve",
     });
-    return { planId: planId as string, firstStepId: first.step.stepId as string };
+  }
+
+  /** The scheduler's passes, from the first plan round to it again; the plans refused. */
+  async function signEveryHead(options: { keyring?: AuditKeyring; limit?: number } = {}) {
+    const refused: SigningPass["refused"] = [];
+    let after: string | null = null;
+    do {
+      const pass: SigningPass = await signGrownHeads(tenant.handle.db, { ...options, after });
+      refused.push(...pass.refused);
+      after = pass.after;
+    } while (after);
+    return refused;
   }
 
   /** Node's check (verify-audit), the database's (the plan page) and the export's, which must agree. */
@@ -176,15 +193,7 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
     );
 
     // The scheduler's pass, in pages: every grown trail signed, this one among them.
-    let after: string | null = null;
-    do {
-      const pass: Awaited<ReturnType<typeof signGrownHeads>> = await signGrownHeads(
-        tenant.handle.db,
-        { after, limit: 2 },
-      );
-      expect(pass.refused).toEqual([]);
-      after = pass.after;
-    } while (after);
+    expect(await signEveryHead({ limit: 2 })).toEqual([]);
     expect(await everyCheck(planId)).toEqual(verifiedTrail(planId, rows, rows));
     // Nothing grew: the next pass has nothing of this plan to sign.
     const again = await signGrownHeads(tenant.handle.db);
@@ -207,17 +216,7 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
     const pass = await signGrownHeads(tenant.handle.db);
     expect(pass.refused).toContainEqual({ planId, reason: failed.signatureFailure });
     const next = await tenant.agent.ok("get_next_step", { planId });
-    const review = await tenant.agent.ok("request_user_review", {
-      planId,
-      stepId: next.step.stepId,
-      summary: "Again.",
-      proposedResult: { findings: "ok" },
-    });
-    await as.person.ok("submit_user_decision", {
-      planId,
-      reviewRequestId: review.reviewRequestId,
-      decision: "approve",
-    });
+    await approvedAtReview(planId, next.step.stepId);
     expect(await everyCheck(planId)).toEqual({ ...failed, rows: await trailLength(planId) });
 
     // A trail whose signature was deleted too still names the forged decision.
@@ -287,14 +286,7 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
     });
 
     // The rotated key's passes sign every head again, so the old key can go.
-    let after: string | null = null;
-    do {
-      const pass: Awaited<ReturnType<typeof signGrownHeads>> = await signGrownHeads(
-        tenant.handle.db,
-        { after, keyring: rotated },
-      );
-      after = pass.after;
-    } while (after);
+    await signEveryHead({ keyring: rotated });
     expect(await everyCheck(planId, dropped)).toEqual({
       planId,
       rows,
@@ -343,10 +335,8 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
     const marked = await everyCheck(planId);
     expect(marked).toEqual(verifiedTrail(planId, rows, 0));
     expect(trailSigning(marked)).toBe("not signed yet");
-    let after: string | null = null;
-    do {
-      after = (await signGrownHeads(tenant.handle.db, { after })).after;
-    } while (after);
+    // (The plans the tests above tampered with, or signed with another key, are refused.)
+    expect((await signEveryHead()).map((refused) => refused.planId)).not.toContain(planId);
     expect(await everyCheck(planId)).toEqual(verifiedTrail(planId, rows, rows));
   });
 });
