@@ -320,6 +320,32 @@ describe.each(BACKENDS)("the signed head of a plan's audit trail on %s", (backen
     });
   });
 
+  it("signs decisions of many plans while signing passes run beside them, every trail verifying", async () => {
+    const plans = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const { planId } = await tenant.agent.ok("create_research_plan", {
+          name: "Side by side",
+          researchQuestion: "q",
+          steps: planSteps("search", "synthesize"),
+        });
+        const first = await tenant.agent.ok("get_next_step", { planId });
+        await tenant.agent.submit(planId, first.step.stepId);
+        const second = await tenant.agent.ok("get_next_step", { planId });
+        return { planId: planId as string, stepId: second.step.stepId as string };
+      }),
+    );
+    // On PostgreSQL these run side by side: a pass takes no lock a decision holds first.
+    await Promise.all([
+      ...plans.map((plan) => approvedAtReview(plan.planId, plan.stepId)),
+      signEveryHead(),
+      signEveryHead({ limit: 1 }),
+    ]);
+    for (const { planId } of plans) {
+      const rows = await trailLength(planId);
+      expect(await everyCheck(planId)).toEqual(verifiedTrail(planId, rows, rows));
+    }
+  });
+
   it("reports a trail the migration marked as not signed yet, and the next pass signs it", async () => {
     const { planId } = await planPastDecision();
     const rows = await trailLength(planId);

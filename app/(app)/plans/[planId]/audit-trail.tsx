@@ -8,7 +8,7 @@ import { shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 
 /**
- * Whether the trail's hash chain and signed head hold (docs/audit.md), and how
+ * Whether the trail's hash chain and signed head hold (docs/audit.md), how
  * much of it is signed yet, and its export for an
  * auditor. The check is still running in the database while the rest of the
  * page renders; only this paragraph waits for it, within the same response.
