@@ -13,6 +13,9 @@ export default defineConfig({
     },
   },
   test: {
+    // Every test signs and checks audit heads with one key (docs/audit.md), as
+    // the servers and CLI runs it starts inherit it.
+    env: { CAIRN_AUDIT_KEY: "test-audit-key-test-audit-key-test-audit-key" },
     projects: [
       {
         extends: true,

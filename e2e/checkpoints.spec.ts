@@ -146,6 +146,8 @@ test("a relayed decision is marked as relayed; an edited trail is flagged on the
     'relayed by key "Alpha agent" of alpha@example.com',
   );
   await expect(page.getByTestId("trail-integrity")).toHaveAttribute("data-verified", "true");
+  // The relayed decision signed the head in its transaction (a signing pass may have signed the rest since).
+  await expect(page.getByTestId("trail-integrity")).toContainText(/signed with key [0-9a-f]{16}/);
   const download = page.waitForEvent("download");
   await page.getByRole("link", { name: /Export the trail/ }).click();
   const exported = JSON.parse(readFileSync(await (await download).path(), "utf8"));

@@ -72,6 +72,34 @@ const envSchema = z.object({
   AUTH_SECRET: optionalString.pipe(
     z.string().min(32, "must be at least 32 characters (openssl rand -base64 32)").optional(),
   ),
+  /**
+   * The key that signs audit chain heads (docs/audit.md, docs/operations.md);
+   * unset, one derived from AUTH_SECRET. The keys that signed before a
+   * rotation, comma-separated, in CAIRN_AUDIT_PREVIOUS_KEYS.
+   */
+  CAIRN_AUDIT_KEY: optionalString.pipe(
+    z.string().min(32, "must be at least 32 characters (openssl rand -base64 32)").optional(),
+  ),
+  CAIRN_AUDIT_PREVIOUS_KEYS: z
+    .string()
+    .default("")
+    .transform((value, context) => {
+      const keys = value
+        .split(",")
+        .map((item) => item.trim())
+        .filter(Boolean);
+      if (keys.some((key) => key.replace(/^auth-secret:/, "").length < 32)) {
+        context.addIssue({
+          code: "custom",
+          message:
+            "each key must be at least 32 characters (a former AUTH_SECRET as auth-secret:SECRET)",
+        });
+        return z.NEVER;
+      }
+      return keys;
+    }),
+  /** Milliseconds between two passes that sign the heads of trails that grew (docs/audit.md). */
+  CAIRN_AUDIT_SIGN_INTERVAL_MS: positiveInt(60_000),
   CAIRN_STALL_THRESHOLD_SECONDS: positiveInt(1800),
   /** Seconds a handed-out step stays with its caller; unset, the stall threshold. */
   CAIRN_STEP_LEASE_SECONDS: z.coerce.number().int().positive().optional(),

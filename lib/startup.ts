@@ -16,6 +16,8 @@ import { installPeerAddressHeader } from "./peer-address";
 import { isAppError } from "./plan-engine/app-error";
 import { hasAnyUser } from "./services/accounts/has-any-user";
 import { issueSetupCode, setupCodeAnnouncement } from "./services/accounts/setup-codes";
+import { auditKeyring } from "./services/audit/audit-key";
+import { headSigner } from "./services/audit/sign-heads";
 import { startNotifier } from "./services/notifications/runtime";
 import { startReviewScheduler } from "./services/reviews/review-deadlines";
 
@@ -24,8 +26,11 @@ export async function startCairn(): Promise<void> {
   installPeerAddressHeader();
   const config = env();
   process.env.AUTH_SECRET = resolveAuthSecret(config);
+  // The key that signs audit heads, settled before any decision needs it.
+  auditKeyring();
   const { db } = await getDatabaseHandle();
   await announceSetupCode(db);
+  const signHeads = headSigner(config.CAIRN_AUDIT_SIGN_INTERVAL_MS);
   startReviewScheduler(
     async () => (await getDatabaseHandle()).db,
     {
@@ -33,8 +38,11 @@ export async function startCairn(): Promise<void> {
       stepLeaseSeconds: config.CAIRN_STEP_LEASE_SECONDS,
     },
     config.CAIRN_SCHEDULER_INTERVAL_MS,
-    // Registration is open to anyone: clients nobody connected with go (docs/oauth.md).
-    (database) => deleteStaleClients(database, new Date()),
+    async (database) => {
+      // Registration is open to anyone: clients nobody connected with go (docs/oauth.md).
+      await deleteStaleClients(database, new Date());
+      await signHeads(database);
+    },
   );
   startNotifier(db);
 }

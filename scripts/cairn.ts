@@ -11,7 +11,12 @@ import { isDecisionPolicy } from "@/lib/plan-engine/states";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { issueSetupCode } from "@/lib/services/accounts/setup-codes";
-import { trailFailure, verifyAllTrails, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
+import {
+  trailFailure,
+  trailSigning,
+  verifyAllTrails,
+  verifyPlanTrail,
+} from "@/lib/services/audit/audit-chain";
 import { teamDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 
 const USAGE = `Usage: npm run cairn -- <command> [options]
@@ -30,8 +35,12 @@ Commands:
       working; all stop once the first admin exists.
   verify-audit [PLAN_ID]
       Checks the hash chain of one plan's audit trail, or of every plan's (and
-      reports plans deleted with their trails), and names the first row that
-      does not match, or the rows missing from its end. Exits 1 when a trail fails.
+      reports plans deleted with their trails), and its signed head, and names
+      the first row that does not match, the rows missing from its end, or the
+      signed head that no longer holds. Exits 1 when a trail fails. Rows after
+      the last signed head are reported as not signed yet, which is not a
+      failure. The key is the server's: CAIRN_AUDIT_KEY and
+      CAIRN_AUDIT_PREVIOUS_KEYS, or the one derived from AUTH_SECRET.
   decision-policy --tenant NAME [people_only|people_and_agents]
       Shows, or sets, who may decide the team's checkpoints: people only, or
       people and the agents that relay a person's answer.
@@ -120,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
         console.log(
           failure
             ? `FAILED ${result.planId}: ${failure}.`
-            : `ok     ${result.planId}: ${result.rows} rows verify.`,
+            : `ok     ${result.planId}: ${result.rows} rows verify (${trailSigning(result)}).`,
         );
       }
       const failed = results.filter((result) => !result.verified).length;

@@ -16,6 +16,7 @@ import {
 import { hashApiKey } from "@/lib/services/accounts/api-key";
 import { verifyPassword } from "@/lib/services/accounts/password";
 import { hashSetupCode } from "@/lib/services/accounts/setup-codes";
+import { auditKeyring } from "@/lib/services/audit/audit-key";
 import { createPostgresDatabase } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
 import { holdEmbeddedDatabase, runCli } from "./support/run-cli";
@@ -340,7 +341,8 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
     const ok = runCli(["verify-audit"], env);
     expect(ok.stderr).toBe("");
     expect(ok.status).toBe(0);
-    expect(ok.stdout).toContain(`ok     ${planId}: 3 rows verify.`);
+    // No decision yet, and no server to run the signing pass: nothing signed, which is no failure.
+    expect(ok.stdout).toContain(`ok     ${planId}: 3 rows verify (not signed yet).`);
     expect(ok.stdout).toContain("1 of 1 trails verify.");
 
     const edit = await openDatabase({ kind: "pglite", dataDir });
@@ -383,18 +385,27 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
   });
 });
 
+/**
+ * The CLI's database for the enclosing describe: an embedded folder of its own,
+ * or a fresh PostgreSQL database; `env` points the CLI at it, `open` the test.
+ */
+function cliDatabase(backend: "pglite" | "postgres", folder: string) {
+  const env: Record<string, string> = {};
+  const open = () =>
+    backend === "pglite"
+      ? openDatabase({ kind: "pglite", dataDir: env.CAIRN_DATA_DIR ?? "" })
+      : openDatabase({ kind: "postgres", url: env.DATABASE_URL ?? "" });
+  beforeAll(async () => {
+    if (backend === "pglite") env.CAIRN_DATA_DIR = join(root, folder);
+    else env.DATABASE_URL = await createPostgresDatabase();
+  });
+  return { env, open };
+}
+
 describe.each(["pglite", "postgres"] as const)(
   "the admin CLI's verify-audit on %s, after rows and plans are deleted",
   (backend) => {
-    const env: Record<string, string> = {};
-    const open = () =>
-      backend === "pglite"
-        ? openDatabase({ kind: "pglite", dataDir: env.CAIRN_DATA_DIR ?? "" })
-        : openDatabase({ kind: "postgres", url: env.DATABASE_URL ?? "" });
-    beforeAll(async () => {
-      if (backend === "pglite") env.CAIRN_DATA_DIR = join(root, "pglite-deleted");
-      else env.DATABASE_URL = await createPostgresDatabase();
-    });
+    const { env, open } = cliDatabase(backend, "pglite-deleted");
 
     it("names the newest rows deleted from a failed plan's trail, and a deleted plan", async () => {
       // A plan failed by a reject, and a second plan that is later deleted.
@@ -464,5 +475,102 @@ describe.each(["pglite", "postgres"] as const)(
       );
       expect(all.stdout).toContain("0 of 2 trails verify.");
     });
+  },
+);
+
+describe.each(["pglite", "postgres"] as const)(
+  "the admin CLI's verify-audit of the signed head on %s",
+  (backend) => {
+    const { env, open } = cliDatabase(backend, "pglite-signed");
+
+    it("reports rows not signed yet, a decision appended with SQL, and a key rotated out", async () => {
+      // A person's approve signs the head; the agent's next step is not signed yet.
+      const handle = await open();
+      let planId = "";
+      let signed = 0;
+      let rows = 0;
+      let stepId = "";
+      try {
+        await handle.migrate();
+        const agent = inProcessAgent(await tenantContext(handle.db, "Signed"));
+        const created = await agent.ok("create_research_plan", {
+          name: "Signed",
+          researchQuestion: "q",
+          steps: planSteps("search", "analyze", "synthesize"),
+        });
+        planId = created.planId;
+        const first = await agent.ok("get_next_step", { planId });
+        stepId = first.step.stepId;
+        const review = await agent.ok("request_user_review", {
+          planId,
+          stepId,
+          summary: "Check.",
+          proposedResult: { findings: "ok" },
+        });
+        await agent.ok("submit_user_decision", {
+          planId,
+          reviewRequestId: review.reviewRequestId,
+          decision: "approve",
+        });
+        signed = (await handle.db.select().from(planAuditLog)).length;
+        const next = await agent.ok("get_next_step", { planId });
+        await agent.submit(planId, next.step.stepId);
+        rows = (await handle.db.select().from(planAuditLog)).length;
+      } finally {
+        await handle.close();
+      }
+      const keyId = auditKeyring().current.id;
+
+      const ok = runCli(["verify-audit", planId], env);
+      expect(ok.stderr).toBe("");
+      expect(ok.status).toBe(0);
+      expect(ok.stdout).toContain(
+        `ok     ${planId}: ${rows} rows verify (rows 1 to ${signed} signed with key ${keyId}, rows ${signed + 1} to ${rows} not signed yet).`,
+      );
+
+      // After a rotation: the key that signed listed as previous, then not.
+      const next = { CAIRN_AUDIT_KEY: "the-next-audit-key-the-next-audit-key" };
+      const rotated = runCli(["verify-audit", planId], {
+        ...env,
+        ...next,
+        CAIRN_AUDIT_PREVIOUS_KEYS: process.env.CAIRN_AUDIT_KEY ?? "",
+      });
+      expect(rotated.status).toBe(0);
+      expect(rotated.stdout).toContain(`rows 1 to ${signed} signed with key ${keyId}`);
+      const dropped = runCli(["verify-audit", planId], { ...env, ...next });
+      expect(dropped.status).toBe(1);
+      expect(dropped.stdout).toContain(
+        `FAILED ${planId}: the head signed at row ${signed} names key ${keyId}, which Cairn does not hold`,
+      );
+
+      // A person's approve over the web, appended with plain SQL.
+      const edit = await open();
+      let forged = "";
+      try {
+        const [plan] = await edit.db.select().from(researchPlans);
+        const [row] = await edit.db
+          .insert(planAuditLog)
+          .values({
+            tenantId: plan?.tenantId ?? "",
+            planId,
+            stepId,
+            eventType: "user_reviewed",
+            actorType: "user",
+            actorLabel: "Ada",
+            payload: { action: "decision", decision: "approve", channel: "web" },
+          })
+          .returning({ id: planAuditLog.id });
+        forged = row?.id ?? "";
+      } finally {
+        await edit.close();
+      }
+      const failed = runCli(["verify-audit"], env);
+      expect(failed.status).toBe(1);
+      expect(failed.stdout).toContain(
+        `FAILED ${planId}: row ${rows + 1} (${forged}) is a decision after the last signed head: Cairn signs the head in every decision's transaction, so it was written outside Cairn.`,
+      );
+      expect(failed.stdout).toContain("0 of 1 trails verify.");
+      // Four runs of the CLI, each opening the embedded folder anew.
+    }, 240_000);
   },
 );

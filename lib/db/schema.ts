@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  check,
   customType,
   doublePrecision,
   index,
@@ -543,6 +544,33 @@ export const planAuditHead = pgTable("plan_audit_head", {
   chainLength: integer("chain_length").notNull(),
   lastDigest: text("last_digest").notNull(),
 });
+
+/**
+ * The newest signed head of each plan's audit chain (docs/audit.md, "Signed
+ * heads"): an HMAC-SHA256, with a key the database does not hold, over the
+ * tenant, the plan, `chain_length` and `head_digest`, the digest of row
+ * `chain_length`. Cairn signs in the transaction of every review decision and
+ * in the scheduler's passes; rows after the signed head are not yet signed. A
+ * row with no key and no signature is the migration's mark of a trail written
+ * before signing began (its rows up to `chain_length`). No foreign key to the
+ * plan, as for the head.
+ */
+export const planAuditSignature = pgTable(
+  "plan_audit_signature",
+  {
+    planId: uuid("plan_id").primaryKey(),
+    tenantId: tenantId(),
+    chainLength: integer("chain_length").notNull(),
+    headDigest: text("head_digest").notNull(),
+    /** Which key signed (lib/services/audit/audit-key.ts); null on the migration's mark. */
+    keyId: text("key_id"),
+    signature: text("signature"),
+    signedAt: timestamp("signed_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check("plan_audit_signature_key_check", sql`(${t.keyId} is null) = (${t.signature} is null)`),
+  ],
+);
 
 export const reviewRequests = pgTable(
   "review_request",

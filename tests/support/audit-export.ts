@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import type { ChainHead, TrailVerification } from "@/lib/services/audit/audit-chain";
 import { sha256Hex } from "@/lib/services/audit/audit-chain";
+import { auditKeyring } from "@/lib/services/audit/audit-key";
 import { CANONICAL_FIELDS, exportAuditTrail } from "@/lib/services/audit/export-audit-trail";
 import type { ServiceContext } from "@/lib/services/shared/context";
 
@@ -34,9 +35,9 @@ export async function readAuditExport(ctx: ServiceContext, planId: string): Prom
  * An auditor's check of an export without Cairn (docs/audit.md): every shown
  * field equals its element of `canonical`, each row links to the digest
  * before it and its digest is sha256(prev + canonical), and the last row is
- * the head.
+ * the head; and Cairn's verdict, with `signedRows` of them under its signed head.
  */
-export function expectExportChecks(trail: ExportedTrail): void {
+export function expectExportChecks(trail: ExportedTrail, signedRows = 0): void {
   let previous: string | null = null;
   for (const [index, row] of trail.rows.entries()) {
     const canonical: unknown[] = JSON.parse(row.canonical);
@@ -52,9 +53,12 @@ export function expectExportChecks(trail: ExportedTrail): void {
     previous = row.digest;
   }
   expect(trail.head).toEqual({ chainLength: trail.rows.length, lastDigest: previous });
-  expect(trail.verification).toEqual({
-    planId: trail.planId,
-    rows: trail.rows.length,
-    verified: true,
-  });
+  expect(trail.verification).toEqual(verifiedTrail(trail.planId, trail.rows.length, signedRows));
+}
+
+/** A trail that verifies, its first `signedRows` rows signed with the tests' key (vitest.config.ts). */
+export function verifiedTrail(planId: string, rows: number, signedRows: number): TrailVerification {
+  return signedRows > 0
+    ? { planId, rows, verified: true, signedRows, keyId: auditKeyring().current.id }
+    : { planId, rows, verified: true, signedRows };
 }

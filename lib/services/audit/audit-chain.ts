@@ -12,6 +12,11 @@
  * texts, digests and head, so an auditor can check a trail without Cairn. The
  * plan page, read every few seconds, has the database do the same check
  * (`checkPlanTrailInDatabase`) and send back only the first row that fails.
+ * Then the signed head (`plan_audit_signature`, lib/services/audit/sign-heads.ts):
+ * its row must still carry the digest signed, its signature must verify with
+ * a key of Cairn's environment, and no decision may follow it, since Cairn
+ * signs every decision in its transaction; the rows after it are reported as
+ * not yet signed.
  */
 import "server-only";
 import { createHash } from "node:crypto";
@@ -19,6 +24,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
+import { type AuditKeyring, auditKeyring, checkHeadSignature } from "./audit-key";
 
 const chainedRow = z.object({
   id: z.string(),
@@ -26,11 +32,25 @@ const chainedRow = z.object({
   prevDigest: z.string().nullable(),
   digest: z.string().nullable(),
   canonical: z.string(),
+  /** A review decision's row: Cairn signs the head in its transaction. */
+  decision: z.boolean(),
 });
 export type ChainedRow = z.infer<typeof chainedRow>;
 
 /** Where a plan's chain ends, as the trigger last recorded it. */
 export type ChainHead = { chainLength: number; lastDigest: string };
+
+/**
+ * The plan's newest signed head, as stored; `keyId` and `signature` null on
+ * the migration's mark of a trail written before signing began.
+ */
+export type StoredSignature = {
+  tenantId: string;
+  chainLength: number;
+  headDigest: string;
+  keyId: string | null;
+  signature: string | null;
+};
 
 export type TrailVerification = {
   planId: string;
@@ -40,6 +60,14 @@ export type TrailVerification = {
   firstBadRow?: { id: string; position: number; reason: string };
   /** Why a trail whose rows link does not end where its head says; absent when it does. */
   headMismatch?: string;
+  /** Why the signed head shows the trail was written outside Cairn; absent when it does not. */
+  signatureFailure?: string;
+  /**
+   * Of a trail that verifies: how many rows a signature that verifies covers
+   * (the rest are not yet signed), and the key that signed them.
+   */
+  signedRows?: number;
+  keyId?: string;
 };
 
 /** Why a link fails, in the order they are checked. */
@@ -103,27 +131,99 @@ function headFailure(
   return undefined;
 }
 
+/** What a check saw of the signed head while it read the rows. */
+export type SignatureEvidence = {
+  stored: StoredSignature | null;
+  /** The digest of the row the signature names (row `stored.chainLength`); null when there is none. */
+  digestAtSigned: string | null;
+  /** The first decision row after the signed head (after the mark, or anywhere when there is neither). */
+  tailDecision?: { id: string; position: number };
+};
+
+/**
+ * Whether a stored head still holds: its row carries the digest signed, and
+ * its signature (a mark has none) is one of the keyring's over it. The signer
+ * checks this before it moves a signature on, so it never signs over a rewrite.
+ */
+export function signedHeadFailure(
+  planId: string,
+  stored: StoredSignature,
+  digestAtSigned: string | null,
+  keyring: AuditKeyring,
+): string | undefined {
+  const at = stored.chainLength;
+  if (digestAtSigned === null) {
+    return `the head signed at row ${at} is gone: the trail has no row ${at} (signed rows were deleted)`;
+  }
+  if (digestAtSigned !== stored.headDigest) {
+    return `row ${at} is not the row its signature covers (the trail was rewritten up to its signed head)`;
+  }
+  if (stored.keyId === null || stored.signature === null) return undefined;
+  const checked = checkHeadSignature(
+    keyring,
+    { tenantId: stored.tenantId, planId, chainLength: at, headDigest: stored.headDigest },
+    { keyId: stored.keyId, signature: stored.signature },
+  );
+  if (checked === "unknown key") {
+    return `the head signed at row ${at} names key ${stored.keyId}, which Cairn does not hold (a key rotated out must stay in CAIRN_AUDIT_PREVIOUS_KEYS until every head is signed again)`;
+  }
+  return checked === "invalid"
+    ? `the signature of the head at row ${at} does not verify: it was not made with Cairn's key`
+    : undefined;
+}
+
+/** Why a decision after the signed head cannot be Cairn's. */
+export function unsignedDecisionFailure(decision: { id: string; position: number }): string {
+  return `row ${decision.position} (${decision.id}) is a decision after the last signed head: Cairn signs the head in every decision's transaction, so it was written outside Cairn`;
+}
+
 /**
  * The verdict of either check (row by row here, or by the database): the
- * first row that fails its link, else the trail against its head.
+ * first row that fails its link, else the trail against its head, else
+ * against its signed head.
  */
 function verdict(
   planId: string,
   rows: number,
   firstBadRow: TrailVerification["firstBadRow"],
   head: { head: ChainHead | null; lastDigest: string | null; planExists: boolean },
+  signed: SignatureEvidence,
+  keyring: AuditKeyring,
 ): TrailVerification {
   if (firstBadRow) return { planId, rows, verified: false, firstBadRow };
   const headMismatch = headFailure(rows, head.lastDigest, head.head, head.planExists);
-  return headMismatch
-    ? { planId, rows, verified: false, headMismatch }
-    : { planId, rows, verified: true };
+  if (headMismatch) return { planId, rows, verified: false, headMismatch };
+  const { stored } = signed;
+  const signatureFailure =
+    (stored && signedHeadFailure(planId, stored, signed.digestAtSigned, keyring)) ??
+    (signed.tailDecision && unsignedDecisionFailure(signed.tailDecision));
+  if (signatureFailure) return { planId, rows, verified: false, signatureFailure };
+  return stored?.keyId
+    ? { planId, rows, verified: true, signedRows: stored.chainLength, keyId: stored.keyId }
+    : { planId, rows, verified: true, signedRows: 0 };
 }
 
 /** What a failed check says, for the CLI and the plan page; undefined when the trail verifies. */
 export function trailFailure(result: TrailVerification): string | undefined {
   const bad = result.firstBadRow;
-  return bad ? `row ${bad.position} (${bad.id}): ${bad.reason}` : result.headMismatch;
+  return bad
+    ? `row ${bad.position} (${bad.id}): ${bad.reason}`
+    : (result.headMismatch ?? result.signatureFailure);
+}
+
+/**
+ * How much of a trail that verifies is signed, for the CLI and the plan page.
+ * Rows not signed yet are not a failure: Cairn signs them at the plan's next
+ * decision or its next signing pass.
+ */
+export function trailSigning(result: TrailVerification): string {
+  const signed = result.signedRows ?? 0;
+  const key = `with key ${result.keyId}`;
+  if (signed === result.rows) return result.rows === 0 ? "no rows" : `all signed ${key}`;
+  if (signed === 0) return "not signed yet";
+  const rest =
+    signed + 1 === result.rows ? `row ${result.rows}` : `rows ${signed + 1} to ${result.rows}`;
+  return `rows 1 to ${signed} signed ${key}, ${rest} not signed yet`;
 }
 
 export function sha256Hex(text: string): string {
@@ -135,12 +235,23 @@ export class ChainVerifier {
   private count = 0;
   private previous: string | null = null;
   private firstBadRow?: TrailVerification["firstBadRow"];
+  private digestAtSigned: string | null = null;
+  private tailDecision?: { id: string; position: number };
 
-  constructor(private readonly planId: string) {}
+  constructor(
+    private readonly planId: string,
+    private readonly signature: StoredSignature | null,
+    private readonly keyring: AuditKeyring = auditKeyring(),
+  ) {}
 
   add(row: ChainedRow): void {
     this.count += 1;
     if (this.firstBadRow) return;
+    const signedLength = this.signature?.chainLength ?? 0;
+    if (this.count === signedLength) this.digestAtSigned = row.digest;
+    if (row.decision && this.count > signedLength && !this.tailDecision) {
+      this.tailDecision = { id: row.id, position: this.count };
+    }
     const reason = linkFailure({
       chainIndex: row.chainIndex,
       position: this.count,
@@ -151,13 +262,20 @@ export class ChainVerifier {
     else this.previous = row.digest;
   }
 
-  /** The verdict on the rows added, against the plan's head. */
+  /** The verdict on the rows added, against the plan's head and its signed head. */
   result(head: ChainHead | null, planExists = true): TrailVerification {
-    return verdict(this.planId, this.count, this.firstBadRow, {
-      head,
-      lastDigest: this.previous,
-      planExists,
-    });
+    return verdict(
+      this.planId,
+      this.count,
+      this.firstBadRow,
+      { head, lastDigest: this.previous, planExists },
+      {
+        stored: this.signature,
+        digestAtSigned: this.digestAtSigned,
+        tailDecision: this.tailDecision,
+      },
+      this.keyring,
+    );
   }
 }
 
@@ -168,12 +286,41 @@ function headOf(row?: { chainLength: number | null; lastDigest: string | null })
     : null;
 }
 
-/** A plan's head, and whether the plan is still there (in the tenant, when given). */
+/** The signed head in a row read with a left join: null when the plan has none. */
+const signatureColumns = {
+  signedTenantId: z.string().nullable(),
+  signedLength: z.number().nullable(),
+  signedDigest: z.string().nullable(),
+  keyId: z.string().nullable(),
+  signature: z.string().nullable(),
+};
+const SIGNATURE_SELECT = sql`s.tenant_id as "signedTenantId", s.chain_length as "signedLength",
+  s.head_digest as "signedDigest", s.key_id as "keyId", s.signature`;
+
+function signatureOf(row?: {
+  signedTenantId: string | null;
+  signedLength: number | null;
+  signedDigest: string | null;
+  keyId: string | null;
+  signature: string | null;
+}): StoredSignature | null {
+  return row?.signedTenantId != null && row.signedLength != null && row.signedDigest != null
+    ? {
+        tenantId: row.signedTenantId,
+        chainLength: row.signedLength,
+        headDigest: row.signedDigest,
+        keyId: row.keyId,
+        signature: row.signature,
+      }
+    : null;
+}
+
+/** A plan's head and signed head, and whether the plan is still there (in the tenant, when given). */
 export async function loadHead(
   db: Executor,
   planId: string,
   tenantId?: string,
-): Promise<{ head: ChainHead | null; planExists: boolean }> {
+): Promise<{ head: ChainHead | null; planExists: boolean; signature: StoredSignature | null }> {
   const tenant = tenantId ?? null;
   const [row] = await selectRows(
     db,
@@ -181,17 +328,22 @@ export async function loadHead(
       planExists: z.boolean(),
       chainLength: z.number().nullable(),
       lastDigest: z.string().nullable(),
+      ...signatureColumns,
     }),
     sql`select exists (select 1 from research_plan p where p.id = ${planId}::uuid
           and (${tenant}::uuid is null or p.tenant_id = ${tenant}::uuid)) as "planExists",
-        h.chain_length as "chainLength", h.last_digest as "lastDigest"
+        h.chain_length as "chainLength", h.last_digest as "lastDigest", ${SIGNATURE_SELECT}
       from (select 1) one
       left join plan_audit_head h on h.plan_id = ${planId}::uuid
-        and (${tenant}::uuid is null or h.tenant_id = ${tenant}::uuid)`,
+        and (${tenant}::uuid is null or h.tenant_id = ${tenant}::uuid)
+      left join plan_audit_signature s on s.plan_id = ${planId}::uuid
+        and (${tenant}::uuid is null or s.tenant_id = ${tenant}::uuid)`,
   );
-  const head = headOf(row);
-  return { head, planExists: row?.planExists ?? false };
+  return { head: headOf(row), planExists: row?.planExists ?? false, signature: signatureOf(row) };
 }
+
+/** A review decision's row, whose head Cairn signs in the decision's transaction. */
+export const DECISION_ROW = sql`(l.event_type = 'user_reviewed' and l.payload->>'action' = 'decision')`;
 
 /** How many rows one read of a trail takes. */
 export const CHAIN_PAGE_ROWS = 500;
@@ -228,7 +380,8 @@ export async function* chainPages(
         db,
         pagedRow,
         sql`select l.id, l.chain_index as "chainIndex", l.prev_digest as "prevDigest",
-            l.digest, audit_row_canonical(l) as canonical, l.seq::float8 as seq
+            l.digest, audit_row_canonical(l) as canonical, ${DECISION_ROW} as decision,
+            l.seq::float8 as seq
           from plan_audit_log l
           where l.plan_id = ${planId}::uuid
             and (${tenant}::uuid is null or l.tenant_id = ${tenant}::uuid)
@@ -259,11 +412,12 @@ export function verifyPlanTrail(
   db: Database,
   planId: string,
   tenantId?: string,
+  keyring: AuditKeyring = auditKeyring(),
 ): Promise<TrailVerification> {
   return db.transaction(
     async (tx) => {
-      const { head, planExists } = await loadHead(tx, planId, tenantId);
-      const verifier = new ChainVerifier(planId);
+      const { head, planExists, signature } = await loadHead(tx, planId, tenantId);
+      const verifier = new ChainVerifier(planId, signature, keyring);
       for await (const page of chainPages(tx, planId, tenantId, null)) {
         for (const row of page) verifier.add(row);
       }
@@ -277,7 +431,10 @@ export function verifyPlanTrail(
  * Every plan's trail (the CLI's `verify-audit` without a plan), and the
  * trail of every plan that is gone but whose head remains.
  */
-export async function verifyAllTrails(db: Database): Promise<TrailVerification[]> {
+export async function verifyAllTrails(
+  db: Database,
+  keyring: AuditKeyring = auditKeyring(),
+): Promise<TrailVerification[]> {
   const plans = await selectRows(
     db,
     z.object({ id: z.string() }),
@@ -290,7 +447,7 @@ export async function verifyAllTrails(db: Database): Promise<TrailVerification[]
       order by created_at nulls last, id`,
   );
   const results: TrailVerification[] = [];
-  for (const plan of plans) results.push(await verifyPlanTrail(db, plan.id));
+  for (const plan of plans) results.push(await verifyPlanTrail(db, plan.id, undefined, keyring));
   return results;
 }
 
@@ -303,7 +460,11 @@ export async function verifyAllTrails(db: Database): Promise<TrailVerification[]
  * in a CTE (spilled to disk at 10,000 rows) nor read twice.
  */
 const trailCheckRow = z
-  .object({ chainLength: z.number().nullable(), lastDigest: z.string().nullable() })
+  .object({
+    chainLength: z.number().nullable(),
+    lastDigest: z.string().nullable(),
+    ...signatureColumns,
+  })
   .and(
     z.union([
       z.object({
@@ -314,30 +475,44 @@ const trailCheckRow = z
         linked: z.boolean(),
         sealed: z.boolean(),
         digest: z.string().nullable(),
+        digestAtSigned: z.string().nullable(),
+        /** The first decision after the signed head: its position, zero-padded, then its id. */
+        tailDecision: z.string().nullable(),
       }),
       // A plan without rows: the left join's columns are all null.
       z.object({ rows: z.null(), id: z.null(), digest: z.null() }),
     ]),
   );
 
+/** Digits of the zero-padded position that leads `tailDecision`, so its minimum is the first. */
+const POSITION_DIGITS = 10;
+
 export async function checkPlanTrailInDatabase(
   db: Executor,
   planId: string,
   tenantId: string,
+  keyring: AuditKeyring = auditKeyring(),
 ): Promise<TrailVerification> {
   const [row] = await selectRows(
     db,
     trailCheckRow,
-    sql`select h.chain_length as "chainLength", h.last_digest as "lastDigest", t.*
+    sql`select h.chain_length as "chainLength", h.last_digest as "lastDigest", ${SIGNATURE_SELECT},
+        t.*
       from (select 1) one
       left join plan_audit_head h on h.plan_id = ${planId}::uuid and h.tenant_id = ${tenantId}::uuid
+      left join plan_audit_signature s on s.plan_id = ${planId}::uuid
+        and s.tenant_id = ${tenantId}::uuid
       left join lateral (
         select count(*) over ()::int as rows, id, position::int as position,
-          chain_index as "chainIndex", linked, sealed, digest
+          chain_index as "chainIndex", linked, sealed, digest,
+          max(digest) filter (where position = s.chain_length) over () as "digestAtSigned",
+          min(lpad(position::text, ${POSITION_DIGITS}, '0') || id::text)
+            filter (where decision and position > coalesce(s.chain_length, 0)) over ()
+            as "tailDecision"
         from (
           select links.*, (chain_index is distinct from position or not linked or not sealed) as bad
           from (
-            select l.id, l.chain_index, l.digest,
+            select l.id, l.chain_index, l.digest, ${DECISION_ROW} as decision,
               row_number() over w as position,
               l.prev_digest is not distinct from lag(l.digest) over w as linked,
               l.digest is not distinct from encode(sha256(convert_to(
@@ -352,10 +527,19 @@ export async function checkPlanTrailInDatabase(
       ) t on true`,
   );
   const reason = row?.id ? linkFailure(row) : undefined;
+  const tail = row?.id ? row.tailDecision : null;
   return verdict(
     planId,
     row?.rows ?? 0,
     row?.id && reason ? { id: row.id, position: row.position, reason } : undefined,
     { head: headOf(row), lastDigest: row?.digest ?? null, planExists: true },
+    {
+      stored: signatureOf(row),
+      digestAtSigned: row?.id ? row.digestAtSigned : null,
+      tailDecision: tail
+        ? { position: Number(tail.slice(0, POSITION_DIGITS)), id: tail.slice(POSITION_DIGITS) }
+        : undefined,
+    },
+    keyring,
   );
 }

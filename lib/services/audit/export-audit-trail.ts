@@ -18,6 +18,7 @@ import {
   ChainVerifier,
   chainPages,
   loadHead,
+  type StoredSignature,
 } from "./audit-chain";
 
 export const AUDIT_EXPORT_FORMAT = "cairn-audit-trail/2";
@@ -43,8 +44,8 @@ export type AuditExport = { planId: string; body: ReadableStream<Uint8Array> };
 /** The plan's trail as a stream of JSON (`AUDIT_EXPORT_FORMAT`); NOT_FOUND for a plan not in the tenant. */
 export async function exportAuditTrail(ctx: ServiceContext, planId: string): Promise<AuditExport> {
   const plan = await getPlan(ctx.db, ctx, planId);
-  const { head } = await loadHead(ctx.db, plan.id, ctx.tenantId);
-  const chunks = exportChunks(ctx, { id: plan.id, name: plan.name }, head);
+  const { head, signature } = await loadHead(ctx.db, plan.id, ctx.tenantId);
+  const chunks = exportChunks(ctx, { id: plan.id, name: plan.name }, head, signature);
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -64,6 +65,7 @@ async function* exportChunks(
   ctx: ServiceContext,
   plan: { id: string; name: string },
   head: ChainHead | null,
+  signature: StoredSignature | null,
 ): AsyncGenerator<string> {
   const header = JSON.stringify(
     {
@@ -79,7 +81,8 @@ async function* exportChunks(
   );
   // The header's object left open (its closing "\n}" cut) for the rows that follow.
   yield `${header.slice(0, -2)},\n  "rows": [`;
-  const verifier = new ChainVerifier(plan.id);
+  // Cairn's verdict includes its signed head, which an auditor without the key cannot check.
+  const verifier = new ChainVerifier(plan.id, signature);
   let separator = "\n    ";
   for await (const page of chainPages(ctx.db, plan.id, ctx.tenantId, head?.chainLength ?? null)) {
     let text = "";

@@ -4,6 +4,8 @@
  * completion's effects, with their audit rows, as one fixed statement. The
  * step's lease ends: it leaves awaiting_input, or a modify hands it back
  * released (in progress with no expiry), for the claim rule to hand out again.
+ * The plan's audit head, which now ends with the decision, is signed in the
+ * same transaction (docs/audit.md, "Signed heads").
  */
 import "server-only";
 import { z } from "zod";
@@ -13,6 +15,7 @@ import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import type { ReviewDecisionOutcome } from "../../plan-engine/loop";
 import type { DecisionChannel, DecisionPolicy, ReviewDecision } from "../../plan-engine/states";
 import { isTerminalStepStatus } from "../../plan-engine/transitions";
+import { signHeadAtDecision } from "../audit/sign-heads";
 import type { ServiceContext } from "../shared/context";
 import { completionAuditInsert, completionEffectsCtes, effectsParams } from "./completion-effects";
 
@@ -81,4 +84,5 @@ export async function writeReviewDecision(
     write.digest,
     write.decisionPolicy,
   ]);
+  await signHeadAtDecision(tx, write.planId);
 }

@@ -3,12 +3,13 @@ import { decisionChannelText } from "@/app/_components/review/decision-channel";
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
-import { trailFailure } from "@/lib/services/audit/audit-chain";
+import { trailFailure, trailSigning } from "@/lib/services/audit/audit-chain";
 import { shortenJson } from "@/lib/services/views/full-values";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 
 /**
- * Whether the trail's hash chain holds (docs/audit.md), and its export for an
+ * Whether the trail's hash chain and signed head hold (docs/audit.md), how
+ * much of it is signed yet, and its export for an
  * auditor. The check is still running in the database while the rest of the
  * page renders; only this paragraph waits for it, within the same response.
  */
@@ -24,7 +25,7 @@ async function TrailIntegrity({ page }: { page: PlanPage }) {
     >
       {bad
         ? `The audit trail does not verify: ${bad}. The trail was changed outside Cairn after it was written.`
-        : `The audit trail verifies: its ${trail.rows} rows form an unbroken hash chain.`}{" "}
+        : `The audit trail verifies: its ${trail.rows} rows form an unbroken hash chain (${trailSigning(trail)}).`}{" "}
       <a href={`/plans/${page.plan.planId}/audit`} download>
         Export the trail with its digests (JSON)
       </a>
