@@ -110,6 +110,15 @@ export type AuditEntry =
             reason: string;
           }
         | {
+            /** A policy in force forbade the deadline's action (timeoutActionInForce): what ran instead. */
+            action: "deadline_action_replaced";
+            reviewRequestId: string;
+            from: string;
+            to: string;
+            reason: string;
+            decisionPolicy: DecisionPolicy;
+          }
+        | {
             action: "decision";
             reviewRequestId: string;
             decision: ReviewDecision;

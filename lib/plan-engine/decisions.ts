@@ -104,6 +104,23 @@ export function checkDecider(policy: DecisionPolicy, kind: DeciderKind, reviewUr
 }
 
 /**
+ * Whether a deadline `kind` timed, running `onTimeout`, would pass a checkpoint
+ * without a person under `policy`: the one test behind a request's deadline
+ * (`checkTimeoutAction`) and a deadline's firing (`timeoutActionInForce`).
+ */
+export function timeoutPassesWithoutPerson(
+  policy: DecisionPolicy,
+  kind: DeciderKind,
+  onTimeout: string | undefined,
+): boolean {
+  return (
+    policy === "people_only" &&
+    decisionChannel(kind) === "relayed" &&
+    (onTimeout === "approve" || onTimeout === "skip")
+  );
+}
+
+/**
  * A deadline's approve or skip is a decision made in advance: an agent may not
  * grant itself one where only people decide (reject and escalate leave the
  * step to a person). Checked on the action that will actually run: the one the
@@ -117,13 +134,7 @@ export function checkTimeoutAction(
   timeout: { onTimeout: string | undefined; inheritedFromTeam: boolean },
 ): void {
   const { onTimeout, inheritedFromTeam } = timeout;
-  if (
-    policy !== "people_only" ||
-    decisionChannel(kind) !== "relayed" ||
-    (onTimeout !== "approve" && onTimeout !== "skip")
-  ) {
-    return;
-  }
+  if (!timeoutPassesWithoutPerson(policy, kind, onTimeout)) return;
   if (inheritedFromTeam) {
     throw new AppError(
       "FORBIDDEN",

@@ -261,6 +261,7 @@ export async function requestUserReview(
         createdAt: now,
         dueAt,
         onTimeout: deadline?.onTimeout ?? null,
+        deadlineFromTeam: deadline !== null && !callerTimed,
         assignedUserId: assignee.userId,
         assignedRole: assignee.role,
       })

@@ -6,6 +6,7 @@
 import "server-only";
 import { desc, eq } from "drizzle-orm";
 import { teamAuditLog } from "../../db/schema";
+import type { DeadlinesRevisited } from "../reviews/review-deadlines";
 import type { TeamEventType, TeamRuleValue } from "../reviews/team-trail";
 import { getTrustedClients, listTeamClients } from "../reviews/trusted-clients";
 import type { ServiceContext } from "../shared/context";
@@ -21,6 +22,8 @@ export type TeamTrailEntry = {
     createdAt: Date;
     from: TeamRuleValue<Event>;
     to: TeamRuleValue<Event>;
+    /** A policy switch's revisit of the team's pending reviews (none before it was recorded). */
+    pendingReviews?: DeadlinesRevisited;
   };
 }[TeamEventType];
 
@@ -42,6 +45,7 @@ async function listTeamTrail(ctx: ServiceContext): Promise<TeamTrailEntry[]> {
         createdAt: row.createdAt,
         from: row.payload.from,
         to: row.payload.to,
+        ...(row.payload.pendingReviews ? { pendingReviews: row.payload.pendingReviews } : {}),
       }) as TeamTrailEntry,
   );
 }
