@@ -129,6 +129,8 @@ export type AuditEntry =
             reviewDigest: string;
             /** The team's rule on who decides when the decision was made. */
             decisionPolicy: DecisionPolicy;
+            /** The result the decider entered for a review with no proposal. */
+            enteredResult?: Record<string, unknown>;
           };
     }
   | {

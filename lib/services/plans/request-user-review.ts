@@ -176,21 +176,28 @@ export async function requestUserReview(
       step,
     );
     // An approve completes the step with the proposal, so it must keep the
-    // step's contract: checked now, while the agent can still correct it.
+    // step's contract: checked now, while the agent can still correct it. A
+    // checkpoint may go up with none: a person can always decide it, and
+    // enters the result an approve completes it with (docs/reviews.md).
     if (step.outputSchema) {
-      if (input.proposedResult === undefined) {
+      const checkpoint = step.stepType === "checkpoint";
+      if (input.proposedResult === undefined && !checkpoint) {
         throw new AppError(
           "VALIDATION_ERROR",
           `proposedResult: step ${step.stepOrder} has an outputSchema, so an approve needs a result that satisfies it. Nothing was stored; send the result you ask the person to accept as proposedResult (get_research_context shows the schema).`,
           { field: "proposedResult" },
         );
       }
-      checkOutputSchema(
-        step.outputSchema,
-        input.proposedResult,
-        "proposedResult",
-        "propose a result that does (get_research_context shows the schema).",
-      );
+      if (input.proposedResult !== undefined) {
+        checkOutputSchema(
+          step.outputSchema,
+          input.proposedResult,
+          "proposedResult",
+          checkpoint
+            ? "propose a result that does (get_research_context shows the schema), or leave proposedResult out: the person then enters the result when they approve."
+            : "propose a result that does (get_research_context shows the schema).",
+        );
+      }
     }
     const now = new Date();
     const [team] = await tx
