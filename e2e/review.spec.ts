@@ -285,7 +285,7 @@ test("a checkpoint with no proposal under an output schema: the reviewer enters 
   await signIn(page, app.tenantA.researcherEmail);
 
   // The inbox offers the same field.
-  await page.goto("/inbox");
+  await page.goto(`/inbox?plan=${planId}`);
   await expect(page.getByTestId("review-result")).toHaveCount(1);
 
   await page.goto(`/plans/${planId}`);
