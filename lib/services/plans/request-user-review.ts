@@ -29,13 +29,7 @@ import { reviewContentDigestSql } from "../reviews/review-digest";
 import { checkReviewCount } from "../reviews/review-limits";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import {
-  jsonAtMost,
-  MAX_RESULT_BYTES,
-  planIdField,
-  RESULT_TOO_BIG,
-  stepIdField,
-} from "../shared/fields";
+import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
@@ -84,15 +78,8 @@ export const requestUserReviewInput = z.object({
       'What Cairn does itself when the deadline passes: approve, reject or skip the step (as a decision recorded as "Cairn (deadline)"), or escalate (hand the review to the admins; the plan keeps waiting).',
     ),
   assignTo: assignToField.optional(),
-  proposedResult: jsonAtMost(
-    z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe(
-        "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page.",
-      ),
-    MAX_RESULT_BYTES,
-    RESULT_TOO_BIG,
+  proposedResult: optionalResultField(
+    "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page. On a checkpoint whose outputSchema you cannot meet, leave it out: the person enters the result when they approve.",
   ),
   proposedConfidence: z
     .number()

@@ -37,13 +37,7 @@ import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
 import { readDecisionPolicy } from "../reviews/decision-policy";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
-import {
-  jsonAtMost,
-  MAX_RESULT_BYTES,
-  planIdField,
-  RESULT_TOO_BIG,
-  stepIdField,
-} from "../shared/fields";
+import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
 import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep } from "../shared/plan-access";
@@ -79,15 +73,8 @@ export const submitUserDecisionFields = z.object({
     .describe(
       "The contentDigest of the review as the person saw it (request_user_review's answer). Left out, the review as it was requested. When what the review shows changed since, the decision is a CONFLICT.",
     ),
-  result: jsonAtMost(
-    z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe(
-        "Only with approve, and only for a review without a proposedResult: the step's result the person entered, which the step completes with. Where the step has an outputSchema it must satisfy it, and an approve of such a review needs one.",
-      ),
-    MAX_RESULT_BYTES,
-    RESULT_TOO_BIG,
+  result: optionalResultField(
+    "Only with approve, and only for a review without a proposedResult: the step's result the person entered, which the step completes with. Where the step has an outputSchema it must satisfy it, and an approve of such a review needs one.",
   ),
 });
 

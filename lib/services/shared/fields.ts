@@ -77,6 +77,14 @@ export function jsonAtMost<T extends z.ZodType>(schema: T, maxBytes: number, ins
     .describe(schema.description ? `${schema.description} ${limit}` : limit);
 }
 
+/** An optional step result given with a review (a proposal, a result a person entered), bounded like a result. */
+export const optionalResultField = (description: string) =>
+  jsonAtMost(
+    z.record(z.string(), z.unknown()).optional().describe(description),
+    MAX_RESULT_BYTES,
+    RESULT_TOO_BIG,
+  );
+
 /**
  * A JSON object typed into a form as text (a result a person enters): at most
  * `maxBytes` of text, parsed, and refused with where the JSON breaks or what it
