@@ -12,7 +12,7 @@
  * tests/mcp-lifecycle.test.ts and tests/mcp-front-door.test.ts.
  */
 import type { ElicitResult } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SERVER_INSTRUCTIONS } from "@/lib/mcp/server";
 import { TOOLS } from "@/lib/mcp/tools";
 import { type AppServer, startAppServer } from "./support/app-server";
@@ -99,6 +99,9 @@ describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
   });
 
   it("puts up a checkpoint it cannot propose a result for, which the decider approves with one", async () => {
+    // Tenant B's, so the calls recorded for tenant A (checked last) stay as they are.
+    const agent = await connectAgentOn(revision, app.mcpUrl, app.tenantB.key);
+    onTestFinished(() => agent.close());
     const schema = {
       type: "object",
       required: ["verdict"],
