@@ -50,8 +50,8 @@ export function ReviewContent({ review }: { review: ReviewContentData }) {
       ) : review.resultSchema ? (
         <p className="muted" data-testid="review-proposal">
           The agent proposed no result, and the step's output schema needs one: to approve, enter
-          the result below. Approve completes the step with it, and its branching conditions are
-          evaluated on it.
+          the result in the Result field of Cairn's review page or inbox. Approve completes the step
+          with it, and its branching conditions are evaluated on it.
         </p>
       ) : (
         <p className="muted" data-testid="review-proposal">
