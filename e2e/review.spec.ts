@@ -290,7 +290,9 @@ test("a checkpoint with no proposal under an output schema: the reviewer enters 
 
   await page.goto(`/plans/${planId}`);
   const panel = page.getByTestId("review-panel");
-  await expect(panel.getByTestId("review-proposal")).toContainText("enter the result in the Result field");
+  await expect(panel.getByTestId("review-proposal")).toContainText(
+    "enter the result in the Result field",
+  );
   await panel.getByTestId("review-result-schema").locator("summary").click();
   await expect(panel.getByTestId("review-result-schema-json")).toContainText("signedOffBy");
   await expectHydrated(page);

@@ -129,44 +129,39 @@ describe.each(BACKENDS)("a checkpoint the agent cannot propose for, on %s", (bac
     expect(next.step.stepOrder).toBe(3);
   });
 
-  it("lets the person skip, reject or send back a review with no proposal", async () => {
-    const sentBack = await atTheCheckpoint();
-    const first = await tenant.agent.ok("request_user_review", {
-      planId: sentBack.planId,
-      stepId: sentBack.stepId,
+  /** The agent puts the checkpoint up with no proposal; the person answers with `decision`. */
+  async function askedThenDecided(
+    at: { planId: string; stepId: string },
+    decision: string,
+    extra: Record<string, unknown> = {},
+  ) {
+    const review = await tenant.agent.ok("request_user_review", {
+      ...at,
       summary: "Over to you.",
     });
-    const modified = await as.person.ok("submit_user_decision", {
-      planId: sentBack.planId,
-      reviewRequestId: first.reviewRequestId,
-      decision: "modify",
+    return as.person.ok("submit_user_decision", {
+      planId: at.planId,
+      reviewRequestId: review.reviewRequestId,
+      decision,
+      ...extra,
+    });
+  }
+
+  it("lets the person skip, reject or send back a review with no proposal", async () => {
+    const { planId, stepId } = await atTheCheckpoint();
+    const modified = await askedThenDecided({ planId, stepId }, "modify", {
       feedback: "Collect the second source first.",
     });
     expect(modified.stepStatus).toBe("in_progress");
-    const again = await tenant.agent.ok("get_next_step", { planId: sentBack.planId });
-    const second = await tenant.agent.ok("request_user_review", {
-      planId: sentBack.planId,
-      stepId: again.step.stepId,
-      summary: "Done that.",
-    });
-    const skipped = await as.person.ok("submit_user_decision", {
-      planId: sentBack.planId,
-      reviewRequestId: second.reviewRequestId,
-      decision: "skip",
-    });
+    const again = await tenant.agent.ok("get_next_step", { planId });
+    const skipped = await askedThenDecided({ planId, stepId: again.step.stepId }, "skip");
     expect(skipped.stepStatus).toBe("skipped");
 
     const rejected = await atTheCheckpoint();
-    const third = await tenant.agent.ok("request_user_review", {
-      planId: rejected.planId,
-      stepId: rejected.stepId,
-      summary: "Over to you.",
-    });
-    const failed = await as.person.ok("submit_user_decision", {
-      planId: rejected.planId,
-      reviewRequestId: third.reviewRequestId,
-      decision: "reject",
-    });
+    const failed = await askedThenDecided(
+      { planId: rejected.planId, stepId: rejected.stepId },
+      "reject",
+    );
     expect(failed.planStatus).toBe("failed");
   });
 
