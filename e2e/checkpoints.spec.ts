@@ -203,3 +203,45 @@ test("a decision that ends the plan says so before and after", async ({ page, ag
   );
   expect((await agent.ok("get_plan_status", { planId: created.planId })).status).toBe("completed");
 });
+
+test("a switch to people only replaces an agent's approve deadline, and the team's trail says so", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const created = await agent.ok("create_research_plan", {
+    name: "Deadline switch",
+    researchQuestion: "Does the deadline hold?",
+    steps: [{ stepType: "checkpoint", instructions: "Present the sources for review." }],
+  });
+  const planId: string = created.planId;
+  const next = await agent.ok("get_next_step", { planId });
+  const asked = await agent.ok("request_user_review", {
+    planId,
+    stepId: next.step.stepId,
+    summary: "Approve me in an hour.",
+    deadlineSeconds: 3600,
+    onTimeout: "approve",
+  });
+  expect(asked.onTimeout).toBe("approve");
+
+  await signIn(page, app.tenantA.email);
+  await page.goto("/admin");
+  const form = page.getByTestId("decision-policy-form");
+  try {
+    await form.getByLabel(/People only/).check();
+    await form.getByRole("button", { name: "Save who decides" }).click();
+    await expect(form.getByTestId("action-message")).toContainText("only people decide");
+    const note = page.getByTestId("team-trail-row").first().getByTestId("team-trail-note");
+    await expect(note).toContainText("with a deadline revisited");
+    await expect(note).toContainText("approve → hand to the admins on 1 pending review");
+    const waiting = await agent.ok("get_next_step", { planId });
+    expect(waiting.review).toMatchObject({ onTimeout: "escalate" });
+  } finally {
+    await page.goto("/admin");
+    await form.getByLabel(/People, and agents/).check();
+    await form.getByRole("button", { name: "Save who decides" }).click();
+    await expect(form.getByTestId("action-message")).toContainText("agents may relay");
+    await agent.ok("cancel_plan", { planId, reason: "The test is over." });
+  }
+});

@@ -253,3 +253,71 @@ test("a review asked again gets a fresh form: what was typed or armed for the ol
   expect(decided(again.reviewRequestId)).toMatchObject({ decision: "approve", feedback: null });
   expect(reviews).toHaveLength(2);
 });
+
+test("a checkpoint with no proposal under an output schema: the reviewer enters the result, checked on the server", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const created = await agent.ok("create_research_plan", {
+    name: "Sign-off",
+    researchQuestion: "Does the finding hold?",
+    steps: [
+      {
+        stepType: "checkpoint",
+        instructions: "Sign off on the finding.",
+        outputSchema: {
+          type: "object",
+          required: ["verdict", "signedOffBy"],
+          properties: { verdict: { enum: ["holds", "fails"] }, signedOffBy: { type: "string" } },
+        },
+      },
+      { stepType: "synthesize", instructions: "Write the answer." },
+    ],
+  });
+  const planId: string = created.planId;
+  const next = await agent.ok("get_next_step", { planId });
+  await agent.ok("request_user_review", {
+    planId,
+    stepId: next.step.stepId,
+    summary: "I cannot sign off myself: please enter the verdict.",
+  });
+  await signIn(page, app.tenantA.researcherEmail);
+
+  // The inbox offers the same field.
+  await page.goto(`/inbox?plan=${planId}`);
+  await expect(page.getByTestId("review-result")).toHaveCount(1);
+
+  await page.goto(`/plans/${planId}`);
+  const panel = page.getByTestId("review-panel");
+  await expect(panel.getByTestId("review-proposal")).toContainText(
+    "enter the result in the Result field",
+  );
+  await panel.getByTestId("review-result-schema").locator("summary").click();
+  await expect(panel.getByTestId("review-result-schema-json")).toContainText("signedOffBy");
+  await expectHydrated(page);
+  const message = page.getByTestId("action-message");
+  const result = panel.getByLabel(/^Result/);
+
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(message).toContainText("result: step 1 has an outputSchema");
+  await result.fill("{verdict: holds");
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(message).toContainText("result: is not valid JSON");
+  await result.fill('{"verdict": "maybe"}');
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(message).toContainText("result does not satisfy the step's outputSchema");
+  await expect(message).toContainText("signedOffBy");
+  // What was typed stays to be corrected, and nothing changed meanwhile.
+  await expect(result).toHaveValue('{"verdict": "maybe"}');
+  expect((await agent.ok("get_plan_status", { planId })).status).toBe("awaiting_review");
+
+  await result.fill('{"verdict": "holds", "signedOffBy": "Ada"}');
+  await panel.getByRole("button", { name: "Approve" }).click();
+  await expect(message).toHaveText(/Approved: the step is complete/);
+  const context = await agent.ok("get_research_context", { planId });
+  expect(context.steps[0]).toMatchObject({
+    status: "completed",
+    result: { verdict: "holds", signedOffBy: "Ada" },
+  });
+});

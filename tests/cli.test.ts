@@ -357,7 +357,8 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
       expect(
         (await edit.db.select().from(tenants).where(eq(tenants.name, "Audit")))[0],
       ).toMatchObject({ decisionPolicy: "people_only" });
-      // The switch is on the team's trail, as the CLI's; showing the policy wrote nothing.
+      // The switch is on the team's trail, as the CLI's, with its revisit of the
+      // team's pending reviews (none waits here); showing the policy wrote nothing.
       expect(
         (await edit.db.select().from(teamAuditLog)).map((row) => [
           row.eventType,
@@ -370,7 +371,11 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
           "decision_policy_changed",
           "system",
           "the admin CLI",
-          { from: "people_and_agents", to: "people_only" },
+          {
+            from: "people_and_agents",
+            to: "people_only",
+            pendingReviews: { pending: 0, replaced: [] },
+          },
         ],
       ]);
     } finally {

@@ -12,7 +12,7 @@
  * tests/mcp-lifecycle.test.ts and tests/mcp-front-door.test.ts.
  */
 import type { ElicitResult } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { isAppOnly } from "@/lib/mcp/apps";
 import { SERVER_INSTRUCTIONS } from "@/lib/mcp/server";
 import { TOOLS } from "@/lib/mcp/tools";
@@ -132,6 +132,43 @@ describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
     expect(await agent.fails("get_next_step", { planId: "not-a-uuid" })).toMatch(
       /^VALIDATION_ERROR: /,
     );
+  });
+
+  it("puts up a checkpoint it cannot propose a result for, which the decider approves with one", async () => {
+    // Tenant B's, so the calls recorded for tenant A (checked last) stay as they are.
+    const agent = await connectAgentOn(revision, app.mcpUrl, app.tenantB.key);
+    onTestFinished(() => agent.close());
+    const schema = {
+      type: "object",
+      required: ["verdict"],
+      properties: { verdict: { enum: ["holds", "fails"] } },
+    };
+    const { planId } = await agent.ok("create_research_plan", {
+      name: `Sign-off over ${revision}`,
+      researchQuestion: "Does it hold?",
+      steps: [{ stepType: "checkpoint", instructions: "Sign off.", outputSchema: schema }],
+    });
+    const next = await agent.ok("get_next_step", { planId });
+    const review = await agent.ok("request_user_review", {
+      planId,
+      stepId: next.step.stepId,
+      summary: "I cannot give the verdict: please enter it.",
+    });
+    expect(review).toMatchObject({ planStatus: "awaiting_review" });
+    const decide = { planId, reviewRequestId: review.reviewRequestId, decision: "approve" };
+    expect(await agent.fails("submit_user_decision", decide)).toMatch(
+      /^VALIDATION_ERROR: result: step 1 has an outputSchema/,
+    );
+    expect(
+      await agent.fails("submit_user_decision", { ...decide, result: { verdict: "perhaps" } }),
+    ).toMatch(/^VALIDATION_ERROR: result does not satisfy the step's outputSchema: .*verdict/);
+    const decided = await agent.ok("submit_user_decision", {
+      ...decide,
+      result: { verdict: "holds" },
+    });
+    expect(decided).toMatchObject({ stepStatus: "completed", planStatus: "completed" });
+    const status = await agent.ok("get_plan_status", { planId });
+    expect(status.steps[0]).toMatchObject({ status: "completed" });
   });
 });
 

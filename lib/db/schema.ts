@@ -601,6 +601,10 @@ export const reviewRequests = pgTable(
     /** When Cairn applies `on_timeout` itself; null waits forever. */
     dueAt: timestamp("due_at", { withTimezone: true }),
     onTimeout: reviewTimeoutAction("on_timeout"),
+    /** The whole deadline (time and action) is the team's default, not the requester's. */
+    deadlineFromTeam: boolean("deadline_from_team").notNull().default(false),
+    /** The action the requester set, when the policy in force replaced it with `on_timeout`. */
+    onTimeoutReplaced: reviewTimeoutAction("on_timeout_replaced"),
     /** Set once the "due soon" notification has been queued, so it goes out once. */
     dueSoonNotifiedAt: timestamp("due_soon_notified_at", { withTimezone: true }),
     /** Set when the deadline escalated the review to the admins. */

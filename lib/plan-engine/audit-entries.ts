@@ -110,6 +110,15 @@ export type AuditEntry =
             reason: string;
           }
         | {
+            /** A policy in force forbade the deadline's action (timeoutActionInForce): what ran instead. */
+            action: "deadline_action_replaced";
+            reviewRequestId: string;
+            from: string;
+            to: string;
+            reason: string;
+            decisionPolicy: DecisionPolicy;
+          }
+        | {
             action: "decision";
             reviewRequestId: string;
             decision: ReviewDecision;
@@ -120,6 +129,8 @@ export type AuditEntry =
             reviewDigest: string;
             /** The team's rule on who decides when the decision was made. */
             decisionPolicy: DecisionPolicy;
+            /** The result the decider entered for a review with no proposal. */
+            enteredResult?: Record<string, unknown>;
           };
     }
   | {

@@ -107,6 +107,23 @@ export function checkDecider(policy: DecisionPolicy, kind: DeciderKind, reviewUr
 }
 
 /**
+ * Whether a deadline `kind` timed, running `onTimeout`, would pass a checkpoint
+ * without a person under `policy`: the one test behind a request's deadline
+ * (`checkTimeoutAction`) and a deadline's firing (`timeoutActionInForce`).
+ */
+export function timeoutPassesWithoutPerson(
+  policy: DecisionPolicy,
+  kind: DeciderKind,
+  onTimeout: string | undefined,
+): boolean {
+  return (
+    policy === "people_only" &&
+    decisionChannel(kind) === "relayed" &&
+    (onTimeout === "approve" || onTimeout === "skip")
+  );
+}
+
+/**
  * A deadline's approve or skip is a decision made in advance: an agent may not
  * grant itself one where only people decide (reject and escalate leave the
  * step to a person). Checked on the action that will actually run: the one the
@@ -120,13 +137,7 @@ export function checkTimeoutAction(
   timeout: { onTimeout: string | undefined; inheritedFromTeam: boolean },
 ): void {
   const { onTimeout, inheritedFromTeam } = timeout;
-  if (
-    policy !== "people_only" ||
-    decisionChannel(kind) !== "relayed" ||
-    (onTimeout !== "approve" && onTimeout !== "skip")
-  ) {
-    return;
-  }
+  if (!timeoutPassesWithoutPerson(policy, kind, onTimeout)) return;
   if (inheritedFromTeam) {
     throw new AppError(
       "FORBIDDEN",
@@ -162,23 +173,53 @@ export function checkCheckpointPass(
   const act = how === "result" ? "complete it with a result" : `${how.replace("_step", "")} it`;
   throw new AppError(
     "FORBIDDEN",
-    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it with your proposedResult; a person's approve completes it, and they may also skip it.`,
+    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it, with your proposedResult if you have one that meets the step's outputSchema (left out, the person enters the result); a person's approve completes it, and they may also skip it.`,
     { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
   );
 }
 
 /**
+ * A result the decider enters with the decision (docs/reviews.md, "A person
+ * can always decide a checkpoint") goes only with an approve of a review that
+ * has no proposal: what was reviewed is what is decided, so a proposal is
+ * approved as shown or sent back with feedback, never swapped.
+ */
+export function checkEnteredResult(
+  decision: ReviewDecision,
+  proposal: { result: Record<string, unknown> | null },
+  entered: Record<string, unknown> | null,
+): void {
+  if (entered === null) return;
+  if (decision !== "approve") {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `result: a result goes only with approve, not ${decision}. Nothing was changed; leave the result out, or approve.`,
+      { field: "result" },
+    );
+  }
+  if (proposal.result !== null) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "result: this review carries the agent's proposed result, and an approve completes the step with exactly that. Nothing was changed; approve without a result, or choose modify with feedback saying what should change.",
+      { field: "result" },
+    );
+  }
+}
+
+/**
  * What an approve completes the step with: the result and confidence the agent
- * proposed and the person saw, or, when it proposed none, a result that records
- * the decision (and no confidence: a condition on it does not fire on a value
- * nobody reported).
+ * proposed and the person saw; when it proposed none, the result the decider
+ * entered, else a result that records the decision (and no confidence: a
+ * condition on it does not fire on a value nobody reported).
  */
 export function approvedResult(
   proposal: { result: Record<string, unknown> | null; confidence: number | null },
   reviewRequestId: string,
   feedback: string | null,
+  entered: Record<string, unknown> | null = null,
 ): { result: Record<string, unknown>; confidence: number | null } {
   if (proposal.result !== null) return { result: proposal.result, confidence: proposal.confidence };
+  if (entered !== null) return { result: entered, confidence: null };
   return {
     result: { approvedByReview: reviewRequestId, ...(feedback ? { feedback } : {}) },
     confidence: proposal.confidence,

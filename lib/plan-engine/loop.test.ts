@@ -68,6 +68,7 @@ const reviewEvent = (
   decision,
   feedback,
   proposal,
+  enteredResult: null as Record<string, unknown> | null,
   channel: "web" as const,
   reviewDigest: "d".repeat(64),
   decisionPolicy: "people_only" as const,
@@ -859,5 +860,39 @@ describe("isLastOpenStep", () => {
     ];
     expect(isLastOpenStep(steps, "b")).toBe(true);
     expect(isLastOpenStep([...steps, { id: "d", status: "pending" as const }], "b")).toBe(false);
+  });
+});
+
+describe("decideReviewDecision with a result the person entered", () => {
+  const waiting = plan(["awaiting_input", "pending"], {
+    status: "awaiting_review",
+    pendingReviews: [{ id: "r1", stepId: "s1" }],
+  });
+
+  it("completes a step reviewed without a proposal with the entered result, kept on the trail", () => {
+    const entered = { verdict: "holds", sources: 3 };
+    const decided = decideReviewDecision(waiting, reviewed("s1", 1), [], {
+      ...reviewEvent("approve"),
+      enteredResult: entered,
+    });
+    expect(decided.result).toEqual(entered);
+    expect(decided.confidence).toBeNull();
+    expect(decided.audit[0]?.payload).toMatchObject({ action: "decision", enteredResult: entered });
+  });
+
+  it("refuses an entered result beside a proposal, or with any decision but approve", () => {
+    const entered = { verdict: "mine" };
+    expect(() =>
+      decideReviewDecision(waiting, reviewed("s1", 1), [], {
+        ...reviewEvent("approve", null, { result: { verdict: "agent" }, confidence: 0.9 }),
+        enteredResult: entered,
+      }),
+    ).toThrow(/^result: this review carries the agent's proposed result/);
+    expect(() =>
+      decideReviewDecision(waiting, reviewed("s1", 1), [], {
+        ...reviewEvent("skip"),
+        enteredResult: entered,
+      }),
+    ).toThrow(/^result: a result goes only with approve, not skip/);
   });
 });

@@ -14,7 +14,12 @@ import type { AuditEntry } from "./audit-entries";
 import { type BranchAction, evaluateBranching, stepsToSkip } from "./branch-actions";
 import { checkNotHeldByCheckpoint } from "./checkpoint-guard";
 import { buildConditionContext } from "./conditions";
-import { appendUserFeedback, applyReviewDecision, approvedResult } from "./decisions";
+import {
+  appendUserFeedback,
+  applyReviewDecision,
+  approvedResult,
+  checkEnteredResult,
+} from "./decisions";
 import {
   type DecisionChannel,
   type DecisionPolicy,
@@ -468,6 +473,8 @@ export type ReviewEvent = {
   feedback: string | null;
   /** What the agent asked the person to accept (request_user_review). */
   proposal: { result: Record<string, unknown> | null; confidence: number | null };
+  /** The result the decider entered for a review with no proposal (`checkEnteredResult`). */
+  enteredResult: Record<string, unknown> | null;
   /** How the decision reached Cairn, and the digest of what the reviewer was shown. */
   channel: DecisionChannel;
   reviewDigest: string;
@@ -503,6 +510,7 @@ export function decideReviewDecision(
   conditions: readonly LoopCondition[],
   event: ReviewEvent,
 ): ReviewDecisionOutcome {
+  checkEnteredResult(event.decision, event.proposal, event.enteredResult);
   const outcome = applyReviewDecision(event.decision);
   const stepStatus = transitionStep(step.status, outcome.stepStatus);
   const instructions =
@@ -522,6 +530,7 @@ export function decideReviewDecision(
         channel: event.channel,
         reviewDigest: event.reviewDigest,
         decisionPolicy: event.decisionPolicy,
+        ...(event.enteredResult !== null ? { enteredResult: event.enteredResult } : {}),
       },
     },
   ];
@@ -530,7 +539,12 @@ export function decideReviewDecision(
     pendingReviews: plan.pendingReviews.filter((r) => r.id !== event.reviewRequestId),
   };
   if (event.decision === "approve") {
-    const approved = approvedResult(event.proposal, event.reviewRequestId, event.feedback);
+    const approved = approvedResult(
+      event.proposal,
+      event.reviewRequestId,
+      event.feedback,
+      event.enteredResult,
+    );
     const effects = completionEffects(others, step.id, conditions, {
       ...approved,
       missingConfidence: "absent",

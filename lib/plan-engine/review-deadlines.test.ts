@@ -5,6 +5,7 @@ import {
   dueSoonAt,
   MAX_DEADLINE_SECONDS,
   resolveDeadline,
+  timeoutActionInForce,
 } from "./review-deadlines";
 
 const NOW = Date.parse("2026-05-01T12:00:00Z");
@@ -85,5 +86,62 @@ describe("decideTimeout", () => {
 
   it("escalates without a decision", () => {
     expect(decideTimeout("escalate", NOW)).toMatchObject({ kind: "escalate" });
+  });
+});
+
+describe("timeoutActionInForce", () => {
+  const agents = { requestedBy: "api_key" as const, fromTeam: false };
+
+  it("replaces an agent's approve or skip where only people decide: the team's own rule if it leaves the step to a person, else escalate", () => {
+    expect(
+      timeoutActionInForce("people_only", { ...agents, onTimeout: "approve" }, "reject"),
+    ).toEqual({
+      onTimeout: "reject",
+      replaced: {
+        from: "approve",
+        reason: expect.stringContaining("the team's own action when it passes, reject"),
+      },
+    });
+    for (const team of ["approve", "skip", null] as const) {
+      expect(
+        timeoutActionInForce("people_only", { ...agents, onTimeout: "skip" }, team),
+      ).toMatchObject({
+        onTimeout: "escalate",
+        replaced: {
+          from: "skip",
+          reason: expect.stringContaining("hands the review to the admins"),
+        },
+      });
+    }
+  });
+
+  it("keeps what the policy allows: people_and_agents, reject and escalate, a person's request, the team's whole default", () => {
+    const kept = (onTimeout: "approve" | "reject" | "escalate" | "skip") => ({
+      onTimeout,
+      replaced: null,
+    });
+    expect(
+      timeoutActionInForce("people_and_agents", { ...agents, onTimeout: "approve" }, null),
+    ).toEqual(kept("approve"));
+    expect(timeoutActionInForce("people_only", { ...agents, onTimeout: "reject" }, null)).toEqual(
+      kept("reject"),
+    );
+    expect(timeoutActionInForce("people_only", { ...agents, onTimeout: "escalate" }, null)).toEqual(
+      kept("escalate"),
+    );
+    expect(
+      timeoutActionInForce(
+        "people_only",
+        { requestedBy: "user", fromTeam: false, onTimeout: "skip" },
+        null,
+      ),
+    ).toEqual(kept("skip"));
+    expect(
+      timeoutActionInForce(
+        "people_only",
+        { requestedBy: "oauth_app", fromTeam: true, onTimeout: "approve" },
+        "approve",
+      ),
+    ).toEqual(kept("approve"));
   });
 });

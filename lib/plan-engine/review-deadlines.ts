@@ -4,7 +4,8 @@
  * caller passes the clock as milliseconds since the epoch.
  */
 import { AppError } from "./app-error";
-import type { ReviewDecision } from "./states";
+import { type DeciderKind, timeoutPassesWithoutPerson } from "./decisions";
+import type { DecisionPolicy, ReviewDecision } from "./states";
 
 export const TIMEOUT_ACTIONS = ["approve", "reject", "skip", "escalate"] as const;
 export type TimeoutAction = (typeof TIMEOUT_ACTIONS)[number];
@@ -121,4 +122,55 @@ export function decideTimeout(action: TimeoutAction, dueAt: number): TimeoutOutc
     decision: action,
     feedback: `No reviewer answered by the deadline (${when}); ${DONE[action]} (onTimeout: ${action}).`,
   };
+}
+
+/** A pending review's deadline as stored: its action, who requested it, and whether the team set it all. */
+export type StoredTimeout = {
+  onTimeout: TimeoutAction;
+  requestedBy: DeciderKind;
+  /** The whole deadline (time and action) is the team's default: the team's own choice. */
+  fromTeam: boolean;
+};
+
+export type TimeoutInForce = {
+  onTimeout: TimeoutAction;
+  /** Set when the stored action may not run under the policy in force, with why. */
+  replaced: { from: TimeoutAction; reason: string } | null;
+};
+
+/**
+ * The action a deadline may run under the policy in force now (docs/reviews.md,
+ * "Deadlines under a policy switch"): its own, unless a requester who is no
+ * person timed it to approve or skip where only people decide. Then the team's
+ * own action runs instead, when that leaves the step to a person at the
+ * requester's time, else the review goes to the admins. Used where the policy
+ * changes (each pending review) and where the deadline fires.
+ */
+export function timeoutActionInForce(
+  policy: DecisionPolicy,
+  stored: StoredTimeout,
+  teamOnTimeout: TimeoutAction | null,
+): TimeoutInForce {
+  const forbidden = (action: TimeoutAction | null) =>
+    action === null || timeoutPassesWithoutPerson(policy, stored.requestedBy, action);
+  if (stored.fromTeam || !forbidden(stored.onTimeout)) {
+    return { onTimeout: stored.onTimeout, replaced: null };
+  }
+  const onTimeout = forbidden(teamOnTimeout) ? "escalate" : (teamOnTimeout as TimeoutAction);
+  return {
+    onTimeout,
+    replaced: {
+      from: stored.onTimeout,
+      reason: deadlineReplacedReason(stored.onTimeout, onTimeout),
+    },
+  };
+}
+
+/** Why a deadline's action was replaced, for the plan's trail and the agent. */
+export function deadlineReplacedReason(from: TimeoutAction, to: TimeoutAction): string {
+  const instead =
+    to === "escalate"
+      ? "hands the review to the admins when it passes"
+      : `applies the team's own action when it passes, ${to}`;
+  return `The team lets only people decide checkpoints (people_only), so the deadline's "${from}", set by an agent, would pass the checkpoint without a person; Cairn ${instead}.`;
 }

@@ -1,5 +1,6 @@
 import { Time } from "@/app/_components/time";
 import type { TimeoutAction } from "@/lib/plan-engine/review-deadlines";
+import type { DeadlinesRevisited } from "@/lib/services/reviews/review-deadlines";
 import type { TeamClient } from "@/lib/services/reviews/trusted-clients";
 import { TEAM_TRAIL_LIMIT, type TeamTrailEntry } from "@/lib/services/views/team-rules";
 
@@ -15,13 +16,33 @@ function clientLabel(clientId: string, names: Map<string, string | null>): strin
   return name ? `${name} (${clientId})` : clientId;
 }
 
+/** What a policy switch did to the team's pending reviews, in words. */
+function revisitWords(revisited: DeadlinesRevisited): string {
+  const reviews = (n: number) => `${n} pending review${n === 1 ? "" : "s"}`;
+  if (revisited.replaced.length === 0) {
+    return `${reviews(revisited.pending)} with a deadline revisited; none changed.`;
+  }
+  const changes = revisited.replaced
+    .map((r) => `${TIMEOUT_WORDS[r.from]} → ${TIMEOUT_WORDS[r.to]} on ${reviews(r.reviews)}`)
+    .join("; ");
+  return `${reviews(revisited.pending)} with a deadline revisited; an agent's deadline action replaced: ${changes}.`;
+}
+
 /** One change in words: which rule, what it was, what it became. */
-function describe(entry: TeamTrailEntry, names: Map<string, string | null>) {
+function describe(
+  entry: TeamTrailEntry,
+  names: Map<string, string | null>,
+): { rule: string; from: string; to: string; note?: string | undefined } {
   switch (entry.eventType) {
     case "decision_policy_changed": {
       const words = (policy: string) =>
         policy === "people_only" ? "people only" : "people and agents relaying them";
-      return { rule: "Who decides checkpoints", from: words(entry.from), to: words(entry.to) };
+      return {
+        rule: "Who decides checkpoints",
+        from: words(entry.from),
+        to: words(entry.to),
+        note: entry.pendingReviews ? revisitWords(entry.pendingReviews) : undefined,
+      };
     }
     case "review_defaults_changed": {
       const words = (defaults: typeof entry.from) =>
@@ -76,7 +97,14 @@ export function TeamTrail({ trail, clients }: { trail: TeamTrailEntry[]; clients
                 <td>{entry.actorLabel}</td>
                 <td>{change.rule}</td>
                 <td>{change.from}</td>
-                <td>{change.to}</td>
+                <td>
+                  {change.to}
+                  {change.note ? (
+                    <div className="muted" data-testid="team-trail-note">
+                      {change.note}
+                    </div>
+                  ) : null}
+                </td>
               </tr>
             );
           })}

@@ -15,6 +15,8 @@ export type ReviewContentData = {
   questions: string[];
   /** The proposed result as indented JSON; null when the agent proposed none. */
   proposal: Shortened | null;
+  /** With no proposal, the step's outputSchema: the person enters the result (ReviewDecisionForm). */
+  resultSchema: Shortened | null;
   proposedConfidence: number | null;
   stepInstructions: Shortened;
   /** The step's instructions changed after the review was requested. */
@@ -45,6 +47,12 @@ export function ReviewContent({ review }: { review: ReviewContentData }) {
             on it.
           </p>
         </div>
+      ) : review.resultSchema ? (
+        <p className="muted" data-testid="review-proposal">
+          The agent proposed no result, and the step's output schema needs one: to approve, enter
+          the result in the Result field of Cairn's review page or inbox. Approve completes the step
+          with it, and its branching conditions are evaluated on it.
+        </p>
       ) : (
         <p className="muted" data-testid="review-proposal">
           The agent proposed no result: Approve completes the step with a record of your decision

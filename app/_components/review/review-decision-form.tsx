@@ -4,10 +4,19 @@ import { type ReactNode, useId, useState, useTransition } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
 import type { ReviewDecision } from "@/lib/plan-engine/states";
+import type { Shortened } from "@/lib/services/views/full-values";
 import type { ActionState } from "@/lib/web/action-state";
+import { fullValueHref, ShortenedText } from "../shortened-text";
 
 /** The review a decision answers, as it was shown: its plan, its id and the digest of what it showed. */
-type ShownReview = { planId: string; reviewRequestId: string; contentDigest: string };
+type ShownReview = {
+  planId: string;
+  reviewRequestId: string;
+  contentDigest: string;
+  /** Set when the person enters the step's result (no proposal, an outputSchema): the form's result field. */
+  stepId?: string;
+  resultSchema?: Shortened | null;
+};
 
 /** A decision as the buttons make it; feedback only when some was written. */
 export type DecisionChoice = ShownReview & { decision: ReviewDecision; feedback?: string };
@@ -45,6 +54,12 @@ export function ReviewDecisionForm(props: DecisionFormProps) {
 
 function DecisionForm({ review, state, action, onDecide }: DecisionFormProps) {
   const { planId, reviewRequestId, contentDigest } = review;
+  // Only the posted form carries a result: it is checked on the server, where
+  // a refusal names the fields the schema wants.
+  const resultSchema = action && review.stepId ? review.resultSchema : null;
+  const resultId = useId();
+  // Controlled, so a result the server refused stays on screen to correct.
+  const [result, setResult] = useState("");
   const [confirmReject, setConfirmReject] = useState(false);
   const [feedback, setFeedback] = useState("");
   const [feedbackError, setFeedbackError] = useState<string | null>(null);
@@ -109,6 +124,36 @@ function DecisionForm({ review, state, action, onDecide }: DecisionFormProps) {
           aria-describedby={feedbackError ? errorId : undefined}
         />
       </label>
+      {resultSchema && review.stepId ? (
+        <>
+          <label htmlFor={resultId}>
+            Result{" "}
+            <span className="muted">
+              (JSON, required to approve: the step completes with it, and its output schema must
+              accept it)
+            </span>
+          </label>
+          <textarea
+            id={resultId}
+            name="result"
+            rows={6}
+            spellCheck={false}
+            value={result}
+            onChange={(event) => setResult(event.target.value)}
+            data-testid="review-result"
+            placeholder='{"verdict": "..."}'
+          />
+          <details data-testid="review-result-schema">
+            <summary>The step's output schema</summary>
+            <ShortenedText
+              value={resultSchema}
+              href={fullValueHref(planId, { step: review.stepId, part: "outputSchema" })}
+              testId="review-result-schema-json"
+              json
+            />
+          </details>
+        </>
+      ) : null}
       {feedbackError ? (
         <p id={errorId} role="alert" className="notice notice-error">
           {feedbackError}

@@ -526,6 +526,10 @@ async function noPendingSteps(
   const [counts] = await tx
     .select({
       inProgress: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress')::int`,
+      checkpointInProgress: sql<
+        number | null
+      >`min(${planSteps.stepOrder}) filter (where ${planSteps.status} = 'in_progress' and ${planSteps.stepType} = 'checkpoint')`,
+      inProgressCheckpoints: sql<number>`count(*) filter (where ${planSteps.status} = 'in_progress' and ${planSteps.stepType} = 'checkpoint')::int`,
       failed: sql<number>`count(*) filter (where ${planSteps.status} = 'failed')::int`,
       nextLease: sql<
         string | null
@@ -548,7 +552,7 @@ async function noPendingSteps(
     failedCount: counts?.failed ?? 0,
     nextLeaseExpiresAt: nextLease,
     hint:
-      "No step is waiting. Finish the steps in progress with submit_step_result; a failed step can be retried with modify_plan (action retry_step)." +
+      `No step is waiting. ${finishInProgressHint(counts)} A failed step can be retried with modify_plan (action retry_step).` +
       (nextLease
         ? ` A step in progress whose lease runs out (first at ${nextLease}) is handed out again by get_next_step.`
         : "") +
@@ -633,12 +637,32 @@ function readyAnswer(planId: string, row: ClaimedStep): ReadyStep | undefined {
 }
 
 /**
+ * How the steps in progress end: a checkpoint only with a review (a result for
+ * one is refused where only people decide), the others with a result.
+ */
+function finishInProgressHint(
+  counts:
+    | { inProgress: number; inProgressCheckpoints: number; checkpointInProgress: number | null }
+    | undefined,
+): string {
+  const checkpoints = counts?.inProgressCheckpoints ?? 0;
+  if (checkpoints === 0) return "Finish the steps in progress with submit_step_result.";
+  const review = `the agent holding it puts it up with request_user_review (a proposedResult is optional), and a person decides it`;
+  if (checkpoints === counts?.inProgress) {
+    return checkpoints === 1
+      ? `Step ${counts.checkpointInProgress} in progress is a checkpoint: ${review}.`
+      : `The steps in progress are checkpoints: for each, ${review}.`;
+  }
+  return `Finish the steps in progress: a checkpoint (the first is step ${counts?.checkpointInProgress}) with request_user_review (a proposedResult is optional), the others with submit_step_result.`;
+}
+
+/**
  * How the agent finishes the step handed out: a checkpoint is a pause for a
  * person, so it ends with a review (where only people decide, a result alone
  * is refused: docs/reviews.md).
  */
 function finishStepHint(stepType: string): string {
   return stepType === "checkpoint"
-    ? "call request_user_review with this stepId, what you found as summary and the result you ask the person to accept as proposedResult: a person's approve completes the step. Request it before the lease runs out."
+    ? "call request_user_review with this stepId, what you found as summary and the result you ask the person to accept as proposedResult, if you have one that meets the step's outputSchema (left out, the person enters the result when they approve): a person's decision completes the step. Request it before the lease runs out."
     : "call submit_step_result with this stepId before the lease runs out.";
 }

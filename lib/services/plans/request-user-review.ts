@@ -29,13 +29,7 @@ import { reviewContentDigestSql } from "../reviews/review-digest";
 import { checkReviewCount } from "../reviews/review-limits";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import {
-  jsonAtMost,
-  MAX_RESULT_BYTES,
-  planIdField,
-  RESULT_TOO_BIG,
-  stepIdField,
-} from "../shared/fields";
+import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
@@ -84,15 +78,8 @@ export const requestUserReviewInput = z.object({
       'What Cairn does itself when the deadline passes: approve, reject or skip the step (as a decision recorded as "Cairn (deadline)"), or escalate (hand the review to the admins; the plan keeps waiting).',
     ),
   assignTo: assignToField.optional(),
-  proposedResult: jsonAtMost(
-    z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe(
-        "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page.",
-      ),
-    MAX_RESULT_BYTES,
-    RESULT_TOO_BIG,
+  proposedResult: optionalResultField(
+    "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page. On a checkpoint whose outputSchema you cannot meet, leave it out: the person enters the result when they approve.",
   ),
   proposedConfidence: z
     .number()
@@ -176,21 +163,28 @@ export async function requestUserReview(
       step,
     );
     // An approve completes the step with the proposal, so it must keep the
-    // step's contract: checked now, while the agent can still correct it.
+    // step's contract: checked now, while the agent can still correct it. A
+    // checkpoint may go up with none: a person can always decide it, and
+    // enters the result an approve completes it with (docs/reviews.md).
     if (step.outputSchema) {
-      if (input.proposedResult === undefined) {
+      const checkpoint = step.stepType === "checkpoint";
+      if (input.proposedResult === undefined && !checkpoint) {
         throw new AppError(
           "VALIDATION_ERROR",
           `proposedResult: step ${step.stepOrder} has an outputSchema, so an approve needs a result that satisfies it. Nothing was stored; send the result you ask the person to accept as proposedResult (get_research_context shows the schema).`,
           { field: "proposedResult" },
         );
       }
-      checkOutputSchema(
-        step.outputSchema,
-        input.proposedResult,
-        "proposedResult",
-        "propose a result that does (get_research_context shows the schema).",
-      );
+      if (input.proposedResult !== undefined) {
+        checkOutputSchema(
+          step.outputSchema,
+          input.proposedResult,
+          "proposedResult",
+          checkpoint
+            ? "propose a result that does (get_research_context shows the schema), or leave proposedResult out: the person then enters the result when they approve."
+            : "propose a result that does (get_research_context shows the schema).",
+        );
+      }
     }
     const now = new Date();
     const [team] = await tx
@@ -261,6 +255,7 @@ export async function requestUserReview(
         createdAt: now,
         dueAt,
         onTimeout: deadline?.onTimeout ?? null,
+        deadlineFromTeam: deadline !== null && !callerTimed,
         assignedUserId: assignee.userId,
         assignedRole: assignee.role,
       })

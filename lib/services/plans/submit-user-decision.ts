@@ -24,7 +24,12 @@ import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { reviewRequests } from "../../db/schema";
 import { AppError, isAppError } from "../../plan-engine/app-error";
-import { approvedResult, checkDecider, decisionChannel } from "../../plan-engine/decisions";
+import {
+  approvedResult,
+  checkDecider,
+  checkEnteredResult,
+  decisionChannel,
+} from "../../plan-engine/decisions";
 import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
@@ -33,47 +38,61 @@ import { readDecisionRules } from "../reviews/decision-policy";
 import { deciderOf } from "../reviews/in-client-trust";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
-import { planIdField, stepIdField } from "../shared/fields";
+import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
 import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
-export const submitUserDecisionInput = z
-  .object({
-    planId: planIdField,
-    decision: z
-      .enum(REVIEW_DECISIONS)
-      .describe(
-        "approve: the step is done; reject: the step and the whole plan fail; modify: redo the step with the feedback appended to its instructions; skip: skip the step.",
-      ),
-    feedback: z
-      .string()
-      .trim()
-      .max(20_000)
-      .optional()
-      .describe("The person's words. Required for modify; kept with any decision."),
-    stepId: stepIdField
-      .optional()
-      .describe("The reviewed step; when given it must match the pending review."),
-    reviewRequestId: z
-      .uuid()
-      .describe(
-        "The review being answered (request_user_review's reviewRequestId). A decision on a review that is no longer pending is a CONFLICT and changes nothing.",
-      ),
-    contentDigest: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/, "must be the 64-character contentDigest of request_user_review")
-      .optional()
-      .describe(
-        "The contentDigest of the review as the person saw it (request_user_review's answer). Left out, the review as it was requested. When what the review shows changed since, the decision is a CONFLICT.",
-      ),
-  })
-  .refine((input) => input.decision !== "modify" || (input.feedback ?? "").length > 0, {
-    message: "modify needs feedback: say what should change",
-    path: ["feedback"],
-  });
+/** The decision's fields; the web form's schema extends them (its result arrives as JSON text). */
+export const submitUserDecisionFields = z.object({
+  planId: planIdField,
+  decision: z
+    .enum(REVIEW_DECISIONS)
+    .describe(
+      "approve: the step is done; reject: the step and the whole plan fail; modify: redo the step with the feedback appended to its instructions; skip: skip the step.",
+    ),
+  feedback: z
+    .string()
+    .trim()
+    .max(20_000)
+    .optional()
+    .describe("The person's words. Required for modify; kept with any decision."),
+  stepId: stepIdField
+    .optional()
+    .describe("The reviewed step; when given it must match the pending review."),
+  reviewRequestId: z
+    .uuid()
+    .describe(
+      "The review being answered (request_user_review's reviewRequestId). A decision on a review that is no longer pending is a CONFLICT and changes nothing.",
+    ),
+  contentDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "must be the 64-character contentDigest of request_user_review")
+    .optional()
+    .describe(
+      "The contentDigest of the review as the person saw it (request_user_review's answer). Left out, the review as it was requested. When what the review shows changed since, the decision is a CONFLICT.",
+    ),
+  result: optionalResultField(
+    "Only with approve, and only for a review without a proposedResult: the step's result the person entered, which the step completes with. Where the step has an outputSchema it must satisfy it, and an approve of such a review needs one.",
+  ),
+});
+
+/** A modify needs feedback, on the use case's input and on any form that extends it. */
+export function withDecisionRules<
+  Schema extends z.ZodType<{ decision: string; feedback?: string | undefined }>,
+>(schema: Schema) {
+  return schema.refine(
+    (input) => input.decision !== "modify" || (input.feedback ?? "").length > 0,
+    {
+      message: "modify needs feedback: say what should change",
+      path: ["feedback"],
+    },
+  );
+}
+
+export const submitUserDecisionInput = withDecisionRules(submitUserDecisionFields);
 
 /** The answer: the decision recorded and what it did to the step and the plan (the MCP tool's output schema). */
 export const userDecisionOutput = z.object({
@@ -207,15 +226,27 @@ export async function submitUserDecision(
       );
     }
     const proposal = { result: review.proposedResult, confidence: review.proposedConfidence };
-    // An approve keeps the step's contract: request_user_review checks the
-    // proposal against the step's outputSchema, and this holds for reviews
-    // requested before it did.
+    const enteredResult = input.result ?? null;
+    checkEnteredResult(input.decision, proposal, enteredResult);
+    // An approve keeps the step's contract: request_user_review checks a
+    // proposal against the step's outputSchema (this holds for reviews
+    // requested before it did), and a review without one needs the result the
+    // person enters.
     if (input.decision === "approve" && step.outputSchema) {
+      if (proposal.result === null && enteredResult === null) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `result: step ${step.stepOrder} has an outputSchema and this review has no proposed result, so an approve needs the result the step completes with. Nothing was changed; enter a result that satisfies the schema, or modify, skip or reject the review. ${reviewPageUrl(plan.id)}`,
+          { field: "result" },
+        );
+      }
       checkOutputSchema(
         step.outputSchema,
-        approvedResult(proposal, review.id, feedback).result,
-        "proposedResult",
-        `the step needs a result that satisfies its outputSchema, so this review cannot be approved: modify it (the agent redoes the step with your feedback), skip it or reject it. ${reviewPageUrl(plan.id)}`,
+        approvedResult(proposal, review.id, feedback, enteredResult).result,
+        proposal.result === null ? "result" : "proposedResult",
+        proposal.result === null
+          ? "correct the result and approve again, or modify, skip or reject the review."
+          : `the step needs a result that satisfies its outputSchema, so this review cannot be approved: modify it (the agent redoes the step with your feedback), skip it or reject it. ${reviewPageUrl(plan.id)}`,
       );
     }
     const decided = decideReviewDecision(
@@ -241,6 +272,7 @@ export async function submitUserDecision(
         decision: input.decision,
         feedback,
         proposal,
+        enteredResult,
         channel,
         reviewDigest: digest,
         decisionPolicy,

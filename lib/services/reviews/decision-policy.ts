@@ -18,6 +18,7 @@ import {
 } from "../../plan-engine/states";
 import type { Actor, ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
+import { revisitPendingDeadlines } from "./review-deadlines";
 import { changeTeamRule } from "./team-trail";
 
 export const decisionPolicyInput = z.strictObject({
@@ -58,17 +59,32 @@ export function getDecisionPolicy(ctx: ServiceContext): Promise<DecisionPolicy> 
   return readDecisionPolicy(ctx.db, ctx.tenantId);
 }
 
+/**
+ * A switch of the policy revisits the team's pending reviews in its own
+ * transaction (docs/reviews.md, "Deadlines under a policy switch"); the trail
+ * row says how many and which deadline actions it replaced.
+ */
+function switchPolicy(db: Database, tenantId: string, actor: Actor, to: DecisionPolicy) {
+  return changeTeamRule(db, {
+    tenantId,
+    actor,
+    eventType: "decision_policy_changed",
+    to,
+    effects: async (tx, team) => ({
+      pendingReviews: await revisitPendingDeadlines(tx, team.id, {
+        decisionPolicy: team.decisionPolicy,
+        teamOnTimeout: team.reviewOnTimeout,
+      }),
+    }),
+  });
+}
+
 export async function setDecisionPolicy(
   ctx: ServiceContext,
   raw: z.input<typeof decisionPolicyInput>,
 ): Promise<DecisionPolicy> {
   const input = parseInput(decisionPolicyInput, raw);
-  const change = await changeTeamRule(ctx.db, {
-    tenantId: ctx.tenantId,
-    actor: ctx.actor,
-    eventType: "decision_policy_changed",
-    to: input.decisionPolicy,
-  });
+  const change = await switchPolicy(ctx.db, ctx.tenantId, ctx.actor, input.decisionPolicy);
   return change.to;
 }
 
@@ -90,11 +106,6 @@ export async function teamDecisionPolicy(
     .where(eq(tenants.name, teamName));
   if (!team) throw new AppError("NOT_FOUND", `No team is named "${teamName}".`);
   if (policy === undefined) return team.decisionPolicy;
-  const change = await changeTeamRule(db, {
-    tenantId: team.id,
-    actor: ADMIN_CLI_ACTOR,
-    eventType: "decision_policy_changed",
-    to: policy,
-  });
+  const change = await switchPolicy(db, team.id, ADMIN_CLI_ACTOR, policy);
   return change.to;
 }

@@ -16,15 +16,18 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
+import { ACTOR_TYPES } from "../../db/schema";
 import { run, statement } from "../../db/statement";
 import { logWarning } from "../../log";
 import {
   DEADLINE_ACTOR_LABEL,
+  deadlineReplacedReason,
   decideTimeout,
   TIMEOUT_ACTIONS,
   type TimeoutAction,
+  timeoutActionInForce,
 } from "../../plan-engine/review-deadlines";
-import type { ReviewDecision } from "../../plan-engine/states";
+import { DECISION_POLICIES, type ReviewDecision } from "../../plan-engine/states";
 import { queueEvent } from "../notifications/events";
 import { notificationsQueued } from "../notifications/queued";
 import { kickIfQueuedSince } from "../notifications/runtime";
@@ -45,6 +48,12 @@ const dueReview = z.object({
   stepId: z.string(),
   onTimeout: z.enum(TIMEOUT_ACTIONS),
   dueAt: z.string(),
+  requestedByType: z.enum(ACTOR_TYPES),
+  deadlineFromTeam: z.boolean(),
+  onTimeoutReplaced: z.enum(TIMEOUT_ACTIONS).nullable(),
+  // The team's rules as they stand while the firing holds the team's row.
+  decisionPolicy: z.enum(DECISION_POLICIES),
+  teamOnTimeout: z.enum(TIMEOUT_ACTIONS).nullable(),
 });
 type DueReview = z.infer<typeof dueReview>;
 
@@ -60,6 +69,9 @@ const dueWhere = sql.raw(DUE_REVIEW);
 /**
  * Claims one due review (with its plan row, the lock order every decision
  * takes) in the caller's transaction, skipping any another transaction holds.
+ * The team's row is held in share mode with it, so the policy the firing
+ * checks is the one in force until it commits; a review whose team is being
+ * switched is passed by until the switch has revisited it.
  */
 async function claimDueReview(
   tx: Transaction,
@@ -71,15 +83,19 @@ async function claimDueReview(
     dueReview,
     sql`select r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
         r.on_timeout as "onTimeout",
-        to_char(r.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "dueAt"
+        to_char(r.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "dueAt",
+        r.requested_by_type as "requestedByType", r.deadline_from_team as "deadlineFromTeam",
+        r.on_timeout_replaced as "onTimeoutReplaced",
+        t.decision_policy as "decisionPolicy", t.review_on_timeout as "teamOnTimeout"
       from review_request r join research_plan p on p.id = r.plan_id
+        join tenant t on t.id = r.tenant_id
       where ${dueWhere}
         and (${scope.planId ?? null}::uuid is null or r.plan_id = ${scope.planId ?? null}::uuid)
         and (${scope.tenantId ?? null}::uuid is null or r.tenant_id = ${scope.tenantId ?? null}::uuid)
         and not (r.id = any(${`{${passedBy.join(",")}}`}::uuid[]))
       order by r.due_at
       limit 1
-      for update of p, r skip locked`,
+      for update of p, r skip locked for share of t skip locked`,
   );
   return row;
 }
@@ -98,7 +114,39 @@ async function applyTimeout(
     stallThresholdSeconds: settings.stallThresholdSeconds,
     stepLeaseSeconds: settings.stepLeaseSeconds,
   };
-  const outcome = decideTimeout(review.onTimeout, Date.parse(review.dueAt));
+  // The one place a deadline acts: its action is checked against the policy in force now.
+  const inForce = timeoutActionInForce(
+    review.decisionPolicy,
+    {
+      onTimeout: review.onTimeout,
+      requestedBy: review.requestedByType,
+      fromTeam: review.deadlineFromTeam,
+    },
+    review.teamOnTimeout,
+  );
+  if (inForce.replaced) {
+    await tx.execute(
+      sql`update review_request set on_timeout = ${inForce.onTimeout},
+        on_timeout_replaced = coalesce(on_timeout_replaced, on_timeout) where id = ${review.id}::uuid`,
+    );
+  }
+  const replacedFrom = review.onTimeoutReplaced ?? inForce.replaced?.from;
+  if (replacedFrom !== undefined) {
+    await writeAuditLog(tx, ctx, {
+      eventType: "user_reviewed",
+      planId: review.planId,
+      stepId: review.stepId,
+      payload: {
+        action: "deadline_action_replaced",
+        reviewRequestId: review.id,
+        from: replacedFrom,
+        to: inForce.onTimeout,
+        reason: inForce.replaced?.reason ?? deadlineReplacedReason(replacedFrom, inForce.onTimeout),
+        decisionPolicy: review.decisionPolicy,
+      },
+    });
+  }
+  const outcome = decideTimeout(inForce.onTimeout, Date.parse(review.dueAt));
   if (outcome.kind === "decide") {
     await submitUserDecision(ctx, {
       planId: review.planId,
@@ -119,7 +167,7 @@ async function applyTimeout(
     });
   }
   await queueEvent(tx, review.tenantId, "review.timed_out", review.id, {
-    action: review.onTimeout,
+    action: inForce.onTimeout,
     reason: outcome.kind === "decide" ? outcome.feedback : outcome.reason,
   });
 }
@@ -349,4 +397,69 @@ export function startReviewScheduler(
   const timer = setInterval(() => void tick(), intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+export type DeadlinesRevisited = {
+  /** The team's pending reviews whose deadline is still to run. */
+  pending: number;
+  /** Each replaced action, with how many reviews it was replaced on. */
+  replaced: { from: TimeoutAction; to: TimeoutAction; reviews: number }[];
+};
+
+const deadlineGroup = z.object({
+  requestedByType: z.enum(ACTOR_TYPES),
+  onTimeout: z.enum(TIMEOUT_ACTIONS),
+  reviews: z.number(),
+});
+
+/**
+ * A switch of the team's policy revisits its pending reviews, in the switch's
+ * transaction (the team's row locked for update): each deadline whose action
+ * the new policy forbids gets the one `timeoutActionInForce` names, its own
+ * kept in `on_timeout_replaced`. Decided per (requester kind, action), so a
+ * handful of statements whatever the team holds.
+ */
+export async function revisitPendingDeadlines(
+  tx: Transaction,
+  tenantId: string,
+  team: { decisionPolicy: (typeof DECISION_POLICIES)[number]; teamOnTimeout: TimeoutAction | null },
+): Promise<DeadlinesRevisited> {
+  const groups = await selectRows(
+    tx,
+    deadlineGroup,
+    sql`select r.requested_by_type as "requestedByType", r.on_timeout as "onTimeout",
+        count(*)::int as reviews
+      from review_request r
+      where r.tenant_id = ${tenantId}::uuid and r.status = 'pending' and r.on_timeout is not null
+        and r.escalated_at is null and not r.deadline_from_team
+      group by r.requested_by_type, r.on_timeout`,
+  );
+  const [teamWide] = await selectRows(
+    tx,
+    z.object({ pending: z.number() }),
+    sql`select count(*)::int as pending from review_request r
+      where r.tenant_id = ${tenantId}::uuid and r.status = 'pending' and r.on_timeout is not null
+        and r.escalated_at is null`,
+  );
+  const replaced = new Map<string, DeadlinesRevisited["replaced"][number]>();
+  for (const group of groups) {
+    const inForce = timeoutActionInForce(
+      team.decisionPolicy,
+      { onTimeout: group.onTimeout, requestedBy: group.requestedByType, fromTeam: false },
+      team.teamOnTimeout,
+    );
+    if (!inForce.replaced) continue;
+    await tx.execute(
+      sql`update review_request set on_timeout = ${inForce.onTimeout},
+          on_timeout_replaced = coalesce(on_timeout_replaced, on_timeout)
+        where tenant_id = ${tenantId}::uuid and status = 'pending' and escalated_at is null
+          and not deadline_from_team and requested_by_type = ${group.requestedByType}
+          and on_timeout = ${group.onTimeout}`,
+    );
+    const key = `${group.onTimeout}>${inForce.onTimeout}`;
+    const entry = replaced.get(key) ?? { from: group.onTimeout, to: inForce.onTimeout, reviews: 0 };
+    entry.reviews += group.reviews;
+    replaced.set(key, entry);
+  }
+  return { pending: teamWide?.pending ?? 0, replaced: [...replaced.values()] };
 }

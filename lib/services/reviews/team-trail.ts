@@ -53,7 +53,9 @@ export type TeamRuleChange<Event extends TeamEventType> = {
  * (who, when, `{ from, to }`) in the same transaction. The team's row is locked
  * first, so two admins saving at once each record what they really replaced.
  * `check` runs inside the transaction with the current value, before anything
- * is written (the trusted clients' check of new client ids).
+ * is written (the trusted clients' check of new client ids); `effects` runs
+ * after the change in the same transaction, and what it answers is kept in the
+ * trail row beside `{ from, to }` (a policy switch's revisit of pending reviews).
  */
 export async function changeTeamRule<Event extends TeamEventType>(
   db: Database,
@@ -63,6 +65,7 @@ export async function changeTeamRule<Event extends TeamEventType>(
     eventType: Event;
     to: TeamRuleValue<Event>;
     check?: (tx: Transaction, from: TeamRuleValue<Event>) => Promise<void>;
+    effects?: (tx: Transaction, team: TenantRow) => Promise<Record<string, unknown>>;
   },
 ): Promise<TeamRuleChange<Event>> {
   // The map's entries differ in type; this one is the entry of `Event`.
@@ -81,13 +84,14 @@ export async function changeTeamRule<Event extends TeamEventType>(
     const to = rule.read({ ...team, ...written });
     if (JSON.stringify(from) === JSON.stringify(to)) return { from, to, changed: false };
     await tx.update(tenants).set(written).where(eq(tenants.id, team.id));
+    const effects = (await change.effects?.(tx, { ...team, ...written })) ?? {};
     await tx.insert(teamAuditLog).values({
       tenantId: team.id,
       eventType: change.eventType,
       actorType: change.actor.type,
       actorId: change.actor.id,
       actorLabel: change.actor.label,
-      payload: { from, to },
+      payload: { ...effects, from, to },
     });
     return { from, to, changed: true };
   });

@@ -77,6 +77,46 @@ export function jsonAtMost<T extends z.ZodType>(schema: T, maxBytes: number, ins
     .describe(schema.description ? `${schema.description} ${limit}` : limit);
 }
 
+/** An optional step result given with a review (a proposal, a result a person entered), bounded like a result. */
+export const optionalResultField = (description: string) =>
+  jsonAtMost(
+    z.record(z.string(), z.unknown()).optional().describe(description),
+    MAX_RESULT_BYTES,
+    RESULT_TOO_BIG,
+  );
+
+/**
+ * A JSON object typed into a form as text (a result a person enters): at most
+ * `maxBytes` of text, parsed, and refused with where the JSON breaks or what it
+ * is instead of an object. The use case then checks the object itself.
+ */
+export function jsonObjectText(maxBytes: number) {
+  return z
+    .string()
+    .max(maxBytes, `is longer than ${maxBytes.toLocaleString("en-US")} characters of JSON text`)
+    .transform((text, ctx): Record<string, unknown> => {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          message: `is not valid JSON (${error instanceof Error ? error.message : "unreadable"}): enter an object such as {"verdict": "holds"}`,
+        });
+        return z.NEVER;
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        ctx.addIssue({
+          code: "custom",
+          message:
+            'must be a JSON object such as {"verdict": "holds"}, not a single value or a list',
+        });
+        return z.NEVER;
+      }
+      return value as Record<string, unknown>;
+    });
+}
+
 /** The most JSON text of a step's result, and so of a proposed result (an approve completes the step with it). */
 export const MAX_RESULT_BYTES = 128 * KIB;
 export const RESULT_TOO_BIG =

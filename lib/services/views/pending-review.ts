@@ -31,6 +31,12 @@ export const pendingReviewView = z.object({
   questions: z.array(z.string()),
   /** The proposed result as indented JSON; null when the agent proposed none. */
   proposal: shortenedRow.nullable(),
+  stepId: z.string(),
+  /**
+   * The step's outputSchema as indented JSON when the agent proposed no result:
+   * an approve then needs the result the person enters, which it must accept.
+   */
+  resultSchema: shortenedRow.nullable(),
   proposedConfidence: z.number().nullable(),
   stepInstructions: shortenedRow,
   /** The step's instructions changed after the review was requested. */
@@ -78,11 +84,12 @@ type PendingReviewSource = {
     assignedRole: string | null;
   };
   stepInstructions: string;
+  outputSchema: Record<string, unknown> | null;
   steps: { id: string; status: StepStatus }[];
 };
 
 function showPendingReview(
-  { planId, review, stepInstructions, steps }: PendingReviewSource,
+  { planId, review, stepInstructions, outputSchema, steps }: PendingReviewSource,
   members: TeamMember[],
 ): PendingReviewView {
   return {
@@ -93,6 +100,9 @@ function showPendingReview(
     summary: shorten(review.summary),
     questions: review.questions,
     proposal: review.proposedResult === null ? null : shortenJson(review.proposedResult),
+    stepId: review.stepId,
+    resultSchema:
+      review.proposedResult === null && outputSchema !== null ? shortenJson(outputSchema) : null,
     proposedConfidence: review.proposedConfidence,
     stepInstructions: shorten(stepInstructions),
     lastOpenStep: isLastOpenStep(steps, review.stepId),
@@ -120,6 +130,7 @@ export function pendingReviewOf(page: PlanPage, members: TeamMember[]): PendingR
       planId: page.plan.planId,
       review: { ...pending, currentDigest: pending.currentDigest ?? pending.contentDigest },
       stepInstructions: step?.instructions ?? "",
+      outputSchema: step?.outputSchema ?? null,
       steps: page.steps.map((s) => ({ id: s.stepId, status: s.status })),
     },
     members,
@@ -145,6 +156,7 @@ const pendingReviewRow = z.object({
   assignedUserId: z.string().nullable(),
   assignedRole: z.string().nullable(),
   stepInstructions: z.string(),
+  outputSchema: z.record(z.string(), z.unknown()).nullable(),
   steps: z.array(z.object({ id: z.string(), status: z.enum(STEP_STATUSES) })),
 });
 
@@ -170,6 +182,7 @@ export async function readPendingReview(
           review.due_at as "dueAt", review.on_timeout as "onTimeout",
           review.escalated_at as "escalatedAt", review.assigned_user_id as "assignedUserId",
           review.assigned_role as "assignedRole", step.instructions as "stepInstructions",
+          step.output_schema as "outputSchema",
           (select jsonb_agg(jsonb_build_object('id', s.id, 'status', s.status))
             from plan_step s where s.plan_id = review.plan_id) as steps
         from review_request review join plan_step step on step.id = review.step_id
@@ -181,6 +194,6 @@ export async function readPendingReview(
     teamMembers(ctx),
   ]);
   if (!row) return null;
-  const { stepInstructions, steps, ...review } = row;
-  return showPendingReview({ planId, review, stepInstructions, steps }, members);
+  const { stepInstructions, outputSchema, steps, ...review } = row;
+  return showPendingReview({ planId, review, stepInstructions, outputSchema, steps }, members);
 }

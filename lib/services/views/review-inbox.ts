@@ -111,6 +111,8 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         case when r.proposed_result is null then null
           else ${shortened("pretty.proposal")} end as proposal,
         r.proposed_confidence as "proposedConfidence",
+        case when r.proposed_result is null and s.output_schema is not null
+          then ${shortened("jsonb_pretty(s.output_schema)")} end as "resultSchema",
         ${shortened("s.instructions")} as "stepInstructions",
         case when s.instructions = r.step_instructions then r.content_digest
           else ${inboxDigest} end as "contentDigest",

@@ -8,6 +8,7 @@ import { desc, eq } from "drizzle-orm";
 import { teamAuditLog } from "../../db/schema";
 import { answersAsPersonInClient } from "../../plan-engine/decisions";
 import { readDecisionRules } from "../reviews/decision-policy";
+import type { DeadlinesRevisited } from "../reviews/review-deadlines";
 import type { TeamEventType, TeamRuleValue } from "../reviews/team-trail";
 import { listTeamClients } from "../reviews/trusted-clients";
 import type { ServiceContext } from "../shared/context";
@@ -23,6 +24,8 @@ export type TeamTrailEntry = {
     createdAt: Date;
     from: TeamRuleValue<Event>;
     to: TeamRuleValue<Event>;
+    /** A policy switch's revisit of the team's pending reviews (none before it was recorded). */
+    pendingReviews?: DeadlinesRevisited;
   };
 }[TeamEventType];
 
@@ -44,6 +47,7 @@ async function listTeamTrail(ctx: ServiceContext): Promise<TeamTrailEntry[]> {
         createdAt: row.createdAt,
         from: row.payload.from,
         to: row.payload.to,
+        ...(row.payload.pendingReviews ? { pendingReviews: row.payload.pendingReviews } : {}),
       }) as TeamTrailEntry,
   );
 }

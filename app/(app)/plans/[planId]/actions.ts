@@ -5,16 +5,22 @@ import { decisionMessage } from "@/app/_components/review/decision-message";
 import { cancelPlan, cancelPlanInput } from "@/lib/services/plans/cancel-plan";
 import {
   submitUserDecision,
-  submitUserDecisionInput,
+  submitUserDecisionFields,
+  withDecisionRules,
 } from "@/lib/services/plans/submit-user-decision";
 import { assignReview, assignReviewInput } from "@/lib/services/reviews/assign-review";
-import { planIdField } from "@/lib/services/shared/fields";
+import { jsonObjectText, MAX_RESULT_BYTES, planIdField } from "@/lib/services/shared/fields";
 import { serverAction } from "@/lib/web/server-action";
+
+/** The review form's fields: the use case's, with the result the person enters as JSON text. */
+const decideReviewForm = withDecisionRules(
+  submitUserDecisionFields.extend({ result: jsonObjectText(MAX_RESULT_BYTES).optional() }),
+);
 
 /** The review buttons: the same use case, with the same effect and audit rows, as submit_user_decision over MCP. */
 export const decideReviewAction = serverAction({
   access: "signed-in",
-  input: submitUserDecisionInput,
+  input: decideReviewForm,
   run: ({ ctx, input }) => submitUserDecision(ctx, input),
   success: (result) => decisionMessage(result),
   // The inbox answers with the same form, and lists the review too.
