@@ -12,8 +12,9 @@
  *    (`checkOrderKeepsCheckpoints`). Steps an agent adds before it are fine: the
  *    person sees them at the review.
  * 2. A checkpoint is decided only by an actor the policy in force allows
- *    (`checkCheckpointPass` here; who decides a review: `checkDecider` in
- *    decisions.ts).
+ *    (`checkCheckpointPass`: no agent passes a checkpoint by itself under
+ *    `people_only`; who decides a review, `checkDecider` in decisions.ts, and
+ *    a deadline's action when it fires, `timeoutActionInForce`).
  * 3. A deliverable, evidence and artifacts only where the plan's state allows
  *    (`checkPlanTakesWork`).
  *
@@ -21,7 +22,8 @@
  * call, decision, deadline and policy switch against a model of this rule.
  */
 import { AppError } from "./app-error";
-import type { PlanStatus, StepStatus } from "./states";
+import { type DeciderKind, decisionChannel } from "./decisions";
+import type { DecisionPolicy, PlanStatus, StepStatus } from "./states";
 
 /** The step statuses of a checkpoint nobody has decided yet. */
 export const UNDECIDED_CHECKPOINT_STATUSES = [
@@ -121,6 +123,32 @@ export function checkOrderKeepsCheckpoints(
       latest = step;
     }
   }
+}
+
+/**
+ * A `checkpoint` step is a pause for a person. Where only people decide, an
+ * agent cannot get past one by itself (a result, or removing or failing the
+ * step): only a review a person decides completes or skips it.
+ */
+export function checkCheckpointPass(
+  policy: DecisionPolicy,
+  kind: DeciderKind,
+  step: { stepOrder: number; stepType: string },
+  how: "result" | "remove_step" | "fail_step",
+): void {
+  if (
+    policy !== "people_only" ||
+    decisionChannel(kind) !== "relayed" ||
+    step.stepType !== "checkpoint"
+  ) {
+    return;
+  }
+  const act = how === "result" ? "complete it with a result" : `${how.replace("_step", "")} it`;
+  throw new AppError(
+    "FORBIDDEN",
+    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it, with your proposedResult if you have one that meets the step's outputSchema (left out, the person enters the result); a person's approve completes it, and they may also skip it.`,
+    { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
+  );
 }
 
 /** What a plan is asked to take outside the loop. */

@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AppError } from "./app-error";
+import { checkCheckpointPass } from "./checkpoint-guard";
 import { buildConditionContext, evaluateCondition } from "./conditions";
 import {
   answersAsPersonInClient,
   appendUserFeedback,
   applyReviewDecision,
   approvedResult,
-  checkCheckpointPass,
   checkDecider,
   checkTimeoutAction,
   type DeciderKind,

@@ -153,32 +153,6 @@ export function checkTimeoutAction(
 }
 
 /**
- * A `checkpoint` step is a pause for a person. Where only people decide, an
- * agent cannot get past one by itself (a result, or removing or failing the
- * step): only a review a person decides completes or skips it.
- */
-export function checkCheckpointPass(
-  policy: DecisionPolicy,
-  kind: DeciderKind,
-  step: { stepOrder: number; stepType: string },
-  how: "result" | "remove_step" | "fail_step",
-): void {
-  if (
-    policy !== "people_only" ||
-    decisionChannel(kind) !== "relayed" ||
-    step.stepType !== "checkpoint"
-  ) {
-    return;
-  }
-  const act = how === "result" ? "complete it with a result" : `${how.replace("_step", "")} it`;
-  throw new AppError(
-    "FORBIDDEN",
-    `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it, with your proposedResult if you have one that meets the step's outputSchema (left out, the person enters the result); a person's approve completes it, and they may also skip it.`,
-    { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
-  );
-}
-
-/**
  * A result the decider enters with the decision (docs/reviews.md, "A person
  * can always decide a checkpoint") goes only with an approve of a review that
  * has no proposal: what was reviewed is what is decided, so a proposal is

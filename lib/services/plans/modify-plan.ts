@@ -11,7 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
-import { checkCheckpointPass } from "../../plan-engine/decisions";
+import { checkCheckpointPass } from "../../plan-engine/checkpoint-guard";
 import {
   decideModify,
   MODIFY_ACTIONS,

@@ -11,7 +11,7 @@
 import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
-import { checkCheckpointPass } from "../../plan-engine/decisions";
+import { checkCheckpointPass } from "../../plan-engine/checkpoint-guard";
 import { sourcesFromFetches } from "../../plan-engine/evidence";
 import {
   type AwaitingSteps,
