@@ -1068,6 +1068,17 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
     ],
   ],
   [
+    // The agent failing the checkpoint it holds (checkCheckpointPass), the
+    // step behind it pending.
+    "(h) the agent cannot fail the checkpoint it was handed",
+    "people_only",
+    ["checkpoint", "agent"],
+    [
+      cmd.getNextStep("key", 0),
+      cmd.modify("key", 0, "fail_step", CURRENT, { ranks: [0], insertAfter: 0, kinds: ["agent"] }),
+    ],
+  ],
+  [
     "(g) no artifact on a step a checkpoint holds",
     "people_only",
     ["agent", "checkpoint", "agent"],

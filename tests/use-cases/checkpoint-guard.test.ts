@@ -99,6 +99,33 @@ describe.each(BACKENDS)("the checkpoint rule on %s", (backend) => {
     });
   }
 
+  it("fails a step behind the checkpoint that is handed out, and the plan waits for the person", async () => {
+    await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_only" });
+    const { planId, ids } = await plan(["checkpoint", "analyze"]);
+    expect((await tenant.agent.ok("get_next_step", { planId })).step.stepOrder).toBe(1);
+    const failed = await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "fail_step",
+      stepId: ids[1],
+      reason: "Not needed.",
+      modificationRationale: "Drop step 2.",
+    });
+    expect(failed.steps.map((s: { status: string }) => s.status)).toEqual([
+      "in_progress",
+      "failed",
+    ]);
+    // The checkpoint itself is not the agent's to fail.
+    expect(
+      await tenant.agent.fails("modify_plan", {
+        planId,
+        action: "fail_step",
+        stepId: ids[0],
+        reason: "Not needed.",
+        modificationRationale: "Skip the person.",
+      }),
+    ).toMatch(/^FORBIDDEN: Step 1 is a checkpoint .* cannot fail it/);
+  });
+
   it("takes a deliverable only with every checkpoint decided and the plan not failed, and puts it on the trail", async () => {
     await setDecisionPolicy(as.personCtx, { decisionPolicy: "people_only" });
     const { planId } = await plan(["search", "checkpoint"]);
