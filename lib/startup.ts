@@ -20,6 +20,7 @@ import { auditKeyring } from "./services/audit/audit-key";
 import { headSigner } from "./services/audit/sign-heads";
 import { startNotifier } from "./services/notifications/runtime";
 import { startReviewScheduler } from "./services/reviews/review-deadlines";
+import { publicBaseUrl } from "./services/shared/public-url";
 
 export async function startCairn(): Promise<void> {
   maskQueriesInConsole();
@@ -55,7 +56,7 @@ export async function startCairn(): Promise<void> {
 async function announceSetupCode(db: Database): Promise<void> {
   try {
     if (await hasAnyUser(db)) return;
-    console.log(setupCodeAnnouncement(await issueSetupCode(db)));
+    console.log(setupCodeAnnouncement(await issueSetupCode(db), publicBaseUrl()));
   } catch (error) {
     // CONFLICT: another instance finished the set-up in between; nothing to print.
     if (isAppError(error) && error.code === "CONFLICT") return;

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { generateSetupCode, hashSetupCode, normalizeSetupCode } from "./setup-codes";
+import {
+  generateSetupCode,
+  hashSetupCode,
+  normalizeSetupCode,
+  setupCodeAnnouncement,
+} from "./setup-codes";
 
 describe("setup codes", () => {
   it("are four groups of four from Crockford's alphabet, and differ", () => {
@@ -14,5 +19,11 @@ describe("setup codes", () => {
     expect(normalizeSetupCode("O0IL")).toBe("0011");
     expect(hashSetupCode("7kqf m2xd 9rtb wp4h")).toBe(hashSetupCode("7KQF-M2XD-9RTB-WP4H"));
     expect(hashSetupCode("7KQF-M2XD-9RTB-WP4J")).not.toBe(hashSetupCode("7KQF-M2XD-9RTB-WP4H"));
+  });
+
+  it("name the address the server is reached at, not a fixed port", () => {
+    const lines = setupCodeAnnouncement("7KQF-M2XD-9RTB-WP4H", "http://127.0.0.1:4123");
+    expect(lines).toContain("Open http://127.0.0.1:4123/setup and enter");
+    expect(lines).not.toContain(":3000");
   });
 });

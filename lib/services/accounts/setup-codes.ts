@@ -87,10 +87,13 @@ export async function deleteSetupCodes(db: Executor): Promise<void> {
 export const ANOTHER_SETUP_CODE =
   "For another, restart the server (it prints a new one), or run npm run cairn -- setup-code on the server: with the embedded database (no DATABASE_URL), only while the server is stopped; with DATABASE_URL set, it can keep running.";
 
-/** The lines a server prints at start on a fresh install. */
-export function setupCodeAnnouncement(code: string): string {
+/**
+ * The lines a server prints at start on a fresh install, with the address it
+ * serves (`publicBaseUrl`: CAIRN_PUBLIC_URL, else the port it listens on).
+ */
+export function setupCodeAnnouncement(code: string, baseUrl: string): string {
   return [
-    "Cairn: nobody has an account yet. Open /setup (e.g. http://127.0.0.1:3000/setup) and enter this one-time code:",
+    `Cairn: nobody has an account yet. Open ${baseUrl}/setup and enter this one-time code:`,
     `Cairn setup code: ${code}`,
     `It works until the first admin is created. ${ANOTHER_SETUP_CODE}`,
   ].join("\n");
