@@ -10,6 +10,7 @@
 import { type NextRequest, NextResponse } from "next/server";
 import { env } from "@/lib/env";
 import { requestScheme } from "@/lib/http/request-scheme";
+import { ASKED_PATH_HEADER } from "@/lib/http/return-path";
 import { contentSecurityPolicy, HSTS_VALUE, newNonce } from "@/lib/web/security-headers";
 
 export function proxy(request: NextRequest) {
@@ -17,6 +18,9 @@ export function proxy(request: NextRequest) {
   const policy = contentSecurityPolicy(nonce, { dev: process.env.NODE_ENV === "development" });
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("x-nonce", nonce);
+  // The page asked for, so a visitor sent to sign in comes back to it (set
+  // here, over anything a client sent under the same name).
+  requestHeaders.set(ASKED_PATH_HEADER, `${request.nextUrl.pathname}${request.nextUrl.search}`);
   requestHeaders.set("Content-Security-Policy", policy);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   response.headers.set("Content-Security-Policy", policy);

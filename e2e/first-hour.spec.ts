@@ -4,6 +4,7 @@
  * error), Connect signed in, Stalled, Skill runs with one day of feedback, and
  * the tool-call log. The fixture fails each test on any console error.
  */
+import { SEED_PASSWORD } from "../tests/support/app-server";
 import { expect, expectHydrated, keepScreenshot, report, signIn, test } from "./fixtures";
 
 test("a six-step plan's page is short, its gate labels do not overlap, and hydrates cleanly", async ({
@@ -124,4 +125,37 @@ test("a signed-in admin keeps their header on Connect; Stalled badges say why; a
   await expect(chart).toBeVisible();
   const day = new Date().toISOString().slice(0, 10);
   await expect(chart.locator("text.chart-label", { hasText: day })).toHaveCount(1);
+});
+
+test("a link to a review, opened signed out, comes back to the review after sign-in", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const { planId } = await agent.ok("create_research_plan", {
+    name: "Back to the review",
+    researchQuestion: "q",
+    steps: [{ stepType: "checkpoint", instructions: "Look at the plan." }],
+  });
+  const step = await agent.ok("get_next_step", { planId });
+  await agent.ok("request_user_review", {
+    planId,
+    stepId: step.step.stepId,
+    summary: "Ready for your look.",
+  });
+  await page.goto(`/plans/${planId}#review`);
+  await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Fplans%2F/);
+  await page.getByLabel("E-mail").fill(app.tenantA.email);
+  await page.getByLabel("Password").fill(SEED_PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(new RegExp(`/plans/${planId}#review$`));
+  await expect(page.getByRole("heading", { name: "Back to the review" })).toBeVisible();
+
+  // A return path that leaves the site is not followed.
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.goto("/sign-in?callbackUrl=%2F%5Cevil.example%2F");
+  await page.getByLabel("E-mail").fill(app.tenantA.email);
+  await page.getByLabel("Password").fill(SEED_PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/plans$/);
 });

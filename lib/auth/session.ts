@@ -10,10 +10,12 @@
  * not when the 12-hour token expires.
  */
 import "server-only";
+import { headers } from "next/headers";
 import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { getDb } from "../db/client";
 import { env } from "../env";
+import { ASKED_PATH_HEADER, signInPath } from "../http/return-path";
 import { loadSessionUser } from "../services/accounts/load-session-user";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import type { ServiceContext } from "../services/shared/context";
@@ -28,7 +30,8 @@ export const currentUser = cache(async (): Promise<SignedInUser | null> => {
 
 export async function requireUser(): Promise<SignedInUser> {
   const user = await currentUser();
-  if (!user) redirect("/sign-in");
+  // Back to the page asked for after sign-in (a link to a review, say).
+  if (!user) redirect(signInPath((await headers()).get(ASKED_PATH_HEADER)));
   return user;
 }
 
