@@ -159,3 +159,40 @@ test("a link to a review, opened signed out, comes back to the review after sign
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).toHaveURL(/\/plans$/);
 });
+
+test("a comparison table stored as comparison_table shows as a table, and downloads as Markdown", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const { planId } = await agent.ok("create_research_plan", {
+    name: "[Inspector] Heat pump adoption",
+    researchQuestion: "q",
+    steps: [{ stepType: "synthesize", instructions: "Compare." }],
+  });
+  const step = await agent.ok("get_next_step", { planId });
+  await agent.ok("submit_step_result", {
+    planId,
+    stepId: step.step.stepId,
+    result: { done: true },
+    stepExecutionReport: {
+      thinking: "Compared.",
+      webSearches: [],
+      webFetches: [],
+      otherToolCalls: [],
+      subagents: [],
+    },
+  });
+  await agent.ok("store_research_output", {
+    planId,
+    outputMediaType: "comparison_table",
+    content: "| Country | Share |\n| --- | --- |\n| Norway | 60% |\n| Sweden | 43% |",
+  });
+  await signIn(page, app.tenantA.email);
+  await page.goto(`/plans/${planId}`);
+  const table = page.getByTestId("deliverable").getByRole("table");
+  await expect(table.getByRole("cell", { name: "Norway" })).toBeVisible();
+  const download = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Download" }).click();
+  expect((await download).suggestedFilename()).toBe("Inspector-Heat-pump-adoption.md");
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { downloadFileName, isAllowedImageSource } from "./deliverable";
+import { downloadFileName, isAllowedImageSource, rendersAsMarkdown } from "./deliverable";
 
 describe("isAllowedImageSource", () => {
   const origin = "http://127.0.0.1:3000";
@@ -39,7 +39,31 @@ describe("downloadFileName", () => {
       "Coffee-sleep-a-review.md",
     );
     expect(downloadFileName("x".repeat(100), "application/json")).toBe(`${"x".repeat(80)}.json`);
-    expect(downloadFileName("???", "text/plain")).toBe("-.txt");
+    expect(downloadFileName("???", "text/plain")).toBe("deliverable.md");
     expect(downloadFileName("", "csv")).toBe("deliverable.csv");
+    expect(downloadFileName("[Inspector] Heat pump adoption", "comparison_table")).toBe(
+      "Inspector-Heat-pump-adoption.md",
+    );
+  });
+});
+
+describe("rendersAsMarkdown", () => {
+  it("renders every text form the output skill names, and any other text, as Markdown", () => {
+    for (const form of [
+      "markdown_report",
+      "executive_summary",
+      "comparison_table",
+      "slide_outline",
+      "email",
+      "chat_answer",
+      "text/markdown",
+      "text/plain",
+      "memo",
+    ]) {
+      expect(rendersAsMarkdown(form), form).toBe(true);
+    }
+    for (const data of ["json", "application/json", "csv", "text/csv", "xml", "yaml"]) {
+      expect(rendersAsMarkdown(data), data).toBe(false);
+    }
   });
 });

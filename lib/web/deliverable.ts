@@ -1,25 +1,40 @@
 /**
  * How a stored deliverable is shown and downloaded. Its media type is whatever
- * the agent wrote ("markdown", "text/markdown", "json", "slides"...): Markdown is
- * rendered (without raw HTML), anything else is offered as a download, always as
- * an attachment with a type a browser will not execute.
+ * the agent wrote: the output skill's text forms (markdown_report,
+ * executive_summary, comparison_table, slide_outline, email, chat_answer) are
+ * all Markdown, so every text is rendered as Markdown (without raw HTML), and
+ * only a data format (JSON, CSV, XML, YAML) is shown as it is. A download is
+ * always an attachment with a type a browser will not execute.
  */
-export function isMarkdown(mediaType: string): boolean {
-  return /markdown|^md$/i.test(mediaType.trim());
+export function isDataFormat(mediaType: string): boolean {
+  return /json|csv|xml|yaml|yml/i.test(mediaType);
+}
+
+export function rendersAsMarkdown(mediaType: string): boolean {
+  return !isDataFormat(mediaType);
 }
 
 export function downloadFormat(mediaType: string): { contentType: string; extension: string } {
-  if (isMarkdown(mediaType))
-    return { contentType: "text/markdown; charset=utf-8", extension: "md" };
   if (/json/i.test(mediaType))
     return { contentType: "application/json; charset=utf-8", extension: "json" };
   if (/csv/i.test(mediaType)) return { contentType: "text/csv; charset=utf-8", extension: "csv" };
-  return { contentType: "text/plain; charset=utf-8", extension: "txt" };
+  if (isDataFormat(mediaType))
+    return { contentType: "text/plain; charset=utf-8", extension: "txt" };
+  return { contentType: "text/markdown; charset=utf-8", extension: "md" };
 }
 
-/** The download's file name: the plan's name in safe characters (at most 80), and the format's extension. */
+/**
+ * The download's file name: the plan's name in safe characters (at most 80,
+ * no dash left at either end, as `[Inspector] Heat pumps` would leave), and
+ * the format's extension.
+ */
 export function downloadFileName(planName: string, mediaType: string): string {
-  const base = planName.replace(/[^\w.-]+/g, "-").slice(0, 80) || "deliverable";
+  const safe = planName.replace(/[^\w.-]+/g, "-").slice(0, 80);
+  let start = 0;
+  let end = safe.length;
+  while (start < end && safe[start] === "-") start++;
+  while (end > start && safe[end - 1] === "-") end--;
+  const base = safe.slice(start, end) || "deliverable";
   return `${base}.${downloadFormat(mediaType).extension}`;
 }
 

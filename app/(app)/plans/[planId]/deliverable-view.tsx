@@ -3,7 +3,7 @@ import remarkGfm from "remark-gfm";
 import { CitationCheckView } from "@/app/_components/evidence-view";
 import { Time } from "@/app/_components/time";
 import type { PlanPage } from "@/lib/services/views/plan-views";
-import { isAllowedImageSource, isMarkdown } from "@/lib/web/deliverable";
+import { isAllowedImageSource, rendersAsMarkdown } from "@/lib/web/deliverable";
 
 /**
  * Images of the deliverable's Markdown: shown from Cairn itself or data: URLs only.
@@ -46,7 +46,7 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
               Download
             </a>
           </p>
-          {isMarkdown(deliverable.outputMediaType) ? (
+          {rendersAsMarkdown(deliverable.outputMediaType) ? (
             <div className="markdown" data-testid="deliverable">
               <ReactMarkdown
                 skipHtml
