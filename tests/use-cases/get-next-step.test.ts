@@ -51,10 +51,11 @@ describe.each(BACKENDS)("get_next_step on %s", (backend) => {
     await tenant.agent.submit(planId, first.step.stepId);
     await tenant.agent.submit(planId, second.step.stepId);
     await tenant.agent.submit(planId, third.step.stepId);
-    expect(await tenant.agent.ok("get_next_step", { planId })).toMatchObject({
-      status: "plan_complete",
-      planId,
-    });
+    const done = await tenant.agent.ok("get_next_step", { planId });
+    expect(done).toMatchObject({ status: "plan_complete", planId });
+    // The answer names the calls that come next, by name.
+    expect(done.hint).toMatch(/store_research_output .* submit_research_feedback/);
+    expect(created.hint).toMatch(/Call get_next_step with this planId to be handed step 1/);
   });
 
   it("hands a step out again once its lease runs out, counting the attempts", async () => {

@@ -188,6 +188,7 @@ export const createdPlanOutput = z.object({
     }),
   ),
   linkedExecutionId: z.string().nullable(),
+  hint: z.string().describe("What to call next."),
 });
 
 export type CreatedPlan = z.infer<typeof createdPlanOutput>;
@@ -342,6 +343,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         actionParams: condition.actionParams,
       })),
       linkedExecutionId,
+      hint: `Plan ${plan.id} is stored. Call get_next_step with this planId to be handed step ${first.stepOrder} (${first.stepType}); in a later session, get_research_context with the planId picks the plan up where it stands.`,
     };
   });
 }

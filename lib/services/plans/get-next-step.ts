@@ -446,7 +446,7 @@ async function planComplete(
     outputFormattingInstructions: metadataText(execution?.metadata, "outputFormattingInstructions"),
     planFormattingNotes: plan.outputFormattingNotes,
     stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
-    hint: `Every step is done.${failedNote} Call get_research_context for all results, write the deliverable in the requested format, and store it.`,
+    hint: `Every step is done.${failedNote} Call get_research_context for all results, write the deliverable in the requested format, and store it with store_research_output (it checks the citations against the plan's sources); then present it to the user and record their reaction with submit_research_feedback.`,
   };
 }
 

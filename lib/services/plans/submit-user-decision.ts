@@ -75,7 +75,7 @@ export const submitUserDecisionFields = z.object({
       "The contentDigest of the review as the person saw it (request_user_review's answer). Left out, the review as it was requested. When what the review shows changed since, the decision is a CONFLICT.",
     ),
   result: optionalResultField(
-    "Only with approve, and only for a review without a proposedResult: the step's result the person entered, which the step completes with. Where the step has an outputSchema it must satisfy it, and an approve of such a review needs one.",
+    "Approve only, for a review with no proposedResult: the result the person entered, which the step completes with; it must satisfy the step's outputSchema, if any.",
   ),
 });
 

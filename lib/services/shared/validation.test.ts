@@ -54,3 +54,23 @@ describe("unknown fields", () => {
     expect(closestName("colour", ["planId", "steps"])).toBeUndefined();
   });
 });
+
+describe("a required field left out", () => {
+  it("says it is required and what it is for, not the type error zod reports", () => {
+    const report = z.object({
+      stepExecutionReport: z
+        .object({ thinking: z.string() })
+        .describe("How the step was done. Every field is required."),
+    });
+    try {
+      parseInput(report, {});
+      throw new Error("the input was accepted");
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      expect(error.message).toBe(
+        "stepExecutionReport: required (object) but missing: How the step was done. Every field is required.",
+      );
+    }
+    expect(refusal({})).toBe("name: required (string) but missing.");
+  });
+});

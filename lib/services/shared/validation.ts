@@ -21,11 +21,28 @@ export function parseInput<T extends z.ZodType>(schema: T, raw: unknown): z.outp
   }
   const problems = parsed.error.issues.map((issue) => {
     const path = issue.path.length > 0 ? issue.path.join(".") : "input";
-    return `${path}: ${issue.message}`;
+    return `${path}: ${missingField(schema, issue) ?? issue.message}`;
   });
   throw new AppError("VALIDATION_ERROR", `${problems.join("; ")}.`, {
     issues: parsed.error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
   });
+}
+
+/**
+ * A required field left out, said as such with what the field is for (zod's
+ * own words, "expected object, received undefined", read as a type error).
+ */
+function missingField(schema: z.ZodType, issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code !== "invalid_type" || !issue.message.endsWith("received undefined")) {
+    return undefined;
+  }
+  let at: z.ZodType | undefined = schema;
+  for (const key of issue.path) {
+    const shape: Record<string, z.ZodType> | undefined = at ? defOf(unwrap(at)).shape : undefined;
+    at = typeof key === "string" ? shape?.[key] : undefined;
+  }
+  const about = at?.description?.replace(/\.$/, "");
+  return `required${issue.expected ? ` (${issue.expected})` : ""} but missing${about ? `: ${about}` : ""}`;
 }
 
 /**
