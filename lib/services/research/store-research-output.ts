@@ -8,8 +8,12 @@ import "server-only";
 import { z } from "zod";
 import { researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
-import { scanCitations } from "../../plan-engine/citations";
-import { checkDeliverable, citationCheckOutput, citationHint } from "../evidence/check-deliverable";
+import {
+  checkDeliverable,
+  citationCheckOutput,
+  citationHint,
+  scanCitationsInSlices,
+} from "../evidence/check-deliverable";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { getPlan } from "../shared/plan-access";
@@ -77,7 +81,7 @@ export async function storeResearchOutput(
   const input = parseInput(storeResearchOutputInput, raw);
   // The text's work is done before the transaction: a large deliverable never
   // holds a connection idle in transaction (docs/operations.md, "Work on input").
-  const scan = scanCitations(input.content);
+  const scan = await scanCitationsInSlices(input.content);
   return ctx.db.transaction(async (tx) => {
     const plan = await getPlan(tx, ctx, input.planId);
     const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
