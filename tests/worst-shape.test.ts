@@ -17,12 +17,7 @@ import {
 } from "@/lib/services/evidence/record-evidence";
 import { CONTENT_TEXT_MAX } from "@/lib/services/research/store-research";
 import { OUTPUT_CONTENT_MAX } from "@/lib/services/research/store-research-output";
-import {
-  MAX_ACTION_PARAMS_BYTES,
-  MAX_REPORT_LIST_BYTES,
-  MAX_RESULT_BYTES,
-  MAX_STEP_IO_BYTES,
-} from "@/lib/services/shared/fields";
+import { MAX_ACTION_PARAMS_BYTES, MAX_RESULT_BYTES } from "@/lib/services/shared/fields";
 import { MAX_INPUT_DEPTH } from "@/lib/services/shared/validation";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
-import { getPlan, lockStep } from "../shared/plan-access";
+import { lockPlan, lockStep } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 import { evidenceInput, recordEvidence, recordedEvidenceOutput } from "./record-evidence";
 
@@ -35,8 +35,10 @@ export async function addStepEvidence(
     throw new AppError("VALIDATION_ERROR", "evidence: give at least one source or claim to add.");
   }
   return ctx.db.transaction(async (tx) => {
-    const plan = await getPlan(tx, ctx, input.planId);
-    // The step's row lock orders two additions to one step.
+    // The plan's lock, then the step's, in submit_step_result's order: the
+    // plan's orders two changes of its evidence (recordEvidence), so its
+    // limits hold however many additions run at once.
+    const plan = await lockPlan(tx, ctx, input.planId);
     const step = await lockStep(tx, ctx, plan.id, input.stepId);
     if (step.status !== "completed") {
       throw new AppError(

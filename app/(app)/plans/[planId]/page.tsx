@@ -33,7 +33,7 @@ async function pageOrigin(): Promise<string | null> {
 }
 
 type Params = { planId: string };
-type Search = { audit?: string };
+type Search = { audit?: string; sources?: string; claims?: string };
 
 export default async function PlanPageView({
   params,
@@ -44,12 +44,19 @@ export default async function PlanPageView({
 }) {
   const user = await requireUser();
   const { planId } = await params;
-  const { audit } = await searchParams;
-  const page = await orCursorRefused(views.planPage(user, planId, audit || undefined));
+  const search = await searchParams;
+  // A repeated parameter (`?audit=a&audit=b`) arrives as a list: only a single value is a cursor.
+  const one = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  const page = await orCursorRefused(
+    views.planPage(user, planId, one(search.audit), {
+      sourcesCursor: one(search.sources),
+      claimsCursor: one(search.claims),
+    }),
+  );
   if (isCursorRefused(page)) {
     return (
       <article className="plan">
-        <h1>Audit trail</h1>
+        <h1>Plan</h1>
         <CursorRefused firstPage={`/plans/${planId}`} />
       </article>
     );
@@ -75,7 +82,10 @@ export default async function PlanPageView({
       />
       <DeliverableView page={page} origin={await pageOrigin()} />
       <ArtifactList page={page} />
-      <EvidenceSection page={page} />
+      <EvidenceSection
+        page={page}
+        at={{ sources: one(search.sources), claims: one(search.claims) }}
+      />
       <StepsSection page={page} />
       <PlanPicture page={page} />
       <AuditTrail page={page} />
