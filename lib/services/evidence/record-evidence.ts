@@ -270,6 +270,12 @@ export async function recordEvidence(
     }
   }
   await checkPlanTotal(tx, ctx, change.planId, added, claims);
+  const rank = new Map(
+    sources
+      .map((source) => source.key)
+      .sort()
+      .map((key, i) => [key, i]),
+  );
   if (sources.length > 0) {
     // A page read again keeps its first reading; a title, extract or digest it
     // lacked is filled in from this one.
@@ -286,7 +292,9 @@ export async function recordEvidence(
           extract: source.extract,
           contentDigest: source.contentDigest,
           firstStepId: change.stepId,
-          firstReadAt: new Date(change.now),
+          // Those read together are a microsecond apart in key order: a page of
+          // sources is read by (first read, id), and so lists them by key.
+          firstReadAt: sql`${change.now}::timestamptz + ${rank.get(source.key) ?? 0}::int * interval '1 microsecond'`,
         })),
       )
       .onConflictDoUpdate({
