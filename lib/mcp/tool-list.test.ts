@@ -13,9 +13,11 @@ import { TOOL_LIST } from "./server";
  * the evidence fields of a result, a step's context and a deliverable) brought
  * the tools a model sees to 92,553, and the MCP App cards' app-only tools
  * (issue 30: hidden from the model by the hosts that render the cards) take
- * 12,124. A change that adds to either says so here.
+ * 12,124. Paged evidence (issue 40: read_evidence, and each context's cursors
+ * and totals of sources and claims) brought the tools a model sees to 102,061.
+ * A change that adds to either says so here.
  */
-const MODEL_TOOLS_BYTES = 92_553;
+const MODEL_TOOLS_BYTES = 102_061;
 const APP_ONLY_TOOLS_BYTES = 12_124;
 
 const KEYWORDS = ["type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not"];
