@@ -4,7 +4,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
 import { EvidenceSection, ReviewEvidence } from "@/app/_components/evidence-view";
-import { CursorRefused } from "@/app/_components/pagination";
+import { CursorRefused, oneParam } from "@/app/_components/pagination";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
@@ -33,7 +33,11 @@ async function pageOrigin(): Promise<string | null> {
 }
 
 type Params = { planId: string };
-type Search = { audit?: string; sources?: string; claims?: string };
+type Search = {
+  audit?: string | string[];
+  sources?: string | string[];
+  claims?: string | string[];
+};
 
 export default async function PlanPageView({
   params,
@@ -45,8 +49,7 @@ export default async function PlanPageView({
   const user = await requireUser();
   const { planId } = await params;
   const search = await searchParams;
-  // A repeated parameter (`?audit=a&audit=b`) arrives as a list: only a single value is a cursor.
-  const one = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  const one = oneParam;
   const page = await orCursorRefused(
     views.planPage(user, planId, one(search.audit), {
       sourcesCursor: one(search.sources),
