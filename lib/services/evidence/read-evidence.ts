@@ -86,8 +86,12 @@ export const planEvidenceOutput = z
 export type PlanEvidence = z.infer<typeof planEvidenceOutput>;
 export type EvidenceClaim = PlanEvidence["claims"][number];
 
-/** Where each list of a plan's evidence starts: the previous page's next cursors. */
-export type EvidenceCursors = { sourcesCursor?: string; claimsCursor?: string };
+/**
+ * Where each list of a plan's evidence starts (the previous page's next
+ * cursors), and the most JSON text of each list's page (EVIDENCE_PAGE_BYTES
+ * unless a reader that shows it larger, a page of HTML, asks for less).
+ */
+export type EvidenceCursors = { sourcesCursor?: string; claimsCursor?: string; pageBytes?: number };
 
 export const evidenceCursorFields = {
   sourcesCursor: cursorField.describe(
@@ -118,12 +122,12 @@ function preview(text: string | null, max = EVIDENCE_PREVIEW_CHARS) {
   return { text: text.slice(0, end), shortened: true };
 }
 
-/** How many of `items` fit in EVIDENCE_PAGE_BYTES of JSON text (at least one). */
-function fitting(items: readonly unknown[]): number {
+/** How many of `items` fit in `budget` bytes of JSON text (at least one). */
+function fitting(items: readonly unknown[], budget: number): number {
   let bytes = 0;
   for (let i = 0; i < items.length; i++) {
     bytes += Buffer.byteLength(JSON.stringify(items[i]), "utf8");
-    if (bytes > EVIDENCE_PAGE_BYTES) return Math.max(i, 1);
+    if (bytes > budget) return Math.max(i, 1);
   }
   return items.length;
 }
@@ -214,8 +218,15 @@ export async function loadPlanEvidence(
   const claims = claimRows
     .slice(0, EVIDENCE_PAGE_ROWS)
     .map((row) => ({ row, view: claimView(row.claim, row.stepOrder) }));
-  const sourcesFit = fitting(sources.map((s) => s.view));
-  const claimsFit = fitting(claims.map((c) => c.view));
+  const budget = cursors.pageBytes ?? EVIDENCE_PAGE_BYTES;
+  const sourcesFit = fitting(
+    sources.map((s) => s.view),
+    budget,
+  );
+  const claimsFit = fitting(
+    claims.map((c) => c.view),
+    budget,
+  );
   // Rows beyond what fits are left for the next page: the cursor follows the last one shown.
   const sourcesShown = sourcePage.pageOf(
     sourcesFit < sourceRows.length ? sourceRows.slice(0, sourcesFit + 1) : sourceRows,

@@ -205,6 +205,13 @@ function bindingEdges(steps: PlanCore["steps"]) {
 
 export type BindingEdge = ReturnType<typeof bindingEdges>[number];
 
+/**
+ * The most JSON text of each list of evidence the plan page shows: HTML writes
+ * a quote mark as six bytes and the page carries its data twice (the markup
+ * and React's payload), so a page holds a quarter of a tool's page.
+ */
+export const PLAN_PAGE_EVIDENCE_BYTES = 24 * 1024;
+
 /** How many of a plan's artifacts its page lists (newest first); the rest are counted, and found in the Library. */
 export const PLAN_PAGE_ARTIFACTS = 10;
 
@@ -235,7 +242,10 @@ export async function getPlanPage(
   const read = await ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
     const context = await undefinedIfNotFound(
-      loadPlanCore(tx, ctx, planId, { pendingProposalsOnly: true, evidence: evidenceCursors }),
+      loadPlanCore(tx, ctx, planId, {
+        pendingProposalsOnly: true,
+        evidence: { ...evidenceCursors, pageBytes: PLAN_PAGE_EVIDENCE_BYTES },
+      }),
     );
     if (!context) return undefined;
     // Refused once the plan is found, so another tenant's plan is a 404 whatever the cursor.
