@@ -297,20 +297,30 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     });
 
   /**
-   * The statement texts sent as named prepared statements: the first
-   * MAX_STATEMENTS distinct ones (the fixed statements of the loop are among
-   * the first any process sends); any other is sent unnamed. postgres.js keeps
-   * every named statement of a connection until it closes, so without this
-   * bound each distinct text (a list of another length, before lists were one
-   * array parameter) grew every backend's memory, as PGlite's route bounds it
-   * (pglite-prepared.ts).
+   * The statement texts this pool's connections hold as named prepared
+   * statements. postgres.js keeps every named statement of a connection until
+   * it closes, so without a bound each distinct text (a list of another length,
+   * before lists were one array parameter) grew every backend's memory. At
+   * MAX_NAMED_STATEMENTS the pool is replaced (its connections finish what they
+   * run, then close and free theirs) and the count starts again, as PGlite's
+   * route closes its least recently used (pglite-prepared.ts).
    */
   const named = new Set<string>();
   // As PGlite's route keeps (MAX_STATEMENTS in pglite-prepared.ts, which this
   // module does not import: it loads PGlite).
   const nameable = (text: string) => {
     if (named.has(text)) return true;
-    if (named.size >= MAX_NAMED_STATEMENTS) return false;
+    if (named.size >= MAX_NAMED_STATEMENTS) {
+      named.clear();
+      // After this statement is under way on the pool it was given: a pool
+      // being replaced takes no new statement.
+      setImmediate(() =>
+        renew(
+          `${MAX_NAMED_STATEMENTS} distinct statements were prepared: the pool's connections are replaced to free them.`,
+          true,
+        ),
+      );
+    }
     named.add(text);
     return true;
   };
