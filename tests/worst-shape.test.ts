@@ -63,15 +63,15 @@ const LONG_URLS = [
 
 /**
  * The `i`th long link's shape cut to `length` characters, made distinct by a
- * query; a host of many labels only whole (cut, it is no host).
+ * query: the pages' shapes (a host of many labels, a fragment, a DOI or an
+ * arXiv id cut or with a query is no source, or the same one).
  */
 const UNIQUE_SHAPES = LONG_URLS.filter(
-  (url) => !url.startsWith("https://a.a.") && !url.includes("#"),
+  (url) => /^https?:\/\/a(\.example)?\//.test(url) && !url.includes("#"),
 );
 const unique = (i: number, length: number) => {
   const shape = UNIQUE_SHAPES[i % UNIQUE_SHAPES.length] ?? "";
-  // A DOI takes no query: its suffix ends in the number instead.
-  return `${shape.slice(0, length)}${shape.includes("doi.org") ? "" : "?n="}${i}`;
+  return `${shape.slice(0, length)}?n=${i}`;
 };
 
 describe.each(BACKENDS)("the worst shape of every tool's input on %s", (backend) => {
@@ -217,10 +217,7 @@ describe.each(BACKENDS)("the worst shape of every tool's input on %s", (backend)
 
     // The most claims, each with the most citations, each a spelling to
     // canonicalise (of sources this call adds, so every one is checked).
-    const cited = Array.from(
-      { length: MAX_CITATIONS_PER_CLAIM },
-      (_, i) => `${LONG_URLS[i % LONG_URLS.length]?.slice(0, 190)}${i}`,
-    );
+    const cited = Array.from({ length: MAX_CITATIONS_PER_CLAIM }, (_, i) => unique(i, 190));
     const added = await within("add_step_evidence", "the most claims and citations", {
       planId,
       stepId,
