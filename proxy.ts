@@ -13,7 +13,26 @@ import { requestScheme } from "@/lib/http/request-scheme";
 import { ASKED_PATH_HEADER } from "@/lib/http/return-path";
 import { contentSecurityPolicy, HSTS_VALUE, newNonce } from "@/lib/web/security-headers";
 
+/**
+ * A server action posted from another site: Next refuses it by throwing, which
+ * answers 500 and logs a stack; it is the caller's fault, so 403. The same
+ * comparison as Next's: the Origin's host against the forwarded host or Host.
+ */
+function isCrossSiteAction(request: NextRequest): boolean {
+  if (request.method !== "POST" || !request.headers.has("next-action")) return false;
+  const origin = request.headers.get("origin");
+  if (origin === null) return false;
+  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
+  return !URL.canParse(origin) || new URL(origin).host !== host;
+}
+
 export function proxy(request: NextRequest) {
+  if (isCrossSiteAction(request)) {
+    return new NextResponse("Forbidden: a form of this site must be sent from this site.", {
+      status: 403,
+      headers: { "Content-Type": "text/plain; charset=utf-8" },
+    });
+  }
   const nonce = newNonce();
   const policy = contentSecurityPolicy(nonce, { dev: process.env.NODE_ENV === "development" });
   const requestHeaders = new Headers(request.headers);

@@ -10,6 +10,7 @@ import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { MAX_STATEMENTS, preparingPglite } from "@/lib/db/pglite-prepared";
+import { MAX_NAMED_STATEMENTS } from "@/lib/db/postgres-client";
 import { tenants } from "@/lib/db/schema";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
 import { readRows } from "./support/rows";
@@ -69,6 +70,22 @@ describe.each(BACKENDS)("prepared statements on %s", (backend) => {
     );
     expect(others).toEqual([]);
     expect(statement?.generic_plans).toBeGreaterThan(0);
+  });
+
+  it("names at most MAX_STATEMENTS distinct statements on a connection, and runs the rest unnamed", async () => {
+    for (let i = 0; i <= MAX_STATEMENTS + 20; i++) {
+      const [row] = await readRows<{ n: number }>(
+        handle.db,
+        sql`select ${1}::int + ${sql.raw(String(i))} as n`,
+      );
+      expect(row?.n).toBe(1 + i);
+    }
+    const [held] = await readRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from pg_prepared_statements`,
+    );
+    expect(held?.n).toBeLessThanOrEqual(MAX_STATEMENTS);
+    expect(MAX_NAMED_STATEMENTS).toBe(MAX_STATEMENTS);
   });
 
   it("answers errors as before and keeps working, in and out of transactions", async () => {

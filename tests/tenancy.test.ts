@@ -66,6 +66,8 @@ type Ids = {
   reviewPlanId: string;
   reviewStepId: string;
   reviewRequestId: string;
+  /** A claim of a third plan's completed step. */
+  claimId: string;
 };
 
 /** An id field as tools/list shows it: a path in the tool's arguments. */
@@ -76,6 +78,7 @@ type IdPath =
   | "artifactIds"
   | "executionId"
   | "reviewRequestId"
+  | "claimId"
   | "completesStep.planId"
   | "completesStep.stepId";
 
@@ -104,6 +107,7 @@ function call(base: Record<string, unknown>, ids: IdValues): Record<string, unkn
     if (ids[path] !== undefined) args[path] = ids[path];
   }
   if (ids.reviewRequestId !== undefined) args.reviewRequestId = ids.reviewRequestId;
+  if (ids.claimId !== undefined) args.claimId = ids.claimId;
   if (ids["completesStep.planId"] !== undefined || ids["completesStep.stepId"] !== undefined) {
     args.completesStep = {
       planId: ids["completesStep.planId"],
@@ -158,6 +162,14 @@ const VARIANTS: Variant[] = [
     required: ["planId", "stepId"],
     uses: "executing",
     args: (ids) => call({ result: { ok: true }, stepExecutionReport: report }, ids),
+  },
+  {
+    tool: "read_evidence",
+    label: "a claim whole",
+    fields: ["planId", "claimId"],
+    required: ["planId"],
+    uses: "executing",
+    args: (ids) => call({}, ids),
   },
   {
     tool: "add_step_evidence",
@@ -294,6 +306,8 @@ function idValue(ids: Ids, path: IdPath, uses: Variant["uses"]): string | string
       return ids.executionId;
     case "reviewRequestId":
       return ids.reviewRequestId;
+    case "claimId":
+      return ids.claimId;
     case "completesStep.planId":
       return ids.planId;
     case "completesStep.stepId":
@@ -410,7 +424,22 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
       stepId: reviewStep.step.stepId,
       summary: `${name} checkpoint.`,
     });
+    const claimPlan = await agent.ok("create_research_plan", {
+      name: `${name} claim plan`,
+      researchQuestion: "q",
+      steps: [{ stepType: "analyze", instructions: "Claim something." }],
+    });
+    const claimStep = await agent.ok("get_next_step", { planId: claimPlan.planId });
+    await agent.ok("submit_step_result", {
+      planId: claimPlan.planId,
+      stepId: claimStep.step.stepId,
+      result: {},
+      stepExecutionReport: report,
+      evidence: { claims: [{ text: `${name} claims this.` }] },
+    });
+    const claims = await agent.ok("read_evidence", { planId: claimPlan.planId });
     return {
+      claimId: claims.evidence.claims[0].claimId,
       planId: plan.planId,
       stepId: first.step.stepId,
       stepIds: plan.steps.map((s: { stepId: string }) => s.stepId),

@@ -18,7 +18,7 @@ function SourceLink({
   sourceKey,
 }: {
   href: string;
-  title: string | null;
+  title?: string | null;
   sourceKey: string;
 }) {
   return (
@@ -42,7 +42,10 @@ function Citations({ label, citations }: { label: string; citations: Citation[] 
             <SourceLink {...citation} />
             {citation.locator ? <span className="muted"> · {citation.locator}</span> : null}
             {citation.quote ? (
-              <blockquote className="pre-wrap">“{citation.quote}”</blockquote>
+              <blockquote className="pre-wrap">
+                “{citation.quote}
+                {citation.quoteShortened ? "…" : ""}”
+              </blockquote>
             ) : null}
           </li>
         ))}
@@ -96,18 +99,70 @@ export function ReviewEvidence({
   );
 }
 
-/** The plan's evidence across steps: its sources, once each, and each step's claims. */
-export function EvidenceSection({ page }: { page: PlanPage }) {
-  const { sources, claims } = page.evidence;
-  if (sources.length === 0 && claims.length === 0) return null;
+/** Where the evidence section's pages start: the `sources` and `claims` parameters of the plan page. */
+export type EvidencePageAt = { sources?: string; claims?: string };
+
+/** The plan page's address with one list of evidence moved to `cursor` (null: its first page). */
+function evidencePageHref(
+  planId: string,
+  at: EvidencePageAt,
+  list: "sources" | "claims",
+  cursor: string | null,
+) {
+  const params = new URLSearchParams();
+  const next = { ...at, [list]: cursor ?? undefined };
+  if (next.sources) params.set("sources", next.sources);
+  if (next.claims) params.set("claims", next.claims);
+  const query = params.toString();
+  return `/plans/${planId}${query ? `?${query}` : ""}#evidence-heading`;
+}
+
+/** Links to a list's next page and back to its first. */
+function EvidencePager({
+  planId,
+  at,
+  list,
+  nextCursor,
+}: {
+  planId: string;
+  at: EvidencePageAt;
+  list: "sources" | "claims";
+  nextCursor: string | null;
+}) {
+  if (!nextCursor && !at[list]) return null;
+  return (
+    <p data-testid={`evidence-${list}-pager`}>
+      {at[list] ? <a href={evidencePageHref(planId, at, list, null)}>First {list}</a> : null}
+      {at[list] && nextCursor ? " · " : null}
+      {nextCursor ? (
+        <a href={evidencePageHref(planId, at, list, nextCursor)}>More {list} →</a>
+      ) : null}
+    </p>
+  );
+}
+
+/**
+ * The plan's evidence across steps, a page of each list at a time (the page is
+ * read again every few seconds while the plan runs): its sources, once each,
+ * and its claims by step. Extracts and quotes are shortened; the JSON export
+ * has them whole.
+ */
+export function EvidenceSection({ page, at = {} }: { page: PlanPage; at?: EvidencePageAt }) {
+  const { sources, claims, sourcesTotal, claimsTotal } = page.evidence;
+  if (sourcesTotal === 0 && claimsTotal === 0) return null;
   const steps = [...new Set(claims.map((c) => c.stepOrder))];
+  const planId = page.plan.planId;
   return (
     <section aria-labelledby="evidence-heading" className="card" data-testid="evidence">
       <h2 id="evidence-heading">Evidence</h2>
       <p className="muted">
-        {sources.length} source{sources.length === 1 ? "" : "s"} read, {claims.length} claim
-        {claims.length === 1 ? "" : "s"} ·{" "}
-        <a href={`/plans/${page.plan.planId}/evidence`} download>
+        {sourcesTotal} source{sourcesTotal === 1 ? "" : "s"} read, {claimsTotal} claim
+        {claimsTotal === 1 ? "" : "s"}
+        {sources.length < sourcesTotal || claims.length < claimsTotal
+          ? ` (this page: ${sources.length} and ${claims.length})`
+          : ""}{" "}
+        ·{" "}
+        <a href={`/plans/${planId}/evidence`} download>
           Export as JSON
         </a>
       </p>
@@ -117,6 +172,12 @@ export function EvidenceSection({ page }: { page: PlanPage }) {
           <ClaimList claims={claims.filter((c) => c.stepOrder === stepOrder)} showStep={false} />
         </div>
       ))}
+      <EvidencePager
+        planId={planId}
+        at={at}
+        list="claims"
+        nextCursor={page.evidence.claimsNextCursor}
+      />
       {sources.length > 0 ? (
         <>
           <h3>Sources</h3>
@@ -137,7 +198,10 @@ export function EvidenceSection({ page }: { page: PlanPage }) {
                     {source.extract ? (
                       <details>
                         <summary>What was extracted</summary>
-                        <p className="pre-wrap">{source.extract}</p>
+                        <p className="pre-wrap">
+                          {source.extract}
+                          {source.extractShortened ? "…" : ""}
+                        </p>
                       </details>
                     ) : null}
                   </td>
@@ -154,6 +218,12 @@ export function EvidenceSection({ page }: { page: PlanPage }) {
           </table>
         </>
       ) : null}
+      <EvidencePager
+        planId={planId}
+        at={at}
+        list="sources"
+        nextCursor={page.evidence.sourcesNextCursor}
+      />
     </section>
   );
 }

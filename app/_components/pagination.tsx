@@ -84,3 +84,11 @@ export function CursorRefused({ firstPage }: { firstPage: string }) {
     </p>
   );
 }
+
+/**
+ * A search parameter as one string: a repeated one (`?type=a&type=b`) arrives
+ * as a list, which no form of Cairn's sends; it is read as absent.
+ */
+export function oneParam(value: string | string[] | undefined): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}

@@ -32,6 +32,9 @@ import postgres from "postgres";
 import { logWarning } from "../log";
 
 /** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
+/** The most distinct statement texts a pool names (prepares once per connection). */
+export const MAX_NAMED_STATEMENTS = 1_000;
+
 const CONNECT_TIMEOUT_SECONDS = 5;
 /** How long closing the client waits for statements under way. */
 const CLOSE_TIMEOUT_SECONDS = 5;
@@ -293,6 +296,35 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       onclose: (connection: number) => onClose.get(connection)?.(),
     });
 
+  /**
+   * The statement texts this pool's connections hold as named prepared
+   * statements. postgres.js keeps every named statement of a connection until
+   * it closes, so without a bound each distinct text (a list of another length,
+   * before lists were one array parameter) grew every backend's memory. At
+   * MAX_NAMED_STATEMENTS the pool is replaced (its connections finish what they
+   * run, then close and free theirs) and the count starts again, as PGlite's
+   * route closes its least recently used (pglite-prepared.ts).
+   */
+  const named = new Set<string>();
+  // As PGlite's route keeps (MAX_STATEMENTS in pglite-prepared.ts, which this
+  // module does not import: it loads PGlite).
+  const nameable = (text: string) => {
+    if (named.has(text)) return true;
+    if (named.size >= MAX_NAMED_STATEMENTS) {
+      named.clear();
+      // After this statement is under way on the pool it was given: a pool
+      // being replaced takes no new statement.
+      setImmediate(() =>
+        renew(
+          `${MAX_NAMED_STATEMENTS} distinct statements were prepared: the pool's connections are replaced to free them.`,
+          true,
+        ),
+      );
+    }
+    named.add(text);
+    return true;
+  };
+
   let current = make();
   /** Replaced pools still finishing what they run. */
   const ending = new Set<Promise<void>>();
@@ -346,12 +378,13 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     params: unknown[] = [],
     queryOptions: postgres.UnsafeQueryOptions = {},
   ) {
-    // Named unless the pool's `prepare` is off: postgres.js's own default sends
-    // an `unsafe` query unnamed, and drizzle sends every query through it.
+    // Named unless the pool's `prepare` is off or the text is past the bound:
+    // postgres.js's own default sends an `unsafe` query unnamed, and drizzle
+    // sends every query through it.
     return watched(
       on.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
         ...queryOptions,
-        prepare: true,
+        prepare: nameable(text),
       }),
       (error) => observe(pool, error),
       deadline ? deadlines : undefined,

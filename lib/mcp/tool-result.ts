@@ -15,9 +15,23 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from "../db/unava
 import { logUnexpected, logWarning } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
+/**
+ * The most JSON text an answer repeats as its text block. A larger answer (a
+ * plan's context with a page of evidence) is sent once, as structuredContent,
+ * with a short text saying so: repeating it doubled every large answer
+ * (docs/protocol.md, "Results").
+ */
+export const TEXT_JSON_MAX_BYTES = 16 * 1024;
+
 export function toolSuccess(value: object): CallToolResult {
+  const json = JSON.stringify(value);
+  const bytes = Buffer.byteLength(json, "utf8");
+  const text =
+    bytes <= TEXT_JSON_MAX_BYTES
+      ? json
+      : `The answer (${bytes.toLocaleString("en-US")} bytes of JSON, fields: ${Object.keys(value).join(", ")}) is in structuredContent and not repeated here.`;
   return {
-    content: [{ type: "text", text: JSON.stringify(value) }],
+    content: [{ type: "text", text }],
     structuredContent: value as Record<string, unknown>,
   };
 }

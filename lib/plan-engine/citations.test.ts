@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkCitations, scanCitations } from "./citations";
+import { checkCitations, citationScanSteps, scanCitations } from "./citations";
 
 const check = (
   content: string,
@@ -81,7 +81,22 @@ describe("scanCitations on worst shapes", () => {
   });
 
   it("reads a path of many slashes", () => {
-    const scan = scanCitations(`https://a.example/${"/".repeat(200_000)}x//`);
-    expect([...scan.cited.keys()]).toEqual([`https://a.example/${"/".repeat(200_000)}x`]);
+    const scan = scanCitations(`https://a.example/${"/".repeat(1_970)}x//`);
+    expect([...scan.cited.keys()]).toEqual([`https://a.example/${"/".repeat(1_970)}x`]);
+  });
+
+  it("leaves out a link longer than any source's, which no plan can have read", () => {
+    const query = "a=1&".repeat(100_000);
+    const scan = scanCitations(`https://a.example/?${query} and https://b.example/ok`);
+    expect([...scan.cited.keys()]).toEqual(["https://b.example/ok"]);
+  });
+
+  it("resolves a link written many times once, and yields between pieces of work", () => {
+    const steps = citationScanSteps("https://a.example/p ".repeat(20_000));
+    let yields = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) yields++;
+    expect([...step.value.cited.keys()]).toEqual(["https://a.example/p"]);
+    expect(yields).toBeGreaterThan(100);
   });
 });

@@ -44,40 +44,83 @@ const ARXIV_PATTERN = /\barxiv:\s*(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?\/\d{7
  * counts kept as the end is trimmed (a link of 30,000 `)` once took 30 s).
  */
 function trimTrailing(found: string): string {
-  const opened = new Map<string, number>([
-    [")", 0],
-    ["]", 0],
-  ]);
-  const closed = new Map(opened);
-  const opener: Record<string, string> = { "(": ")", "[": "]" };
-  for (const char of found) {
-    const pair = opener[char];
-    if (pair !== undefined) opened.set(pair, (opened.get(pair) ?? 0) + 1);
-    else if (closed.has(char)) closed.set(char, (closed.get(char) ?? 0) + 1);
+  let openRound = 0;
+  let openSquare = 0;
+  let closedRound = 0;
+  let closedSquare = 0;
+  for (let i = 0; i < found.length; i++) {
+    const code = found.charCodeAt(i);
+    if (code === 40) openRound++;
+    else if (code === 41) closedRound++;
+    else if (code === 91) openSquare++;
+    else if (code === 93) closedSquare++;
   }
   let end = found.length;
   while (end > 0) {
     const last = found[end - 1] ?? "";
-    const closes = closed.get(last);
     if (".,;:!?*_~".includes(last)) end--;
-    else if (closes !== undefined && (opened.get(last) ?? 0) < closes) {
-      closed.set(last, closes - 1);
+    else if (last === ")" && openRound < closedRound) {
+      closedRound--;
+      end--;
+    } else if (last === "]" && openSquare < closedSquare) {
+      closedSquare--;
       end--;
     } else break;
   }
   return found.slice(0, end);
 }
 
-/** Every URL, DOI and arXiv id in `text`, as written, in order; DOIs inside a URL are the URL's. */
-function identifiersIn(text: string): string[] {
+/**
+ * The longest identifier worth resolving: no source's link is longer
+ * (`evidence.sources[].url`, docs/evidence.md), so a longer one cannot be a
+ * source the plan read, and parsing a link of 500,000 characters (its query
+ * parameters sorted) would cost the whole event loop's time.
+ */
+const MAX_IDENTIFIER_CHARS = 2_000;
+
+/**
+ * The canonical key of each identifier as written, resolved once: a
+ * deliverable repeating one link 20,000 times parses it once.
+ */
+function keyResolver() {
+  const known = new Map<string, ReturnType<typeof canonicalSourceKey>>();
+  return (written: string) => {
+    if (written.length > MAX_IDENTIFIER_CHARS) return undefined;
+    if (known.has(written)) return known.get(written);
+    const key = canonicalSourceKey(written);
+    known.set(written, key);
+    return key;
+  };
+}
+
+/** True once every 64 calls: where a scan yields, so a yield costs little beside the work. */
+function pacer() {
+  let work = 0;
+  return () => (++work & 63) === 0;
+}
+
+/**
+ * Every URL, DOI and arXiv id in `text`, as written, in order; DOIs inside a
+ * URL are the URL's. Yields (undefined) after each piece of work, so a caller
+ * can let other requests run between them (`scanCitationsInSlices`).
+ */
+function* identifiersIn(text: string): Generator<undefined, string[]> {
+  const pace = pacer();
   const found: { at: number; written: string }[] = [];
-  const outsideUrls = text.replace(URL_PATTERN, (url, at: number) => {
-    found.push({ at, written: trimTrailing(url) });
-    return " ".repeat(url.length);
-  });
+  const outside: string[] = [];
+  let from = 0;
+  for (const match of text.matchAll(URL_PATTERN)) {
+    found.push({ at: match.index, written: trimTrailing(match[0]) });
+    outside.push(text.slice(from, match.index), " ".repeat(match[0].length));
+    from = match.index + match[0].length;
+    if (pace()) yield;
+  }
+  outside.push(text.slice(from));
+  const outsideUrls = outside.join("");
   for (const pattern of [DOI_PATTERN, ARXIV_PATTERN]) {
     for (const match of outsideUrls.matchAll(pattern)) {
       found.push({ at: match.index, written: trimTrailing(match[0]) });
+      if (pace()) yield;
     }
   }
   return found.sort((a, b) => a.at - b.at).map(({ written }) => written);
@@ -90,16 +133,21 @@ const NUMBERED_ENTRY = /^\s*(\d{1,4})[.)]\s+(.*)$/;
 const REFERENCE_USE = /\[(\d{1,4}(?:\s*[,–-]\s*\d{1,4})*)\]/g;
 
 /** The numbered references the text uses that no entry resolves to a URL, DOI or arXiv id. */
-function unresolvedReferences(content: string): string[] {
+function* unresolvedReferences(
+  content: string,
+  keyOf: (written: string) => ReturnType<typeof canonicalSourceKey>,
+): Generator<undefined, string[]> {
+  const pace = pacer();
   const resolved = new Set<string>();
   const body: string[] = [];
   let inReferences = false;
   for (const line of content.split("\n")) {
     if (/^#{1,6}\s/.test(line)) inReferences = REFERENCE_HEADING.test(line);
     const entry = BRACKET_ENTRY.exec(line) ?? (inReferences ? NUMBERED_ENTRY.exec(line) : null);
+    if (pace()) yield;
     if (entry?.[1] !== undefined) {
-      const links = identifiersIn(entry[2] ?? "").some((id) => canonicalSourceKey(id));
-      if (links) resolved.add(String(Number(entry[1])));
+      const ids = yield* identifiersIn(entry[2] ?? "");
+      if (ids.some((id) => keyOf(id))) resolved.add(String(Number(entry[1])));
       continue;
     }
     body.push(line);
@@ -107,10 +155,16 @@ function unresolvedReferences(content: string): string[] {
   const unresolved = new Set<string>();
   // Joined once: joining per use made `[1]\n` × 15,000 take 30 s.
   const text = body.join("\n");
+  // A use written before reads the same: `[1]` × 125,000 is split once.
+  const read = new Set<string>();
   for (const match of text.matchAll(REFERENCE_USE)) {
+    if (pace()) yield;
     // A link's text (`[1](https://…)`) cites through its link, not a reference list.
     if (text[match.index + match[0].length] === "(") continue;
-    for (const part of (match[1] ?? "").split(",")) {
+    const use = match[1] ?? "";
+    if (read.has(use)) continue;
+    read.add(use);
+    for (const part of use.split(",")) {
       const [from, to] = part.split(/[–-]/).map((n) => Number(n.trim()));
       if (from === undefined) continue;
       const last = to !== undefined && to >= from && to - from < 100 ? to : from;
@@ -129,14 +183,32 @@ export interface CitationScan {
   readonly unresolvedReferences: string[];
 }
 
-export function scanCitations(content: string): CitationScan {
+/**
+ * The scan as steps: it yields after each small piece of work (a match, a
+ * line, an identifier resolved), so the service can give the event loop to
+ * other requests between slices of a large deliverable
+ * (`scanCitationsInSlices`); the engine itself keeps no clock.
+ */
+export function* citationScanSteps(content: string): Generator<undefined, CitationScan> {
+  const pace = pacer();
   const cited = new Map<string, Omit<Citation, "status">>();
-  for (const written of identifiersIn(content)) {
-    const source = canonicalSourceKey(written);
+  const keyOf = keyResolver();
+  for (const written of yield* identifiersIn(content)) {
+    const source = keyOf(written);
+    if (pace()) yield;
     if (!source || cited.has(source.key)) continue;
     cited.set(source.key, { written, key: source.key, href: source.href });
   }
-  return { cited, unresolvedReferences: unresolvedReferences(content) };
+  return { cited, unresolvedReferences: yield* unresolvedReferences(content, keyOf) };
+}
+
+/** The whole scan at once (tests, and text known to be short). */
+export function scanCitations(content: string): CitationScan {
+  const steps = citationScanSteps(content);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /**

@@ -164,3 +164,13 @@ export function canonicalSourceKey(text: string): SourceKey | undefined {
   if (url.hostname === "") return undefined;
   return identifierFromUrl(url) ?? pageKey(url);
 }
+
+/**
+ * A link to the source a canonical key names: a claim's citation carries the
+ * key alone, and its link is made from it rather than copied from the source's row.
+ */
+export function hrefOfSourceKey(key: string): string {
+  if (key.startsWith("doi:")) return `https://doi.org/${key.slice(4)}`;
+  if (key.startsWith("arxiv:")) return `https://arxiv.org/abs/${key.slice(6)}`;
+  return key;
+}

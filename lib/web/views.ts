@@ -8,6 +8,7 @@ import { undefinedIfNotFound } from "../plan-engine/app-error";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { exportPlanEvidence } from "../services/evidence/export-evidence";
+import type { EvidenceCursors } from "../services/evidence/read-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-policy";
@@ -51,11 +52,16 @@ export const views = {
   async inboxCount(user: SignedInUser) {
     return countAwaitingReview(await userContext(user));
   },
-  async planPage(user: SignedInUser, planId: string, auditCursor: string | undefined) {
+  async planPage(
+    user: SignedInUser,
+    planId: string,
+    auditCursor: string | undefined,
+    evidenceCursors: EvidenceCursors = {},
+  ) {
     const ctx = await userContext(user);
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
-    return getPlanPage(ctx, planId, auditCursor);
+    return getPlanPage(ctx, planId, auditCursor, evidenceCursors);
   },
   /** A plan's name and newest deliverable; undefined for a plan not in the user's tenant. */
   async planDeliverable(user: SignedInUser, planId: string) {

@@ -6,6 +6,7 @@ import {
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { z } from "zod";
+import { TEXT_JSON_MAX_BYTES } from "@/lib/mcp/tool-result";
 import type { TOOLS } from "@/lib/mcp/tools";
 
 type CairnTool = (typeof TOOLS)[number];
@@ -122,8 +123,16 @@ function agentOf<C extends { close(): Promise<void> }>(
   async function ok(name: string, args: Record<string, unknown> = {}): Promise<unknown> {
     const answer = await call(name, args);
     if (answer.isError) throw new Error(`${name} failed: ${answer.text}`);
-    if (JSON.stringify(answer.data) !== answer.text) {
-      throw new Error(`${name}: the text block is not the structured content as JSON`);
+    // A small answer repeats its JSON as text; a large one says where it is instead.
+    const json = JSON.stringify(answer.data);
+    const repeated =
+      Buffer.byteLength(json, "utf8") <= TEXT_JSON_MAX_BYTES
+        ? json === answer.text
+        : answer.text.endsWith("is in structuredContent and not repeated here.");
+    if (!repeated) {
+      throw new Error(
+        `${name}: the text block is neither the structured content as JSON nor its summary`,
+      );
     }
     return answer.data;
   }

@@ -21,6 +21,8 @@ export type WebSession = {
     path: string,
     actionName: string,
     fields: Record<string, string>,
+    /** Headers sent instead of the browser's own (an `Origin` of another site). */
+    headers?: Record<string, string>,
   ): Promise<{ status: number; text: string; headers: Headers }>;
 };
 
@@ -79,7 +81,7 @@ export async function signInOverHttp(
         headers: { Cookie: cookieHeader() },
       });
     },
-    async action(path, actionName, fields) {
+    async action(path, actionName, fields, headers = {}) {
       // React encodes the call `action(previousState, formData)` as a multipart
       // reply (react-server-dom's encodeReply): the form's fields as "_1_<name>",
       // then part "0", the argument list, where "$K1" stands for that form.
@@ -94,6 +96,7 @@ export async function signInOverHttp(
           Origin: baseUrl,
           Accept: "text/x-component",
           "Next-Action": serverActionId(actionName),
+          ...headers,
         },
         body,
       });

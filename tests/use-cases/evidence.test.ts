@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { verifyPlanTrail } from "@/lib/services/audit/audit-chain";
 import { exportPlanEvidence } from "@/lib/services/evidence/export-evidence";
+import { MAX_EXTRACT_CHARS } from "@/lib/services/evidence/record-evidence";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
@@ -115,8 +116,8 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
       {
         sourceKey: "https://example.org/battery-report",
         href: "https://example.org/battery-report",
-        title: null,
         quote: "capacity of 12 GWh",
+        quoteShortened: false,
         locator: "p. 4",
       },
     ]);
@@ -264,6 +265,87 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
     });
     expect(over).toBe(
       "VALIDATION_ERROR: evidence: the plan would read 503 sources, over the limit of 500; record the sources the findings rest on, not every page visited.",
+    );
+  });
+
+  it("holds the per-plan limits when additions run at once", async () => {
+    const { planId, search, analyze } = await planWithEvidence();
+    await tenant.agent.submit(planId, analyze);
+    const pages = (from: number) =>
+      Array.from({ length: 100 }, (_, i) => ({ url: `https://race.example/p${from + i}` }));
+    for (let batch = 0; batch < 3; batch++) {
+      await tenant.agent.ok("add_step_evidence", {
+        planId,
+        stepId: search,
+        evidence: { sources: pages(batch * 100) },
+      });
+    }
+    // 303 held: each of three additions of 100 (to two steps, and an
+    // artifact's links) fits alone, no two of them together.
+    const answers = await Promise.all([
+      ...[search, analyze].map((stepId, i) =>
+        tenant.agent.call("add_step_evidence", {
+          planId,
+          stepId,
+          evidence: { sources: pages((i + 1) * 1000) },
+        }),
+      ),
+      tenant.agent.call("store_research", {
+        artifactType: "finding",
+        title: "Race",
+        content: {},
+        contentText: "Race.",
+        confidence: 0.5,
+        sourceUrls: pages(3000).map((page) => page.url),
+        planId,
+      }),
+    ]);
+    expect(answers.filter((answer) => !answer.isError)).toHaveLength(1);
+    for (const refused of answers.filter((answer) => answer.isError)) {
+      expect(refused.text).toMatch(/^VALIDATION_ERROR: evidence: the plan would read 503 sources/);
+    }
+    const evidence = (await tenant.agent.ok("read_evidence", { planId })).evidence;
+    expect(evidence.sourcesTotal).toBe(403);
+  });
+
+  it("refuses evidence past the plan's total of text, naming it", async () => {
+    const { planId, search } = await planWithEvidence();
+    const extract = "e".repeat(MAX_EXTRACT_CHARS);
+    let refusal = "";
+    for (let batch = 0; !refusal && batch < 30; batch++) {
+      const answer = await tenant.agent.call("add_step_evidence", {
+        planId,
+        stepId: search,
+        evidence: {
+          sources: Array.from({ length: 100 }, (_, i) => ({
+            url: `https://total.example/${batch}/${i}/${"p".repeat(1_900)}`,
+            title: "t".repeat(500),
+            extract,
+          })),
+        },
+      });
+      if (answer.isError) refusal = answer.text;
+    }
+    // 500 such sources are about 4 MB: the count refuses first.
+    expect(refusal).toMatch(/^VALIDATION_ERROR: evidence: the plan would read \d+ sources/);
+    const claims = Array.from({ length: 50 }, (_, i) => ({
+      text: `${i} ${"c".repeat(1_990)}`,
+      supports: Array.from({ length: 20 }, () => ({
+        source: "https://example.org/battery-report",
+        quote: "q".repeat(2_000),
+      })),
+    }));
+    let total = "";
+    for (let batch = 0; !total && batch < 10; batch++) {
+      const answer = await tenant.agent.call("add_step_evidence", {
+        planId,
+        stepId: search,
+        evidence: { claims },
+      });
+      if (answer.isError) total = answer.text;
+    }
+    expect(total).toMatch(
+      /^VALIDATION_ERROR: evidence: the plan's evidence would hold [\d,]+ bytes of text, over the limit of 8,388,608/,
     );
   });
 

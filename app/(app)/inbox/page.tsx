@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
-import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
+import { CursorRefused, oneParam, Pagination, pageHref } from "@/app/_components/pagination";
 import { DecisionPolicyNote, decisionChannelText } from "@/app/_components/review/decision-channel";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
@@ -18,7 +18,12 @@ const AGE_LABELS: Record<InboxAge, string> = {
   "1w": "Waiting over a week",
 };
 
-type Search = { mine?: string; plan?: string; age?: string; cursor?: string };
+type Search = {
+  mine?: string | string[];
+  plan?: string | string[];
+  age?: string | string[];
+  cursor?: string | string[];
+};
 
 /**
  * The team's pending reviews, oldest first, a page at a time (`?cursor=`, where
@@ -27,7 +32,13 @@ type Search = { mine?: string; plan?: string; age?: string; cursor?: string };
  */
 export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
-  const search = await searchParams;
+  const raw = await searchParams;
+  const search = {
+    mine: oneParam(raw.mine),
+    plan: oneParam(raw.plan),
+    age: oneParam(raw.age),
+    cursor: oneParam(raw.cursor),
+  };
   const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
   const mine = search.mine === "1";
   const filters = { mine, planId: search.plan || undefined, age };

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
+import { CursorRefused, oneParam, Pagination, pageHref } from "@/app/_components/pagination";
 import { Snippet } from "@/app/_components/snippet";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
@@ -10,13 +10,19 @@ import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Research library" };
 
-type Search = { q?: string; type?: string; since?: string; cursor?: string };
+type Search = {
+  q?: string | string[];
+  type?: string | string[];
+  since?: string | string[];
+  cursor?: string | string[];
+};
 
 export default async function LibraryPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
   const search = await searchParams;
-  const q = search.q?.trim() ?? "";
-  const artifactType = search.type || undefined;
+  const q = oneParam(search.q)?.trim() ?? "";
+  const artifactType = oneParam(search.type);
+  const since = oneParam(search.since);
   const artifactTypes = await views.artifactTypes(user);
   return (
     <section>
@@ -47,7 +53,7 @@ export default async function LibraryPage({ searchParams }: { searchParams: Prom
           </label>
           <label>
             Since
-            <input name="since" type="date" defaultValue={search.since ?? ""} />
+            <input name="since" type="date" defaultValue={since ?? ""} />
           </label>
           <button type="submit" className="button">
             Search
@@ -55,14 +61,9 @@ export default async function LibraryPage({ searchParams }: { searchParams: Prom
         </form>
       </search>
       {q ? (
-        <SearchResults
-          user={user}
-          q={q}
-          artifactType={artifactType}
-          since={search.since || undefined}
-        />
+        <SearchResults user={user} q={q} artifactType={artifactType} since={since} />
       ) : (
-        <Recent user={user} artifactType={artifactType} cursor={search.cursor || undefined} />
+        <Recent user={user} artifactType={artifactType} cursor={oneParam(search.cursor)} />
       )}
     </section>
   );
@@ -125,9 +126,19 @@ async function Recent({
   artifactType?: string;
   cursor?: string;
 }) {
-  const list = await orCursorRefused(views.artifacts(user, { artifactType, cursor }));
+  const list = await orCursorRefused(views.artifacts(user, { artifactType, cursor })).catch(
+    (error: unknown) => (isAppError(error) ? error : Promise.reject(error)),
+  );
   if (isCursorRefused(list)) {
     return <CursorRefused firstPage={pageHref("/library", { type: artifactType })} />;
+  }
+  if (isAppError(list)) {
+    // A type no form offers (`?type=Bad-Type`): the page says why, as a search does.
+    return (
+      <p role="alert" className="notice notice-error">
+        This list cannot be shown: {list.message} <Link href="/library">Show every type</Link>.
+      </p>
+    );
   }
   if (list.artifacts.length === 0) {
     return (

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Suspense } from "react";
 import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
-import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
+import { CursorRefused, oneParam, Pagination, pageHref } from "@/app/_components/pagination";
 import { ProgressBar } from "@/app/_components/progress-bar";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
@@ -24,11 +24,12 @@ const FILTER_LABELS: Record<PlanFilter, string> = {
   cancelled: "Cancelled",
 };
 
-type Search = { filter?: string; q?: string; cursor?: string };
+type Search = { filter?: string | string[]; q?: string | string[]; cursor?: string | string[] };
 
 export default async function PlansPage({ searchParams }: { searchParams: Promise<Search> }) {
   const user = await requireUser();
-  const search = await searchParams;
+  const raw = await searchParams;
+  const search = { filter: oneParam(raw.filter), q: oneParam(raw.q), cursor: oneParam(raw.cursor) };
   const filter = PLAN_FILTERS.find((f) => f === search.filter);
   return (
     <section>

@@ -12,6 +12,7 @@ import { listActivePlansTool } from "./list-active-plans";
 import { logSkillExecutionTool } from "./log-skill-execution";
 import { modifyPlanTool } from "./modify-plan";
 import { pingTool } from "./ping";
+import { readEvidenceTool } from "./read-evidence";
 import { requestUserReviewTool } from "./request-user-review";
 import { searchSourcesTool } from "./search-sources";
 import { storeResearchTool } from "./store-research";
@@ -30,6 +31,7 @@ export const TOOLS = [
   submitStepResultTool,
   addStepEvidenceTool,
   getStepContextTool,
+  readEvidenceTool,
   storeResearchTool,
   extractDataTool,
   requestUserReviewTool,

@@ -35,8 +35,10 @@ export async function addStepEvidence(
     throw new AppError("VALIDATION_ERROR", "evidence: give at least one source or claim to add.");
   }
   return ctx.db.transaction(async (tx) => {
+    // The plan's lock, then the step's, in submit_step_result's order: the
+    // plan's orders two changes of its evidence (recordEvidence), so its
+    // limits hold however many additions run at once.
     const { plan } = await lockPlanForWork(tx, ctx, input.planId, "evidence", input.stepId);
-    // The step's row lock orders two additions to one step.
     const step = await lockStep(tx, ctx, plan.id, input.stepId);
     if (step.status !== "completed") {
       throw new AppError(

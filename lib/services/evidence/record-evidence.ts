@@ -5,9 +5,10 @@
  * store_research all write through here.
  */
 import "server-only";
-import { and, count, eq, inArray, max, sql } from "drizzle-orm";
+import { and, count, eq, max, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
+import { selectRows } from "../../db/rows";
 import { planSources, stepClaims } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import {
@@ -21,6 +22,7 @@ import {
 import { canonicalSourceKey } from "../../plan-engine/source-key";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
+import { lockPlan } from "../shared/plan-access";
 
 /** A plan reads at most this many sources and makes this many claims (docs/evidence.md, "Limits"). */
 export const MAX_PLAN_SOURCES = 500;
@@ -30,6 +32,13 @@ export const MAX_CLAIMS_PER_CHANGE = 50;
 export const MAX_CITATIONS_PER_CLAIM = 20;
 export const MAX_EXTRACT_CHARS = 4_000;
 const MAX_TITLE_CHARS = 500;
+/**
+ * The most text a plan's evidence holds, all sources and claims together (their
+ * links, titles, extracts, claims, quotes and locators, in UTF-8 bytes): what
+ * the JSON export sends whole. The per-item limits alone would let one plan
+ * hold about 90 MB.
+ */
+export const MAX_PLAN_EVIDENCE_BYTES = 8 * 1024 * 1024;
 
 const sourceField = z
   .string()
@@ -147,6 +156,61 @@ export function hasEvidence(fetched: readonly SourceRead[], evidence: EvidenceIn
   );
 }
 
+/** A PostgreSQL array literal of `values`, each quoted: one parameter however many there are. */
+function textArray(values: readonly string[]): string {
+  return `{${values.map((value) => `"${value.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+}
+
+const textBytes = (...texts: (string | null | undefined)[]) =>
+  texts.reduce((sum, text) => sum + (text ? Buffer.byteLength(text, "utf8") : 0), 0);
+
+/**
+ * Refuses a change that would take the plan's evidence over
+ * MAX_PLAN_EVIDENCE_BYTES: what it holds is summed in the database (at most
+ * the 1,000 rows the plan's limits allow), under the plan's lock.
+ */
+async function checkPlanTotal(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  added: readonly { key: string; href: string; title?: string | null; extract?: string | null }[],
+  claims: ReturnType<typeof keyClaims>["claims"],
+) {
+  if (added.length === 0 && claims.length === 0) return;
+  const adding =
+    added.reduce((sum, s) => sum + textBytes(s.key, s.href, s.title, s.extract), 0) +
+    claims.reduce(
+      (sum, claim) =>
+        sum +
+        textBytes(claim.text) +
+        [...claim.supports, ...claim.contradicts].reduce(
+          (n, c) => n + textBytes(c.sourceKey, c.quote, c.locator),
+          0,
+        ),
+      0,
+    );
+  const [held] = await selectRows(
+    tx,
+    z.object({ bytes: z.coerce.number() }),
+    sql`
+    select (
+      select coalesce(sum(octet_length(canonical_key) + octet_length(href)
+        + coalesce(octet_length(title), 0) + coalesce(octet_length(extract), 0)), 0)
+      from plan_source where tenant_id = ${ctx.tenantId}::uuid and plan_id = ${planId}::uuid
+    ) + (
+      select coalesce(sum(octet_length(text) + octet_length(supports::text)
+        + octet_length(contradicts::text)), 0)
+      from step_claim where tenant_id = ${ctx.tenantId}::uuid and plan_id = ${planId}::uuid
+    ) as bytes`,
+  );
+  const total = (held?.bytes ?? 0) + adding;
+  if (total > MAX_PLAN_EVIDENCE_BYTES) {
+    refuse(
+      `evidence: the plan's evidence would hold ${total.toLocaleString("en-US")} bytes of text, over the limit of ${MAX_PLAN_EVIDENCE_BYTES.toLocaleString("en-US")}; keep extracts and quotes to the passages the claims rest on.`,
+    );
+  }
+}
+
 function refuse(message: string): never {
   throw new AppError("VALIDATION_ERROR", message);
 }
@@ -171,17 +235,26 @@ export async function recordEvidence(
     ),
   );
   const wanted = [...new Set([...sources.map((s) => s.key), ...cited])];
+  if (wanted.length === 0 && claimsIn.length === 0) {
+    return { sources: 0, newSources: 0, claims: [] };
+  }
+  // The plan's lock orders two changes of one plan's evidence, so its limits
+  // hold however many run at once; submit_step_result holds it already.
+  await lockPlan(tx, ctx, change.planId);
   const tenantPlan = and(
     eq(planSources.tenantId, ctx.tenantId),
     eq(planSources.planId, change.planId),
   );
+  // One array parameter, so a list of any length is one prepared statement.
   const existing =
     wanted.length === 0
       ? []
       : await tx
           .select({ key: planSources.canonicalKey })
           .from(planSources)
-          .where(and(tenantPlan, inArray(planSources.canonicalKey, wanted)));
+          .where(
+            and(tenantPlan, sql`${planSources.canonicalKey} = any(${textArray(wanted)}::text[])`),
+          );
   const known = new Set([...existing.map((row) => row.key), ...sources.map((s) => s.key)]);
   const { claims, errors } = keyClaims(claimsIn, known);
   if (errors.length > 0) refuse(`evidence.${errors.join("; evidence.")}.`);
@@ -196,6 +269,13 @@ export async function recordEvidence(
       );
     }
   }
+  await checkPlanTotal(tx, ctx, change.planId, added, claims);
+  const rank = new Map(
+    sources
+      .map((source) => source.key)
+      .sort()
+      .map((key, i) => [key, i]),
+  );
   if (sources.length > 0) {
     // A page read again keeps its first reading; a title, extract or digest it
     // lacked is filled in from this one.
@@ -212,7 +292,9 @@ export async function recordEvidence(
           extract: source.extract,
           contentDigest: source.contentDigest,
           firstStepId: change.stepId,
-          firstReadAt: new Date(change.now),
+          // Those read together are a microsecond apart in key order: a page of
+          // sources is read by (first read, id), and so lists them by key.
+          firstReadAt: sql`${change.now}::timestamptz + ${rank.get(source.key) ?? 0}::int * interval '1 microsecond'`,
         })),
       )
       .onConflictDoUpdate({

@@ -27,7 +27,11 @@ import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { DECISION_CHANNELS } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import { citationCheckOutput } from "../evidence/check-deliverable";
-import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
+import {
+  type EvidenceCursors,
+  loadPlanEvidence,
+  planEvidenceOutput,
+} from "../evidence/read-evidence";
 import { renewLease } from "../loop/leases";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
@@ -323,7 +327,7 @@ export async function loadPlanCore(
    * left out (null). The plan page shows only the pending review's, and reads
    * the plan every few seconds: a step may have had 20 reviews of 128 KB each.
    */
-  options: { pendingProposalsOnly?: boolean } = {},
+  options: { pendingProposalsOnly?: boolean; evidence?: EvidenceCursors } = {},
 ) {
   const plan = await getPlan(db, ctx, planId);
   const steps = await loadSteps(db, ctx, plan.id);
@@ -371,7 +375,7 @@ export async function loadPlanCore(
     .orderBy(desc(skillExecutions.createdAt))
     .limit(1);
   const deliverable = await loadLatestDeliverable(db, ctx, plan.id);
-  const evidence = await loadPlanEvidence(db, ctx, plan.id);
+  const evidence = await loadPlanEvidence(db, ctx, plan.id, options.evidence);
   const feedback = await db
     .select()
     .from(researchFeedback)

@@ -9,8 +9,12 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
-import { scanCitations } from "../../plan-engine/citations";
-import { checkDeliverable, citationCheckOutput, citationHint } from "../evidence/check-deliverable";
+import {
+  checkDeliverable,
+  citationCheckOutput,
+  citationHint,
+  scanCitationsInSlices,
+} from "../evidence/check-deliverable";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
@@ -79,7 +83,7 @@ export async function storeResearchOutput(
   const input = parseInput(storeResearchOutputInput, raw);
   // The text's work is done before the transaction: a large deliverable never
   // holds a connection idle in transaction (docs/operations.md, "Work on input").
-  const scan = scanCitations(input.content);
+  const scan = await scanCitationsInSlices(input.content);
   return ctx.db.transaction(async (tx) => {
     const { plan } = await lockPlanForWork(tx, ctx, input.planId, "deliverable");
     const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);

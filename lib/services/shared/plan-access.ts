@@ -64,8 +64,9 @@ export async function lockPlan(
 }
 
 /**
- * Locks the plan (share: the loop's writers wait, other readers do not) and
- * checks that its state takes `work` (the checkpoint rule's third part,
+ * Locks the plan (for update: the evidence this work may record takes the
+ * same lock, and taking a share first would let two callers deadlock on the
+ * upgrade) and checks that its state takes `work` (the checkpoint rule's third part,
  * `checkPlanTakesWork`), for `stepId` when the work names a step. Returns the
  * plan and that step.
  */
@@ -76,7 +77,7 @@ export async function lockPlanForWork(
   work: PlanWork,
   stepId?: string,
 ) {
-  const plan = await lockPlan(tx, ctx, planId, "share");
+  const plan = await lockPlan(tx, ctx, planId);
   const steps = await tx
     .select({
       id: planSteps.id,

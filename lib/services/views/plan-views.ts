@@ -4,6 +4,7 @@
  * between its steps, and the admin's views of stalled and paused work and the
  * tool-call log. Reads only; every query is scoped to the tenant.
  */
+import type { EvidenceCursors } from "../evidence/read-evidence";
 import "server-only";
 import {
   and,
@@ -204,6 +205,13 @@ function bindingEdges(steps: PlanCore["steps"]) {
 
 export type BindingEdge = ReturnType<typeof bindingEdges>[number];
 
+/**
+ * The most JSON text of each list of evidence the plan page shows: HTML writes
+ * a quote mark as six bytes and the page carries its data twice (the markup
+ * and React's payload), so a page holds a quarter of a tool's page.
+ */
+export const PLAN_PAGE_EVIDENCE_BYTES = 24 * 1024;
+
 /** How many of a plan's artifacts its page lists (newest first); the rest are counted, and found in the Library. */
 export const PLAN_PAGE_ARTIFACTS = 10;
 
@@ -216,7 +224,12 @@ export const PLAN_PAGE_ARTIFACTS = 10;
  * the slowest read, so the page renders around it). It is read again every few
  * seconds while the plan runs, so it reads only what it shows.
  */
-export async function getPlanPage(ctx: ServiceContext, planId: string, auditCursor?: string) {
+export async function getPlanPage(
+  ctx: ServiceContext,
+  planId: string,
+  auditCursor?: string,
+  evidenceCursors: EvidenceCursors = {},
+) {
   if (!z.uuid().safeParse(planId).success) return undefined;
   // Whether the trail's hash chain holds: the database recomputes every digest
   // of the trail (most of this read's time at 10,000 rows), so the check starts
@@ -229,7 +242,10 @@ export async function getPlanPage(ctx: ServiceContext, planId: string, auditCurs
   const read = await ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
     const context = await undefinedIfNotFound(
-      loadPlanCore(tx, ctx, planId, { pendingProposalsOnly: true }),
+      loadPlanCore(tx, ctx, planId, {
+        pendingProposalsOnly: true,
+        evidence: { ...evidenceCursors, pageBytes: PLAN_PAGE_EVIDENCE_BYTES },
+      }),
     );
     if (!context) return undefined;
     // Refused once the plan is found, so another tenant's plan is a 404 whatever the cursor.

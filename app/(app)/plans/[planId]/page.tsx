@@ -4,7 +4,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AutoRefresh } from "@/app/_components/auto-refresh";
 import { EvidenceSection, ReviewEvidence } from "@/app/_components/evidence-view";
-import { CursorRefused } from "@/app/_components/pagination";
+import { CursorRefused, oneParam } from "@/app/_components/pagination";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
@@ -33,7 +33,11 @@ async function pageOrigin(): Promise<string | null> {
 }
 
 type Params = { planId: string };
-type Search = { audit?: string };
+type Search = {
+  audit?: string | string[];
+  sources?: string | string[];
+  claims?: string | string[];
+};
 
 export default async function PlanPageView({
   params,
@@ -44,12 +48,18 @@ export default async function PlanPageView({
 }) {
   const user = await requireUser();
   const { planId } = await params;
-  const { audit } = await searchParams;
-  const page = await orCursorRefused(views.planPage(user, planId, audit || undefined));
+  const search = await searchParams;
+  const one = oneParam;
+  const page = await orCursorRefused(
+    views.planPage(user, planId, one(search.audit), {
+      sourcesCursor: one(search.sources),
+      claimsCursor: one(search.claims),
+    }),
+  );
   if (isCursorRefused(page)) {
     return (
       <article className="plan">
-        <h1>Audit trail</h1>
+        <h1>Plan</h1>
         <CursorRefused firstPage={`/plans/${planId}`} />
       </article>
     );
@@ -75,7 +85,10 @@ export default async function PlanPageView({
       />
       <DeliverableView page={page} origin={await pageOrigin()} />
       <ArtifactList page={page} />
-      <EvidenceSection page={page} />
+      <EvidenceSection
+        page={page}
+        at={{ sources: one(search.sources), claims: one(search.claims) }}
+      />
       <StepsSection page={page} />
       <PlanPicture page={page} />
       <AuditTrail page={page} />

@@ -1,0 +1,81 @@
+/**
+ * read_evidence: a plan's evidence a page at a time, or one source or claim
+ * whole (docs/evidence.md, "Who reads it"). The contexts carry the first page
+ * of each list with extracts and quotes shortened; this reads on by cursor and
+ * gives the full text of the one an agent needs.
+ */
+import "server-only";
+import { z } from "zod";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "../shared/context";
+import { planIdField } from "../shared/fields";
+import { getPlan } from "../shared/plan-access";
+import { parseInput } from "../shared/validation";
+import {
+  evidenceCursorFields,
+  loadEvidenceClaim,
+  loadEvidenceSource,
+  loadPlanEvidence,
+  planEvidenceOutput,
+  wholeClaimOutput,
+  wholeSourceOutput,
+} from "./read-evidence";
+
+export const readEvidenceInput = z.object({
+  planId: planIdField,
+  ...evidenceCursorFields,
+  sourceKey: z
+    .string()
+    .min(1)
+    .max(2_100)
+    .optional()
+    .describe("A source's sourceKey: that source with its whole extract, instead of a page."),
+  claimId: z
+    .uuid("must be a claim id (a UUID)")
+    .optional()
+    .describe("A claim's claimId: that claim with its whole quotes, instead of a page."),
+});
+
+export const readEvidenceOutput = z.object({
+  planId: z.string(),
+  evidence: planEvidenceOutput
+    .nullable()
+    .describe("The page asked for; null when one source or claim was."),
+  source: wholeSourceOutput.nullable(),
+  claim: wholeClaimOutput.nullable(),
+});
+
+export type ReadEvidence = z.infer<typeof readEvidenceOutput>;
+
+export async function readPlanEvidence(
+  ctx: ServiceContext,
+  raw: z.input<typeof readEvidenceInput>,
+): Promise<ReadEvidence> {
+  const input = parseInput(readEvidenceInput, raw);
+  if (input.sourceKey !== undefined && input.claimId !== undefined) {
+    throw new AppError("VALIDATION_ERROR", "sourceKey, claimId: give one of them, not both.");
+  }
+  const plan = await getPlan(ctx.db, ctx, input.planId);
+  if (input.sourceKey !== undefined) {
+    const source = await loadEvidenceSource(ctx.db, ctx, plan.id, input.sourceKey);
+    if (!source) {
+      throw new AppError(
+        "NOT_FOUND",
+        `sourceKey: the plan read no source ${JSON.stringify(input.sourceKey.slice(0, 200))}; take a sourceKey from the evidence's sources.`,
+      );
+    }
+    return { planId: plan.id, evidence: null, source, claim: null };
+  }
+  if (input.claimId !== undefined) {
+    const claim = await loadEvidenceClaim(ctx.db, ctx, plan.id, input.claimId);
+    if (!claim) {
+      throw new AppError("NOT_FOUND", `claimId: the plan holds no claim ${input.claimId}.`);
+    }
+    return { planId: plan.id, evidence: null, source: null, claim };
+  }
+  const evidence = await loadPlanEvidence(ctx.db, ctx, plan.id, {
+    sourcesCursor: input.sourcesCursor,
+    claimsCursor: input.claimsCursor,
+  });
+  return { planId: plan.id, evidence, source: null, claim: null };
+}

@@ -1,0 +1,205 @@
+/**
+ * No answer and no page grows with what a plan holds (issue 40; docs/evidence.md,
+ * "Who reads it"): a plan filled to its evidence limits, with every text at its
+ * longest and in the shape JSON writes longest, is read through
+ * get_research_context, get_step_context, read_review_card and the plan page,
+ * each under 1 MB, and read_evidence walks every source and claim a page at a
+ * time and gives one whole. Over /api/mcp and the web door, on both databases
+ * and with both eras' clients.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  MAX_CITATIONS_PER_CLAIM,
+  MAX_EXTRACT_CHARS,
+  MAX_PLAN_CLAIMS,
+  MAX_PLAN_SOURCES,
+} from "@/lib/services/evidence/record-evidence";
+import { type AppServer, startAppServer } from "./support/app-server";
+import { BACKENDS } from "./support/databases";
+import {
+  CLIENT_REVISIONS,
+  connectAgent,
+  connectAgentOn,
+  type LoopAgent,
+  report,
+} from "./support/mcp-client";
+import { signInOverHttp } from "./support/web-session";
+
+const MB = 1024 * 1024;
+
+/** A quote mark JSON writes as two bytes: text of it is as long as its answer gets. */
+const quotes = (n: number) => '"'.repeat(n);
+/** The sources claims cite: short links, so a claim's citations fit the request body. */
+const citedUrl = (k: number) => `https://cited-${k}.example/${"c".repeat(100)}`;
+const longUrl = (i: number) => `https://long-${i}.example/${"p".repeat(1_900)}`;
+
+describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
+  let app: AppServer;
+  let filler: Awaited<ReturnType<typeof connectAgent>>;
+  let planId: string;
+  let firstStepId: string;
+  let secondStepId: string;
+
+  beforeAll(async () => {
+    app = await startAppServer(backend);
+    filler = await connectAgent(app.mcpUrl, app.tenantA.key);
+    const created = await filler.ok("create_research_plan", {
+      name: "Full of evidence",
+      researchQuestion: "How much can one plan hold?",
+      steps: ["search", "analyze"].map((stepType) => ({ stepType, instructions: "Do it." })),
+    });
+    planId = created.planId;
+    const first = await filler.ok("get_next_step", { planId });
+    firstStepId = first.step.stepId;
+    await filler.ok("submit_step_result", {
+      planId,
+      stepId: firstStepId,
+      result: {},
+      stepExecutionReport: report,
+      evidence: {
+        sources: Array.from({ length: MAX_CITATIONS_PER_CLAIM * 2 }, (_, k) => ({
+          url: citedUrl(k),
+          title: quotes(500),
+          extract: quotes(MAX_EXTRACT_CHARS),
+        })),
+      },
+    });
+    // 50 a call: the request body's limit (1 MB) holds no more at their longest.
+    const rest = MAX_PLAN_SOURCES - MAX_CITATIONS_PER_CLAIM * 2;
+    for (let call = 0; call * 50 < rest; call++) {
+      const sources = Array.from({ length: Math.min(50, rest - call * 50) }, (_, i) => ({
+        url: longUrl(call * 50 + i),
+        title: quotes(500),
+        extract: quotes(MAX_EXTRACT_CHARS),
+      }));
+      await filler.ok("add_step_evidence", { planId, stepId: firstStepId, evidence: { sources } });
+    }
+    // Claims until the plan holds no more: its count or its total of text.
+    let refusal = "";
+    for (let call = 0; !refusal; call++) {
+      const answer = await filler.call("add_step_evidence", {
+        planId,
+        stepId: firstStepId,
+        evidence: {
+          claims: Array.from({ length: 20 }, (_, i) => ({
+            text: `${call}.${i} ${quotes(1_990)}`,
+            key: true,
+            supports: Array.from({ length: MAX_CITATIONS_PER_CLAIM }, (_, k) => ({
+              source: citedUrl(k),
+              quote: quotes(300),
+              locator: quotes(100),
+            })),
+            contradicts: Array.from({ length: MAX_CITATIONS_PER_CLAIM }, (_, k) => ({
+              source: citedUrl(MAX_CITATIONS_PER_CLAIM + k),
+              quote: quotes(300),
+            })),
+          })),
+        },
+      });
+      if (answer.isError) refusal = answer.text;
+    }
+    expect(refusal).toMatch(/^VALIDATION_ERROR: evidence.*(claims|bytes of text), over the limit/);
+    const second = await filler.ok("get_next_step", { planId });
+    secondStepId = second.step.stepId;
+    await filler.ok("request_user_review", { planId, stepId: secondStepId, summary: "Check." });
+  }, 600_000);
+  afterAll(async () => {
+    await filler?.close();
+    await app?.stop();
+  });
+
+  describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
+    let agent: LoopAgent;
+    beforeAll(async () => {
+      agent = await connectAgentOn(revision, app.mcpUrl, app.tenantA.key);
+    });
+    afterAll(async () => {
+      await agent?.close();
+    });
+
+    /** The answer's size as sent: its text block and its structured content. */
+    async function answerBytes(name: string, args: Record<string, unknown>) {
+      const answer = await agent.call(name, args);
+      if (answer.isError) throw new Error(`${name} failed: ${answer.text}`);
+      const bytes =
+        Buffer.byteLength(answer.text, "utf8") +
+        Buffer.byteLength(JSON.stringify(answer.data), "utf8");
+      return { bytes, data: answer.data };
+    }
+
+    it("answers each context and the review card in under 1 MB, with the evidence's first page and totals", async () => {
+      // The review card is read by hosts that render Cairn's cards (the 1.x
+      // client here; a 2026-07-28 client must declare the MCP Apps extension).
+      const reads: [string, Record<string, unknown>][] = [
+        ["get_research_context", { planId }],
+        ["get_step_context", { planId, stepId: secondStepId }],
+      ];
+      if (revision === "2025-11-25") reads.push(["read_review_card", { planId }]);
+      for (const [name, args] of reads) {
+        const { bytes, data } = await answerBytes(name, args);
+        expect(bytes, name).toBeLessThan(MB);
+        expect(data.evidence.sourcesTotal).toBe(MAX_PLAN_SOURCES);
+        expect(data.evidence.claimsTotal).toBeGreaterThan(0);
+        expect(data.evidence.claimsTotal).toBeLessThanOrEqual(MAX_PLAN_CLAIMS);
+        expect(data.evidence.sourcesNextCursor).toEqual(expect.any(String));
+        expect(data.evidence.claimsNextCursor).toEqual(expect.any(String));
+        // Extracts and quotes shortened, no title copied into a citation.
+        expect(data.evidence.sources[0].extractShortened).toBe(true);
+        expect(data.evidence.claims[0].supports[0]).not.toHaveProperty("title");
+        expect(data.evidence.claims[0].supports[0].quoteShortened).toBe(false);
+      }
+    }, 120_000);
+
+    it("read_evidence walks every source and claim once, each page under 1 MB, and gives one whole", async () => {
+      const seen = { sources: new Set<string>(), claims: new Set<string>() };
+      let totals = { sources: 0, claims: 0 };
+      const at: { sourcesCursor?: string; claimsCursor?: string } = {};
+      const done = { sources: false, claims: false };
+      for (let pages = 0; !done.sources || !done.claims; pages++) {
+        expect(pages).toBeLessThan(200);
+        const { bytes, data } = await answerBytes("read_evidence", { planId, ...at });
+        expect(bytes).toBeLessThan(MB);
+        const evidence = data.evidence;
+        totals = { sources: evidence.sourcesTotal, claims: evidence.claimsTotal };
+        // A list read to its end is read from its start again beside the other: not counted.
+        if (!done.sources) {
+          for (const source of evidence.sources) seen.sources.add(source.sourceKey);
+          done.sources = evidence.sourcesNextCursor === null;
+          at.sourcesCursor = evidence.sourcesNextCursor ?? undefined;
+        }
+        if (!done.claims) {
+          for (const claim of evidence.claims) seen.claims.add(claim.claimId);
+          done.claims = evidence.claimsNextCursor === null;
+          at.claimsCursor = evidence.claimsNextCursor ?? undefined;
+        }
+      }
+      expect(seen.sources.size).toBe(totals.sources);
+      expect(seen.claims.size).toBe(totals.claims);
+
+      const whole = await agent.ok("read_evidence", { planId, sourceKey: citedUrl(0) });
+      expect(whole.source.extract).toBe(quotes(MAX_EXTRACT_CHARS));
+      expect(whole.source.extractShortened).toBe(false);
+      const [claimId] = seen.claims;
+      const claim = await agent.ok("read_evidence", { planId, claimId });
+      expect(claim.claim.supports[0].quote).toBe(quotes(300));
+      expect(
+        await agent.fails("read_evidence", { planId, sourceKey: "https://never.example/" }),
+      ).toMatch(/^NOT_FOUND: sourceKey/);
+    }, 300_000);
+  });
+
+  it("shows the plan page in under 1 MB, its evidence a page at a time", async () => {
+    const admin = await signInOverHttp(app.url, app.tenantA.email);
+    const page = await admin.get(`/plans/${planId}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(Buffer.byteLength(html, "utf8")).toBeLessThan(MB);
+    // React separates a number from the text beside it with an empty comment.
+    expect(html.replaceAll("<!-- -->", "")).toContain(`${MAX_PLAN_SOURCES} sources read`);
+    const more = /href="([^"]*claims=[^"]*)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+    expect(more).toEqual(expect.any(String));
+    const next = await admin.get(more as string);
+    expect(next.status).toBe(200);
+    expect(Buffer.byteLength(await next.text(), "utf8")).toBeLessThan(MB);
+  }, 120_000);
+});
