@@ -196,3 +196,44 @@ test("a comparison table stored as comparison_table shows as a table, and downlo
   await page.getByRole("link", { name: "Download" }).click();
   expect((await download).suggestedFilename()).toBe("Inspector-Heat-pump-adoption.md");
 });
+
+test("a plan waiting for its agent to add steps says so on its page", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const { planId } = await agent.ok("create_research_plan", {
+    name: "Waiting for steps",
+    researchQuestion: "q",
+    steps: [
+      { stepType: "search", instructions: "Search." },
+      { stepType: "synthesize", instructions: "Answer." },
+    ],
+    branchingConditions: [
+      {
+        afterStepOrder: 1,
+        conditionExpression: "result.sourceCount < 5",
+        ifTrueAction: "add_steps",
+        actionParams: { focus: "more sources" },
+      },
+    ],
+  });
+  const step = await agent.ok("get_next_step", { planId });
+  await agent.ok("submit_step_result", {
+    planId,
+    stepId: step.step.stepId,
+    result: { sourceCount: 2 },
+    stepExecutionReport: {
+      thinking: "Few sources.",
+      webSearches: [],
+      webFetches: [],
+      otherToolCalls: [],
+      subagents: [],
+    },
+  });
+  await signIn(page, app.tenantA.email);
+  await page.goto(`/plans/${planId}`);
+  await expect(page.getByTestId("awaiting-steps")).toHaveText(
+    "Awaiting steps from the agent (after step 1)",
+  );
+});

@@ -15,7 +15,8 @@ import { TOOL_LIST } from "./server";
  * (issue 30: hidden from the model by the hosts that render the cards) take
  * 12,124. A person's entered result on submit_user_decision (issue 39: a
  * checkpoint whose outputSchema the agent cannot meet is still decided) added
- * 516 and create_research_plan's hint 67 (issue 42), less 102 of a shorter
+ * 516 and create_research_plan's hint 67 and list_active_plans' awaitingSteps
+ * 146 (issue 42), less 102 of a shorter
  * description, and the review's step and result schema in the card's read 600 to the
  * app-only tools. Paged evidence (issue 40: read_evidence, and each context's
  * cursors and totals of sources and claims) brought the tools a model sees to
@@ -23,7 +24,7 @@ import { TOOL_LIST } from "./server";
  * of claims with its cursor). A change that adds to either says so here; issue 41 asks
  * for at most 40 KB.
  */
-const MODEL_TOOLS_BYTES = 102_626;
+const MODEL_TOOLS_BYTES = 102_772;
 const APP_ONLY_TOOLS_BYTES = 13_724;
 
 const KEYWORDS = ["type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not"];

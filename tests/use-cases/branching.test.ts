@@ -114,6 +114,15 @@ describe.each(BACKENDS)("branching on submit_step_result on %s", (backend) => {
       expect.objectContaining({ action: "add_steps", addStepsParams: { focus: "fill the gaps" } }),
     ]);
     expect(grown.hint).toMatch(/modify_plan/);
+    // Listed as waiting for the agent's steps, not as simply running.
+    const { plans } = await tenant.agent.ok("list_active_plans", { limit: 100 });
+    expect(plans.find((p) => p.planId === growing.planId)).toMatchObject({
+      status: "executing",
+      awaitingSteps: true,
+    });
+    expect(
+      plans.find((p) => p.planId !== growing.planId && p.status === "executing"),
+    ).toMatchObject({ awaitingSteps: false });
   });
 
   it("branching: a fired add_steps before the last step holds get_next_step until the agent adds steps or declines", async () => {

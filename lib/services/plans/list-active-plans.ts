@@ -33,6 +33,9 @@ export const activePlansOutput = z.object({
       name: z.string(),
       researchQuestion: z.string(),
       status: planStatus,
+      awaitingSteps: z
+        .boolean()
+        .describe("A fired add_steps waits for your modify_plan add_steps (or decline_add_steps)."),
       progress,
       createdAt: z.string(),
       updatedAt: z.string(),
@@ -67,13 +70,21 @@ export async function listActivePlans(
           .select({ planId: planSteps.planId, status: planSteps.status })
           .from(planSteps)
           .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
+  // Grouped once, so the answer is linear in the steps read.
+  const statusesOf = new Map<string, (typeof steps)[number]["status"][]>();
+  for (const step of steps) {
+    const list = statusesOf.get(step.planId);
+    if (list) list.push(step.status);
+    else statusesOf.set(step.planId, [step.status]);
+  }
   return {
     plans: plans.map((plan) => ({
       planId: plan.id,
       name: plan.name,
       researchQuestion: plan.researchQuestion,
       status: plan.status,
-      progress: computeProgress(steps.filter((s) => s.planId === plan.id).map((s) => s.status)),
+      awaitingSteps: plan.awaitingSteps !== null,
+      progress: computeProgress(statusesOf.get(plan.id) ?? []),
       createdAt: plan.createdAt.toISOString(),
       updatedAt: plan.updatedAt.toISOString(),
     })),

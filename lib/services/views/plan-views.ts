@@ -285,7 +285,7 @@ export async function getPlanPage(
             .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
     const warnings = stallWarnings(await loadStepSummaries(tx, ctx, planId), now, stallClock(ctx));
-    const { cancellation } = await getPlan(tx, ctx, planId);
+    const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
     return {
       ...context,
       artifacts,
@@ -307,6 +307,10 @@ export async function getPlanPage(
       stallWarnings: warnings,
       stallThresholdSeconds: ctx.stallThresholdSeconds,
       cancellation,
+      /** A fired add_steps waits for the agent's steps: the plan is not running meanwhile. */
+      awaitingSteps: awaitingSteps
+        ? { stepOrder: awaitingSteps.stepOrder, condition: awaitingSteps.conditionExpression }
+        : null,
       now: now.toISOString(),
       decisionPolicy,
       audit: {

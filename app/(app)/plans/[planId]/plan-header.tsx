@@ -13,7 +13,14 @@ export function PlanHeader({ page }: { page: PlanPage }) {
       <h1>{page.plan.name}</h1>
       <p className="lead">{page.plan.researchQuestion}</p>
       <div className="plan-meta">
-        <StatusBadge status={page.plan.status} />
+        {page.awaitingSteps ? (
+          // Executing in name only: nothing moves until the agent adds the steps.
+          <span className="badge badge-awaiting_input" data-testid="awaiting-steps">
+            Awaiting steps from the agent (after step {page.awaitingSteps.stepOrder})
+          </span>
+        ) : (
+          <StatusBadge status={page.plan.status} />
+        )}
         <ProgressBar progress={page.progress} />
         <span className="muted">
           Created <Time iso={page.plan.createdAt} /> · updated <Time iso={page.plan.updatedAt} />
