@@ -38,6 +38,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "oauth_token",
       "plan_audit_head",
       "plan_audit_log",
+      "plan_audit_signature",
       "plan_branching_condition",
       "plan_source",
       "plan_step",
