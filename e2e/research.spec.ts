@@ -110,7 +110,7 @@ test("the research layer in the browser: library search, provenance, deliverable
   const download = await page.request.get(`/plans/${created.planId}/deliverable`);
   expect(download.status()).toBe(200);
   expect(download.headers()["content-disposition"]).toContain(
-    'attachment; filename="-Scan-Geothermal-heating-in-Reykjavik.md"',
+    'attachment; filename="Scan-Geothermal-heating-in-Reykjavik.md"',
   );
   expect(download.headers()["x-content-type-options"]).toBe("nosniff");
   expect(await download.text()).toContain("# Geothermal Reykjavik");
