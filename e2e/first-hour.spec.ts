@@ -194,7 +194,9 @@ test("a comparison table stored as comparison_table shows as a table, and downlo
   await expect(table.getByRole("cell", { name: "Norway" })).toBeVisible();
   const download = page.waitForEvent("download");
   await page.getByRole("link", { name: "Download" }).click();
-  expect((await download).suggestedFilename()).toBe("Inspector-Heat-pump-adoption.md");
+  // The plan's name in safe characters, no leading dash, and Markdown's extension.
+  const safeName = "Inspector-Heat-pump-adoption";
+  expect((await download).suggestedFilename()).toBe(`${safeName}.md`);
 });
 
 test("a plan waiting for its agent to add steps says so on its page", async ({

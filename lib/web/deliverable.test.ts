@@ -33,16 +33,19 @@ describe("isAllowedImageSource", () => {
   });
 });
 
+/** A Markdown download's name: the base, then the extension `md`. */
+const markdownFile = (base: string) => `${base}.md`;
+
 describe("downloadFileName", () => {
   it("keeps the plan's name in safe characters, at most 80, with the format's extension", () => {
     expect(downloadFileName("Coffee & sleep: a review", "markdown")).toBe(
-      "Coffee-sleep-a-review.md",
+      markdownFile("Coffee-sleep-a-review"),
     );
     expect(downloadFileName("x".repeat(100), "application/json")).toBe(`${"x".repeat(80)}.json`);
-    expect(downloadFileName("???", "text/plain")).toBe("deliverable.md");
+    expect(downloadFileName("???", "text/plain")).toBe(markdownFile("deliverable"));
     expect(downloadFileName("", "csv")).toBe("deliverable.csv");
     expect(downloadFileName("[Inspector] Heat pump adoption", "comparison_table")).toBe(
-      "Inspector-Heat-pump-adoption.md",
+      markdownFile("Inspector-Heat-pump-adoption"),
     );
   });
 });
