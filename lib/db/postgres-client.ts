@@ -31,10 +31,10 @@ import "server-only";
 import postgres from "postgres";
 import { logWarning } from "../log";
 
-/** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
 /** The most distinct statement texts a pool names (prepares once per connection). */
 export const MAX_NAMED_STATEMENTS = 1_000;
 
+/** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
 const CONNECT_TIMEOUT_SECONDS = 5;
 /** How long closing the client waits for statements under way. */
 const CLOSE_TIMEOUT_SECONDS = 5;
@@ -308,8 +308,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
   const named = new Set<string>();
   // As PGlite's route keeps (MAX_STATEMENTS in pglite-prepared.ts, which this
   // module does not import: it loads PGlite).
-  const nameable = (text: string) => {
-    if (named.has(text)) return true;
+  const noteNamed = (text: string) => {
+    if (named.has(text)) return;
     if (named.size >= MAX_NAMED_STATEMENTS) {
       named.clear();
       // After this statement is under way on the pool it was given: a pool
@@ -322,7 +322,6 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       );
     }
     named.add(text);
-    return true;
   };
 
   let current = make();
@@ -378,13 +377,14 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     params: unknown[] = [],
     queryOptions: postgres.UnsafeQueryOptions = {},
   ) {
-    // Named unless the pool's `prepare` is off or the text is past the bound:
-    // postgres.js's own default sends an `unsafe` query unnamed, and drizzle
-    // sends every query through it.
+    // Named unless the pool's `prepare` is off: postgres.js's own default sends
+    // an `unsafe` query unnamed, and drizzle sends every query through it. The
+    // count of names bounds them (`noteNamed`).
+    noteNamed(text);
     return watched(
       on.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
         ...queryOptions,
-        prepare: nameable(text),
+        prepare: true,
       }),
       (error) => observe(pool, error),
       deadline ? deadlines : undefined,
