@@ -22,7 +22,6 @@ import {
 import { canonicalSourceKey } from "../../plan-engine/source-key";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { lockPlan } from "../shared/plan-access";
 
 /** A plan reads at most this many sources and makes this many claims (docs/evidence.md, "Limits"). */
 export const MAX_PLAN_SOURCES = 500;
@@ -238,9 +237,10 @@ export async function recordEvidence(
   if (wanted.length === 0 && claimsIn.length === 0) {
     return { sources: 0, newSources: 0, claims: [] };
   }
-  // The plan's lock orders two changes of one plan's evidence, so its limits
-  // hold however many run at once; submit_step_result holds it already.
-  await lockPlan(tx, ctx, change.planId);
+  // Every caller holds the plan's row for update (submit_step_result's
+  // lockPlanForSubmit; add_step_evidence and store_research through
+  // lockPlanForWork): it orders two changes of one plan's evidence, so the
+  // limits below hold however many run at once.
   const tenantPlan = and(
     eq(planSources.tenantId, ctx.tenantId),
     eq(planSources.planId, change.planId),
