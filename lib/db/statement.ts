@@ -68,5 +68,13 @@ export const isoTime = z
 export const sqlLiterals = (values: readonly string[]): string =>
   values.map((value) => `'${value.replaceAll("'", "''")}'`).join(", ");
 
+/**
+ * A PostgreSQL array literal of `values`, each quoted, for one `$n::text[]` (or
+ * `::uuid[]`) parameter: a list of any length is one statement text, so one
+ * prepared statement.
+ */
+export const arrayParam = (values: readonly string[]): string =>
+  `{${values.map((value) => `"${value.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+
 /** JSON text for a `$n::jsonb` parameter. */
 export const jsonParam = (value: unknown): string => JSON.stringify(value);

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { planSources, stepClaims } from "../../db/schema";
+import { arrayParam } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
 import {
   type ClaimInput,
@@ -155,11 +156,6 @@ export function hasEvidence(fetched: readonly SourceRead[], evidence: EvidenceIn
   );
 }
 
-/** A PostgreSQL array literal of `values`, each quoted: one parameter however many there are. */
-function textArray(values: readonly string[]): string {
-  return `{${values.map((value) => `"${value.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
-}
-
 const textBytes = (...texts: (string | null | undefined)[]) =>
   texts.reduce((sum, text) => sum + (text ? Buffer.byteLength(text, "utf8") : 0), 0);
 
@@ -253,7 +249,7 @@ export async function recordEvidence(
           .select({ key: planSources.canonicalKey })
           .from(planSources)
           .where(
-            and(tenantPlan, sql`${planSources.canonicalKey} = any(${textArray(wanted)}::text[])`),
+            and(tenantPlan, sql`${planSources.canonicalKey} = any(${arrayParam(wanted)}::text[])`),
           );
   const known = new Set([...existing.map((row) => row.key), ...sources.map((s) => s.key)]);
   const { claims, errors } = keyClaims(claimsIn, known);

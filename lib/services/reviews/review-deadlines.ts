@@ -17,7 +17,7 @@ import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { ACTOR_TYPES } from "../../db/schema";
-import { run, statement } from "../../db/statement";
+import { arrayParam, run, statement } from "../../db/statement";
 import { logWarning } from "../../log";
 import {
   DEADLINE_ACTOR_LABEL,
@@ -92,7 +92,7 @@ async function claimDueReview(
       where ${dueWhere}
         and (${scope.planId ?? null}::uuid is null or r.plan_id = ${scope.planId ?? null}::uuid)
         and (${scope.tenantId ?? null}::uuid is null or r.tenant_id = ${scope.tenantId ?? null}::uuid)
-        and not (r.id = any(${`{${passedBy.join(",")}}`}::uuid[]))
+        and not (r.id = any(${arrayParam(passedBy)}::uuid[]))
       order by r.due_at
       limit 1
       for update of p, r skip locked for share of t skip locked`,
