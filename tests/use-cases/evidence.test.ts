@@ -491,7 +491,9 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
       outputMediaType: "markdown_report",
       content: "Capacity reached 12 GWh (https://example.org/battery-report).",
     });
-    expect(fixed.hint).toBeUndefined();
+    expect(fixed.hint).toBe(
+      "Stored, and every citation checks out. Present the deliverable to the user, then record their reaction with submit_research_feedback.",
+    );
     expect(fixed.citationCheck.uncitedKeyClaims).toEqual([]);
   });
 

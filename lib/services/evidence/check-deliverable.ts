@@ -103,8 +103,8 @@ export async function checkDeliverable(
   );
 }
 
-/** What the answer tells the agent to fix before presenting, or undefined when nothing. */
-export function citationHint(check: CitationCheck): string | undefined {
+/** What the answer tells the agent: what to fix before presenting, or, when nothing, what comes next. */
+export function citationHint(check: CitationCheck): string {
   const notRead = check.citations.filter((c) => c.status === "not_read");
   const parts = [
     notRead.length > 0 &&
@@ -120,7 +120,8 @@ export function citationHint(check: CitationCheck): string | undefined {
         .map((c) => `"${c.text}"`)
         .join(", ")})`,
   ].filter((part): part is string => typeof part === "string");
+  // A clean check still says what comes next, so the loop does not end at "stored".
   return parts.length === 0
-    ? undefined
+    ? "Stored, and every citation checks out. Present the deliverable to the user, then record their reaction with submit_research_feedback."
     : `Citations to fix before presenting: ${parts.join("; ")}. Store the corrected deliverable again.`;
 }

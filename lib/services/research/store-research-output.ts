@@ -66,12 +66,7 @@ export const storedOutputOutput = z.object({
   executionId: z.string().nullable(),
   createdAt: z.string(),
   citationCheck: citationCheckOutput,
-  hint: z
-    .string()
-    .optional()
-    .describe(
-      "What to fix in the deliverable's citations before presenting it; absent when nothing.",
-    ),
+  hint: z.string().describe("What to fix in the citations, or what comes next."),
 });
 
 export type StoredOutput = z.infer<typeof storedOutputOutput>;
@@ -113,14 +108,13 @@ export async function storeResearchOutput(
         notRead: citationCheck.citations.filter((c) => c.status === "not_read").length,
       },
     });
-    const hint = citationHint(citationCheck);
     return {
       outputId: row.id,
       planId: plan.id,
       executionId,
       createdAt: row.createdAt.toISOString(),
       citationCheck,
-      ...(hint ? { hint } : {}),
+      hint: citationHint(citationCheck),
     };
   });
 }
