@@ -27,28 +27,37 @@ function parseCidr(text: string): CidrRange | undefined {
   return { network, prefix: length, family: family === 4 ? "ipv4" : "ipv6" };
 }
 
-/** A comma-separated list of CIDR ranges; empty or unset, none. */
-const cidrList = z
-  .string()
-  .default("")
-  .transform((value, context) => {
-    const ranges: CidrRange[] = [];
-    for (const part of value
-      .split(",")
-      .map((item) => item.trim())
-      .filter(Boolean)) {
-      const range = parseCidr(part);
-      if (!range) {
-        context.addIssue({
-          code: "custom",
-          message: `${part} is not a CIDR range (e.g. 10.0.0.0/8, fd00::/8, 192.168.1.20)`,
-        });
-        return z.NEVER;
+/**
+ * A comma-separated list, each item read by `parse`; empty or unset, none. The
+ * first item `parse` refuses stops the start, named with what was `expected`.
+ */
+function commaList<T>(parse: (item: string) => T | undefined, expected: string) {
+  return z
+    .string()
+    .default("")
+    .transform((value, context) => {
+      const items: T[] = [];
+      for (const part of value
+        .split(",")
+        .map((item) => item.trim())
+        .filter(Boolean)) {
+        const item = parse(part);
+        if (item === undefined) {
+          context.addIssue({ code: "custom", message: `${part} is not ${expected}` });
+          return z.NEVER;
+        }
+        items.push(item);
       }
-      ranges.push(range);
-    }
-    return ranges;
-  });
+      return items;
+    });
+}
+
+/** An origin as browsers send it (scheme://host[:port], http or https); a trailing slash is forgiven. */
+function parseOrigin(text: string): string | undefined {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url === undefined || !/^https?:$/.test(url.protocol)) return undefined;
+  return url.origin === text.replace(/\/$/, "") ? url.origin : undefined;
+}
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -109,6 +118,15 @@ const envSchema = z.object({
   /** Comma-separated origins allowed to call /api/mcp from a browser, besides the app's own. */
   CAIRN_ALLOWED_ORIGINS: optionalString,
   /**
+   * Comma-separated origins of browser-based MCP hosts (another site's page)
+   * whose cross-origin calls to /api/mcp are answered with CORS headers; unset:
+   * none, and browsers keep other sites' pages out (docs/configuration.md).
+   */
+  CAIRN_MCP_CORS_ORIGINS: commaList(
+    parseOrigin,
+    "an origin (scheme://host[:port], e.g. https://host.example)",
+  ),
+  /**
    * How many reverse proxies in front of Cairn append to X-Forwarded-For; 0 (the
    * default): none, and the header, which any client can write, is ignored.
    */
@@ -150,7 +168,10 @@ const envSchema = z.object({
    * choice, docs/operations.md): comma-separated CIDR ranges. Unset, none: no
    * tenant can make Cairn call into the network it runs in.
    */
-  CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: cidrList,
+  CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES: commaList(
+    parseCidr,
+    "a CIDR range (e.g. 10.0.0.0/8, fd00::/8, 192.168.1.20)",
+  ),
   /** How often each instance looks for notifications to send, in milliseconds. */
   CAIRN_NOTIFY_INTERVAL_MS: positiveInt(5000),
 });

@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { withFrontDoor } from "./front-door";
 
-const OPTIONS = { maxBodyBytes: 1_000, allowedOrigins: [] };
+const OPTIONS = { maxBodyBytes: 1_000, allowedOrigins: [], corsOrigins: [] };
 
 /** A POST whose body counts how often it is read and never ends. */
 function endlessPost(headers: Record<string, string>) {
@@ -132,5 +132,58 @@ describe("withFrontDoor", () => {
     });
     expect((await door(request)).status).toBe(200);
     expect(handler).toHaveBeenCalledWith(request, message, caller);
+  });
+
+  it("answers a listed browser host's preflight and calls with CORS headers, and no other origin's", async () => {
+    const host = "https://host.example";
+    const door = withFrontDoor(handler, async () => ({ id: "caller" }), {
+      ...OPTIONS,
+      corsOrigins: [host],
+    });
+    const ask = (origin: string) =>
+      door(
+        new Request("http://127.0.0.1:3000/api/mcp", {
+          method: "OPTIONS",
+          headers: {
+            Origin: origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers":
+              "authorization, content-type, mcp-protocol-version, mcp-param-region, x-tracking",
+          },
+        }),
+      );
+    const preflight = await ask(host);
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(host);
+    expect(preflight.headers.get("access-control-allow-methods")).toBe("POST");
+    // What MCP sends, and nothing else the page asked for.
+    expect(preflight.headers.get("access-control-allow-headers")).toBe(
+      "authorization, content-type, mcp-protocol-version, mcp-param-region",
+    );
+    const unlisted = await ask("https://other.example");
+    expect(unlisted.status).toBe(403);
+    expect(unlisted.headers.get("access-control-allow-origin")).toBeNull();
+    // A loopback page may call (no DNS rebinding there), but gets no CORS headers: off by default.
+    const loopback = await ask("http://localhost:5173");
+    expect(loopback.status).toBe(405);
+    expect(loopback.headers.get("access-control-allow-origin")).toBeNull();
+
+    const call = (headers: Record<string, string>) =>
+      door(
+        new Request("http://127.0.0.1:3000/api/mcp", {
+          method: "POST",
+          headers: { Origin: host, "Content-Type": "application/json", ...headers },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+        }),
+      );
+    const answered = await call({ Authorization: "Bearer cairn_key" });
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get("access-control-allow-origin")).toBe(host);
+    expect(await answered.text()).toBe("{}");
+    // The page can read why it was refused, and where to get a token.
+    const refused = await call({});
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("access-control-allow-origin")).toBe(host);
+    expect(refused.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
   });
 });

@@ -5,6 +5,8 @@
  * costs a header check, not a body read and a parse), a body over the limit gets
  * 413 without being read to the end, malformed JSON gets a JSON-RPC parse error
  * at once instead of a hanging request, and a JSON-RPC batch is refused.
+ * Browser-based MCP hosts on the origins an admin lists get CORS answers
+ * (a preflight, and the headers on every answer); no other site's page does.
  */
 import {
   DATABASE_UNAVAILABLE_MESSAGE,
@@ -19,6 +21,8 @@ export type FrontDoorOptions = {
   maxBodyBytes: number;
   /** Extra origins (scheme://host[:port]) allowed besides loopback ones. */
   allowedOrigins: readonly string[];
+  /** Origins whose pages may call the route cross-origin (CAIRN_MCP_CORS_ORIGINS); empty: none. */
+  corsOrigins: readonly string[];
   /**
    * The URL of the route's OAuth Protected Resource Metadata (RFC 9728) for a
    * request, named in every 401 challenge so an OAuth client can discover how
@@ -60,6 +64,57 @@ function bearerTokenOf(authorization: string | null): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
+/** The request headers MCP clients send: the protocol's own, and 2026-07-28's mirrored parameters. */
+const MCP_REQUEST_HEADERS = new Set([
+  "authorization",
+  "content-type",
+  "accept",
+  "last-event-id",
+  "mcp-protocol-version",
+  "mcp-session-id",
+  "mcp-method",
+  "mcp-name",
+  "mcp-wire-codec",
+]);
+const MCP_PARAM_HEADER_PREFIX = "mcp-param-";
+
+/**
+ * A preflight's answer for a listed origin: the headers it asked for that MCP
+ * uses (a wildcard would not cover Authorization), POST as the one method.
+ */
+function preflight(request: Request, origin: string): Response {
+  const asked = (request.headers.get("access-control-request-headers") ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => MCP_REQUEST_HEADERS.has(name) || name.startsWith(MCP_PARAM_HEADER_PREFIX));
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "Access-Control-Allow-Origin": origin,
+      "Access-Control-Allow-Methods": "POST",
+      "Access-Control-Allow-Headers": asked.join(", "),
+      "Access-Control-Max-Age": "600",
+      Vary: "Origin",
+    },
+  });
+}
+
+/** An answer to a listed origin, readable by its page: the body and the headers a client reads. */
+function withCors(response: Response, origin: string): Response {
+  const headers = new Headers(response.headers);
+  headers.set("Access-Control-Allow-Origin", origin);
+  headers.set(
+    "Access-Control-Expose-Headers",
+    "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version, Retry-After",
+  );
+  headers.append("Vary", "Origin");
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
+}
+
 /**
  * Wraps the MCP handler. Requests that pass reach it with their caller and the
  * body already read and parsed, so nothing after the front door reads or parses
@@ -70,9 +125,24 @@ export function withFrontDoor<Caller>(
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
 ): (request: Request) => Promise<Response> {
+  const checked = checkedRequest(handler, authenticate, options);
   return async (request) => {
     const origin = request.headers.get("origin");
-    if (origin !== null && !isAllowedOrigin(origin, options.allowedOrigins)) {
+    const cors = origin !== null && options.corsOrigins.includes(origin) ? origin : undefined;
+    if (cors === undefined) return checked(request, origin);
+    if (request.method === "OPTIONS") return preflight(request, cors);
+    return withCors(await checked(request, origin), cors);
+  };
+}
+
+function checkedRequest<Caller>(
+  handler: (request: Request, body: unknown, caller: Caller) => Promise<Response>,
+  authenticate: Authenticate<Caller>,
+  options: FrontDoorOptions,
+): (request: Request, origin: string | null) => Promise<Response> {
+  const origins = [...options.allowedOrigins, ...options.corsOrigins];
+  return async (request, origin) => {
+    if (origin !== null && !isAllowedOrigin(origin, origins)) {
       return jsonRpcError(403, -32000, `Forbidden: origin ${origin} may not call this server.`);
     }
     const host = request.headers.get("host");

@@ -43,6 +43,7 @@ const handler = createMcpRoute(
   {
     maxBodyBytes: config.CAIRN_MAX_BODY_BYTES,
     allowedOrigins: allowedOrigins(),
+    corsOrigins: config.CAIRN_MCP_CORS_ORIGINS,
     resourceMetadataUrl: (request) => {
       const origin = publicOrigin(request.headers);
       return origin && oauthUrls(origin).resourceMetadata;
@@ -50,4 +51,5 @@ const handler = createMcpRoute(
   },
 );
 
-export { handler as DELETE, handler as GET, handler as POST };
+// OPTIONS: a listed browser host's CORS preflight (lib/mcp/front-door.ts).
+export { handler as DELETE, handler as GET, handler as OPTIONS, handler as POST };
