@@ -27,6 +27,26 @@ test("the home page says what Cairn is and links to sign-in and connection instr
   await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
 });
 
+test("Connect copies each snippet, says to stop the embedded server before the CLI, and explains the Inspector's OAuth message", async ({
+  page,
+}) => {
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.goto("/connect");
+  for (const [label, testId] of [
+    ["Create a key on the server", "snippet-create-key"],
+    ["Claude Code", "snippet-claude"],
+    ["Any MCP client (JSON configuration)", "snippet-json"],
+    ["MCP Inspector (command line)", "snippet-inspector"],
+  ] as const) {
+    await page.getByRole("button", { name: `Copy ${label}` }).click();
+    await expect(page.getByRole("button", { name: `Copied ${label}` })).toBeVisible();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toBe(await page.getByTestId(testId).innerText());
+  }
+  await expect(page.getByText("stop the server first")).toBeVisible();
+  await expect(page.getByText("Interactive OAuth requires a TTY")).toBeVisible();
+});
+
 test("a wrong password gets a clear error and no session", async ({ page, app }) => {
   await page.goto("/sign-in");
   await page.getByLabel("E-mail").fill(app.tenantA.email);

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
+import { ConnectionSnippets, CopyBlock } from "@/app/_components/copy-block";
 import { oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { publicBaseUrl } from "@/lib/services/shared/public-url";
-import { connectionSnippets } from "@/lib/web/connection-snippets";
 
 export const metadata: Metadata = { title: "Connect an AI platform" };
 
@@ -10,7 +10,6 @@ export default async function ConnectPage() {
   const list = await headers();
   // A Host that is not one of Cairn's names is not echoed back: the configured address stands in.
   const endpoint = oauthUrls(publicOrigin(list) ?? publicBaseUrl()).resource;
-  const snippets = connectionSnippets(endpoint, "<your key>");
   return (
     <article className="prose">
       <h1>Connect an AI platform</h1>
@@ -46,22 +45,28 @@ export default async function ConnectPage() {
         An admin creates one on the <em>Users &amp; keys</em> page, or on the server with the CLI;
         it is shown once:
       </p>
-      <pre>
-        <code>npm run cairn -- create-api-key --email you@example.com --name "Claude Code"</code>
-      </pre>
+      <CopyBlock
+        label="Create a key on the server"
+        text={'npm run cairn -- create-api-key --email you@example.com --name "Claude Code"'}
+        testId="snippet-create-key"
+      />
+      <p>
+        On the embedded database (no <code>DATABASE_URL</code>), stop the server first: one process
+        at a time can open its folder, and the command says so if the server still holds it. With{" "}
+        <code>DATABASE_URL</code> set, the server can keep running.
+      </p>
       <h2>2. Add Cairn to your client</h2>
-      <h3>Claude Code</h3>
-      <pre>
-        <code>{snippets.claudeCode}</code>
-      </pre>
-      <h3>Any MCP client (JSON configuration)</h3>
-      <pre>
-        <code>{snippets.jsonConfig}</code>
-      </pre>
-      <h3>MCP Inspector (command line)</h3>
-      <pre>
-        <code>{snippets.inspector}</code>
-      </pre>
+      <p>
+        Replace <code>&lt;your key&gt;</code> with the key. The key page shows these with your key
+        already in them.
+      </p>
+      <ConnectionSnippets endpoint={endpoint} credential="<your key>" />
+      <p>
+        If the Inspector answers <q>Interactive OAuth requires a TTY</q>, Cairn refused the key
+        (wrong, revoked, or still the placeholder): Cairn answered 401, and the Inspector, finding
+        no key it could use, tried to sign in with OAuth instead. Check the key in the{" "}
+        <code>Authorization</code> header.
+      </p>
     </article>
   );
 }

@@ -2,9 +2,9 @@
 
 import { useActionState, useState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
+import { ConnectionSnippets, CopyBlock } from "@/app/_components/copy-block";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { IDLE } from "@/lib/web/action-state";
-import { connectionSnippets } from "@/lib/web/connection-snippets";
 import { createKeyAction, createUserAction, manageUserAction, revokeKeyAction } from "./actions";
 
 export function CreateUserForm() {
@@ -37,30 +37,6 @@ export function CreateUserForm() {
   );
 }
 
-function CopyBlock({ label, text, testId }: { label: string; text: string; testId: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div className="copy-block">
-      <div className="copy-head">
-        <strong>{label}</strong>
-        <button
-          type="button"
-          className="link-button"
-          onClick={async () => {
-            await navigator.clipboard.writeText(text);
-            setCopied(true);
-          }}
-        >
-          {copied ? "Copied" : "Copy"}
-        </button>
-      </div>
-      <pre data-testid={testId}>
-        <code>{text}</code>
-      </pre>
-    </div>
-  );
-}
-
 export function CreateKeyForm({
   users,
   endpoint,
@@ -70,7 +46,6 @@ export function CreateKeyForm({
 }) {
   const [state, action] = useActionState(createKeyAction, IDLE);
   const key = state.status === "success" ? state.data?.key : undefined;
-  const snippets = key ? connectionSnippets(endpoint, key) : null;
   return (
     <form action={action} className="form card" aria-labelledby="create-key-heading">
       <h3 id="create-key-heading">Create an API key</h3>
@@ -87,20 +62,10 @@ export function CreateKeyForm({
         <input name="name" placeholder="e.g. Claude Code on my laptop" maxLength={200} />
       </label>
       <ActionMessage state={state} />
-      {key && snippets ? (
+      {key ? (
         <div className="new-key" data-testid="new-key">
           <CopyBlock label="API key" text={key} testId="new-key-value" />
-          <CopyBlock label="Claude Code" text={snippets.claudeCode} testId="snippet-claude" />
-          <CopyBlock
-            label="MCP client JSON configuration"
-            text={snippets.jsonConfig}
-            testId="snippet-json"
-          />
-          <CopyBlock
-            label="MCP Inspector (CLI)"
-            text={snippets.inspector}
-            testId="snippet-inspector"
-          />
+          <ConnectionSnippets endpoint={endpoint} credential={key} />
         </div>
       ) : null}
       <SubmitButton>Create key</SubmitButton>
