@@ -113,7 +113,9 @@ test("a reviewer checks the claims, and the plan page shows the sources and the 
   });
   await page.reload();
   const check = page.getByTestId("citation-check");
-  await expect(check).toContainText("2 cited, 1 read by this plan");
+  await expect(check).toContainText(
+    "Citations: the deliverable cites 2 sources, 1 of them read by this plan.",
+  );
   await expect(check.getByTestId("citations-not-read")).toContainText(
     "https://blog.unread.example/cold",
   );
@@ -121,4 +123,14 @@ test("a reviewer checks the claims, and the plan page shows the sources and the 
     "Heat pumps keep a COP of 2.5 at -15 °C.",
   );
   await keepScreenshot(page, "deliverable-citation-check");
+
+  // On a phone the page with its evidence, citations and trail does not scroll sideways.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(check).toBeVisible();
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - window.innerWidth,
+  );
+  expect(overflow).toBeLessThanOrEqual(1);
+  await keepScreenshot(page, "plan-page-evidence-390");
 });

@@ -34,6 +34,12 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
   await panel.getByLabel(/Feedback/).fill("Include 2024 prices from two sources.");
   await panel.getByRole("button", { name: "Modify with feedback" }).click();
   await expect(page.getByTestId("action-message")).toHaveText(/Sent back with your feedback/);
+  // Until an agent picks it up again, the step says so, with no new start time.
+  await page.reload();
+  const sentBack = page.getByTestId("step-1");
+  await expect(sentBack.getByTestId("status")).toHaveText("Sent back");
+  await expect(sentBack.getByTestId("step-sent-back")).toBeVisible();
+  await expect(sentBack.locator("dt:text-is('Started') + dd")).toHaveText("—");
 
   const context = await agent.ok("get_research_context", {
     planId: plan.planId,
@@ -48,6 +54,9 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
   const redo = await agent.ok("get_next_step", { planId: plan.planId });
   expect(redo.step).toMatchObject({ stepId: plan.stepId, attempt: 2 });
   expect(redo.step.instructions).toContain("User feedback: Include 2024 prices from two sources.");
+  await page.reload();
+  await expect(sentBack.getByTestId("status")).toHaveText("In progress");
+  await expect(sentBack.locator("dt:text-is('Started') + dd")).not.toHaveText("—");
 
   await agent.ok("request_user_review", {
     planId: plan.planId,
@@ -108,12 +117,19 @@ test("reject asks to confirm and fails the plan; skip skips the step", async ({
   await panel.getByRole("button", { name: /Confirm reject/ }).click();
   await expect(page.getByTestId("action-message")).toHaveText(/Rejected/);
   await expect(page.locator(".plan-header").getByTestId("status")).toHaveText("Failed");
+  // The rejected checkpoint failed and its plan ended: nothing counts as done.
+  await expect(page.locator(".plan-header").getByTestId("progress-text")).toHaveText(
+    "0/2 steps done · 1 failed",
+  );
   expect((await agent.ok("get_next_step", { planId: rejected.planId })).status).toBe("plan_failed");
 
   await page.goto(`/plans/${skipped.planId}`);
   await page.getByTestId("review-panel").getByRole("button", { name: "Skip step" }).click();
   await expect(page.getByTestId("action-message")).toHaveText(/Skipped/);
   await expect(page.getByTestId("step-1").getByTestId("status")).toHaveText("Skipped");
+  await expect(page.locator(".plan-header").getByTestId("progress-text")).toHaveText(
+    "0/2 steps done · 1 skipped",
+  );
   const next = await agent.ok("get_next_step", { planId: skipped.planId });
   expect(next.step.stepId).toBe(skipped.secondStepId);
 });

@@ -2,6 +2,7 @@ import { Time } from "@/app/_components/time";
 import { type ClaimStatus, claimsForReview } from "@/lib/plan-engine/evidence";
 import type { EvidenceClaim, PlanEvidence } from "@/lib/services/evidence/read-evidence";
 import type { PlanPage } from "@/lib/services/views/plan-views";
+import { citationSummary } from "@/lib/web/citation-summary";
 
 const STATUS_LABELS: Record<ClaimStatus, string> = {
   unsupported: "Unsupported",
@@ -181,41 +182,47 @@ export function EvidenceSection({ page, at = {} }: { page: PlanPage; at?: Eviden
       {sources.length > 0 ? (
         <>
           <h3>Sources</h3>
-          <table className="table" data-testid="sources">
-            <thead>
-              <tr>
-                <th>Source</th>
-                <th>First read</th>
-                <th>Content digest</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sources.map((source) => (
-                <tr key={source.sourceKey} data-testid="source">
-                  <td>
-                    <SourceLink {...source} />
-                    {source.title ? <div className="muted">{source.sourceKey}</div> : null}
-                    {source.extract ? (
-                      <details>
-                        <summary>What was extracted</summary>
-                        <p className="pre-wrap">
-                          {source.extract}
-                          {source.extractShortened ? "…" : ""}
-                        </p>
-                      </details>
-                    ) : null}
-                  </td>
-                  <td>
-                    {source.firstStepOrder === null ? "" : `Step ${source.firstStepOrder}, `}
-                    <Time iso={source.firstReadAt} />
-                  </td>
-                  <td>
-                    {source.contentDigest ? <code>{source.contentDigest.slice(0, 19)}…</code> : "—"}
-                  </td>
+          <div className="table-wrap">
+            <table className="table" data-testid="sources">
+              <thead>
+                <tr>
+                  <th>Source</th>
+                  <th>First read</th>
+                  <th>Content digest</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {sources.map((source) => (
+                  <tr key={source.sourceKey} data-testid="source">
+                    <td>
+                      <SourceLink {...source} />
+                      {source.title ? <div className="muted">{source.sourceKey}</div> : null}
+                      {source.extract ? (
+                        <details>
+                          <summary>What was extracted</summary>
+                          <p className="pre-wrap">
+                            {source.extract}
+                            {source.extractShortened ? "…" : ""}
+                          </p>
+                        </details>
+                      ) : null}
+                    </td>
+                    <td>
+                      {source.firstStepOrder === null ? "" : `Step ${source.firstStepOrder}, `}
+                      <Time iso={source.firstReadAt} />
+                    </td>
+                    <td>
+                      {source.contentDigest ? (
+                        <code>{source.contentDigest.slice(0, 19)}…</code>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
       <EvidencePager
@@ -241,8 +248,7 @@ export function CitationCheckView({ check }: { check: CitationCheck }) {
   return (
     <div className={clean ? "notice" : "notice notice-warning"} data-testid="citation-check">
       <p>
-        <strong>Citations:</strong> {check.citations.length} cited, {read} read by this plan
-        {clean ? "; every key claim's source is cited." : "."}
+        <strong>Citations:</strong> {citationSummary(check.citations.length, read)}
       </p>
       {notRead.length > 0 ? (
         <div data-testid="citations-not-read">

@@ -284,7 +284,15 @@ export async function getPlanPage(
             )
             .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
-    const warnings = stallWarnings(await loadStepSummaries(tx, ctx, planId), now, stallClock(ctx));
+    const summaries = await loadStepSummaries(tx, ctx, planId);
+    const warnings = stallWarnings(summaries, now, stallClock(ctx));
+    // In progress without a lease: a person's modify sent it back, and no agent
+    // has picked it up again yet (the claim rule's redo_requested).
+    const sentBack = new Set(
+      summaries
+        .filter((s) => s.status === "in_progress" && s.leaseExpiresAt === null)
+        .map((s) => s.id),
+    );
     const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
     return {
       ...context,
@@ -301,6 +309,8 @@ export async function getPlanPage(
           ...step,
           /** The arguments Cairn last ran this server step with, bindings resolved. */
           ranWith: run ? { arguments: run.arguments, at: run.createdAt.toISOString() } : null,
+          /** Sent back to the agent with feedback, and not picked up again yet. */
+          sentBack: sentBack.has(step.stepId),
         };
       }),
       bindingEdges: bindingEdges(context.steps),

@@ -55,9 +55,20 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
               Run by Cairn: {step.tool}
             </span>
           ) : null}
-          <StatusBadge status={step.status} />
+          {step.sentBack ? (
+            <span className="badge badge-pending" data-testid="status">
+              Sent back
+            </span>
+          ) : (
+            <StatusBadge status={step.status} />
+          )}
         </span>
       </header>
+      {step.sentBack ? (
+        <p className="notice" data-testid="step-sent-back">
+          Sent back with feedback: waiting for the agent to pick it up again.
+        </p>
+      ) : null}
       {stall ? (
         <p className="notice notice-warning" data-testid="step-stall">
           In progress for {formatDuration(stall.inProgressSeconds)}; its holder last renewed it{" "}
@@ -96,7 +107,8 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
       <dl className="facts facts-inline">
         <dt>Started</dt>
         <dd>
-          <Time iso={step.startedAt} />
+          {/* A sent-back step starts again when an agent picks it up. */}
+          <Time iso={step.sentBack ? null : step.startedAt} />
         </dd>
         <dt>Finished</dt>
         <dd>
