@@ -291,6 +291,8 @@ describe.each(BACKENDS)("the worst shape of every tool's input on %s", (backend)
         run("References\n", "[7]: https://a.example/x\n", OUTPUT_CONTENT_MAX),
       ],
       ["references without entries", run("", "[123456] ", OUTPUT_CONTENT_MAX)],
+      // One use of 100,000 ranges of 100 each: expanded number by number, 10^7 steps in one go.
+      ["one use of many ranges", `${run("[", "0-99,", OUTPUT_CONTENT_MAX - 3)}0]`],
       ["a link of one long query", run("https://a.example/?", "a=1&", OUTPUT_CONTENT_MAX)],
       ["one long line of one character", run("", "x", OUTPUT_CONTENT_MAX)],
       ["a heading on every line", run("", "## Sources\n", OUTPUT_CONTENT_MAX)],

@@ -15,6 +15,10 @@ describe("the path sign-in returns to", () => {
       "/\\evil.example/x",
       "/\t/evil.example",
       "/\n/evil.example",
+      // Dot segments that the URL parser removes, leaving `//evil.example`.
+      "/.//evil.example",
+      "/a/..//evil.example",
+      "/%2e//evil.example",
       "https://evil.example/",
       "javascript:alert(1)",
       "plans",

@@ -22,7 +22,11 @@ export function returnPath(asked: string | null | undefined): string | undefined
   } catch {
     return undefined;
   }
-  if (url.origin !== BASE || url.pathname === "/sign-in") return undefined;
+  // Dot segments are resolved by the parse (`/.//host` is `//host`), so the
+  // result is checked again: a path that starts `//` reads as another origin.
+  if (url.origin !== BASE || url.pathname === "/sign-in" || url.pathname.startsWith("//")) {
+    return undefined;
+  }
   return `${url.pathname}${url.search}`;
 }
 

@@ -80,6 +80,13 @@ describe("scanCitations on worst shapes", () => {
     expect(scanCitations("[1]\n".repeat(100_000)).unresolvedReferences).toEqual(["[1]"]);
   });
 
+  it("reads a use of many ranges once per range, in numeric order", () => {
+    const use = `[${"7-3, 120-5, 30–32, 0-99, ".repeat(20_000)}0]`;
+    const scan = scanCitations(`${use}\n[5]: https://a.example/five\n`);
+    const expected = [...Array.from({ length: 100 }, (_, n) => n), 120].filter((n) => n !== 5);
+    expect(scan.unresolvedReferences).toEqual(expected.map((n) => `[${n}]`));
+  });
+
   it("reads a path of many slashes", () => {
     const scan = scanCitations(`https://a.example/${"/".repeat(1_970)}x//`);
     expect([...scan.cited.keys()]).toEqual([`https://a.example/${"/".repeat(1_970)}x`]);

@@ -61,6 +61,39 @@ const searchEvidence = {
 describe.each(BACKENDS)("evidence on %s", (backend) => {
   const tenant = useFreshTenant(backend);
 
+  /**
+   * Runs `calls` at once with the plan's trail head locked by another
+   * transaction until every call waits for a lock, so each has made its
+   * checks before any commits, unless the plan's lock orders them: the
+   * head's lock is the last a change of evidence takes (its audit row), and
+   * without the head held the three calls finished one after another often
+   * enough that an unlocked check passed. PGlite runs one transaction at a
+   * time, so there the calls run as they come.
+   */
+  async function whileTrailHeld<T>(planId: string, calls: () => Promise<T>[]): Promise<T[]> {
+    if (backend === "pglite") return Promise.all(calls());
+    let pending: Promise<T[]> = Promise.resolve([]);
+    await tenant.handle.db.transaction(async (tx) => {
+      await tx.execute(
+        sql`select 1 from plan_audit_head where plan_id = ${planId}::uuid for update`,
+      );
+      const started = calls();
+      pending = Promise.all(started);
+      const giveUp = Date.now() + 10_000;
+      for (let waiting = 0; waiting < started.length; ) {
+        if (Date.now() > giveUp) throw new Error(`${waiting} of the calls waited for a lock`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const [row] = await readRows<{ n: number }>(
+          tenant.handle.db,
+          sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        waiting = row?.n ?? 0;
+      }
+    });
+    return pending;
+  }
+
   async function planWithEvidence() {
     const created = await tenant.agent.ok("create_research_plan", {
       name: "Battery recycling",
@@ -282,7 +315,7 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
     }
     // 303 held: each of three additions of 100 (to two steps, and an
     // artifact's links) fits alone, no two of them together.
-    const answers = await Promise.all([
+    const answers = await whileTrailHeld(planId, () => [
       ...[search, analyze].map((stepId, i) =>
         tenant.agent.call("add_step_evidence", {
           planId,
