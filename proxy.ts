@@ -1,8 +1,9 @@
 /**
  * Runs before every page: a fresh nonce and the Content-Security-Policy that
  * names it, on the request (Next reads the nonce from there and puts it on the
- * scripts it renders) and on the response. API routes, static files and
- * prefetches are left out: they are not documents. Over HTTPS, pages also get
+ * scripts it renders) and on the response. API routes and static files are left
+ * out, and prefetches pass once the cross-site check is done: they are not
+ * documents. Over HTTPS, pages also get
  * Strict-Transport-Security, decided here at run time because whether Cairn is
  * served over HTTPS is the deployment's (CAIRN_PUBLIC_URL, a trusted proxy:
  * lib/http/request-scheme.ts), not the build's. The fixed security headers are set for every response in next.config.ts.
@@ -33,6 +34,13 @@ export function proxy(request: NextRequest) {
       headers: { "Content-Type": "text/plain; charset=utf-8" },
     });
   }
+  // Matched too, so a cross-site action cannot skip the check by calling itself a prefetch.
+  if (
+    request.headers.has("next-router-prefetch") ||
+    request.headers.get("purpose") === "prefetch"
+  ) {
+    return NextResponse.next();
+  }
   const nonce = newNonce();
   const policy = contentSecurityPolicy(nonce, { dev: process.env.NODE_ENV === "development" });
   const requestHeaders = new Headers(request.headers);
@@ -55,13 +63,5 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  matcher: [
-    {
-      source: "/((?!api/|_next/static|_next/image|favicon.ico).*)",
-      missing: [
-        { type: "header", key: "next-router-prefetch" },
-        { type: "header", key: "purpose", value: "prefetch" },
-      ],
-    },
-  ],
+  matcher: ["/((?!api/|_next/static|_next/image|favicon.ico).*)"],
 };

@@ -70,6 +70,20 @@ describe("bad requests to the web door", () => {
       { Origin: "https://evil.example" },
     );
     expect(crossSite.status).toBe(403);
+    // Calling itself a prefetch does not take it past the check (it once answered Next's 500).
+    const prefetches: Record<string, string>[] = [
+      { "Next-Router-Prefetch": "1" },
+      { Purpose: "prefetch" },
+    ];
+    for (const prefetch of prefetches) {
+      const disguised = await admin.action(
+        planPath,
+        "cancelPlanAction",
+        { planId: crypto.randomUUID(), reason: "x" },
+        { Origin: "https://evil.example", ...prefetch },
+      );
+      expect(disguised.status, JSON.stringify(prefetch)).toBe(403);
+    }
     // The same call from Cairn's own origin is not refused as cross-site.
     const sameSite = await admin.action(planPath, "cancelPlanAction", {
       planId: crypto.randomUUID(),
