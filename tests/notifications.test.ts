@@ -42,6 +42,7 @@ import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { runReviewScheduler } from "@/lib/services/reviews/review-deadlines";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
+import { connectedAppAgent } from "./support/in-process";
 import { report } from "./support/mcp-client";
 
 // The operator's setting, read by lib/env.ts on first use: the test's receiver
@@ -534,10 +535,10 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       password: "a long enough password",
       role: "researcher",
     });
-    const owner: ServiceContext = {
+    const owner = {
       ...ctx,
-      actor: { type: "user", id: ownerId, label: ownerEmail },
-    };
+      actor: { type: "user" as const, id: ownerId, label: ownerEmail },
+    } satisfies ServiceContext;
     const startPlan = async (name: string) =>
       (
         await createPlan(owner, {
@@ -570,12 +571,23 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     expect(mail?.raw).toContain("Cancelled by notify agent: The question was answered elsewhere");
     expect(mail?.raw).toContain(`https://cairn.example.com/plans/${planId}`);
 
+    // A plan the owner started through a connected app (OAuth) is theirs too.
+    const { agent: ownersApp } = await connectedAppAgent(handle.db, owner, "Owner's assistant");
+    const viaApp = await ownersApp.ok("create_research_plan", {
+      name: "Started in a connected app",
+      researchQuestion: "q",
+      steps: [{ stepType: "search", instructions: "Look." }],
+    });
+    await cancelPlan(ctx, { planId: viaApp.planId, reason: "Covered elsewhere" });
+    await dispatchUntil(() => cancelled().length === 2 && mailsTo(ownerEmail).length === 2);
+    expect(mailsTo(ownerEmail)[1]?.raw).toContain("Plan cancelled: Started in a connected app");
+
     // The owner turns e-mails off: the webhook still hears of the next cancel, nobody is e-mailed.
     await handle.db.update(users).set({ emailNotifications: false }).where(eq(users.id, ownerId));
     const quiet = await startPlan("Cancelled quietly");
     await cancelPlan(owner, { planId: quiet, reason: "Not needed" });
-    await dispatchUntil(() => cancelled().length === 2);
-    expect(cancelled()[1]).toMatchObject({
+    await dispatchUntil(() => cancelled().length === 3);
+    expect(cancelled()[2]).toMatchObject({
       data: { planId: quiet, cancelledBy: ownerEmail, reason: "Not needed" },
     });
     const events = await handle.db
@@ -583,7 +595,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       .from(notificationEvents)
       .where(eq(notificationEvents.event, "plan.cancelled"));
     const mailed = await handle.db.select().from(emailDeliveries);
-    expect(mailed.filter((e) => events.some((event) => event.id === e.eventId))).toHaveLength(1);
-    expect(mailsTo(ownerEmail)).toHaveLength(1);
+    expect(mailed.filter((e) => events.some((event) => event.id === e.eventId))).toHaveLength(2);
+    expect(mailsTo(ownerEmail)).toHaveLength(2);
   });
 });

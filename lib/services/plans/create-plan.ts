@@ -212,7 +212,14 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         outputFormattingNotes: input.outputFormattingNotes,
         sessionId: input.sessionId,
         createdByKeyId: ctx.actor.type === "api_key" ? ctx.actor.id : null,
-        createdByUserId: ctx.actor.type === "user" ? ctx.actor.id : null,
+        // A key names its person through api_key; a connected app acts as the
+        // person who approved it, and has no row a plan could reference.
+        createdByUserId:
+          ctx.actor.type === "user"
+            ? ctx.actor.id
+            : ctx.actor.type === "oauth_app"
+              ? (ctx.actor.credential?.userId ?? null)
+              : null,
         createdAt: now,
         updatedAt: now,
       })
