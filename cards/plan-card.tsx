@@ -9,6 +9,7 @@ import { useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import type { z } from "zod";
 import { decisionMessage } from "@/app/_components/review/decision-message";
+import type { UserDecisionResult } from "@/lib/services/plans/submit-user-decision";
 import type { planCardOutput } from "@/lib/services/reviews/review-card";
 import { callCairn, errorText, learnOrigin, useCard } from "./card-app";
 import { ReviewCardView } from "./review-card-view";
@@ -46,7 +47,7 @@ const label = (status: string) => status.replaceAll("_", " ");
 function PlanView({ app, planId }: { app: App; planId: string }) {
   const { plan, error, refresh } = usePlan(app, planId);
   // The outcome of a decision taken in the embedded review card, kept once the review is gone.
-  const [decided, setDecided] = useState<string | null>(null);
+  const [decided, setDecided] = useState<UserDecisionResult | null>(null);
   if (!plan) {
     return error ? (
       <p role="alert" className="notice notice-error" data-testid="card-error">
@@ -113,7 +114,7 @@ function PlanView({ app, planId }: { app: App; planId: string }) {
       </p>
       {decided ? (
         <p className="notice notice-success" role="status" data-testid="plan-card-decided">
-          {decided}
+          {decisionMessage(decided, plan.status)}
         </p>
       ) : null}
       {plan.status === "awaiting_review" ? (
@@ -122,7 +123,7 @@ function PlanView({ app, planId }: { app: App; planId: string }) {
           app={app}
           planId={planId}
           onDecided={(result) => {
-            setDecided(decisionMessage(result));
+            setDecided(result);
             void refresh();
           }}
         />

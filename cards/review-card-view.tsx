@@ -16,12 +16,16 @@ import {
 } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewLead } from "@/app/_components/review/review-lead";
+import { TERMINAL_PLAN_STATUSES } from "@/lib/plan-engine/states";
 import type { UserDecisionResult } from "@/lib/services/plans/submit-user-decision";
 import type { ReviewCard } from "@/lib/services/reviews/review-card";
 import type { ActionState } from "@/lib/web/action-state";
 import { CairnError, callCairn, errorText, learnOrigin } from "./card-app";
 
 const IDLE: ActionState = { status: "idle" };
+
+/** How often a card with no review waiting reads where the plan stands, until the plan ends. */
+const FOLLOW_MS = 5_000;
 
 function whoDecides(card: ReviewCard): string {
   const rule =
@@ -63,6 +67,19 @@ export function ReviewCardView({
   useEffect(() => {
     void load();
   }, [load]);
+  // On its own, with no review waiting (decided here or elsewhere), the card
+  // follows the plan so what it says stays true; inside the plan card, that
+  // card follows the plan.
+  const ended =
+    card !== null && (TERMINAL_PLAN_STATUSES as readonly string[]).includes(card.planStatus);
+  const following = !nested && card !== null && card.review === null && !ended;
+  useEffect(() => {
+    if (!following) return;
+    const timer = setInterval(() => void load(), FOLLOW_MS);
+    return () => clearInterval(timer);
+  }, [following, load]);
+  // The decision made here, to say again as the plan moves on.
+  const [decided, setDecided] = useState<UserDecisionResult | null>(null);
 
   const [state, action] = useActionState(
     async (_previous: ActionState, choice: DecisionChoice): Promise<ActionState> => {
@@ -80,6 +97,7 @@ export function ReviewCardView({
             ],
           })
           .catch(() => {});
+        setDecided(result);
         onDecided?.(result);
         await load();
         return { status: "success", message };
@@ -102,6 +120,10 @@ export function ReviewCardView({
     );
   }
   if (!card) return <p className="muted">Loading the review…</p>;
+  const shown: ActionState =
+    state.status === "success" && decided
+      ? { status: "success", message: decisionMessage(decided, card.planStatus) }
+      : state;
 
   const title = nested ? null : <h1>{card.planName}</h1>;
   const review = card.review;
@@ -111,7 +133,7 @@ export function ReviewCardView({
         {title}
         <section className="card review" aria-labelledby="review-heading" data-testid="review-card">
           <h2 id="review-heading">Review</h2>
-          <ActionMessage state={state} />
+          <ActionMessage state={shown} />
           <p data-testid="current-state">
             {state.status === "idle" ? "No review waits on this plan. " : ""}The plan is now{" "}
             <strong>{card.planStatus.replace("_", " ")}</strong>.{" "}
@@ -134,7 +156,7 @@ export function ReviewCardView({
           <ReviewEvidence evidence={card.evidence} stepOrder={review.stepOrder} />
         </ReviewLead>
         {card.decideHere.allowed ? (
-          <ReviewDecisionForm review={review} onDecide={action} state={state} />
+          <ReviewDecisionForm review={review} onDecide={action} state={shown} />
         ) : (
           <p className="notice notice-warning" role="status" data-testid="decide-elsewhere">
             {card.decideHere.reason} <a href={card.reviewUrl}>Open the review page</a>

@@ -223,34 +223,47 @@ test("the inbox shows a page of reviews at a time, with the next page after the 
   }
 });
 
-test("a long proposal is shortened in the inbox and on the plan page, and Show all opens it whole", async ({
+test("a long proposal shows every field in the agent's order, the long one shortened on its own, in the inbox and on the plan page, and its Show all opens it whole", async ({
   page,
   agent,
   app,
 }) => {
+  // A long field first, then keys jsonb would put in another order (shorter first).
   const proposedResult = {
     rows: Array.from({ length: 400 }, (_, i) => `row ${i} of the long table`),
+    verdict: "holds",
+    n: 3,
   };
   const plan = await askForReview(agent, "Long proposal", { proposedResult });
   await signIn(page, app.tenantA.email);
   await page.goto(`/inbox?plan=${plan.planId}`);
   const entry = page.getByTestId("inbox-review").filter({ hasText: "Long proposal" });
-  const shown = entry.getByTestId("review-proposal-json");
+  const fields = entry.getByTestId("review-proposal-field");
+  await expect(fields.locator("dt")).toHaveText(["rows", "verdict", "n"]);
+  const shown = fields.first().getByTestId("review-proposal-json");
   await expect(shown).toContainText('"row 0 of the long table"');
   await expect(shown).not.toContainText("row 399");
   expect((await shown.innerText()).trimEnd().endsWith("…")).toBe(true);
+  await expect(fields.nth(1).getByTestId("review-proposal-json")).toHaveText('"holds"');
+  await expect(fields.nth(2).getByTestId("review-proposal-json")).toHaveText("3");
+  await expect(entry.getByTestId("review-proposal-json-all")).toHaveCount(1);
   const [full] = await Promise.all([
     page.waitForEvent("popup"),
-    entry.getByTestId("review-proposal-json-all").click(),
+    fields.first().getByTestId("review-proposal-json-all").click(),
   ]);
   await expect(full.locator("body")).toContainText('"row 399 of the long table"');
-  expect(JSON.parse(await full.locator("body").innerText())).toEqual(proposedResult);
+  expect(JSON.parse(await full.locator("body").innerText())).toEqual(proposedResult.rows);
   await full.close();
 
-  // The plan page's review panel shortens it the same way.
+  // The plan page's review panel shows it the same way.
   await page.goto(`/plans/${plan.planId}`);
   const panel = page.getByTestId("review-panel");
-  await expect(panel.getByTestId("review-proposal-json")).not.toContainText("row 399");
+  await expect(panel.getByTestId("review-proposal-field").locator("dt")).toHaveText([
+    "rows",
+    "verdict",
+    "n",
+  ]);
+  await expect(panel.getByTestId("review-proposal-json").first()).not.toContainText("row 399");
   await expect(panel.getByTestId("review-proposal-json-all")).toHaveText(/^Show all \(\d+ KB\)$/);
   // Another team's person cannot read it.
   const href = await panel.getByTestId("review-proposal-json-all").getAttribute("href");

@@ -77,11 +77,16 @@ async function openHost(page: Page, client: HostClient) {
  * What a host does after the model's tool call: reads the card the tool names
  * and renders it with the call's arguments and result. Returns the card's frame.
  */
+/** What the host sends beyond its theme: its style variables and the room it gives the card. */
+type HostLook = Pick<Parameters<Window["showCard"]>[0], "styles" | "containerDimensions">;
+type HostVariables = NonNullable<NonNullable<HostLook["styles"]>["variables"]>;
+
 async function showCard(
   page: Page,
   client: HostClient,
   call: { tool: string; args: Record<string, unknown>; result: unknown },
   theme: "light" | "dark" = "light",
+  look: HostLook = {},
 ): Promise<FrameLocator> {
   const { tools } = await client.client.listTools();
   const tool = tools.find((t) => t.name === call.tool);
@@ -102,6 +107,7 @@ async function showCard(
     html: card.text,
     csp: card._meta?.ui?.csp,
     theme,
+    ...look,
     toolInput: call.args,
     toolResult,
   });
@@ -139,6 +145,23 @@ for (const backend of BACKENDS) {
     async function setPolicy(decisionPolicy: "people_only" | "people_and_agents") {
       const saved = await admin.action("/admin", "setDecisionPolicyAction", { decisionPolicy });
       expect(saved.status).toBe(200);
+    }
+
+    /** The person's 2026-07-28 host on the page and an agent on the team's API key, closed after `run`. */
+    async function withHostAndAgent(
+      page: Page,
+      run: (client: HostClient, agent: Agent) => Promise<void>,
+    ) {
+      await setPolicy("people_only");
+      const client = await connect("2026-07-28", app.mcpUrl, personToken);
+      const agent = await connectAgent(app.mcpUrl, app.tenantA.key);
+      try {
+        await openHost(page, client);
+        await run(client, agent);
+      } finally {
+        await agent.close();
+        await client.close();
+      }
     }
 
     /** The model's calls up to a checkpoint's review, through the host's client. */
@@ -215,7 +238,9 @@ for (const backend of BACKENDS) {
             card.getByRole("heading", { name: "Your review is needed on step 1" }),
           ).toBeVisible();
           await expect(card.getByTestId("review-summary")).toHaveText("Three pumps fit.");
-          await expect(card.getByTestId("review-proposal-json")).toContainText('"shortlist"');
+          await expect(card.getByTestId("review-proposal-field").locator("dt")).toHaveText([
+            "shortlist",
+          ]);
           await expect(card.getByText("Is 9,000 euros the ceiling?")).toBeVisible();
           await expect(card.getByTestId("who-decides")).toContainText("recorded as yours");
           if (era === "2026-07-28") await keepScreenshot(page, "mcp-app-review-card");
@@ -338,14 +363,87 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("in a host whose danger colour is too faint and whose room is short, the card stays readable, shows every field, scrolls within the room, and says what is true as the plan ends", async ({
+      page,
+    }) => {
+      await withHostAndAgent(page, async (client, agent) => {
+        const planId = await checkpointPlan(client, 1);
+        const next = await client.ok("get_next_step", { planId });
+        const args = {
+          planId,
+          stepId: next.step.stepId,
+          summary: "Three pumps fit.",
+          // A long field first: the fields after it stay in view.
+          proposedResult: { notes: "n".repeat(3_000), verdict: "holds", sources: 4 },
+        };
+        const card = await showCard(
+          page,
+          client,
+          {
+            tool: "request_user_review",
+            args,
+            result: await client.ok("request_user_review", args),
+          },
+          "light",
+          {
+            // A host's light theme whose danger text is 4.48:1 on its white background.
+            // The SDK's type lists every variable; a host sends the ones it has.
+            styles: {
+              variables: {
+                "--color-background-primary": "#ffffff",
+                "--color-text-primary": "#0b0b0b",
+                "--color-text-danger": "#e13131",
+              } as HostVariables,
+            },
+            containerDimensions: { maxHeight: 400 },
+          },
+        );
+        const fields = card.getByTestId("review-proposal-field");
+        await expect(fields.locator("dt")).toHaveText(["notes", "verdict", "sources"]);
+        await expect(fields.first().getByTestId("review-proposal-json-all")).toHaveText(
+          "Show all (3 KB)",
+        );
+        await expect(fields.nth(1).getByTestId("review-proposal-json")).toHaveText('"holds"');
+        await expect(fields.nth(2).getByTestId("review-proposal-json")).toHaveText("4");
+        // The card keeps to the host's maximum height and scrolls inside it.
+        const frame = page.locator('iframe[title="Cairn card"]');
+        await expect
+          .poll(() => frame.evaluate((element) => element.clientHeight))
+          .toBeLessThanOrEqual(400);
+        expect(
+          await card
+            .locator("body")
+            .evaluate(
+              () =>
+                (document.scrollingElement?.scrollHeight ?? 0) >
+                (document.scrollingElement?.clientHeight ?? 0),
+            ),
+        ).toBe(true);
+        // Reject's colours: the host's faint danger colour is not used for text.
+        await card.getByRole("button", { name: "Reject…" }).click();
+        await expect(
+          card.getByRole("button", { name: "Confirm reject: fail the plan" }),
+        ).toBeVisible();
+        await expectAccessible(page);
+        await card.getByRole("button", { name: "Cancel" }).click();
+
+        await card.getByRole("button", { name: "Approve" }).click();
+        await expect(card.getByTestId("action-message")).toHaveText(
+          "Approved: the step is complete. The plan continues.",
+        );
+        const last = await agent.ok("get_next_step", { planId });
+        await agent.ok("submit_step_result", plainResult(planId, last.step.stepId));
+        await expect(card.getByTestId("action-message")).toHaveText(
+          "Approved: the step is complete. The plan has completed since.",
+        );
+        await expect(card.getByTestId("current-state")).toContainText("completed");
+      });
+    });
+
     test("the plan card follows a plan to completion, deciding its review on the way", async ({
       page,
     }) => {
-      await setPolicy("people_only");
-      const client = await connect("2026-07-28", app.mcpUrl, personToken);
-      const agent = await connectAgent(app.mcpUrl, app.tenantA.key);
-      try {
-        await openHost(page, client);
+      await withHostAndAgent(page, async (client, agent) => {
         const args = {
           name: "Heat pumps",
           researchQuestion: "Which heat pump fits the budget?",
@@ -395,10 +493,11 @@ for (const backend of BACKENDS) {
         await agent.ok("submit_step_result", plainResult(planId, last.step.stepId));
         await expect(card.getByTestId("plan-status")).toHaveText("completed");
         await expect(card.getByText("3 of 3 steps done")).toBeVisible();
-      } finally {
-        await agent.close();
-        await client.close();
-      }
+        // What the decision said is updated to what is true now.
+        await expect(card.getByTestId("plan-card-decided")).toHaveText(
+          "Approved: the step is complete. The plan has completed since.",
+        );
+      });
     });
   });
 }

@@ -121,6 +121,21 @@ describe.each(BACKENDS)("the cards' tools over /api/mcp (%s)", (backend) => {
       expect(await legacy.listed()).toEqual(expect.arrayContaining(CARD_TOOLS));
 
       const planId = await planAtReview(plain);
+      // The review card's link for the person goes only to a client that renders no card.
+      const rendersModern = await connectModernAgent(app.mcpUrl, host.accessToken, {
+        capabilities: RENDERS_APPS,
+      });
+      const waiting = async (agent: typeof plain) =>
+        (await agent.client.callTool({ name: "get_next_step", arguments: { planId } })).content;
+      try {
+        expect(await waiting(plain)).toEqual([
+          expect.objectContaining({ type: "text" }),
+          { type: "text", text: expect.stringContaining(`/plans/${planId}#review`) },
+        ]);
+        expect(await waiting(rendersModern)).toHaveLength(1);
+      } finally {
+        await rendersModern.close();
+      }
       for (const name of CARD_TOOLS) {
         const refused = await plain.fails(name, {
           planId,

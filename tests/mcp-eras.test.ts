@@ -206,6 +206,34 @@ describe("the 2026-07-28 revision on the wire", () => {
     expect(active.contents[0]?.uri).toBe("cairn://plans/active");
   });
 
+  it("tells the person where to decide, beside the JSON for the model, as this client renders no card", async () => {
+    const { planId } = await modern.ok("create_research_plan", {
+      name: "Review link without a card",
+      researchQuestion: "q",
+      steps: [{ stepType: "checkpoint", instructions: "Confirm with the person." }],
+    });
+    const next = await modern.ok("get_next_step", { planId });
+    const forPerson = {
+      type: "text",
+      text: expect.stringMatching(
+        new RegExp(
+          `^A person's review is waiting in Cairn\\. Open the review page to decide: http.*/plans/${planId}#review$`,
+        ),
+      ),
+    };
+    const asked = await modern.client.callTool({
+      name: "request_user_review",
+      arguments: { planId, stepId: next.step.stepId, summary: "Check it." },
+    });
+    expect(asked.content).toEqual([
+      { type: "text", text: JSON.stringify(asked.structuredContent) },
+      forPerson,
+    ]);
+    const waiting = await modern.client.callTool({ name: "get_next_step", arguments: { planId } });
+    expect(waiting.structuredContent).toMatchObject({ status: "awaiting_review" });
+    expect(waiting.content).toEqual([expect.objectContaining({ type: "text" }), forPerson]);
+  });
+
   const envelope = (version: string) => ({
     "io.modelcontextprotocol/protocolVersion": version,
     "io.modelcontextprotocol/clientInfo": { name: "raw-client", version: "1.0.0" },

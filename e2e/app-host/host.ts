@@ -10,6 +10,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import {
   AppBridge,
+  type McpUiHostContext,
   type McpUiResourceCsp,
   PostMessageTransport,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -18,6 +19,9 @@ type CardRequest = {
   html: string;
   csp: McpUiResourceCsp | undefined;
   theme: "light" | "dark";
+  /** The host's own style variables and container, as a chat client sends them. */
+  styles?: McpUiHostContext["styles"];
+  containerDimensions?: McpUiHostContext["containerDimensions"];
   toolInput: Record<string, unknown>;
   toolResult: CallToolResult;
 };
@@ -50,7 +54,15 @@ function policyFor(csp: McpUiResourceCsp | undefined): string {
 window.modelContext = [];
 window.openedLinks = [];
 
-window.showCard = async ({ html, csp, theme, toolInput, toolResult }) => {
+window.showCard = async ({
+  html,
+  csp,
+  theme,
+  styles,
+  containerDimensions,
+  toolInput,
+  toolResult,
+}) => {
   document.body.dataset.theme = theme;
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
@@ -69,7 +81,15 @@ window.showCard = async ({ html, csp, theme, toolInput, toolResult }) => {
     null,
     { name: "Cairn test host", version: "1.0.0" },
     { openLinks: {}, serverTools: {}, updateModelContext: { text: {} } },
-    { hostContext: { theme, displayMode: "inline", platform: "web" } },
+    {
+      hostContext: {
+        theme,
+        displayMode: "inline",
+        platform: "web",
+        ...(styles ? { styles } : {}),
+        ...(containerDimensions ? { containerDimensions } : {}),
+      },
+    },
   );
   bridge.oncalltool = (params) => window.callCairnTool(params.name, params.arguments ?? {});
   bridge.onopenlink = async ({ url }) => {

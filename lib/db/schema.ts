@@ -14,6 +14,7 @@ import {
   doublePrecision,
   index,
   integer,
+  json,
   jsonb,
   pgEnum,
   pgTable,
@@ -585,8 +586,12 @@ export const reviewRequests = pgTable(
       .references(() => planSteps.id, { onDelete: "cascade" }),
     summary: text("summary").notNull(),
     questions: jsonb("questions").$type<string[]>().notNull().default([]),
-    /** What the agent asks the person to accept; an approve completes the step with it. */
-    proposedResult: jsonb("proposed_result").$type<Record<string, unknown>>(),
+    /**
+     * What the agent asks the person to accept; an approve completes the step
+     * with it. json, not jsonb: jsonb reorders keys, and the person is shown
+     * the fields in the order the agent sent them.
+     */
+    proposedResult: json("proposed_result").$type<Record<string, unknown>>(),
     proposedConfidence: doublePrecision("proposed_confidence"),
     /** The step's instructions when the review was requested, as the reviewer is shown them. */
     stepInstructions: text("step_instructions").notNull(),

@@ -9,8 +9,9 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ReadResourceResult } from "@modelcontextprotocol/server";
+import type { CallToolResult, ReadResourceResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { reviewPageUrl } from "../services/shared/public-url";
 
 export const REVIEW_CARD_URI = "ui://cairn/review-card.html";
 export const PLAN_CARD_URI = "ui://cairn/plan-card.html";
@@ -98,4 +99,28 @@ export function mayCallAppOnly(envelope: unknown): boolean {
   if (!parsed.success) return true;
   const declared = parsed.data["io.modelcontextprotocol/clientCapabilities"];
   return Object.hasOwn(declared.extensions ?? {}, APPS_EXTENSION);
+}
+
+/**
+ * What a client that will not render the review card (a 2026-07-28 request
+ * without the Apps extension) shows its person beside the JSON written for
+ * the model, when the answer of a tool naming that card leaves a review
+ * waiting: the review page's link, which the card would have offered.
+ */
+export function reviewLinkWithoutCard(
+  tool: { _meta?: Record<string, unknown> | undefined },
+  output: object,
+  envelope: unknown,
+): CallToolResult["content"] {
+  const card = (tool._meta?.ui as { resourceUri?: unknown } | undefined)?.resourceUri;
+  if (card !== REVIEW_CARD_URI || mayCallAppOnly(envelope)) return [];
+  const answer = output as { planId?: unknown; status?: unknown; planStatus?: unknown };
+  const waiting = answer.status === "awaiting_review" || answer.planStatus === "awaiting_review";
+  if (!waiting || typeof answer.planId !== "string") return [];
+  return [
+    {
+      type: "text",
+      text: `A person's review is waiting in Cairn. Open the review page to decide: ${reviewPageUrl(answer.planId)}`,
+    },
+  ];
 }

@@ -21,7 +21,7 @@ import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
 import { recordToolCallLater } from "../services/shared/tool-call-log";
 import { refuseUnknownFields } from "../services/shared/validation";
-import { isAppOnly, mayCallAppOnly } from "./apps";
+import { isAppOnly, mayCallAppOnly, reviewLinkWithoutCard } from "./apps";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
@@ -268,7 +268,7 @@ function registerCairnTools(server: McpServer, deps: CairnServerDeps): void {
                 pending,
                 answer?.kind === "ask_again" ? answer.note : "",
               )
-            : toolSuccess(output);
+            : toolSuccess(output, reviewLinkWithoutCard(tool, output, requestCtx.mcpReq.envelope));
       } catch (error) {
         const failure = toolError(error);
         errorCode = failure.errorCode;

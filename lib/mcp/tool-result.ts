@@ -23,7 +23,11 @@ import { isAppError } from "../plan-engine/app-error";
  */
 export const TEXT_JSON_MAX_BYTES = 16 * 1024;
 
-export function toolSuccess(value: object): CallToolResult {
+/** The answer as JSON for the model, then any text written for the person (`forPerson`). */
+export function toolSuccess(
+  value: object,
+  forPerson: CallToolResult["content"] = [],
+): CallToolResult {
   const json = JSON.stringify(value);
   const bytes = Buffer.byteLength(json, "utf8");
   const text =
@@ -31,7 +35,7 @@ export function toolSuccess(value: object): CallToolResult {
       ? json
       : `The answer (${bytes.toLocaleString("en-US")} bytes of JSON, fields: ${Object.keys(value).join(", ")}) is in structuredContent and not repeated here.`;
   return {
-    content: [{ type: "text", text }],
+    content: [{ type: "text", text }, ...forPerson],
     structuredContent: value as Record<string, unknown>,
   };
 }

@@ -166,7 +166,12 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
       stepInstructions: { text: "Confirm the shortlist with the person." },
       requestedBy: expect.stringContaining("Alpha agent"),
     });
-    expect(JSON.parse(card.review?.proposal?.text ?? "")).toEqual({ shortlist: ["A", "B", "C"] });
+    expect(card.review?.proposal).toEqual([
+      {
+        key: "shortlist",
+        value: { text: JSON.stringify(["A", "B", "C"], null, 2), shortened: false, bytes: 23 },
+      },
+    ]);
     expect(card.reviewUrl).toMatch(new RegExp(`/plans/${planId}#review$`));
     // The CLI is not named: still refused, on the same review.
     expect(await as.cli.fails("decide_in_review_card", inCard(planId, review, "approve"))).toMatch(

@@ -77,16 +77,26 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     }
   });
 
-  it("shortens a long proposal, summary and instructions, and gives each whole on request", async () => {
-    const proposedResult = { rows: Array.from({ length: 400 }, (_, i) => `row ${i} of the table`) };
+  it("shortens a long proposal field by field in the agent's order, a long summary and instructions, and gives each whole on request", async () => {
+    // Keys jsonb would reorder (shorter first): the person sees the agent's order.
+    const proposedResult = {
+      rows: Array.from({ length: 400 }, (_, i) => `row ${i} of the table`),
+      verdict: { zeta: "last in jsonb", a: "first in jsonb" },
+      n: 3,
+    };
     const summary = "s".repeat(PREVIEW_CHARS + 10);
     const { planId, reviewRequestId } = await planAtReview("Long", { proposedResult, summary });
     const me = await viewer(tenant.agent.ctx);
     const entry = (await listInbox(me, { role: "admin", planId })).reviews[0];
-    expect(entry?.proposal?.shortened).toBe(true);
-    expect(entry?.proposal?.text).toHaveLength(PREVIEW_CHARS);
-    expect(entry?.proposal?.text).toMatch(/^\{\s+"rows": \[\s+"row 0 of the table",/);
-    expect(entry?.proposal?.bytes).toBeGreaterThan(JSON.stringify(proposedResult).length);
+    expect(entry?.proposal?.map((field) => field.key)).toEqual(["rows", "verdict", "n"]);
+    const [rows, verdict, n] = entry?.proposal ?? [];
+    expect(rows?.value.shortened).toBe(true);
+    expect(rows?.value.text).toHaveLength(PREVIEW_CHARS);
+    expect(rows?.value.text).toMatch(/^\[\s+"row 0 of the table",/);
+    expect(rows?.value.bytes).toBeGreaterThan(JSON.stringify(proposedResult.rows).length);
+    expect(verdict?.value).toMatchObject({ shortened: false });
+    expect(verdict?.value.text).toBe(JSON.stringify(proposedResult.verdict, null, 2));
+    expect(n?.value.text).toBe("3");
     expect(entry?.summary).toEqual({
       text: "s".repeat(PREVIEW_CHARS),
       shortened: true,
@@ -94,18 +104,25 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     });
     expect(entry?.stepInstructions.shortened).toBe(false);
 
-    const full = await readFullValue(me, planId, { review: reviewRequestId, part: "proposal" });
-    expect(full?.json).toBe(true);
-    expect(JSON.parse(full?.text ?? "")).toEqual(proposedResult);
+    const field = (name: string) => ({
+      review: reviewRequestId,
+      part: "proposal" as const,
+      field: name,
+    });
+    const full = await readFullValue(me, planId, field("rows"));
+    expect(full).toEqual({ text: JSON.stringify(proposedResult.rows, null, 2), json: true });
+    expect(await readFullValue(me, planId, field("verdict"))).toEqual({
+      text: JSON.stringify(proposedResult.verdict, null, 2),
+      json: true,
+    });
+    expect(await readFullValue(me, planId, field("absent"))).toBeUndefined();
     expect(await readFullValue(me, planId, { review: reviewRequestId, part: "summary" })).toEqual({
       text: summary,
       json: false,
     });
     // Not the team's: not found, as is a review of another plan.
     const other = await tenantContext(tenant.handle.db, "Stranger");
-    expect(
-      await readFullValue(other, planId, { review: reviewRequestId, part: "proposal" }),
-    ).toBeUndefined();
+    expect(await readFullValue(other, planId, field("rows"))).toBeUndefined();
     const elsewhere = await planAtReview("Elsewhere");
     expect(
       await readFullValue(me, elsewhere.planId, { review: reviewRequestId, part: "summary" }),
@@ -116,8 +133,9 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     const { planId } = await planAtReview("Short", { proposedResult: { sources: 3 } });
     const me = await viewer(tenant.agent.ctx);
     const [entry] = (await listInbox(me, { role: "admin", planId })).reviews;
-    expect(entry?.proposal).toMatchObject({ shortened: false });
-    expect(JSON.parse(entry?.proposal?.text ?? "")).toEqual({ sources: 3 });
+    expect(entry?.proposal).toEqual([
+      { key: "sources", value: { text: "3", shortened: false, bytes: 1 } },
+    ]);
     const none = await planAtReview("None");
     const [bare] = (await listInbox(me, { role: "admin", planId: none.planId })).reviews;
     expect(bare?.proposal).toBeNull();

@@ -1,4 +1,4 @@
-import type { ReviewDecision } from "@/lib/plan-engine/states";
+import type { PlanStatus, ReviewDecision } from "@/lib/plan-engine/states";
 import type { UserDecisionResult } from "@/lib/services/plans/submit-user-decision";
 
 const DECIDED: Record<ReviewDecision, string> = {
@@ -8,8 +8,22 @@ const DECIDED: Record<ReviewDecision, string> = {
   skip: "Skipped: the step will not run",
 };
 
-/** What the decision did, read from the use case's answer (never assumed from the button). */
-export function decisionMessage(result: UserDecisionResult): string {
+/** Where a plan the decision left running has gone since. */
+const ENDED_SINCE: Partial<Record<PlanStatus, string>> = {
+  completed: "The plan has completed since.",
+  failed: "The plan has failed since.",
+  cancelled: "The plan has been cancelled since.",
+};
+
+/**
+ * What the decision did, read from the use case's answer (never assumed from
+ * the button); a card that follows the plan passes its status now, so a plan
+ * that ended after the decision is no longer said to continue.
+ */
+export function decisionMessage(
+  result: UserDecisionResult,
+  planStatusNow: PlanStatus = result.planStatus,
+): string {
   const done = DECIDED[result.decision];
   if (result.planStatus === "failed") {
     return result.decision === "reject"
@@ -18,7 +32,8 @@ export function decisionMessage(result: UserDecisionResult): string {
   }
   if (result.planStatus === "completed")
     return `${done}. That was the last open step: the plan is complete.`;
-  if (result.decision === "modify") return `${done}.`;
+  const since = ENDED_SINCE[planStatusNow];
+  if (result.decision === "modify") return since ? `${done}. ${since}` : `${done}.`;
   const skipped = result.firedConditions.flatMap((f) => f.skippedStepIds ?? []).length;
-  return `${done}${skipped > 0 ? `; a branching condition skipped ${skipped} step${skipped === 1 ? "" : "s"}` : ""}. The plan continues.`;
+  return `${done}${skipped > 0 ? `; a branching condition skipped ${skipped} step${skipped === 1 ? "" : "s"}` : ""}. ${since ?? "The plan continues."}`;
 }

@@ -1,4 +1,4 @@
-import type { Shortened } from "@/lib/services/views/full-values";
+import type { ProposalField, Shortened } from "@/lib/services/views/full-values";
 import { fullValueHref, ShortenedText } from "../shortened-text";
 
 /**
@@ -6,15 +6,16 @@ import { fullValueHref, ShortenedText } from "../shortened-text";
  * agent's summary, the result it proposes (what an approve completes the step
  * with), its questions and the step's instructions. Its digest goes with the
  * decision (ReviewDecisionForm), so a decision is bound to exactly this. Long
- * texts come shortened, each with a link to the whole.
+ * texts come shortened, each with a link to the whole; the proposal field by
+ * field in the agent's order, each shortened on its own, so every key shows.
  */
 export type ReviewContentData = {
   planId: string;
   reviewRequestId: string;
   summary: Shortened;
   questions: string[];
-  /** The proposed result as indented JSON; null when the agent proposed none. */
-  proposal: Shortened | null;
+  /** The proposed result's fields in the agent's order; null when the agent proposed none. */
+  proposal: ProposalField[] | null;
   /** With no proposal, the step's outputSchema: the person enters the result (ReviewDecisionForm). */
   resultSchema: Shortened | null;
   proposedConfidence: number | null;
@@ -24,7 +25,7 @@ export type ReviewContentData = {
 };
 
 export function ReviewContent({ review }: { review: ReviewContentData }) {
-  const href = (part: "summary" | "proposal" | "instructions") =>
+  const href = (part: "summary" | "instructions") =>
     fullValueHref(review.planId, { review: review.reviewRequestId, part });
   return (
     <div className="review-summary">
@@ -33,12 +34,27 @@ export function ReviewContent({ review }: { review: ReviewContentData }) {
       <h3>What approving accepts</h3>
       {review.proposal ? (
         <div data-testid="review-proposal">
-          <ShortenedText
-            value={review.proposal}
-            href={href("proposal")}
-            testId="review-proposal-json"
-            json
-          />
+          <dl className="proposal-fields">
+            {review.proposal.map((field) => (
+              <div key={field.key} data-testid="review-proposal-field">
+                <dt>
+                  <code>{field.key}</code>
+                </dt>
+                <dd>
+                  <ShortenedText
+                    value={field.value}
+                    href={fullValueHref(review.planId, {
+                      review: review.reviewRequestId,
+                      part: "proposal",
+                      field: field.key,
+                    })}
+                    testId="review-proposal-json"
+                    json
+                  />
+                </dd>
+              </div>
+            ))}
+          </dl>
           <p className="muted">
             {review.proposedConfidence === null
               ? "No confidence given."

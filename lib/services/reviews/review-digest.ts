@@ -6,7 +6,8 @@
  * decision compute it alike. "Current" uses the step's instructions as they
  * are now: when modify_plan changed them while the review waited, the current
  * digest differs from the one requested, and a decision bound to the old one
- * is a CONFLICT.
+ * is a CONFLICT. The proposal is hashed as jsonb (the column keeps the
+ * agent's key order as json), so a digest does not depend on key order.
  */
 import "server-only";
 import { type SQL, sql } from "drizzle-orm";
@@ -18,7 +19,7 @@ export function reviewContentDigestSql(parts: {
   proposedConfidence: SQL;
   instructions: SQL;
 }): SQL<string> {
-  return sql<string>`review_content_digest(${parts.summary}, ${parts.questions}, ${parts.proposedResult}, ${parts.proposedConfidence}, ${parts.instructions})`;
+  return sql<string>`review_content_digest(${parts.summary}, ${parts.questions}, (${parts.proposedResult})::jsonb, ${parts.proposedConfidence}, ${parts.instructions})`;
 }
 
 /** The digest of a stored review (alias `review`) over its step's current instructions (alias `step`). */

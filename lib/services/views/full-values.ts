@@ -34,9 +34,23 @@ export function shorten(text: string): Shortened {
 /** A JSON value as indented text, shortened. */
 export const shortenJson = (value: unknown) => shorten(JSON.stringify(value, null, 2) ?? "null");
 
-/** Which value: a part of a review, of a step, or an audit row's payload. */
+/** One field of a proposed result: its key, and its value as indented JSON, shortened. */
+export const proposalFieldRow = z.object({ key: z.string(), value: shortenedRow });
+export type ProposalField = z.infer<typeof proposalFieldRow>;
+
+/**
+ * A proposed result field by field, in the order the agent sent them (the
+ * json column keeps it; JSON.parse puts integer-like keys first, as every
+ * JavaScript object does), each shortened on its own, so one long field never
+ * hides the keys after it.
+ */
+export const proposalFields = (proposal: Record<string, unknown>): ProposalField[] =>
+  Object.entries(proposal).map(([key, value]) => ({ key, value: shortenJson(value) }));
+
+/** Which value: a part of a review (one field of its proposal), of a step, or an audit row's payload. */
 export const fullValueQuery = z.union([
-  z.object({ review: z.uuid(), part: z.enum(["summary", "proposal", "instructions"]) }),
+  z.object({ review: z.uuid(), part: z.enum(["summary", "instructions"]) }),
+  z.object({ review: z.uuid(), part: z.literal("proposal"), field: z.string() }),
   z.object({
     step: z.uuid(),
     part: z.enum(["instructions", "result", "report", "arguments", "inputs", "outputSchema"]),
@@ -56,13 +70,14 @@ export async function readFullValue(
   const plan = sql`${planId}::uuid`;
   let statement: ReturnType<typeof sql>;
   let json = true;
+  // A proposal's field is indented here, not by jsonb_pretty, which would reorder its keys.
+  let indent = false;
   if ("review" in query) {
-    json = query.part === "proposal";
-    const value = {
-      summary: sql`r.summary`,
-      proposal: sql`jsonb_pretty(r.proposed_result)`,
-      instructions: sql`s.instructions`,
-    }[query.part];
+    json = indent = query.part === "proposal";
+    const value =
+      query.part === "proposal"
+        ? sql`(r.proposed_result -> ${query.field})::text`
+        : { summary: sql`r.summary`, instructions: sql`s.instructions` }[query.part];
     statement = sql`select ${value} as value
       from review_request r join plan_step s on s.id = r.step_id
       where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;
@@ -84,5 +99,5 @@ export async function readFullValue(
   }
   const [row] = await selectRows(ctx.db, z.object({ value: z.string().nullable() }), statement);
   if (!row || row.value === null) return undefined;
-  return { text: row.value, json };
+  return { text: indent ? JSON.stringify(JSON.parse(row.value), null, 2) : row.value, json };
 }

@@ -14,7 +14,13 @@ import { STEP_STATUSES, type StepStatus } from "../../plan-engine/states";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
 import { reviewRequestFields } from "../shared/fields";
-import { shorten, shortenedRow, shortenJson } from "./full-values";
+import {
+  proposalFieldRow,
+  proposalFields,
+  shorten,
+  shortenedRow,
+  shortenJson,
+} from "./full-values";
 import type { PlanPage } from "./plan-views";
 import { listTenantUsers } from "./users-and-keys";
 
@@ -29,8 +35,8 @@ export const pendingReviewView = z.object({
   stepOrder: z.number().nullable(),
   summary: shortenedRow,
   questions: z.array(z.string()),
-  /** The proposed result as indented JSON; null when the agent proposed none. */
-  proposal: shortenedRow.nullable(),
+  /** The proposed result's fields in the agent's order (proposalFields); null when the agent proposed none. */
+  proposal: z.array(proposalFieldRow).nullable(),
   stepId: z.string(),
   /**
    * The step's outputSchema as indented JSON when the agent proposed no result:
@@ -73,7 +79,7 @@ type PendingReviewSource = {
     instructionsChanged: boolean;
     summary: string;
     questions: string[];
-    proposedResult: unknown;
+    proposedResult: Record<string, unknown> | null;
     proposedConfidence: number | null;
     requestedBy: string;
     requestedAt: string;
@@ -99,7 +105,7 @@ function showPendingReview(
     stepOrder: review.stepOrder,
     summary: shorten(review.summary),
     questions: review.questions,
-    proposal: review.proposedResult === null ? null : shortenJson(review.proposedResult),
+    proposal: review.proposedResult === null ? null : proposalFields(review.proposedResult),
     stepId: review.stepId,
     resultSchema:
       review.proposedResult === null && outputSchema !== null ? shortenJson(outputSchema) : null,
@@ -146,7 +152,7 @@ const pendingReviewRow = z.object({
   instructionsChanged: z.boolean(),
   summary: z.string(),
   questions: z.array(z.string()),
-  proposedResult: z.unknown(),
+  proposedResult: z.record(z.string(), z.unknown()).nullable(),
   proposedConfidence: z.number().nullable(),
   requestedBy: z.string(),
   requestedAt: isoTime,

@@ -2,9 +2,11 @@
  * The reviewer's inbox (docs/reviews.md): the team's pending reviews, oldest
  * first, a page at a time, with their plan and step, the agent's summary and
  * questions, its deadline and who it is assigned to. The page refreshes itself
- * every few seconds, so the summary, the proposal and the step's instructions
- * come shortened from the database (`Shortened`; the whole of each behind a
- * "Show all" link, full-values.ts), never whole. Filters: assigned to me (the
+ * every few seconds, so the summary and the step's instructions come
+ * shortened from the database (`Shortened`; the whole of each behind a "Show
+ * all" link, full-values.ts), never whole; the proposal is read as stored (the
+ * json column keeps the agent's key order, which jsonb_pretty would lose) and
+ * sent field by field, each shortened (`proposalFields`). Filters: assigned to me (the
  * assignee, or anyone holding the assigned role, e.g. every admin for an
  * escalated review), one plan, and waiting longer than an age.
  */
@@ -17,7 +19,7 @@ import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
-import { PREVIEW_CHARS } from "./full-values";
+import { PREVIEW_CHARS, proposalFields } from "./full-values";
 import { pendingReviewView } from "./pending-review";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
@@ -97,7 +99,11 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // (everything else a digest covers is the review's own and never changes).
     selectRows(
       ctx.db,
-      inboxReview.extend({ positionAt: z.string(), positionId: z.string() }),
+      inboxReview.omit({ proposal: true }).extend({
+        proposedResult: z.record(z.string(), z.unknown()).nullable(),
+        positionAt: z.string(),
+        positionId: z.string(),
+      }),
       sql`with page as (
         select review_request.id, ${page.position.positionAt} as "positionAt",
           ${page.position.positionId} as "positionId"
@@ -108,8 +114,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
       select page."positionAt", page."positionId", r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
         r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
         ${shortened("r.summary")} as summary, r.questions,
-        case when r.proposed_result is null then null
-          else ${shortened("pretty.proposal")} end as proposal,
+        r.proposed_result as "proposedResult",
         r.proposed_confidence as "proposedConfidence",
         case when r.proposed_result is null and s.output_schema is not null
           then ${shortened("jsonb_pretty(s.output_schema)")} end as "resultSchema",
@@ -132,7 +137,6 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         join research_plan p on p.id = r.plan_id
         join plan_step s on s.id = r.step_id
         left join app_user u on u.id = r.assigned_user_id
-        cross join lateral (select jsonb_pretty(r.proposed_result) as proposal offset 0) pretty
       order by r.created_at, r.id`,
     ),
     selectRows(
@@ -143,7 +147,12 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
   ]);
   const { items, nextCursor } = page.pageOf(rows, INBOX_PAGE_SIZE);
   return {
-    reviews: items.map(({ positionAt, positionId, ...review }) => review),
+    reviews: items.map(
+      ({ positionAt, positionId, proposedResult, ...review }): InboxReview => ({
+        ...review,
+        proposal: proposedResult === null ? null : proposalFields(proposedResult),
+      }),
+    ),
     nextCursor,
     total: counted?.n ?? 0,
   };
