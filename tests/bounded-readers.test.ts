@@ -1,19 +1,26 @@
 /**
  * No answer and no page grows with what a plan holds (issue 40; docs/evidence.md,
- * "Who reads it"): a plan filled to its evidence limits, with every text at its
- * longest and in the shape JSON writes longest, is read through
- * get_research_context, get_step_context, read_review_card and the plan page,
- * each under 1 MB, and read_evidence walks every source and claim a page at a
- * time and gives one whole. Over /api/mcp and the web door, on both databases
- * and with both eras' clients.
+ * "Who reads it"; docs/execution-loop.md, "Reading a plan back"): a plan filled
+ * to its evidence limits, with every text at its longest and in the shape JSON
+ * writes longest, is read through get_research_context, get_step_context,
+ * read_review_card and the plan page, each under 1 MB, and read_evidence walks
+ * every source and claim a page at a time and gives one whole. A plan of the
+ * most steps, some with the longest result, report and notes, and the longest
+ * deliverable, is read through the contexts, each list a page at a time, and
+ * read_evidence gives each long value whole, equal to what was stored. Over
+ * /api/mcp and the web door, on both databases and with both eras' clients.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_PLAN_STEPS } from "@/lib/plan-engine/modify";
 import {
   MAX_CITATIONS_PER_CLAIM,
   MAX_EXTRACT_CHARS,
   MAX_PLAN_CLAIMS,
   MAX_PLAN_SOURCES,
 } from "@/lib/services/evidence/record-evidence";
+import { OUTPUT_CONTENT_MAX } from "@/lib/services/research/store-research-output";
+import { PREVIEW_CHARS } from "@/lib/services/shared/bounded";
+import { MAX_REPORT_LIST_BYTES, MAX_RESULT_BYTES } from "@/lib/services/shared/fields";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import {
@@ -32,6 +39,23 @@ const quotes = (n: number) => '"'.repeat(n);
 /** The sources claims cite: short links, so a claim's citations fit the request body. */
 const citedUrl = (k: number) => `https://cited-${k}.example/${"c".repeat(100)}`;
 const longUrl = (i: number) => `https://long-${i}.example/${"p".repeat(1_900)}`;
+
+/** The longest result and report submit_step_result takes, of quotes: as long as JSON writes them. */
+const longestResult = { text: quotes((MAX_RESULT_BYTES - 20) / 2) };
+const longestReport = {
+  thinking: quotes(200_000),
+  ...Object.fromEntries(
+    ["webSearches", "webFetches", "otherToolCalls", "subagents"].map((list) => [
+      list,
+      [quotes((MAX_REPORT_LIST_BYTES - 10) / 2)],
+    ]),
+  ),
+};
+/** The longest deliverable, in lines of prose (quotes would pass the request's 1 MB). */
+const longestDeliverable =
+  `# Findings\n${"The finding holds, as the sources say.\n".repeat(OUTPUT_CONTENT_MAX / 39)}`
+    .slice(0, OUTPUT_CONTENT_MAX)
+    .trimEnd();
 
 describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
   let app: AppServer;
@@ -185,6 +209,134 @@ describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
       expect(
         await agent.fails("read_evidence", { planId, sourceKey: "https://never.example/" }),
       ).toMatch(/^NOT_FOUND: sourceKey/);
+    }, 300_000);
+  });
+
+  describe("a plan of the most steps, long results and the longest deliverable", () => {
+    let agent: LoopAgent;
+    let fullPlanId: string;
+    const longSteps: string[] = [];
+    let outputId: string;
+
+    beforeAll(async () => {
+      agent = await connectAgent(app.mcpUrl, app.tenantA.key);
+      const step = (i: number) => ({ stepType: "analyze", instructions: `${i} ${quotes(2_500)}` });
+      const half = MAX_PLAN_STEPS / 2;
+      const created = await agent.ok("create_research_plan", {
+        name: "Full of results",
+        researchQuestion: "How long can results get?",
+        steps: Array.from({ length: half }, (_, i) => step(i)),
+      });
+      fullPlanId = created.planId;
+      await agent.ok("modify_plan", {
+        planId: fullPlanId,
+        action: "add_steps",
+        modificationRationale: "More.",
+        steps: Array.from({ length: MAX_PLAN_STEPS - half }, (_, i) => step(half + i)),
+      });
+      // Three steps with everything at its longest, then forty with values just over the cut.
+      for (let i = 0; i < 43; i++) {
+        const next = await agent.ok("get_next_step", { planId: fullPlanId });
+        const longest = i < 3;
+        if (longest) longSteps.push(next.step.stepId);
+        await agent.ok("submit_step_result", {
+          planId: fullPlanId,
+          stepId: next.step.stepId,
+          result: longest ? longestResult : { text: quotes(PREVIEW_CHARS + 500) },
+          resultSummary: quotes(longest ? 10_000 : PREVIEW_CHARS + 500),
+          outputFormattingNotes: quotes(longest ? 10_000 : PREVIEW_CHARS + 500),
+          stepExecutionReport: longest
+            ? longestReport
+            : { ...report, thinking: quotes(PREVIEW_CHARS + 500) },
+        });
+      }
+      const stored = await agent.ok("store_research_output", {
+        planId: fullPlanId,
+        outputMediaType: "markdown_report",
+        content: longestDeliverable,
+      });
+      outputId = stored.outputId;
+    }, 600_000);
+    afterAll(async () => {
+      await agent?.close();
+    });
+
+    /** A tool's answer, failing the test at 1 MB or more (its text block and structured content). */
+    async function bounded(name: string, args: Record<string, unknown>) {
+      const answer = await agent.call(name, args);
+      if (answer.isError) throw new Error(`${name} failed: ${answer.text}`);
+      const bytes =
+        Buffer.byteLength(answer.text, "utf8") +
+        Buffer.byteLength(JSON.stringify(answer.data), "utf8");
+      expect(bytes, name).toBeLessThan(MB);
+      return answer.data;
+    }
+
+    /** Every page of a list of steps, by the tool's stepsCursor: the step ids in order. */
+    async function walkSteps(name: string, args: Record<string, unknown>, list: string) {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; ; pages++) {
+        expect(pages).toBeLessThan(MAX_PLAN_STEPS);
+        const data = await bounded(name, { ...args, stepsCursor: cursor });
+        ids.push(...data[list].map((s: { stepId: string }) => s.stepId));
+        if (data.stepsNextCursor === null) return ids;
+        cursor = data.stepsNextCursor;
+      }
+    }
+
+    /** One value read whole through read_evidence, a page of text at a time. */
+    async function wholeText(of: string, part: string) {
+      let text = "";
+      let offset: number | null = 0;
+      for (let pages = 0; offset !== null; pages++) {
+        expect(pages).toBeLessThan(20);
+        const data = await bounded("read_evidence", { planId: fullPlanId, of, part, offset });
+        expect(data.text.offset).toBe(offset);
+        text += data.text.text;
+        offset = data.text.nextOffset;
+      }
+      return text;
+    }
+
+    it("answers each context in under 1 MB, long values cut and named, every step a page at a time", async () => {
+      const context = await bounded("get_research_context", { planId: fullPlanId });
+      expect(context.progress.total).toBe(MAX_PLAN_STEPS);
+      const first = context.steps[0];
+      expect(first.shortened).toEqual(
+        expect.arrayContaining(["instructions", "result", "stepExecutionReport", "resultSummary"]),
+      );
+      expect(first.instructions).toHaveLength(PREVIEW_CHARS);
+      expect(first.result).toEqual({ preview: expect.any(String) });
+      expect(context.deliverable.outputId).toBe(outputId);
+      expect(context.deliverable.shortened).toEqual(["content"]);
+      expect(context.deliverable.content).toBe(longestDeliverable.slice(0, PREVIEW_CHARS));
+      const all = await walkSteps("get_research_context", { planId: fullPlanId }, "steps");
+      expect(new Set(all).size).toBe(MAX_PLAN_STEPS);
+
+      const [lastStepId] = all.slice(-1);
+      const stepContext = await bounded("get_step_context", {
+        planId: fullPlanId,
+        stepId: lastStepId,
+      });
+      expect(stepContext.step.stepId).toBe(lastStepId);
+      const prior = await walkSteps(
+        "get_step_context",
+        { planId: fullPlanId, stepId: lastStepId },
+        "priorSteps",
+      );
+      expect(prior).toEqual(all.slice(0, -1));
+    }, 300_000);
+
+    it("gives each long value whole through read_evidence, equal to what was stored", async () => {
+      const [stepId] = longSteps as [string];
+      expect(JSON.parse(await wholeText(stepId, "result"))).toEqual(longestResult);
+      expect(JSON.parse(await wholeText(stepId, "stepExecutionReport"))).toEqual(longestReport);
+      expect(await wholeText(stepId, "resultSummary")).toBe(quotes(10_000));
+      expect(await wholeText(outputId, "content")).toBe(longestDeliverable);
+      expect(await agent.fails("read_evidence", { planId: fullPlanId, of: outputId })).toMatch(
+        /^VALIDATION_ERROR: of, part/,
+      );
     }, 300_000);
   });
 

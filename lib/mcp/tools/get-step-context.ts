@@ -10,7 +10,7 @@ import { defineTool } from "../define-tool";
 export const getStepContextTool = defineTool({
   name: "get_step_context",
   title: "Get a step's context",
-  description: `Before working on a step after the first, load what came before it: the results, summaries and reports of every earlier step, and the research artifacts stored for this plan (in full, paged oldest first: the first ${CONTEXT_ARTIFACTS_DEFAULT} unless you pass artifactsLimit, up to ${CONTEXT_ARTIFACTS_MAX}; artifactsTotal counts them all and, while artifactsNextCursor is not null, call again with artifactsCursor set to it). It changes nothing else, but renews your lease on a step in progress (leaseExpiresAt), so a long step is not handed out again while you work on it.`,
+  description: `Before working on a step after the first, load the results, summaries and reports of the earlier steps and the plan's artifacts (the first ${CONTEXT_ARTIFACTS_DEFAULT} unless artifactsLimit says, up to ${CONTEXT_ARTIFACTS_MAX}; artifactsTotal counts them), paged and cut as in get_research_context (stepsCursor, artifactsCursor). Changes nothing else, but renews your lease on a step in progress (leaseExpiresAt).`,
   inputSchema: getStepContextInput,
   outputSchema: stepContextOutput,
   annotations: {

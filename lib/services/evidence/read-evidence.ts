@@ -11,6 +11,7 @@ import type { Executor } from "../../db/client";
 import { type ClaimCitation, planSources, planSteps, stepClaims } from "../../db/schema";
 import { CLAIM_STATUSES, claimStatus } from "../../plan-engine/evidence";
 import { hrefOfSourceKey } from "../../plan-engine/source-key";
+import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset, nextCursorField } from "../shared/pagination";
 
@@ -120,16 +121,6 @@ function preview(text: string | null, max = EVIDENCE_PREVIEW_CHARS) {
   if (text === null || text.length <= max) return { text, shortened: false };
   const end = /[\ud800-\udbff]/.test(text.charAt(max - 1)) ? max - 1 : max;
   return { text: text.slice(0, end), shortened: true };
-}
-
-/** How many of `items` fit in `budget` bytes of JSON text (at least one). */
-function fitting(items: readonly unknown[], budget: number): number {
-  let bytes = 0;
-  for (let i = 0; i < items.length; i++) {
-    bytes += Buffer.byteLength(JSON.stringify(items[i]), "utf8");
-    if (bytes > budget) return Math.max(i, 1);
-  }
-  return items.length;
 }
 
 const tenantPlanSources = (ctx: Pick<ServiceContext, "tenantId">, planId: string) =>

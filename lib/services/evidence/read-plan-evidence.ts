@@ -2,11 +2,14 @@
  * read_evidence: a plan's evidence a page at a time, or one source or claim
  * whole (docs/evidence.md, "Who reads it"). The contexts carry the first page
  * of each list with extracts and quotes shortened; this reads on by cursor and
- * gives the full text of the one an agent needs.
+ * gives the full text of the one an agent needs. It reads whole, a page of
+ * text at a time, any other value a context shortened too: a step's result or
+ * report, an artifact's content, the deliverable (read-plan-text.ts).
  */
 import "server-only";
 import { z } from "zod";
 import { AppError } from "../../plan-engine/app-error";
+import { planTextInput, planTextOutput, readPlanText } from "../research/read-plan-text";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { getPlan } from "../shared/plan-access";
@@ -34,6 +37,7 @@ export const readEvidenceInput = z.object({
     .uuid("must be a claim id (a UUID)")
     .optional()
     .describe("A claim's claimId: that claim with its whole quotes, instead of a page."),
+  ...planTextInput,
 });
 
 export const readEvidenceOutput = z.object({
@@ -43,6 +47,7 @@ export const readEvidenceOutput = z.object({
     .describe("The page asked for; null when one source or claim was."),
   source: wholeSourceOutput.nullable(),
   claim: wholeClaimOutput.nullable(),
+  text: planTextOutput.nullable(),
 });
 
 export type ReadEvidence = z.infer<typeof readEvidenceOutput>;
@@ -52,10 +57,22 @@ export async function readPlanEvidence(
   raw: z.input<typeof readEvidenceInput>,
 ): Promise<ReadEvidence> {
   const input = parseInput(readEvidenceInput, raw);
-  if (input.sourceKey !== undefined && input.claimId !== undefined) {
-    throw new AppError("VALIDATION_ERROR", "sourceKey, claimId: give one of them, not both.");
+  const asked = [input.sourceKey, input.claimId, input.of].filter((one) => one !== undefined);
+  if (asked.length > 1) {
+    throw new AppError("VALIDATION_ERROR", "sourceKey, claimId, of: give one of them at most.");
+  }
+  if ((input.of === undefined) !== (input.part === undefined)) {
+    throw new AppError("VALIDATION_ERROR", "of, part: give both, to read one value whole.");
   }
   const plan = await getPlan(ctx.db, ctx, input.planId);
+  if (input.of !== undefined && input.part !== undefined) {
+    const text = await readPlanText(ctx.db, ctx, plan.id, {
+      of: input.of,
+      part: input.part,
+      offset: input.offset ?? 0,
+    });
+    return { planId: plan.id, evidence: null, source: null, claim: null, text };
+  }
   if (input.sourceKey !== undefined) {
     const source = await loadEvidenceSource(ctx.db, ctx, plan.id, input.sourceKey);
     if (!source) {
@@ -64,18 +81,18 @@ export async function readPlanEvidence(
         `sourceKey: the plan read no source ${JSON.stringify(input.sourceKey.slice(0, 200))}; take a sourceKey from the evidence's sources.`,
       );
     }
-    return { planId: plan.id, evidence: null, source, claim: null };
+    return { planId: plan.id, evidence: null, source, claim: null, text: null };
   }
   if (input.claimId !== undefined) {
     const claim = await loadEvidenceClaim(ctx.db, ctx, plan.id, input.claimId);
     if (!claim) {
       throw new AppError("NOT_FOUND", `claimId: the plan holds no claim ${input.claimId}.`);
     }
-    return { planId: plan.id, evidence: null, source: null, claim };
+    return { planId: plan.id, evidence: null, source: null, claim, text: null };
   }
   const evidence = await loadPlanEvidence(ctx.db, ctx, plan.id, {
     sourcesCursor: input.sourcesCursor,
     claimsCursor: input.claimsCursor,
   });
-  return { planId: plan.id, evidence, source: null, claim: null };
+  return { planId: plan.id, evidence, source: null, claim: null, text: null };
 }

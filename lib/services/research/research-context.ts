@@ -2,19 +2,21 @@
  * What an agent reads to resume or continue: get_research_context (the whole
  * plan, written down as a `session_resumed` audit event) and get_step_context
  * (the results before one step, plus the plan's artifacts); both with the
- * plan's evidence (docs/evidence.md). Artifacts come in
- * pages (artifactsCursor, artifactsLimit), and only the newest deliverable is
- * read: neither grows with how much a plan has stored. The plan page reads the
- * same core with short artifact summaries instead (artifactSummaries).
+ * plan's evidence (docs/evidence.md). No answer grows with what a plan holds
+ * (docs/execution-loop.md, "Reading a plan back"): steps, reviews and
+ * artifacts come in pages within CONTEXT_PAGE_BYTES, every long value cut to
+ * its first PREVIEW_CHARS characters and named in its `shortened`, and only the
+ * newest deliverable is read, shortened too; read_evidence gives a value whole
+ * (read-plan-text.ts). The plan page reads the whole core (loadPlanCore) with
+ * short artifact summaries instead (artifactSummaries).
  */
 import "server-only";
-import { and, asc, count, desc, eq, getTableColumns, lt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import {
   planBranchingConditions,
-  planSteps,
   researchArtifacts,
   researchFeedback,
   researchOutputs,
@@ -45,9 +47,26 @@ import {
   progress,
   stepDetail,
 } from "../shared/output-fields";
-import { cursorField, keyset, nextCursorField, readPage } from "../shared/pagination";
-import { getPlan, getStep, loadSteps, type StepRow } from "../shared/plan-access";
+import { cursorField, nextCursorField } from "../shared/pagination";
+import {
+  getPlan,
+  getStep,
+  loadStepSummaries,
+  loadSteps,
+  type PlanRow,
+  type StepRow,
+  stepNotFound,
+} from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
+import {
+  loadArtifactPage,
+  loadContextDeliverable,
+  loadContextStep,
+  loadPriorStepPage,
+  loadReviewPage,
+  loadStepPage,
+  reviewRequestView,
+} from "./context-pages";
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
@@ -76,51 +95,29 @@ function stepView(step: StepRow) {
   };
 }
 
-function artifactView(a: typeof researchArtifacts.$inferSelect) {
-  return {
-    artifactId: a.id,
-    stepId: a.stepId,
-    artifactType: a.artifactType,
-    title: a.title,
-    // store_research takes an object, the only writer of artifacts.
-    content: a.content as Record<string, unknown>,
-    contentText: a.contentText,
-    confidence: a.confidence,
-    sourceUrls: a.sourceUrls,
-    createdAt: a.createdAt.toISOString(),
-  };
-}
-
 const artifactsOfPlan = (ctx: Pick<ServiceContext, "tenantId">, planId: string) =>
   and(eq(researchArtifacts.planId, planId), eq(researchArtifacts.tenantId, ctx.tenantId));
 
-/** How many of a plan's artifacts get_research_context and get_step_context return in full unless asked otherwise, and at most. */
+/** How many of a plan's artifacts get_research_context and get_step_context return unless asked otherwise, and at most. */
 export const CONTEXT_ARTIFACTS_DEFAULT = 25;
 export const CONTEXT_ARTIFACTS_MAX = 100;
 
 /**
- * One page of a plan's artifacts in full, oldest first, with the total and the
- * cursor of the next page (null on the last one).
+ * One page of a plan's artifacts, oldest first (loadArtifactPage), with the
+ * total and the cursor of the next page (null on the last one).
  */
 async function artifactPage(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
-  { cursor, limit }: { cursor: string | undefined; limit: number },
+  page: { cursor: string | undefined; limit: number },
 ) {
-  const where = artifactsOfPlan(ctx, planId);
-  const page = keyset(
-    { at: researchArtifacts.createdAt, id: researchArtifacts.id, direction: "asc" },
-    cursor,
-    "artifactsCursor",
-  );
-  const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
-  const { items, nextCursor } = await readPage(db, researchArtifacts, where, page, limit);
-  return {
-    artifacts: items.map(artifactView),
-    artifactsTotal: total?.n ?? 0,
-    artifactsNextCursor: nextCursor,
-  };
+  const [total] = await db
+    .select({ n: count() })
+    .from(researchArtifacts)
+    .where(artifactsOfPlan(ctx, planId));
+  const { artifacts, artifactsNextCursor } = await loadArtifactPage(db, ctx, planId, page);
+  return { artifacts, artifactsTotal: total?.n ?? 0, artifactsNextCursor };
 }
 
 /** Characters of an artifact's text that the plan page shows. */
@@ -173,8 +170,10 @@ const artifactsLimitField = z
   .max(CONTEXT_ARTIFACTS_MAX)
   .default(CONTEXT_ARTIFACTS_DEFAULT)
   .describe(
-    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only artifactsTotal). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
+    `How many artifacts to return, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only artifactsTotal). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
   );
+// The tools' descriptions say how the lists page: no prose per field in tools/list.
+const stepsCursorField = z.string().optional();
 
 export const getResearchContextInput = z.object({
   planId: planIdField,
@@ -183,7 +182,14 @@ export const getResearchContextInput = z.object({
     .describe("Your current session id; recorded as the session that resumed the plan."),
   artifactsCursor: artifactsCursorField,
   artifactsLimit: artifactsLimitField,
+  stepsCursor: stepsCursorField,
+  reviewsCursor: z.string().optional(),
 });
+
+/** What a context says it shortened: the names of the values cut to PREVIEW_CHARS. */
+const shortened = z.array(z.string());
+const contextStep = stepDetail.extend({ shortened });
+const contextArtifact = artifact.extend({ shortened });
 
 /** get_research_context's answer (the MCP tool's output schema): what `loadPlanContext` reads. */
 export const researchContextOutput = z.object({
@@ -202,7 +208,8 @@ export const researchContextOutput = z.object({
     awaitingSteps: awaitingStepsOutput.nullable(),
   }),
   progress,
-  steps: z.array(stepDetail),
+  steps: z.array(contextStep),
+  stepsNextCursor: z.string().nullable(),
   branchingConditions: z.array(
     z.object({
       conditionId: z.string(),
@@ -242,8 +249,10 @@ export const researchContextOutput = z.object({
           channel: z.enum(DECISION_CHANNELS),
         })
         .nullable(),
+      shortened,
     }),
   ),
+  reviewsNextCursor: z.string().nullable(),
   skillExecution: z
     .object({
       executionId: z.string(),
@@ -257,7 +266,7 @@ export const researchContextOutput = z.object({
       completedAt: z.string().nullable(),
     })
     .nullable(),
-  artifacts: z.array(artifact),
+  artifacts: z.array(contextArtifact),
   artifactsTotal: z.number().int(),
   artifactsNextCursor: nextCursorField.describe(
     "Pass it as artifactsCursor for the next page; null on the last.",
@@ -270,6 +279,7 @@ export const researchContextOutput = z.object({
       formattingNotes: z.string().nullable(),
       citationCheck: citationCheckOutput.nullable(),
       createdAt: z.string(),
+      shortened,
     })
     .nullable(),
   evidence: planEvidenceOutput,
@@ -312,11 +322,78 @@ export async function loadLatestDeliverable(
     : null;
 }
 
+const planHeader = (plan: PlanRow) => ({
+  planId: plan.id,
+  name: plan.name,
+  researchQuestion: plan.researchQuestion,
+  status: plan.status,
+  planDesignRationale: plan.planDesignRationale,
+  outputFormattingNotes: plan.outputFormattingNotes,
+  sessionId: plan.sessionId,
+  createdAt: plan.createdAt.toISOString(),
+  updatedAt: plan.updatedAt.toISOString(),
+  completedAt: iso(plan.completedAt),
+  pauseReason: plan.pauseReason,
+  awaitingSteps: plan.awaitingSteps,
+});
+
+/** The pending reviews' digests over their steps as they are now. */
+const loadCurrentDigests = (db: Executor, planId: string) =>
+  selectRows(
+    db,
+    z.object({ id: z.string(), digest: z.string() }),
+    sql`select review.id, ${currentReviewDigest} as digest
+      from review_request review join plan_step step on step.id = review.step_id
+      where review.plan_id = ${planId}::uuid and review.status = 'pending'`,
+  );
+
+/** The plan's newest skill execution, or null. */
+async function loadExecution(db: Executor, ctx: Pick<ServiceContext, "tenantId">, planId: string) {
+  const [execution] = await db
+    .select()
+    .from(skillExecutions)
+    .where(and(eq(skillExecutions.planId, planId), eq(skillExecutions.tenantId, ctx.tenantId)))
+    .orderBy(desc(skillExecutions.createdAt))
+    .limit(1);
+  return execution
+    ? {
+        executionId: execution.id,
+        skillName: execution.skillName,
+        status: execution.status,
+        sessionId: execution.sessionId,
+        metadata: execution.metadata,
+        closedReason: execution.closedReason,
+        errorMessage: execution.errorMessage,
+        createdAt: execution.createdAt.toISOString(),
+        completedAt: iso(execution.completedAt),
+      }
+    : null;
+}
+
+/** The plan's feedback, oldest first: an initial and a closing one per research round. */
+async function loadFeedback(db: Executor, ctx: Pick<ServiceContext, "tenantId">, planId: string) {
+  const feedback = await db
+    .select()
+    .from(researchFeedback)
+    .where(and(eq(researchFeedback.planId, planId), eq(researchFeedback.tenantId, ctx.tenantId)))
+    .orderBy(asc(researchFeedback.createdAt));
+  return feedback.map((f) => ({
+    feedbackId: f.id,
+    feedbackType: f.feedbackType,
+    satisfaction: f.satisfaction,
+    summary: f.summary,
+    improvementSuggestions: f.improvementSuggestions,
+    followUpRequested: f.followUpRequested,
+    createdAt: f.createdAt.toISOString(),
+  }));
+}
+
 /**
- * Everything recorded about a plan but its artifacts, read inside the caller's
- * transaction: the newest deliverable only (the one shown and returned), never
- * the earlier ones. What get_research_context and the plan resource return, and
- * the web UI's plan page renders, each with its own view of the artifacts.
+ * Everything recorded about a plan but its artifacts, whole, read inside the
+ * caller's transaction: the newest deliverable only, never the earlier ones.
+ * What the web UI's plan page renders (it shows each long value shortened,
+ * and pages its steps); the MCP answers read their bounded pages instead
+ * (loadPlanContext).
  */
 export async function loadPlanCore(
   db: Executor,
@@ -360,42 +437,12 @@ export async function loadPlanCore(
     .from(reviewDecisions)
     .where(and(eq(reviewDecisions.planId, plan.id), eq(reviewDecisions.tenantId, ctx.tenantId)));
   const currentDigests = reviews.some((r) => r.status === "pending")
-    ? await selectRows(
-        db,
-        z.object({ id: z.string(), digest: z.string() }),
-        sql`select review.id, ${currentReviewDigest} as digest
-          from review_request review join plan_step step on step.id = review.step_id
-          where review.plan_id = ${plan.id}::uuid and review.status = 'pending'`,
-      )
+    ? await loadCurrentDigests(db, plan.id)
     : [];
-  const [execution] = await db
-    .select()
-    .from(skillExecutions)
-    .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
-    .orderBy(desc(skillExecutions.createdAt))
-    .limit(1);
   const deliverable = await loadLatestDeliverable(db, ctx, plan.id);
   const evidence = await loadPlanEvidence(db, ctx, plan.id, options.evidence);
-  const feedback = await db
-    .select()
-    .from(researchFeedback)
-    .where(and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)))
-    .orderBy(asc(researchFeedback.createdAt));
   return {
-    plan: {
-      planId: plan.id,
-      name: plan.name,
-      researchQuestion: plan.researchQuestion,
-      status: plan.status,
-      planDesignRationale: plan.planDesignRationale,
-      outputFormattingNotes: plan.outputFormattingNotes,
-      sessionId: plan.sessionId,
-      createdAt: plan.createdAt.toISOString(),
-      updatedAt: plan.updatedAt.toISOString(),
-      completedAt: iso(plan.completedAt),
-      pauseReason: plan.pauseReason,
-      awaitingSteps: plan.awaitingSteps,
-    },
+    plan: planHeader(plan),
     progress: computeProgress(steps.map((s) => s.status)),
     steps: steps.map(stepView),
     branchingConditions: conditions.map((c) => ({
@@ -416,14 +463,7 @@ export async function loadPlanCore(
         stepOrder: orderOf.get(r.stepId) ?? null,
         status: r.status,
         summary: r.summary,
-        questions: r.questions,
-        requestedBy: r.requestedByLabel,
-        requestedAt: r.createdAt.toISOString(),
-        dueAt: iso(r.dueAt),
-        onTimeout: r.onTimeout,
-        escalatedAt: iso(r.escalatedAt),
-        assignedUserId: r.assignedUserId,
-        assignedRole: r.assignedRole,
+        ...reviewRequestView(r),
         proposedResult: r.proposedResult,
         proposedConfidence: r.proposedConfidence,
         contentDigest: r.contentDigest,
@@ -439,53 +479,59 @@ export async function loadPlanCore(
           : null,
       };
     }),
-    skillExecution: execution
-      ? {
-          executionId: execution.id,
-          skillName: execution.skillName,
-          status: execution.status,
-          sessionId: execution.sessionId,
-          metadata: execution.metadata,
-          closedReason: execution.closedReason,
-          errorMessage: execution.errorMessage,
-          createdAt: execution.createdAt.toISOString(),
-          completedAt: iso(execution.completedAt),
-        }
-      : null,
+    skillExecution: await loadExecution(db, ctx, plan.id),
     deliverable,
     evidence,
-    feedback: feedback.map((f) => ({
-      feedbackId: f.id,
-      feedbackType: f.feedbackType,
-      satisfaction: f.satisfaction,
-      summary: f.summary,
-      improvementSuggestions: f.improvementSuggestions,
-      followUpRequested: f.followUpRequested,
-      createdAt: f.createdAt.toISOString(),
-    })),
+    feedback: await loadFeedback(db, ctx, plan.id),
   };
 }
 
 export type PlanCore = Awaited<ReturnType<typeof loadPlanCore>>;
 
+/** Where a context's lists start, and how many artifacts it holds. */
+export type ContextPages = {
+  artifactsCursor?: string;
+  artifactsLimit?: number;
+  stepsCursor?: string;
+  reviewsCursor?: string;
+};
+
 /**
- * What an agent reads to resume: the plan's core and one page of its artifacts
- * in full (the first CONTEXT_ARTIFACTS_DEFAULT unless asked otherwise), with
- * artifactsTotal, and artifactsNextCursor to read the rest.
+ * What an agent reads to resume: the plan, a page of its steps (with the
+ * conditions after them), of its reviews and of its artifacts (the first
+ * CONTEXT_ARTIFACTS_DEFAULT unless asked otherwise), the newest deliverable
+ * and a page of evidence; each page's next cursor to read on.
  */
 export async function loadPlanContext(
   db: Executor,
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
-  page: { cursor?: string; limit?: number } = {},
+  pages: ContextPages = {},
 ): Promise<PlanContext> {
-  const core = await loadPlanCore(db, ctx, planId);
-  const artifacts = await artifactPage(db, ctx, core.plan.planId, {
-    cursor: page.cursor,
-    limit: page.limit ?? CONTEXT_ARTIFACTS_DEFAULT,
-  });
-  const { deliverable, evidence, feedback, ...rest } = core;
-  return { ...rest, ...artifacts, deliverable, evidence, feedback };
+  const plan = await getPlan(db, ctx, planId);
+  const summaries = await loadStepSummaries(db, ctx, plan.id);
+  const steps = await loadStepPage(db, ctx, plan.id, pages.stepsCursor);
+  const reviews = await loadReviewPage(
+    db,
+    ctx,
+    plan.id,
+    pages.reviewsCursor,
+    await loadCurrentDigests(db, plan.id),
+  );
+  return {
+    plan: planHeader(plan),
+    progress: computeProgress(summaries.map((s) => s.status)),
+    ...steps,
+    ...reviews,
+    skillExecution: await loadExecution(db, ctx, plan.id),
+    ...(await artifactPage(db, ctx, plan.id, {
+      cursor: pages.artifactsCursor,
+      limit: pages.artifactsLimit ?? CONTEXT_ARTIFACTS_DEFAULT,
+    })),
+    deliverable: await loadContextDeliverable(db, ctx, plan.id),
+    evidence: await loadPlanEvidence(db, ctx, plan.id),
+    feedback: await loadFeedback(db, ctx, plan.id),
+  };
 }
 
 /** get_research_context: the plan's whole context, recording that a session resumed it. */
@@ -495,10 +541,7 @@ export async function getResearchContext(
 ): Promise<PlanContext> {
   const input = parseInput(getResearchContextInput, raw);
   return ctx.db.transaction(async (tx) => {
-    const context = await loadPlanContext(tx, ctx, input.planId, {
-      cursor: input.artifactsCursor,
-      limit: input.artifactsLimit,
-    });
+    const context = await loadPlanContext(tx, ctx, input.planId, input);
     await writeAuditLog(tx, ctx, {
       eventType: "session_resumed",
       planId: context.plan.planId,
@@ -528,17 +571,19 @@ export const getStepContextInput = z.object({
   stepId: stepIdField,
   artifactsCursor: artifactsCursorField,
   artifactsLimit: artifactsLimitField,
+  stepsCursor: stepsCursorField,
 });
 
 /** get_step_context's answer (the MCP tool's output schema). */
 export const stepContextOutput = z.object({
   planId: z.string(),
   researchQuestion: z.string(),
-  step: stepDetail,
+  step: contextStep,
   leaseExpiresAt: z.string().nullable(),
-  priorSteps: z.array(stepDetail),
+  priorSteps: z.array(contextStep),
+  stepsNextCursor: z.string().nullable(),
   evidence: planEvidenceOutput,
-  artifacts: z.array(artifact),
+  artifacts: z.array(contextArtifact),
   artifactsTotal: z.number().int(),
   artifactsNextCursor: nextCursorField.describe(
     "Pass it as artifactsCursor for the next page; null on the last.",
@@ -559,24 +604,15 @@ export async function getStepContext(
     const leaseExpiresAt = isTerminalPlanStatus(plan.status)
       ? null
       : await renewLease(tx, ctx, plan.id, step.id);
-    const prior = await tx
-      .select()
-      .from(planSteps)
-      .where(
-        and(
-          eq(planSteps.planId, plan.id),
-          eq(planSteps.tenantId, ctx.tenantId),
-          lt(planSteps.stepOrder, step.stepOrder),
-        ),
-      )
-      .orderBy(asc(planSteps.stepOrder));
+    const view = await loadContextStep(tx, ctx, plan.id, step.id);
+    if (!view) throw stepNotFound(plan.id, step.id);
     return {
       planId: plan.id,
       researchQuestion: plan.researchQuestion,
-      step: stepView(step),
+      step: view,
       /** The step's lease, renewed by this call; null when the step is not in progress. */
       leaseExpiresAt,
-      priorSteps: prior.map(stepView),
+      ...(await loadPriorStepPage(tx, ctx, plan.id, step.stepOrder, input.stepsCursor)),
       evidence: await loadPlanEvidence(tx, ctx, plan.id),
       ...(await artifactPage(tx, ctx, plan.id, {
         cursor: input.artifactsCursor,

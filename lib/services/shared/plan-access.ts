@@ -124,7 +124,7 @@ export async function loadSteps(db: Executor, ctx: Tenant, planId: string) {
 }
 
 /** A plan's steps in order without their results or reports: what progress and stalls need. */
-export function loadStepSummaries(db: Executor, ctx: ServiceContext, planId: string) {
+export function loadStepSummaries(db: Executor, ctx: Tenant, planId: string) {
   return db
     .select({
       id: planSteps.id,
