@@ -38,9 +38,8 @@ export const readEvidenceInput = z.object({
 
 export const readEvidenceOutput = z.object({
   planId: z.string(),
-  evidence: planEvidenceOutput
-    .nullable()
-    .describe("The page asked for; null when one source or claim was."),
+  /** The page asked for; null when one source or claim was. */
+  evidence: planEvidenceOutput.nullable(),
   source: wholeSourceOutput.nullable(),
   claim: wholeClaimOutput.nullable(),
 });

@@ -120,8 +120,10 @@ export type EvidenceInput = z.output<typeof evidenceInput>;
 
 /** What a change recorded, as the tools answer it. */
 export const recordedEvidenceOutput = z.object({
-  sources: z.number().describe("Sources this change read (after merging spellings)."),
-  newSources: z.number().describe("Of those, sources the plan had not read before."),
+  /** Sources this change read (after merging spellings). */
+  sources: z.number(),
+  /** Of those, sources the plan had not read before. */
+  newSources: z.number(),
   claims: z.array(
     z.object({ text: z.string(), status: z.enum(["unsupported", "contested", "supported"]) }),
   ),

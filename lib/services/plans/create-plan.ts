@@ -188,7 +188,8 @@ export const createdPlanOutput = z.object({
     }),
   ),
   linkedExecutionId: z.string().nullable(),
-  hint: z.string().describe("What to call next."),
+  /** What to call next. */
+  hint: z.string(),
 });
 
 export type CreatedPlan = z.infer<typeof createdPlanOutput>;

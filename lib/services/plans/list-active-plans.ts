@@ -33,9 +33,8 @@ export const activePlansOutput = z.object({
       name: z.string(),
       researchQuestion: z.string(),
       status: planStatus,
-      awaitingSteps: z
-        .boolean()
-        .describe("A fired add_steps waits for your modify_plan add_steps (or decline_add_steps)."),
+      /** A fired add_steps waits for the agent's modify_plan add_steps (or decline_add_steps). */
+      awaitingSteps: z.boolean(),
       progress,
       createdAt: z.string(),
       updatedAt: z.string(),

@@ -137,9 +137,8 @@ export const submittedStepOutput = z.object({
   planStatus,
   conditionsEvaluated: z.number(),
   firedConditions: firedConditionsOutput,
-  evidence: recordedEvidenceOutput
-    .optional()
-    .describe("The sources and claims recorded with the result (absent when there were none)."),
+  /** The sources and claims recorded with the result (absent when there were none). */
+  evidence: recordedEvidenceOutput.optional(),
   hint: z.string(),
 });
 

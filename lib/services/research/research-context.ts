@@ -259,9 +259,8 @@ export const researchContextOutput = z.object({
     .nullable(),
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
-  artifactsNextCursor: nextCursorField.describe(
-    "Pass it as artifactsCursor for the next page; null on the last.",
-  ),
+  /** Passed back as artifactsCursor for the next page; null on the last. */
+  artifactsNextCursor: nextCursorField,
   deliverable: z
     .object({
       outputId: z.string(),
@@ -540,9 +539,8 @@ export const stepContextOutput = z.object({
   evidence: planEvidenceOutput,
   artifacts: z.array(artifact),
   artifactsTotal: z.number().int(),
-  artifactsNextCursor: nextCursorField.describe(
-    "Pass it as artifactsCursor for the next page; null on the last.",
-  ),
+  /** Passed back as artifactsCursor for the next page; null on the last. */
+  artifactsNextCursor: nextCursorField,
 });
 
 export type StepContext = z.infer<typeof stepContextOutput>;

@@ -66,12 +66,8 @@ export const storedOutputOutput = z.object({
   executionId: z.string().nullable(),
   createdAt: z.string(),
   citationCheck: citationCheckOutput,
-  hint: z
-    .string()
-    .optional()
-    .describe(
-      "What to fix in the deliverable's citations before presenting it; absent when nothing.",
-    ),
+  /** What to fix in the deliverable's citations before presenting it; absent when nothing. */
+  hint: z.string().optional(),
 });
 
 export type StoredOutput = z.infer<typeof storedOutputOutput>;
