@@ -1,6 +1,4 @@
 import {
-  CONTEXT_ARTIFACTS_DEFAULT,
-  CONTEXT_ARTIFACTS_MAX,
   getStepContext,
   getStepContextInput,
   stepContextOutput,
@@ -10,7 +8,8 @@ import { defineTool } from "../define-tool";
 export const getStepContextTool = defineTool({
   name: "get_step_context",
   title: "Get a step's context",
-  description: `Before working on a step after the first, load what came before it: the results, summaries and reports of every earlier step, and the research artifacts stored for this plan (in full, paged oldest first: the first ${CONTEXT_ARTIFACTS_DEFAULT} unless you pass artifactsLimit, up to ${CONTEXT_ARTIFACTS_MAX}; artifactsTotal counts them all and, while artifactsNextCursor is not null, call again with artifactsCursor set to it). It changes nothing else, but renews your lease on a step in progress (leaseExpiresAt), so a long step is not handed out again while you work on it.`,
+  description:
+    "Before a step after the first: earlier steps' results, summaries and reports, the plan's evidence and artifacts (first pages). Renews your lease on a step in progress.",
   inputSchema: getStepContextInput,
   outputSchema: stepContextOutput,
   annotations: {

@@ -89,12 +89,8 @@ export type EvidenceClaim = PlanEvidence["claims"][number];
 export type EvidenceCursors = { sourcesCursor?: string; claimsCursor?: string; pageBytes?: number };
 
 export const evidenceCursorFields = {
-  sourcesCursor: cursorField.describe(
-    "The previous answer's evidence.sourcesNextCursor, to read on. Left out, the first page.",
-  ),
-  claimsCursor: cursorField.describe(
-    "The previous answer's evidence.claimsNextCursor, to read on. Left out, the first page.",
-  ),
+  sourcesCursor: cursorField.describe("The previous evidence.sourcesNextCursor."),
+  claimsCursor: cursorField.describe("The previous evidence.claimsNextCursor."),
 };
 
 const sourceOrder = (cursor: string | undefined) =>

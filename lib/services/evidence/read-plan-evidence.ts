@@ -29,11 +29,11 @@ export const readEvidenceInput = z.object({
     .min(1)
     .max(2_100)
     .optional()
-    .describe("A source's sourceKey: that source with its whole extract, instead of a page."),
+    .describe("That source whole, instead of a page."),
   claimId: z
     .uuid("must be a claim id (a UUID)")
     .optional()
-    .describe("A claim's claimId: that claim with its whole quotes, instead of a page."),
+    .describe("That claim whole, instead of a page."),
 });
 
 export const readEvidenceOutput = z.object({

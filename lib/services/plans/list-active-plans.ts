@@ -16,12 +16,7 @@ import { cursorField, keyset, nextCursorField, readPage } from "../shared/pagina
 import { parseInput } from "../shared/validation";
 
 export const listActivePlansInput = z.object({
-  limit: z
-    .int()
-    .min(1)
-    .max(100)
-    .optional()
-    .describe("How many plans to return (default 20, at most 100)."),
+  limit: z.int().min(1).max(100).optional().describe("Default 20."),
   cursor: cursorField,
 });
 

@@ -164,7 +164,7 @@ export async function artifactSummaries(
 }
 
 const artifactsCursorField = cursorField.describe(
-  "The previous answer's artifactsNextCursor, to read on (oldest first). Left out, the first page.",
+  "The previous artifactsNextCursor; left out, the first page.",
 );
 const artifactsLimitField = z
   .number()
@@ -172,15 +172,11 @@ const artifactsLimitField = z
   .min(0)
   .max(CONTEXT_ARTIFACTS_MAX)
   .default(CONTEXT_ARTIFACTS_DEFAULT)
-  .describe(
-    `How many artifacts to return in full, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only artifactsTotal). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
-  );
+  .describe(`Artifacts per page (0: only artifactsTotal).`);
 
 export const getResearchContextInput = z.object({
   planId: planIdField,
-  sessionId: sessionIdField
-    .optional()
-    .describe("Your current session id; recorded as the session that resumed the plan."),
+  sessionId: sessionIdField.optional().describe("Your session id, recorded as resuming the plan."),
   artifactsCursor: artifactsCursorField,
   artifactsLimit: artifactsLimitField,
 });

@@ -20,7 +20,7 @@ import { AppError } from "../../plan-engine/app-error";
 export const cursorField = z
   .string()
   .optional()
-  .describe("Where the page starts: the previous answer's nextCursor. Left out, the first page.");
+  .describe("The previous nextCursor; left out, the first page.");
 
 /** Passed back as cursor to read the next page; null when this page is the last. */
 export const nextCursorField = z.string().nullable();
