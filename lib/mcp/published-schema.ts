@@ -1,5 +1,5 @@
 /**
- * What tools/list says of a tool's zod schemas (docs/protocol.md, "Tools").
+ * What tools/list says of a tool's zod schemas (docs/protocol.md, the published schemas).
  * An input schema is published whole, since the model fills it in; an output
  * schema only as an outline, since the answer itself carries the rest.
  */
@@ -29,16 +29,18 @@ export function publishedInputSchema(schema: z.ZodType): Tool["inputSchema"] {
 
 /**
  * A tool's output schema as published: the answer's own fields, each with its
- * type (an enum's values, whether it may be null, which fields are always
- * there), and nothing below them: a nested object is `{ "type": "object" }`, a
- * list of them `{ "type": "array", "items": { "type": "object" } }`, with no
- * prose. The answer describes the rest itself, and the whole schemas were over
- * half of tools/list, in every agent's context (issue 41). A client that checks
- * `structuredContent` against it still can: the outline accepts every answer
- * the whole schema does.
+ * type (an enum's values, whether it may be null), and nothing more: a nested
+ * object is `{ "type": "object" }`, a list of them `{ "type": "array",
+ * "items": { "type": "object" } }`, with no prose. The answer describes the
+ * rest itself, and the whole schemas were over half of tools/list, in every
+ * agent's context (issue 41). A client that checks `structuredContent` against
+ * it still can: the outline accepts every answer the whole schema does. It is
+ * open (no `additionalProperties: false`) and names no `required` field: a
+ * client may keep tools/list for an hour (SERVER_CACHE_HINTS), and an answer
+ * of a newer Cairn, with a field more or less, must still be valid to it.
  */
 export function publishedOutputSchema(schema: z.ZodType): Tool["outputSchema"] {
-  const { properties, required } = toJsonSchema(schema, "output", () => {});
+  const { properties } = toJsonSchema(schema, "output", () => {});
   if (typeof properties !== "object" || properties === null) {
     throw new Error(
       "A tool's output schema must be an object with properties (MCP's outputSchema).",
@@ -46,7 +48,7 @@ export function publishedOutputSchema(schema: z.ZodType): Tool["outputSchema"] {
   }
   const outline: Node = {};
   for (const [name, field] of Object.entries(properties)) outline[name] = typeOnly(field as Node);
-  return { type: "object", properties: outline, required, additionalProperties: false };
+  return { type: "object", properties: outline };
 }
 
 /** A field's type without its fields: type, enum and const, a list's item type, a union's branches. */

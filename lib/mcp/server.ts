@@ -71,7 +71,9 @@ export const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   description: tool.description,
   inputSchema: publishedInputSchema(tool.inputSchema),
   outputSchema: publishedOutputSchema(tool.outputSchema),
-  annotations: { title: tool.title, ...tool.annotations },
+  // The title once: `title` is what clients read since revision 2025-06-18
+  // (before it, annotations.title), and every byte here is in every agent's context.
+  annotations: tool.annotations,
   ...(tool._meta ? { _meta: tool._meta } : {}),
 }));
 
