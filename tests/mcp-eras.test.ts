@@ -443,9 +443,10 @@ describe("what the server recorded", () => {
         .from(mcpToolCallLog)
         .where(eq(mcpToolCallLog.tenantId, app.tenantA.tenantId));
       // Two plans per era (the loop, the checkpoint rule), one more for the review
-      // in the client and one for the review page offered to a URL-only client,
-      // and one refused call per era.
-      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(6);
+      // in the client, one for the review page offered to a URL-only client and
+      // one for the review link beside a card no client renders, and one refused
+      // call per era.
+      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(7);
       expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(2);
       expect(calls.every((c) => c.apiKeyId === app.tenantA.apiKeyId)).toBe(true);
 

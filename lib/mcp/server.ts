@@ -15,7 +15,7 @@ import {
   ProtocolErrorCode,
   type Tool,
 } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import type { z } from "zod";
 import { AppError } from "../plan-engine/app-error";
 import { notificationsQueued } from "../services/notifications/queued";
 import { kickIfQueuedSince } from "../services/notifications/runtime";
@@ -24,6 +24,7 @@ import { refuseUnknownFields } from "../services/shared/validation";
 import { isAppOnly, mayCallAppOnly, reviewLinkWithoutCard } from "./apps";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
+import { publishedInputSchema, publishedOutputSchema } from "./published-schema";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { registerCairnResources } from "./resources";
 import {
@@ -64,79 +65,15 @@ export const SERVER_CACHE_HINTS = {
   "server/discover": STABLE_FOR_AN_HOUR,
 };
 
-/**
- * An input object says `additionalProperties: false` (unless it is open on
- * purpose, with a catchall): every tool refuses a field it does not know
- * (`refuseUnknownFields`), so the published schema says the same.
- */
-function jsonSchema(schema: z.ZodType, io: "input" | "output") {
-  const { $schema: _draft, ...published } = z.toJSONSchema(schema, {
-    target: "draft-7",
-    io,
-    unrepresentable: "any",
-    override: ({ zodSchema, jsonSchema: node }) => {
-      const def = zodSchema._zod.def;
-      if (io === "input" && def.type === "object" && def.catchall === undefined) {
-        node.additionalProperties = false;
-      }
-    },
-  });
-  portable(published);
-  // No $schema: every keyword used means the same in draft-07 and in 2020-12,
-  // MCP's default, and 36 copies of the URL were a good part of tools/list.
-  return published as Tool["inputSchema"];
-}
-
-/**
- * A schema node in the form strict tool-calling modes accept (the Inspector's
- * portability check): a nullable type as `anyOf` instead of a type array
- * (["string", "null"]), and no subschema without a keyword. A record's values
- * and a list's items that may be anything say nothing (`{}`), so they are left
- * out: JSON Schema allows any property and any item by default. A record's
- * `propertyNames: { type: "string" }` is left out too, since JSON's keys are strings.
- */
-function portable(node: unknown): void {
-  if (typeof node !== "object" || node === null || Array.isArray(node)) return;
-  const schema = node as Record<string, unknown>;
-  // Only subschemas: an enum's, const's or default's values are data, not schemas.
-  for (const key of ["properties", "patternProperties", "$defs", "definitions"]) {
-    const map = schema[key];
-    if (typeof map === "object" && map !== null) Object.values(map).forEach(portable);
-  }
-  for (const key of ["items", "additionalProperties", "not", "propertyNames"])
-    portable(schema[key]);
-  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) {
-    const list = schema[key];
-    if (Array.isArray(list)) list.forEach(portable);
-  }
-  portableNode(schema);
-}
-
-function portableNode(node: Record<string, unknown>): void {
-  const { type } = node;
-  if (Array.isArray(type)) {
-    delete node.type;
-    node.anyOf = type.map((one) => ({ type: one }));
-  }
-  if (isEmptySchema(node.additionalProperties)) delete node.additionalProperties;
-  if (isEmptySchema(node.items)) delete node.items;
-  const names = node.propertyNames as Record<string, unknown> | undefined;
-  if (names && Object.keys(names).length === 1 && names.type === "string") {
-    delete node.propertyNames;
-  }
-}
-
-function isEmptySchema(value: unknown): boolean {
-  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
-}
-
 export const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,
-  inputSchema: jsonSchema(tool.inputSchema, "input"),
-  outputSchema: jsonSchema(tool.outputSchema, "output"),
-  annotations: { title: tool.title, ...tool.annotations },
+  inputSchema: publishedInputSchema(tool.inputSchema),
+  outputSchema: publishedOutputSchema(tool.outputSchema),
+  // The title once: `title` is what clients read since revision 2025-06-18
+  // (before it, annotations.title), and every byte here is in every agent's context.
+  annotations: tool.annotations,
   ...(tool._meta ? { _meta: tool._meta } : {}),
 }));
 

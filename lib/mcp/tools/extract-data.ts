@@ -14,7 +14,7 @@ export const extractDataTool = defineTool({
   name: "extract_data",
   title: "Extract structured data",
   description:
-    'For extract steps: turn text you give, or stored artifacts (artifactIds), into one JSON object that matches a JSON Schema you define (top level { "type": "object", ... }). Cairn asks its configured language model, validates the answer against your schema and retries once with the errors. Regular-expression keywords ("pattern", "patternProperties") are not supported (VALIDATION_ERROR). Returns { data, model, attempts }. Fails with LLM_NOT_CONFIGURED when the server has no model (then structure the data yourself), LLM_UPSTREAM_ERROR when the model is unreachable or answers more than 1 MB, EXTRACTION_FAILED when the answer still does not match. Nothing is stored (keep the result with store_research), unless completesStep links the call to a paused server-run step, whose result it then becomes.',
+    "For extract steps: Cairn's language model turns text or stored artifacts into a JSON object matching your schema (checked, retried once). On LLM_NOT_CONFIGURED, structure it yourself. Stores nothing, unless completesStep is given.",
   inputSchema: extractDataInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(extractedDataOutput),
   annotations: {

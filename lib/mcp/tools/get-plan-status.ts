@@ -10,7 +10,7 @@ export const getPlanStatusTool = defineTool({
   name: "get_plan_status",
   title: "Get a plan's status",
   description:
-    "Check a plan's health: its status, progress (percent of steps done and a count per step status) and stall warnings (steps in progress longer than the stall threshold), and pauseReason when a step Cairn runs itself could not run (with the call that unblocks it). A plan with a stalled step is marked stalled; resume it with get_next_step, or resolve the stuck step with modify_plan (fail_step / retry_step). Use it to diagnose a failure before deciding how to recover.",
+    "A plan's health: status, progress, stall warnings, pauseReason. Resume a stalled plan with get_next_step, or settle the stuck step with modify_plan (fail_step, retry_step).",
   inputSchema: getPlanStatusInput,
   outputSchema: planStatusOutput,
   _meta: cardLink(PLAN_CARD_URI),

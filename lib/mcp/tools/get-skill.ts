@@ -4,7 +4,7 @@ import { fetchedSkill, SKILL_NAMES } from "../../skills";
 import { defineTool } from "../define-tool";
 
 const getSkillInput = z.object({
-  name: z.enum(SKILL_NAMES).describe("The skill to continue with."),
+  name: z.enum(SKILL_NAMES),
 });
 
 /**
@@ -16,7 +16,7 @@ export const getSkillTool = defineTool({
   name: "get_skill",
   title: "Get a research skill",
   description:
-    "The instructions of one part of Cairn's research skill, when the research prompt or another part tells you to continue with it. Changes nothing.",
+    "One part of Cairn's research skill, when the research prompt or another part says to continue with it.",
   inputSchema: getSkillInput,
   outputSchema: z.object({ name: z.enum(SKILL_NAMES), title: z.string(), text: z.string() }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

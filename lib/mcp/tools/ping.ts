@@ -5,7 +5,7 @@ export const pingTool = defineTool({
   name: "ping",
   title: "Check the connection",
   description:
-    "Check that Cairn is reachable and your API key works. Returns ok and the server time. Costs nothing and changes nothing.",
+    "Check that Cairn is reachable and your credential works. Returns ok and the server time; changes nothing.",
   inputSchema: z.object({}),
   outputSchema: z.object({ ok: z.literal(true), serverTime: z.string() }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

@@ -9,7 +9,7 @@ export const storeResearchOutputTool = defineTool({
   name: "store_research_output",
   title: "Store the deliverable",
   description:
-    "When get_next_step says plan_complete and you have written the final deliverable in the form the user asked for (outputMediaType, following the formatting instructions and notes), store it here before presenting it, so the user finds it later and get_research_context returns it. Links it to the plan and to the plan's skill execution (or the executionId you give). If storing fails, still present the deliverable. Returns { outputId }.",
+    "Store the final deliverable when get_next_step says plan_complete, before presenting it; it is linked to the plan and its skill execution. The answer's hint says what to fix in its citations. If storing fails, present it anyway.",
   inputSchema: storeResearchOutputInput,
   outputSchema: storedOutputOutput,
   annotations: {

@@ -14,7 +14,7 @@ export const storeResearchTool = defineTool({
   name: "store_research",
   title: "Store a research artifact",
   description:
-    "Keep a significant finding in this account's research library after a step produced it: a source summary, finding, data extract, comparison table, analysis, critique or synthesis. Give a specific title, the structured content (JSON object), the same content as readable text (contentText, which search_sources searches), your confidence and the source URLs, plus planId and stepId when it came from a plan step. Stored artifacts show up in get_step_context and get_research_context, and future research finds them with search_sources. Returns { artifactId }.",
+    "Keep a significant finding (source summary, finding, data extract, analysis, critique, synthesis) in this account's research library, with planId and stepId from a plan step. search_sources and the contexts find it later.",
   inputSchema: storeResearchInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(storedArtifactOutput),
   annotations: {

@@ -16,30 +16,31 @@ import {
 } from "../../plan-engine/citations";
 import type { ServiceContext } from "../shared/context";
 
-export const citationCheckOutput = z
-  .object({
-    citations: z.array(
-      z.object({
-        written: z.string(),
-        key: z.string(),
-        href: z.string(),
-        status: z.enum(["plan_source", "not_read"]),
-      }),
-    ),
-    unresolvedReferences: z.array(z.string()),
-    uncitedKeyClaims: z.array(
-      z.object({
-        stepId: z.string(),
-        stepOrder: z.number(),
-        text: z.string(),
-        sourceKeys: z.array(z.string()),
-      }),
-    ),
-    truncated: z.boolean(),
-  })
-  .describe(
-    "The deliverable's citations (links, DOIs, arXiv ids) and whether the plan read each (not_read: it never did), numbered references that lead to no link, and key claims none of whose sources it cites.",
-  );
+/**
+ * The deliverable's citations (links, DOIs, arXiv ids) and whether the plan
+ * read each (not_read: it never did), numbered references that lead to no
+ * link, and key claims none of whose sources it cites.
+ */
+export const citationCheckOutput = z.object({
+  citations: z.array(
+    z.object({
+      written: z.string(),
+      key: z.string(),
+      href: z.string(),
+      status: z.enum(["plan_source", "not_read"]),
+    }),
+  ),
+  unresolvedReferences: z.array(z.string()),
+  uncitedKeyClaims: z.array(
+    z.object({
+      stepId: z.string(),
+      stepOrder: z.number(),
+      text: z.string(),
+      sourceKeys: z.array(z.string()),
+    }),
+  ),
+  truncated: z.boolean(),
+});
 
 /** How long the scan keeps the event loop before letting other requests' work run. */
 const SLICE_MS = 5;

@@ -31,25 +31,20 @@ const citationOutput = z.object({
   sourceKey: z.string(),
   href: z.string(),
   quote: z.string().nullable(),
-  quoteShortened: z
-    .boolean()
-    .describe(
-      "The quote is cut to its first 300 characters: read_evidence with the claimId gives it whole.",
-    ),
+  /** The quote is cut to its first 300 characters: read_evidence with the claimId gives it whole. */
+  quoteShortened: z.boolean(),
   locator: z.string().nullable(),
 });
 
 const sourceOutput = z.object({
-  sourceKey: z.string().describe("The canonical URL, doi:… or arxiv:… the spellings merge under."),
+  /** The canonical URL, doi:… or arxiv:… the spellings merge under. */
+  sourceKey: z.string(),
   kind: z.enum(["url", "doi", "arxiv"]),
   href: z.string(),
   title: z.string().nullable(),
   extract: z.string().nullable(),
-  extractShortened: z
-    .boolean()
-    .describe(
-      "The extract is cut to its first 300 characters: read_evidence with the sourceKey gives it whole.",
-    ),
+  /** The extract is cut to its first 300 characters: read_evidence with the sourceKey gives it whole. */
+  extractShortened: z.boolean(),
   contentDigest: z.string().nullable(),
   firstStepId: z.string().nullable(),
   firstStepOrder: z.number().nullable(),
@@ -67,22 +62,22 @@ const claimOutput = z.object({
   contradicts: z.array(citationOutput),
 });
 
-export const planEvidenceOutput = z
-  .object({
-    sources: z.array(sourceOutput),
-    sourcesTotal: z.number().int(),
-    sourcesNextCursor: nextCursorField.describe(
-      "Pass it as sourcesCursor (read_evidence) for the next page of sources; null on the last.",
-    ),
-    claims: z.array(claimOutput),
-    claimsTotal: z.number().int(),
-    claimsNextCursor: nextCursorField.describe(
-      "Pass it as claimsCursor (read_evidence) for the next page of claims; null on the last.",
-    ),
-  })
-  .describe(
-    "A page of the plan's sources (one per page, DOI or arXiv paper, first read first) and of its claims (in the order recorded), each unsupported, contested or supported. Long extracts and quotes are shortened; read_evidence reads on and gives one whole.",
-  );
+/**
+ * A page of the plan's sources (one per page, DOI or arXiv paper, first read
+ * first) and of its claims (in the order recorded), each unsupported, contested
+ * or supported. Long extracts and quotes are shortened; read_evidence reads on
+ * and gives one whole.
+ */
+export const planEvidenceOutput = z.object({
+  sources: z.array(sourceOutput),
+  sourcesTotal: z.number().int(),
+  /** Passed back as read_evidence's sourcesCursor for the next page of sources; null on the last. */
+  sourcesNextCursor: nextCursorField,
+  claims: z.array(claimOutput),
+  claimsTotal: z.number().int(),
+  /** Passed back as read_evidence's claimsCursor for the next page of claims; null on the last. */
+  claimsNextCursor: nextCursorField,
+});
 
 export type PlanEvidence = z.infer<typeof planEvidenceOutput>;
 export type EvidenceClaim = PlanEvidence["claims"][number];
@@ -95,12 +90,8 @@ export type EvidenceClaim = PlanEvidence["claims"][number];
 export type EvidenceCursors = { sourcesCursor?: string; claimsCursor?: string; pageBytes?: number };
 
 export const evidenceCursorFields = {
-  sourcesCursor: cursorField.describe(
-    "The previous answer's evidence.sourcesNextCursor, to read on. Left out, the first page.",
-  ),
-  claimsCursor: cursorField.describe(
-    "The previous answer's evidence.claimsNextCursor, to read on. Left out, the first page.",
-  ),
+  sourcesCursor: cursorField.describe("The previous evidence.sourcesNextCursor."),
+  claimsCursor: cursorField.describe("The previous evidence.claimsNextCursor."),
 };
 
 const sourceOrder = (cursor: string | undefined) =>

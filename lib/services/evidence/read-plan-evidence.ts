@@ -32,19 +32,18 @@ export const readEvidenceInput = z.object({
     .min(1)
     .max(2_100)
     .optional()
-    .describe("A source's sourceKey: that source with its whole extract, instead of a page."),
+    .describe("That source whole, instead of a page."),
   claimId: z
     .uuid("must be a claim id (a UUID)")
     .optional()
-    .describe("A claim's claimId: that claim with its whole quotes, instead of a page."),
+    .describe("That claim whole, instead of a page."),
   ...planTextInput,
 });
 
 export const readEvidenceOutput = z.object({
   planId: z.string(),
-  evidence: planEvidenceOutput
-    .nullable()
-    .describe("The page asked for; null when one source or claim was."),
+  /** The page asked for; null when one source or claim was. */
+  evidence: planEvidenceOutput.nullable(),
   source: wholeSourceOutput.nullable(),
   claim: wholeClaimOutput.nullable(),
   text: planTextOutput.nullable(),

@@ -50,14 +50,9 @@ const sourceField = z
   });
 
 const sourceInput = z.object({
-  url: sourceField.describe("The page, DOI or arXiv id read, in any usual spelling."),
+  url: sourceField.describe("URL, DOI or arXiv id."),
   title: z.string().trim().max(MAX_TITLE_CHARS).optional(),
-  extract: z
-    .string()
-    .trim()
-    .max(MAX_EXTRACT_CHARS)
-    .optional()
-    .describe("What you took from it: the facts or passage used."),
+  extract: z.string().trim().max(MAX_EXTRACT_CHARS).optional(),
   contentDigest: z
     .string()
     .trim()
@@ -66,33 +61,18 @@ const sourceInput = z.object({
       message: "must be the SHA-256 of the text you read, as 64 hex digits (optionally sha256:…)",
     })
     .optional()
-    .describe("SHA-256 of the text you read, so a later reader can tell whether the page changed."),
+    .describe("SHA-256 of the text read."),
 });
 
 const citationInput = z.object({
-  source: sourceField.describe(
-    "The source, as read by this step (webFetches or evidence.sources) or an earlier one.",
-  ),
-  quote: z.string().trim().max(2_000).optional().describe("The passage that bears on the claim."),
-  locator: z
-    .string()
-    .trim()
-    .max(200)
-    .optional()
-    .describe("Where in the source: page, section, table."),
+  source: sourceField.describe("A source read by this or an earlier step."),
+  quote: z.string().trim().max(2_000).optional(),
+  locator: z.string().trim().max(200).optional().describe("Page, section or table."),
 });
 
 const claimInput = z.object({
-  text: z
-    .string()
-    .trim()
-    .min(1, "must not be empty")
-    .max(2_000)
-    .describe("One claim, in a sentence."),
-  key: z
-    .boolean()
-    .optional()
-    .describe("true for a claim the deliverable must rest on (its sources should be cited there)."),
+  text: z.string().trim().min(1, "must not be empty").max(2_000),
+  key: z.boolean().optional().describe("The deliverable rests on it (cite its sources)."),
   supports: z.array(citationInput).max(MAX_CITATIONS_PER_CLAIM).optional(),
   contradicts: z.array(citationInput).max(MAX_CITATIONS_PER_CLAIM).optional(),
 });
@@ -103,25 +83,25 @@ export const evidenceInput = z
       .array(sourceInput)
       .max(MAX_SOURCES_PER_CHANGE)
       .optional()
-      .describe("Pages read beyond webFetches, or with their extract and digest."),
+      .describe("Pages beyond webFetches, or with extract and digest."),
     claims: z
       .array(claimInput)
       .max(MAX_CLAIMS_PER_CHANGE)
       .optional()
       .describe(
-        "The claims the step makes, each with the sources that support it (quote or locator) and any that contradict it. A claim with no support is flagged unsupported; one with a contradiction, contested.",
+        "Each with its supporting sources (quote or locator) and any contradicting: unsupported without, contested with one.",
       ),
   })
-  .describe(
-    "Evidence for a reviewer: every page in webFetches becomes a source of the plan (merged by canonical URL, DOI or arXiv id); list claims here.",
-  );
+  .describe("Claims, and sources beyond webFetches (merged by URL, DOI or arXiv id).");
 
 export type EvidenceInput = z.output<typeof evidenceInput>;
 
 /** What a change recorded, as the tools answer it. */
 export const recordedEvidenceOutput = z.object({
-  sources: z.number().describe("Sources this change read (after merging spellings)."),
-  newSources: z.number().describe("Of those, sources the plan had not read before."),
+  /** Sources this change read (after merging spellings). */
+  sources: z.number(),
+  /** Of those, sources the plan had not read before. */
+  newSources: z.number(),
   claims: z.array(
     z.object({ text: z.string(), status: z.enum(["unsupported", "contested", "supported"]) }),
   ),

@@ -26,9 +26,7 @@ export const cancelPlanInput = z.object({
     .trim()
     .min(1, "say why the plan is cancelled")
     .max(2_000)
-    .describe(
-      "Why the plan ends here; recorded in the audit trail and repeated to every later call.",
-    ),
+    .describe("Why; recorded, and repeated to every later call."),
 });
 
 export type CancelPlanInput = z.input<typeof cancelPlanInput>;

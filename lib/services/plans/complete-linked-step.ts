@@ -23,9 +23,7 @@ import { submitStepResult } from "./submit-step-result";
 export const completesStepField = z
   .object({ planId: planIdField, stepId: stepIdField })
   .optional()
-  .describe(
-    "Links this call to a plan's server-run step that paused (get_next_step's pauseReason.suggestedTool fills it in): the result becomes that step's result and the plan goes on.",
-  );
+  .describe("A paused server-run step this call completes (from pauseReason.suggestedTool).");
 
 const linkInput = z.object({ completesStep: completesStepField });
 

@@ -30,28 +30,23 @@ import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-
 import { parseInput } from "../shared/validation";
 
 export const branchingConditionInput = z.object({
-  afterStepOrder: z
-    .int()
-    .min(1)
-    .describe("The 1-based order of the step after whose completion the condition is checked."),
+  afterStepOrder: z.int().min(1).describe("The stepOrder after which it is checked."),
   conditionExpression: z
     .string()
     .max(500)
     .describe(
-      'A comparison `<path> <op> <literal>`; path is confidence, status or result.<field>...; op is one of === !== >= <= > <. Examples: "confidence > 0.8", "result.hasData === true", "result.sourceCount >= 5".',
+      '`<path> <op> <literal>`: path confidence, status or result.<field>; op === !== >= <= > <; e.g. "result.sourceCount >= 5".',
     ),
   ifTrueAction: z
     .enum(BRANCH_ACTIONS)
     .describe(
-      "skip_to: skip the pending steps up to a target step; add_steps: tell you to add steps (you then call modify_plan); fail: fail the whole plan; continue: do nothing.",
+      "skip_to: skip pending steps up to a target; add_steps: ask you for steps (modify_plan); fail: fail the plan; continue: nothing.",
     ),
   actionParams: jsonAtMost(
     z
       .record(z.string(), z.unknown())
       .optional()
-      .describe(
-        "For skip_to: { targetStepOrder: <1-based order> } (or { stepId }). For fail: optional { reason }. For add_steps: any hints for the steps to add.",
-      ),
+      .describe("skip_to: { targetStepOrder } or { stepId }; fail: { reason }; add_steps: hints."),
     MAX_ACTION_PARAMS_BYTES,
     "keep the parameters to the target step and a short reason or hint.",
   ),
@@ -64,29 +59,18 @@ export const createPlanInput = z.object({
     .min(1)
     .max(300)
     .describe('A short name, e.g. "[Deep] EU battery recycling".'),
-  researchQuestion: z
-    .string()
-    .trim()
-    .min(1)
-    .max(5_000)
-    .describe("The core question the research answers."),
+  researchQuestion: z.string().trim().min(1).max(5_000),
   steps: z
     .array(newStepField)
     .min(1, "a plan needs at least one step")
     .max(MAX_STEPS, `a plan has at most ${MAX_STEPS} steps`)
-    .describe("The steps in execution order; each gets a stepId and a 1-based stepOrder."),
-  branchingConditions: z
-    .array(branchingConditionInput)
-    .max(MAX_STEPS)
+    .describe("In execution order (stepOrder 1, 2, ...)."),
+  branchingConditions: z.array(branchingConditionInput).max(MAX_STEPS).optional(),
+  planDesignRationale: z.string().max(10_000).optional(),
+  outputFormattingNotes: z.string().max(10_000).optional(),
+  sessionId: sessionIdField
     .optional()
-    .describe("Quality gates checked after a step completes."),
-  planDesignRationale: z.string().max(10_000).optional().describe("Why the plan has this shape."),
-  outputFormattingNotes: z
-    .string()
-    .max(10_000)
-    .optional()
-    .describe("Initial ideas for the final deliverable's layout."),
-  sessionId: sessionIdField.optional(),
+    .describe("Your session id; links the plan to your skill execution."),
 });
 
 export type CreatePlanInput = z.input<typeof createPlanInput>;
@@ -188,7 +172,8 @@ export const createdPlanOutput = z.object({
     }),
   ),
   linkedExecutionId: z.string().nullable(),
-  hint: z.string().describe("What to call next."),
+  /** What to call next. */
+  hint: z.string(),
 });
 
 export type CreatedPlan = z.infer<typeof createdPlanOutput>;

@@ -16,12 +16,7 @@ import { cursorField, keyset, nextCursorField, readPage } from "../shared/pagina
 import { parseInput } from "../shared/validation";
 
 export const listActivePlansInput = z.object({
-  limit: z
-    .int()
-    .min(1)
-    .max(100)
-    .optional()
-    .describe("How many plans to return (default 20, at most 100)."),
+  limit: z.int().min(1).max(100).optional().describe("Default 20."),
   cursor: cursorField,
 });
 
@@ -33,9 +28,8 @@ export const activePlansOutput = z.object({
       name: z.string(),
       researchQuestion: z.string(),
       status: planStatus,
-      awaitingSteps: z
-        .boolean()
-        .describe("A fired add_steps waits for your modify_plan add_steps (or decline_add_steps)."),
+      /** A fired add_steps waits for the agent's modify_plan add_steps (or decline_add_steps). */
+      awaitingSteps: z.boolean(),
       progress,
       createdAt: z.string(),
       updatedAt: z.string(),

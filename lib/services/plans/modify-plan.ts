@@ -43,41 +43,28 @@ export const modifyPlanInput = z.object({
   action: z
     .enum(MODIFY_ACTIONS)
     .describe(
-      "add_steps (steps, optional insertAfterOrder); remove_step (stepId of a pending step); reorder_steps (stepIds: every step id in the new order); update_step_instructions (stepId, instructions); fail_step (stepId of a pending or in-progress step, reason; failing the last open step completes the plan, and the answer's planEnded says so); retry_step (stepId of a failed step, back to pending; on a plan that completed with that step failed, it re-opens the plan); decline_add_steps (the plan waits on a fired add_steps condition and you will not add steps: it completes).",
+      "add_steps (steps, insertAfterOrder); remove_step, retry_step (stepId); fail_step (stepId, reason; on the last open step it ends the plan); reorder_steps (stepIds, all); update_step_instructions (stepId, instructions); decline_add_steps (a fired add_steps you will not follow).",
     ),
   modificationRationale: z
     .string()
     .trim()
     .min(1, "say why the plan changes")
     .max(10_000)
-    .describe("Why the change is needed; recorded in the audit trail."),
-  steps: z
-    .array(newStepField)
-    .min(1)
-    .max(MAX_STEPS)
-    .optional()
-    .describe("add_steps: the new steps, in order."),
+    .describe("Why; recorded in the audit trail."),
+  steps: z.array(newStepField).min(1).max(MAX_STEPS).optional(),
   insertAfterOrder: z
     .int()
     .min(0)
     .optional()
-    .describe(
-      "add_steps: insert after this stepOrder (0 = at the start); omitted = append at the end.",
-    ),
-  stepId: stepIdField.optional().describe("The step that remove/update/fail/retry act on."),
+    .describe("add_steps: after this stepOrder (0: first); left out, at the end."),
+  stepId: stepIdField.optional(),
   stepIds: z
     .array(z.uuid())
     .max(MAX_STEPS * 2)
     .optional()
-    .describe("reorder_steps: every step id of the plan, in the new order."),
-  instructions: instructionsField.optional().describe("update_step_instructions: the new text."),
-  reason: z
-    .string()
-    .trim()
-    .min(1)
-    .max(10_000)
-    .optional()
-    .describe("fail_step: why the step failed."),
+    .describe("reorder_steps: every step id, in the new order."),
+  instructions: instructionsField.optional(),
+  reason: z.string().trim().min(1).max(10_000).optional(),
 });
 
 export type ModifyPlanInput = z.input<typeof modifyPlanInput>;

@@ -41,54 +41,40 @@ export const assignToField = z
     z.object({ role: z.enum(USER_ROLES) }).strict(),
   ])
   .describe(
-    'Who should answer: a team member\'s e-mail ("ada@example.com") or a role ({"role": "admin"}). Left out, the review goes to the whole team. Anyone in the team may still answer.',
+    'A member\'s e-mail or {"role": "admin"}; left out, the whole team. Anyone may still answer.',
   );
 
 export const requestUserReviewInput = z.object({
   planId: planIdField,
-  stepId: stepIdField.describe("The step in progress that the person should review."),
+  stepId: stepIdField,
   summary: z
     .string()
     .trim()
     .min(1)
     .max(20_000)
-    .describe("What you found so far and what you need the person to decide, in plain language."),
-  questions: z
-    .array(z.string().trim().min(1).max(2_000))
-    .max(10)
-    .optional()
-    .describe("Specific questions for the reviewer (at most 10)."),
+    .describe("What you found and what the person should decide, in plain words."),
+  questions: z.array(z.string().trim().min(1).max(2_000)).max(10).optional(),
   deadlineSeconds: z
     .number()
     .int()
     .min(1)
     .max(MAX_DEADLINE_SECONDS)
     .optional()
-    .describe(
-      "Seconds the person has to answer; with onTimeout. Left out: the team's default, else no deadline.",
-    ),
+    .describe("Seconds to answer; left out, the team's default or none."),
   deadlineAt: z.iso
     .datetime({ offset: true, message: "must be an ISO 8601 time, e.g. 2026-05-01T12:00:00Z" })
-    .optional()
-    .describe("The deadline as an absolute time instead of deadlineSeconds."),
+    .optional(),
   onTimeout: z
     .enum(TIMEOUT_ACTIONS)
     .optional()
     .describe(
-      'What Cairn does itself when the deadline passes: approve, reject or skip the step (as a decision recorded as "Cairn (deadline)"), or escalate (hand the review to the admins; the plan keeps waiting).',
+      "At the deadline: approve, reject or skip as Cairn's own decision, or escalate to the admins; where only people decide, not approve or skip.",
     ),
   assignTo: assignToField.optional(),
   proposedResult: optionalResultField(
-    "The step's result you ask the person to accept, as you would submit it. An approve completes the step with exactly this, and its branching conditions are evaluated on it; the person sees it on the review page. On a checkpoint whose outputSchema you cannot meet, leave it out: the person enters the result when they approve.",
+    "The result an approve completes the step with (conditions read it). Left out where you cannot meet a checkpoint's outputSchema: the person enters it.",
   ),
-  proposedConfidence: z
-    .number()
-    .min(0)
-    .max(1)
-    .optional()
-    .describe(
-      "Your confidence in the proposed result, from 0 to 1 (conditions see it on approve).",
-    ),
+  proposedConfidence: z.number().min(0).max(1).optional().describe("Conditions see it on approve."),
 });
 
 /** The answer: the pending review, its deadline and assignee (the MCP tool's output schema). */

@@ -57,72 +57,48 @@ const REPORT_TOO_BIG =
 
 export const stepExecutionReportInput = z
   .object({
-    thinking: z
-      .string()
-      .max(200_000)
-      .describe(
-        "Reasoning narrative: hypotheses, decisions, discarded approaches, confidence factors.",
-      ),
+    thinking: z.string().max(200_000),
     webSearches: jsonAtMost(
-      z
-        .array(z.unknown())
-        .describe("Exact queries, result counts, which results were used and why ([] if none)."),
+      z.array(z.unknown()).describe("Queries, result counts, results used and why."),
       MAX_REPORT_LIST_BYTES,
       REPORT_TOO_BIG,
     ),
     webFetches: jsonAtMost(
       z
         .array(z.unknown())
-        .describe("URLs fetched, content summaries, extracted facts ([] if none)."),
+        .describe("URLs fetched, summaries, facts; each page becomes a plan source."),
       MAX_REPORT_LIST_BYTES,
       REPORT_TOO_BIG,
     ),
     otherToolCalls: jsonAtMost(
-      z.array(z.unknown()).describe("Other tool invocations with inputs and results ([] if none)."),
+      z.array(z.unknown()).describe("Other tool calls, inputs and results."),
       MAX_REPORT_LIST_BYTES,
       REPORT_TOO_BIG,
     ),
     subagents: jsonAtMost(
-      z
-        .array(z.unknown())
-        .describe("Subagent delegations with task descriptions and report ids ([] if none)."),
+      z.array(z.unknown()).describe("Subagent tasks and report ids."),
       MAX_REPORT_LIST_BYTES,
       REPORT_TOO_BIG,
     ),
   })
-  .describe(
-    "How the step was done. Every field is required; use [] for lists with nothing in them.",
-  );
+  .describe("How the step was done; [] for an empty list.");
 
 export const submitStepResultInput = z.object({
   planId: planIdField,
   stepId: stepIdField,
   result: jsonAtMost(
-    z
-      .record(z.string(), z.unknown())
-      .describe(
-        "The step's structured result as a JSON object; branching conditions read its fields as result.<field>.",
-      ),
+    z.record(z.string(), z.unknown()).describe("Conditions read it as result.<field>."),
     MAX_RESULT_BYTES,
     RESULT_TOO_BIG,
   ),
-  resultSummary: z
-    .string()
-    .max(10_000)
-    .optional()
-    .describe("Two or three sentences a person can read in the plan view."),
-  confidence: z
-    .number()
-    .min(0)
-    .max(1)
-    .optional()
-    .describe("Your confidence in the result, from 0 to 1 (conditions see 0 when omitted)."),
+  resultSummary: z.string().max(10_000).optional().describe("Two or three sentences for a person."),
+  confidence: z.number().min(0).max(1).optional().describe("Conditions see 0 when omitted."),
   stepExecutionReport: stepExecutionReportInput,
   outputFormattingNotes: z
     .string()
     .max(10_000)
     .optional()
-    .describe("Notes for the final deliverable's formatting that this step taught you."),
+    .describe("What this step taught about the deliverable's formatting."),
   evidence: evidenceInput.optional(),
 });
 
@@ -137,9 +113,8 @@ export const submittedStepOutput = z.object({
   planStatus,
   conditionsEvaluated: z.number(),
   firedConditions: firedConditionsOutput,
-  evidence: recordedEvidenceOutput
-    .optional()
-    .describe("The sources and claims recorded with the result (absent when there were none)."),
+  /** The sources and claims recorded with the result (absent when there were none). */
+  evidence: recordedEvidenceOutput.optional(),
   hint: z.string(),
 });
 

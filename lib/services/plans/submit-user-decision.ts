@@ -51,7 +51,7 @@ export const submitUserDecisionFields = z.object({
   decision: z
     .enum(REVIEW_DECISIONS)
     .describe(
-      "approve: the step is done; reject: the step and the whole plan fail; modify: redo the step with the feedback appended to its instructions; skip: skip the step.",
+      "approve: the step is done; reject: it and the plan fail; modify: redo it with the feedback; skip: skip it.",
     ),
   feedback: z
     .string()
@@ -59,23 +59,15 @@ export const submitUserDecisionFields = z.object({
     .max(20_000)
     .optional()
     .describe("The person's words. Required for modify; kept with any decision."),
-  stepId: stepIdField
-    .optional()
-    .describe("The reviewed step; when given it must match the pending review."),
-  reviewRequestId: z
-    .uuid()
-    .describe(
-      "The review being answered (request_user_review's reviewRequestId). A decision on a review that is no longer pending is a CONFLICT and changes nothing.",
-    ),
+  stepId: stepIdField.optional(),
+  reviewRequestId: z.uuid(),
   contentDigest: z
     .string()
     .regex(/^[0-9a-f]{64}$/, "must be the 64-character contentDigest of request_user_review")
     .optional()
-    .describe(
-      "The contentDigest of the review as the person saw it (request_user_review's answer). Left out, the review as it was requested. When what the review shows changed since, the decision is a CONFLICT.",
-    ),
+    .describe("The review's contentDigest as the person saw it; left out, as requested."),
   result: optionalResultField(
-    "Approve only, for a review with no proposedResult: the result the person entered, which the step completes with; it must satisfy the step's outputSchema, if any.",
+    "Approve of a review without proposedResult: the result the person entered (must meet the step's outputSchema).",
   ),
 });
 

@@ -32,29 +32,11 @@ export const extractDataInput = z.object({
   schema: z
     .record(z.string(), z.unknown())
     .describe(
-      'A JSON Schema (draft-07, 2019-09 or 2020-12) for the object you want back; its top level must be { "type": "object", ... }. Describe each property so the model knows what to put there. Regular-expression keywords ("pattern", "patternProperties") are not supported.',
+      'A JSON Schema, top level { "type": "object", ... }; describe each property. No "pattern" or "patternProperties".',
     ),
-  text: z
-    .string()
-    .trim()
-    .min(1, "must not be empty")
-    .max(EXTRACT_TEXT_MAX)
-    .optional()
-    .describe(`The source text to extract from (at most ${EXTRACT_TEXT_MAX} characters).`),
-  artifactIds: z
-    .array(z.uuid("must be an artifact id (a UUID)"))
-    .min(1)
-    .max(20)
-    .optional()
-    .describe(
-      "Stored artifacts (from store_research or search_sources) whose text to extract from.",
-    ),
-  instructions: z
-    .string()
-    .trim()
-    .max(5_000)
-    .optional()
-    .describe('What to pay attention to, e.g. "prices in euros, as of 2024".'),
+  text: z.string().trim().min(1, "must not be empty").max(EXTRACT_TEXT_MAX).optional(),
+  artifactIds: z.array(z.uuid("must be an artifact id (a UUID)")).min(1).max(20).optional(),
+  instructions: z.string().trim().max(5_000).optional(),
 });
 
 /** The answer: the object that matched the schema, the model and how many tries it took (1 or 2). */

@@ -39,103 +39,73 @@ const text = (max: number) => z.string().trim().max(max);
  */
 export const skillExecutionMetadata = z
   .looseObject({
-    topic: text(1_000).min(1).optional().describe("The core research subject."),
+    topic: text(1_000).min(1).optional(),
     researchType: z
       .enum(RESEARCH_TYPES)
       .optional()
       .describe(
-        "general_topic: understand a subject; competitive_analysis: compare named options; decision_support: inform a specific choice.",
+        "general_topic: understand a subject; competitive_analysis: compare options; decision_support: inform a choice.",
       ),
-    scope: text(2_000).optional().describe("Breadth and depth boundaries of the research."),
+    scope: text(2_000).optional(),
     depthSignals: z
       .array(text(200))
       .max(20)
       .optional()
-      .describe(
-        'Words in the request that signal depth, e.g. ["quick"] or ["thorough"]; [] if none.',
-      ),
-    decisionContext: text(2_000)
-      .optional()
-      .describe("The decision this research informs, if there is one."),
-    knownContext: text(5_000).optional().describe("What the user already knows, if they said."),
+      .describe('Depth words of the request, e.g. ["quick"]; [] if none.'),
+    decisionContext: text(2_000).optional(),
+    knownContext: text(5_000).optional(),
     outputMediaType: text(100)
       .optional()
       .describe(
-        "The deliverable's form: markdown_report, executive_summary, comparison_table, slide_outline, email, chat_answer, or another short name.",
+        "markdown_report, executive_summary, comparison_table, slide_outline, email, chat_answer or another short name.",
       ),
-    outputFormattingInstructions: text(5_000)
-      .optional()
-      .describe("Styling, layout or length requirements the user gave."),
+    outputFormattingInstructions: text(5_000).optional(),
     clarifyingQuestions: z
       .array(z.object({ question: text(2_000).min(1), answer: text(5_000) }))
       .max(2, "never more than two clarifying questions")
-      .optional()
-      .describe("The one or two questions you asked and the user's answers."),
-    skipQuestionsReason: text(2_000)
-      .optional()
-      .describe("Why you asked no question (the request was focused, depth was clear, ...)."),
+      .optional(),
+    skipQuestionsReason: text(2_000).optional(),
     routingRationale: text(5_000)
       .optional()
-      .describe(
-        "How you routed: number of options, number of dimensions, ambiguity, depth signals, and the final reasoning for scan or deep.",
-      ),
-    delegatedTo: z.enum(["scan", "deep"]).optional().describe("The mode the router chose."),
+      .describe("Why scan or deep: options, dimensions, ambiguity, depth signals."),
+    delegatedTo: z.enum(["scan", "deep"]).optional(),
     originalQuery: z
       .string()
       .optional()
       .describe(
-        `The user's message as they wrote it. Only the first ${ORIGINAL_QUERY_MAX} characters are kept.`,
+        `The user's message verbatim (the first ${ORIGINAL_QUERY_MAX} characters are kept).`,
       ),
     priorResearchCheck: z
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        "The prior-research check: { artifactsFound, artifactIds, userDecision: none | use_existing | refresh | unique, exchange }.",
+        "{ artifactsFound, artifactIds, userDecision: none | use_existing | refresh | unique, exchange }.",
       ),
   })
   .describe(
-    "Facts about this skill run. On create: topic, researchType, scope, depthSignals, routingRationale, delegatedTo, originalQuery, and clarifyingQuestions or skipQuestionsReason (plus decisionContext, knownContext, outputMediaType, outputFormattingInstructions when known). On update: only the keys to add or replace.",
+    "On create: topic, researchType, scope, depthSignals, routingRationale, delegatedTo, originalQuery, clarifyingQuestions or skipQuestionsReason. On update: keys to add or replace.",
   );
 
 export const logSkillExecutionInput = z.object({
-  executionId: z
-    .uuid("must be an execution id (a UUID)")
-    .optional()
-    .describe("The record to update. Omit it to create a new record (status must be started)."),
+  executionId: z.uuid("must be an execution id (a UUID)").optional(),
   skillName: z
     .string()
     .trim()
     .min(1)
     .max(100)
-    .describe(
-      'The skill that is running: "research" for a run the router started (also when research-scan, research-deep or research-output continue it).',
-    ),
+    .describe('"research" for a run the router started, also when a later part continues it.'),
   status: z
     .enum(SKILL_EXECUTION_STATUSES)
     .describe(
-      "started: create the record; executing: work under way (create_research_plan sets it for you when you pass sessionId); completed: finished (add closedReason when no plan was made); failed: stopped by an error (errorMessage required). Repeat the current status to add metadata only.",
+      "started: create; executing: under way (create_research_plan sets it); completed (closedReason if no plan); failed (errorMessage). The same status again adds metadata.",
     ),
-  sessionId: sessionIdField
-    .optional()
-    .describe(
-      "Your client's session id. Pass the same one to create_research_plan so the plan links to this record.",
-    ),
+  sessionId: sessionIdField.optional(),
   planId: planIdField
     .optional()
-    .describe(
-      "Link the record to this plan. Only needed when create_research_plan returned linkedExecutionId null (it links by sessionId itself).",
-    ),
+    .describe("Link to this plan, when create_research_plan's linkedExecutionId was null."),
   metadata: skillExecutionMetadata.default({}),
-  errorMessage: text(5_000)
-    .min(1)
-    .optional()
-    .describe("For failed: what went wrong and where the research stopped."),
-  closedReason: text(2_000)
-    .min(1)
-    .optional()
-    .describe(
-      'For completed: why the run ended, e.g. "delivered" or "user chose existing research".',
-    ),
+  errorMessage: text(5_000).min(1).optional(),
+  closedReason: text(2_000).min(1).optional(),
 });
 
 /** The answer: the execution's id and status, the linked plan and what to do next (the MCP tool's output schema). */

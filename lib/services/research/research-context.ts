@@ -162,7 +162,7 @@ export async function artifactSummaries(
 }
 
 const artifactsCursorField = cursorField.describe(
-  "The previous answer's artifactsNextCursor, to read on (oldest first). Left out, the first page.",
+  "The previous artifactsNextCursor; left out, the first page.",
 );
 const artifactsLimitField = z
   .number()
@@ -170,17 +170,13 @@ const artifactsLimitField = z
   .min(0)
   .max(CONTEXT_ARTIFACTS_MAX)
   .default(CONTEXT_ARTIFACTS_DEFAULT)
-  .describe(
-    `How many artifacts to return, 0 to ${CONTEXT_ARTIFACTS_MAX} (0: only artifactsTotal). Default ${CONTEXT_ARTIFACTS_DEFAULT}.`,
-  );
+  .describe(`Artifacts per page (0: only artifactsTotal).`);
 // The tools' descriptions say how the lists page: no prose per field in tools/list.
 const stepsCursorField = z.string().optional();
 
 export const getResearchContextInput = z.object({
   planId: planIdField,
-  sessionId: sessionIdField
-    .optional()
-    .describe("Your current session id; recorded as the session that resumed the plan."),
+  sessionId: sessionIdField.optional().describe("Your session id, recorded as resuming the plan."),
   artifactsCursor: artifactsCursorField,
   artifactsLimit: artifactsLimitField,
   stepsCursor: stepsCursorField,
@@ -269,9 +265,8 @@ export const researchContextOutput = z.object({
     .nullable(),
   artifacts: z.array(contextArtifact),
   artifactsTotal: z.number().int(),
-  artifactsNextCursor: nextCursorField.describe(
-    "Pass it as artifactsCursor for the next page; null on the last.",
-  ),
+  /** Passed back as artifactsCursor for the next page; null on the last. */
+  artifactsNextCursor: nextCursorField,
   deliverable: z
     .object({
       outputId: z.string(),
@@ -587,9 +582,8 @@ export const stepContextOutput = z.object({
   evidence: planEvidenceOutput,
   artifacts: z.array(contextArtifact),
   artifactsTotal: z.number().int(),
-  artifactsNextCursor: nextCursorField.describe(
-    "Pass it as artifactsCursor for the next page; null on the last.",
-  ),
+  /** Passed back as artifactsCursor for the next page; null on the last. */
+  artifactsNextCursor: nextCursorField,
 });
 
 export type StepContext = z.infer<typeof stepContextOutput>;

@@ -70,22 +70,17 @@ export const searchSourcesInput = z.object({
     .min(1, "must not be empty")
     .max(500)
     .describe(
-      'Key terms of what you look for, e.g. "heat pump efficiency cold climate". Web-search syntax works: "quoted phrase", -excluded, or. Typos are tolerated in titles.',
+      'Key terms, e.g. "heat pump efficiency"; web-search syntax works ("phrase", -excluded, or).',
     ),
-  limit: z
-    .int()
-    .min(1)
-    .max(50)
-    .optional()
-    .describe("How many hits to return (default 10, at most 50)."),
-  planId: planIdField.optional().describe("Only artifacts stored for this plan."),
-  artifactType: artifactTypeField.optional().describe("Only artifacts of this type."),
+  limit: z.int().min(1).max(50).optional().describe("Default 10."),
+  planId: planIdField.optional(),
+  artifactType: artifactTypeField.optional(),
   since: z
     .union([z.iso.datetime({ offset: true }), z.iso.date()])
     // PostgreSQL has no year 0 (1 BC): it would refuse the comparison.
     .refine((since) => !since.startsWith("0000"), "the year must be 0001 or later")
     .optional()
-    .describe('Only artifacts stored at or after this ISO date or date-time, e.g. "2026-01-31".'),
+    .describe("Only those stored since this ISO date or date-time."),
 });
 
 /** The answer: the best-matching artifacts, best first (the MCP tool's output schema). */

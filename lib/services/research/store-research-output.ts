@@ -26,9 +26,7 @@ export const OUTPUT_CONTENT_MAX = 500_000;
 
 export const executionIdField = z
   .uuid("must be an execution id (a UUID)")
-  .describe(
-    "The skill execution (from log_skill_execution). Omit it to use the execution linked to the plan.",
-  );
+  .describe("Left out, the plan's linked skill execution.");
 
 export const storeResearchOutputInput = z.object({
   planId: planIdField,
@@ -39,24 +37,20 @@ export const storeResearchOutputInput = z.object({
     .min(1)
     .max(100)
     .describe(
-      "The deliverable's form, as the interview recorded it: markdown_report, executive_summary, comparison_table, slide_outline, email, chat_answer, or another short name.",
+      "markdown_report, executive_summary, comparison_table, slide_outline, email, chat_answer or another short name.",
     ),
   content: z
     .string()
     .trim()
     .min(1, "must not be empty")
     .max(OUTPUT_CONTENT_MAX)
-    .describe(
-      "The full deliverable exactly as you present it to the user (Markdown for text forms).",
-    ),
+    .describe("The deliverable exactly as presented (Markdown for text)."),
   formattingNotes: z
     .string()
     .trim()
     .max(10_000)
     .optional()
-    .describe(
-      "How you formatted it and why: the user's instructions and the step notes you followed.",
-    ),
+    .describe("How you formatted it and why."),
 });
 
 /** The answer: the stored deliverable's id and what it belongs to (the MCP tool's output schema). */
@@ -66,7 +60,8 @@ export const storedOutputOutput = z.object({
   executionId: z.string().nullable(),
   createdAt: z.string(),
   citationCheck: citationCheckOutput,
-  hint: z.string().describe("What to fix in the citations, or what comes next."),
+  /** What to fix in the deliverable's citations, or, when nothing, what comes next. */
+  hint: z.string(),
 });
 
 export type StoredOutput = z.infer<typeof storedOutputOutput>;

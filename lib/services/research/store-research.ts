@@ -21,39 +21,25 @@ export const artifactTypeField = z
   .string()
   .trim()
   .regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a short snake_case name such as source_summary")
-  .describe(
-    "What kind of artifact this is, in snake_case: source_summary, finding, data_extract, comparison_table, analysis, critique, synthesis, or another short name.",
-  );
+  .describe("snake_case: finding, source_summary, data_extract, analysis, synthesis, ...");
 
 export const storeResearchInput = z.object({
   artifactType: artifactTypeField,
-  title: z
-    .string()
-    .trim()
-    .min(1)
-    .max(500)
-    .describe('A specific, searchable title, e.g. "EU battery recycling capacity 2024".'),
-  content: z
-    .record(z.string(), z.unknown())
-    .describe("The artifact's structured content as a JSON object (facts, figures, tables)."),
+  title: z.string().trim().min(1).max(500),
+  content: z.record(z.string(), z.unknown()),
   contentText: z
     .string()
     .trim()
     .min(1, "must not be empty")
     .max(CONTENT_TEXT_MAX)
-    .describe(
-      "The same content as readable prose: this is what search_sources searches and quotes in snippets.",
-    ),
-  confidence: z.number().min(0).max(1).describe("Your confidence in the content, from 0 to 1."),
+    .describe("The same as prose: what search_sources searches."),
+  confidence: z.number().min(0).max(1),
   sourceUrls: z
     .array(z.url({ protocol: /^https?$/ }).max(2_000))
     .max(100)
-    .optional()
-    .describe("The http(s) URLs the content came from."),
-  planId: planIdField.optional().describe("The plan this artifact belongs to, if any."),
-  stepId: stepIdField
-    .optional()
-    .describe("The step that produced it (needs planId), so the artifact shows with that step."),
+    .optional(),
+  planId: planIdField.optional(),
+  stepId: stepIdField.optional().describe("The step that produced it (with planId)."),
 });
 
 /** The answer: the stored artifact's id and what it belongs to (the MCP tool's output schema). */

@@ -20,31 +20,20 @@ export const submitResearchFeedbackInput = z.object({
   executionId: executionIdField.optional(),
   feedbackType: z
     .enum(FEEDBACK_TYPES)
-    .describe(
-      "initial: the user's answer right after delivery; closing: what the later conversation showed, when it moves away from this research.",
-    ),
+    .describe("initial: right after delivery; closing: what later conversation showed."),
   satisfaction: z
     .int("must be a whole number from 1 to 5")
     .min(1)
     .max(5)
-    .describe(
-      "The user's satisfaction: 1 very unhappy, 3 neutral, 5 very happy. Infer it from their words.",
-    ),
+    .describe("1 very unhappy to 5 very happy, inferred from their words."),
   summary: z
     .string()
     .trim()
     .min(1, "must not be empty")
     .max(5_000)
-    .describe("What the user said about the result, in one to three sentences."),
-  improvementSuggestions: z
-    .string()
-    .trim()
-    .max(5_000)
-    .optional()
-    .describe("What should have been done differently, in the user's terms."),
-  followUpRequested: z
-    .boolean()
-    .describe("Whether the user asked for more research on this topic."),
+    .describe("What the user said, in 1-3 sentences."),
+  improvementSuggestions: z.string().trim().max(5_000).optional(),
+  followUpRequested: z.boolean(),
 });
 
 /** The answer: the stored feedback's id and what it belongs to (the MCP tool's output schema). */

@@ -22,9 +22,14 @@ export const PREVIEW_CHARS = 2_000;
 export function cutColumn(column: PgColumn, chars = PREVIEW_CHARS) {
   const n = sql.raw(String(chars));
   if (column.dataType === "json") {
+    // The preview's type is the column's: a json column (a proposal, kept in
+    // the agent's key order) must not meet a jsonb branch in one CASE.
+    const build = sql.raw(
+      column.getSQLType() === "json" ? "json_build_object" : "jsonb_build_object",
+    );
     return {
       value: sql`case when char_length(${column}::text) <= ${n} then ${column}
-        else jsonb_build_object('preview', left(${column}::text, ${n})) end`.mapWith(column),
+        else ${build}('preview', left(${column}::text, ${n})) end`.mapWith(column),
       cut: sql<boolean>`coalesce(char_length(${column}::text) > ${n}, false)`,
     };
   }

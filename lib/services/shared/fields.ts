@@ -4,8 +4,9 @@ import { z } from "zod";
 import { MAX_PLAN_STEPS } from "../../plan-engine/modify";
 import { STEP_TYPES } from "../../plan-engine/states";
 
-export const planIdField = z.uuid("must be a plan id (a UUID)").describe("The plan's id (planId).");
-export const stepIdField = z.uuid("must be a step id (a UUID)").describe("The step's id (stepId).");
+// No description: the name and `format: uuid` say it all in tools/list.
+export const planIdField = z.uuid("must be a plan id (a UUID)");
+export const stepIdField = z.uuid("must be a step id (a UUID)");
 /**
  * The id of a record an admin form names (a key, a connected app, a webhook
  * endpoint or delivery, a user): checked before any query, so a tampered form
@@ -22,18 +23,11 @@ export const reviewRequestFields = {
 };
 
 export const recordIdField = (what: string) => z.uuid(`must be ${what} id (a UUID)`);
-export const sessionIdField = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .describe("Your client's session id, recorded in the audit trail.");
+export const sessionIdField = z.string().trim().min(1).max(200);
 
 export const stepTypeField = z
   .enum(STEP_TYPES)
-  .describe(
-    "search: find and evaluate sources; extract: pull structured data; analyze: interpret and find patterns; critique: evaluate quality and gaps; synthesize: combine findings into conclusions; checkpoint: pause for user review; custom: anything else.",
-  );
+  .describe("checkpoint: pause for a person's review; custom: anything else.");
 
 /**
  * The size of a value as the JSON text an agent sends, in UTF-8 bytes; undefined
@@ -63,7 +57,7 @@ export const formatBytes = (bytes: number) =>
  * also added to the field's description, which the MCP tool lists.
  */
 export function jsonAtMost<T extends z.ZodType>(schema: T, maxBytes: number, instead: string): T {
-  const limit = `At most ${formatBytes(maxBytes)} as JSON text.`;
+  const limit = `At most ${Math.round(maxBytes / KIB)} KB as JSON.`;
   return schema
     .superRefine((value, ctx) => {
       const bytes = value === undefined ? undefined : jsonBytes(value);
@@ -135,10 +129,7 @@ export const instructionsField = z
   .trim()
   .min(1, "must not be empty")
   .max(20_000)
-  .describe("What the AI platform must do in this step, self-contained.");
-
-const BINDINGS_HELP =
-  'A string value of exactly "{{steps.N.result.<path>}}" (N: an earlier step\'s stepOrder) or "{{plan.researchQuestion}}" is replaced by that value, keeping its type; inside longer text it is interpolated.';
+  .describe("What to do in this step, self-contained.");
 
 export const newStepField = z.object({
   stepType: stepTypeField,
@@ -148,13 +139,15 @@ export const newStepField = z.object({
     .max(100)
     .optional()
     .describe(
-      "Makes this a server-run step: Cairn runs this tool itself when the step is next, with `arguments` (search_sources, extract_data or store_research). Leave out for a step the agent does.",
+      "A server-run step: search_sources, extract_data or store_research, which Cairn runs with arguments. Left out, your step.",
     ),
   arguments: jsonAtMost(
     z
       .record(z.string(), z.unknown())
       .optional()
-      .describe(`A server-run step's input for its tool. ${BINDINGS_HELP}`),
+      .describe(
+        'The server-run step\'s tool input; "{{steps.N.result.<path>}}" (N: an earlier step) or "{{plan.researchQuestion}}" in a string is replaced by that value.',
+      ),
     MAX_STEP_IO_BYTES,
     STEP_IO_TOO_BIG,
   ),
@@ -163,7 +156,7 @@ export const newStepField = z.object({
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        `An agent step's inputs, resolved when the step is handed out (returned as step.inputs). ${BINDINGS_HELP}`,
+        "Your step's inputs, resolved when it is handed out (step.inputs), with bindings as in arguments.",
       ),
     MAX_STEP_IO_BYTES,
     STEP_IO_TOO_BIG,
@@ -172,9 +165,7 @@ export const newStepField = z.object({
     z
       .record(z.string(), z.unknown())
       .optional()
-      .describe(
-        'A JSON Schema ({ "type": "object", ... }) the step\'s result must satisfy: checked on submit_step_result, and on the tool\'s result for a server-run step.',
-      ),
+      .describe('A JSON Schema ({ "type": "object", ... }) the step\'s result must satisfy.'),
     MAX_STEP_IO_BYTES,
     "describe the result with a smaller schema.",
   ),

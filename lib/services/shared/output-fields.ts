@@ -9,9 +9,8 @@ export const stepStatus = z.enum(STEP_STATUSES);
 export const stepType = z.enum(STEP_TYPES);
 
 export const progress = z.object({
-  percent: z
-    .number()
-    .describe("Terminal steps (completed, skipped, failed) as a share of all steps, 0-100."),
+  /** Terminal steps (completed, skipped, failed) as a share of all steps, 0-100. */
+  percent: z.number(),
   total: z.number(),
   pending: z.number(),
   inProgress: z.number(),

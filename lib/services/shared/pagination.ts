@@ -20,12 +20,10 @@ import { AppError } from "../../plan-engine/app-error";
 export const cursorField = z
   .string()
   .optional()
-  .describe("Where the page starts: the previous answer's nextCursor. Left out, the first page.");
+  .describe("The previous nextCursor; left out, the first page.");
 
-export const nextCursorField = z
-  .string()
-  .nullable()
-  .describe("Pass it as cursor to read the next page; null when this page is the last.");
+/** Passed back as cursor to read the next page; null when this page is the last. */
+export const nextCursorField = z.string().nullable();
 
 /**
  * A row's position: the order it belongs to (so a cursor of another list, or
