@@ -199,3 +199,42 @@ test("the plan page lists the newest artifacts by excerpt and sends only what it
   await list.getByRole("link", { name: "Stored source 12" }).click();
   await expect(page.getByText("TEXT-TAIL-12")).toBeVisible();
 });
+
+test("the plan page shows its steps a page at a time and the deliverable's beginning", async ({
+  page,
+  agent,
+  app,
+}) => {
+  // Forty steps of 2,000 characters each: more than one page's 48 KB of what steps show.
+  const created = await agent.ok("create_research_plan", {
+    name: "A plan of many long steps",
+    researchQuestion: "Does the plan page page its steps?",
+    steps: Array.from({ length: 40 }, (_, i) => ({
+      stepType: "analyze",
+      instructions: `Step ${i + 1}. ${"Read closely. ".repeat(140)}`,
+    })),
+  });
+  await agent.ok("store_research_output", {
+    planId: created.planId,
+    outputMediaType: "markdown",
+    content: `# Long report\n\n${"A finding, weighed. ".repeat(200)}REPORT-TAIL`,
+  });
+
+  await signIn(page, app.tenantA.researcherEmail);
+  await page.goto(`/plans/${created.planId}`);
+  await expect(page.getByTestId("deliverable").getByRole("heading")).toHaveText("Long report");
+  await expect(page.getByTestId("deliverable-shortened")).toContainText("first 2,000 characters");
+  expect(await page.content()).not.toContain("REPORT-TAIL");
+
+  const pages = page.getByTestId("steps-pages");
+  await expect(page.getByTestId("step-1")).toBeVisible();
+  await expect(page.getByTestId("step-40")).toHaveCount(0);
+  await expect(pages.getByTestId("steps-shown")).toHaveText(/^Steps 1–\d+ of 40$/);
+  // The flow still draws every step.
+  await expect(page.getByRole("img", { name: /^Flow of 40 steps/ })).toBeVisible();
+  await pages.getByRole("link", { name: "Later steps →" }).click();
+  await expect(page.getByTestId("step-40")).toBeVisible();
+  await expect(page.getByTestId("step-1")).toHaveCount(0);
+  await pages.getByRole("link", { name: "← First steps" }).click();
+  await expect(page.getByTestId("step-1")).toBeVisible();
+});

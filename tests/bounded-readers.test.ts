@@ -7,7 +7,8 @@
  * every source and claim a page at a time and gives one whole. A plan of the
  * most steps, some with the longest result, report and notes, and the longest
  * deliverable, is read through the contexts, each list a page at a time, and
- * read_evidence gives each long value whole, equal to what was stored. Over
+ * read_evidence gives each long value whole, equal to what was stored; its page
+ * shows the deliverable's beginning and its steps a page at a time. Over
  * /api/mcp and the web door, on both databases and with both eras' clients.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -337,6 +338,43 @@ describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
       expect(await agent.fails("read_evidence", { planId: fullPlanId, of: outputId })).toMatch(
         /^VALIDATION_ERROR: of, part/,
       );
+    }, 300_000);
+
+    it("shows the plan page in under 1 MB on every page of its steps, each step once, the deliverable's beginning", async () => {
+      const admin = await signInOverHttp(app.url, app.tenantA.email);
+      const shown: number[] = [];
+      let path = `/plans/${fullPlanId}`;
+      for (let pages = 0; ; pages++) {
+        expect(pages).toBeLessThan(MAX_PLAN_STEPS);
+        const page = await admin.get(path);
+        expect(page.status).toBe(200);
+        const html = await page.text();
+        expect(Buffer.byteLength(html, "utf8"), path).toBeLessThan(MB);
+        // The payload a client-side navigation to the page fetches instead; Next
+        // sends a request without its cache-busting `_rsc` parameter to the address with it.
+        const asked = await admin.get(path, { RSC: "1" });
+        const payload =
+          asked.status === 307
+            ? await admin.get(asked.headers.get("location") ?? "", { RSC: "1" })
+            : asked;
+        expect(payload.status).toBe(200);
+        expect(payload.headers.get("content-type")).toMatch(/^text\/x-component/);
+        expect(Buffer.byteLength(await payload.text(), "utf8"), path).toBeLessThan(MB);
+        if (pages === 0) {
+          expect(html).toContain('data-testid="deliverable-shortened"');
+          expect(html).toContain(`href="/plans/${fullPlanId}/deliverable"`);
+          // The preview's lines, in the markup and in React's payload, never the whole's.
+          const lines = html.split("The finding holds").length - 1;
+          expect(lines).toBeGreaterThan(0);
+          expect(lines).toBeLessThanOrEqual(2 * Math.ceil(PREVIEW_CHARS / 39));
+        }
+        shown.push(...[...html.matchAll(/data-testid="step-(\d+)"/g)].map((m) => Number(m[1])));
+        const link = /<a [^>]*data-testid="steps-next"[^>]*>/.exec(html)?.[0];
+        const next = link && /href="([^"]*)"/.exec(link)?.[1];
+        if (!next) break;
+        path = next.replaceAll("&amp;", "&");
+      }
+      expect(shown).toEqual(Array.from({ length: MAX_PLAN_STEPS }, (_, i) => i + 1));
     }, 300_000);
   });
 

@@ -13,6 +13,9 @@ export function Pagination({
   params,
   cursorParam = "cursor",
   newestFirst = true,
+  linkNames = newestFirst
+    ? { first: "← Newest", next: "Older →" }
+    : { first: "← Oldest", next: "Newer →" },
   label,
   testId,
   children,
@@ -25,6 +28,8 @@ export function Pagination({
   cursorParam?: string;
   /** The list's order, for the links' names: newest first (else oldest first). */
   newestFirst?: boolean;
+  /** The links' names, for a list that is not in time order (a plan's steps). */
+  linkNames?: { first: string; next: string };
   label: string;
   /** Prefix of the nav's, the text's and the next link's test ids. */
   testId: string;
@@ -36,7 +41,7 @@ export function Pagination({
     <nav className="pagination" aria-label={label} data-testid={`${testId}-pages`}>
       {cursor ? (
         <Link href={pageHref(basePath, params, cursorParam)} data-testid={`${testId}-first`}>
-          {newestFirst ? "← Newest" : "← Oldest"}
+          {linkNames.first}
         </Link>
       ) : (
         <span aria-hidden="true" />
@@ -47,7 +52,7 @@ export function Pagination({
           href={pageHref(basePath, params, cursorParam, nextCursor)}
           data-testid={`${testId}-next`}
         >
-          {newestFirst ? "Older →" : "Newer →"}
+          {linkNames.next}
         </Link>
       ) : (
         <span aria-hidden="true" />

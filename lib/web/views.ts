@@ -8,7 +8,6 @@ import { undefinedIfNotFound } from "../plan-engine/app-error";
 import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { exportPlanEvidence } from "../services/evidence/export-evidence";
-import type { EvidenceCursors } from "../services/evidence/read-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-policy";
@@ -33,6 +32,7 @@ import {
   getToolCallLog,
   listPlans,
   listStalledPlans,
+  type PlanPageCursors,
 } from "../services/views/plan-views";
 import {
   type InboxFilters,
@@ -56,12 +56,12 @@ export const views = {
     user: SignedInUser,
     planId: string,
     auditCursor: string | undefined,
-    evidenceCursors: EvidenceCursors = {},
+    cursors: PlanPageCursors = {},
   ) {
     const ctx = await userContext(user);
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
-    return getPlanPage(ctx, planId, auditCursor, evidenceCursors);
+    return getPlanPage(ctx, planId, auditCursor, cursors);
   },
   /** A plan's name and newest deliverable; undefined for a plan not in the user's tenant. */
   async planDeliverable(user: SignedInUser, planId: string) {

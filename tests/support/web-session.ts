@@ -9,8 +9,11 @@ import { readFileSync } from "node:fs";
 import { SEED_PASSWORD } from "./app-server";
 
 export type WebSession = {
-  /** GETs a path with the session cookie; redirects are not followed. */
-  get(path: string): Promise<Response>;
+  /**
+   * GETs a path with the session cookie and any `headers` (`RSC: 1` asks for
+   * the page's React payload alone); redirects are not followed.
+   */
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
   /**
    * Calls a `(previousState, formData)` server action (the useActionState kind)
    * from the page at `path`; returns the response and its body text (the RSC
@@ -75,10 +78,10 @@ export async function signInOverHttp(
   }
 
   return {
-    get(path) {
+    get(path, headers = {}) {
       return fetch(`${baseUrl}${path}`, {
         redirect: "manual",
-        headers: { Cookie: cookieHeader() },
+        headers: { ...headers, Cookie: cookieHeader() },
       });
     },
     async action(path, actionName, fields, headers = {}) {

@@ -7,8 +7,9 @@
  * artifacts come in pages within CONTEXT_PAGE_BYTES, every long value cut to
  * its first PREVIEW_CHARS characters and named in its `shortened`, and only the
  * newest deliverable is read, shortened too; read_evidence gives a value whole
- * (read-plan-text.ts). The plan page reads the whole core (loadPlanCore) with
- * short artifact summaries instead (artifactSummaries).
+ * (read-plan-text.ts). The plan page reads the whole core (loadPlanCore), the
+ * deliverable shortened the same way, with short artifact summaries instead
+ * (artifactSummaries), and pages its steps itself.
  */
 import "server-only";
 import { and, asc, count, desc, eq, getTableColumns, sql } from "drizzle-orm";
@@ -385,7 +386,8 @@ async function loadFeedback(db: Executor, ctx: Pick<ServiceContext, "tenantId">,
 
 /**
  * Everything recorded about a plan but its artifacts, whole, read inside the
- * caller's transaction: the newest deliverable only, never the earlier ones.
+ * caller's transaction: the newest deliverable only, never the earlier ones,
+ * cut as the contexts cut it (loadContextDeliverable; the download has it whole).
  * What the web UI's plan page renders (it shows each long value shortened,
  * and pages its steps); the MCP answers read their bounded pages instead
  * (loadPlanContext).
@@ -434,7 +436,7 @@ export async function loadPlanCore(
   const currentDigests = reviews.some((r) => r.status === "pending")
     ? await loadCurrentDigests(db, plan.id)
     : [];
-  const deliverable = await loadLatestDeliverable(db, ctx, plan.id);
+  const deliverable = await loadContextDeliverable(db, ctx, plan.id);
   const evidence = await loadPlanEvidence(db, ctx, plan.id, options.evidence);
   return {
     plan: planHeader(plan),

@@ -21,13 +21,11 @@ export const shortenedRow = z.object({
 });
 export type Shortened = z.infer<typeof shortenedRow>;
 
-/** The first PREVIEW_CHARS characters of `text` (never half a surrogate pair). */
-export function shorten(text: string): Shortened {
+/** The first `chars` characters of `text` (never half a surrogate pair). */
+export function shorten(text: string, chars = PREVIEW_CHARS): Shortened {
   const bytes = Buffer.byteLength(text, "utf8");
-  if (text.length <= PREVIEW_CHARS) return { text, shortened: false, bytes };
-  const end = /[\ud800-\udbff]/.test(text.charAt(PREVIEW_CHARS - 1))
-    ? PREVIEW_CHARS - 1
-    : PREVIEW_CHARS;
+  if (text.length <= chars) return { text, shortened: false, bytes };
+  const end = /[\ud800-\udbff]/.test(text.charAt(chars - 1)) ? chars - 1 : chars;
   return { text: text.slice(0, end), shortened: true, bytes };
 }
 
@@ -53,7 +51,16 @@ export const fullValueQuery = z.union([
   z.object({ review: z.uuid(), part: z.literal("proposal"), field: z.string() }),
   z.object({
     step: z.uuid(),
-    part: z.enum(["instructions", "result", "report", "arguments", "inputs", "outputSchema"]),
+    part: z.enum([
+      "instructions",
+      "result",
+      "report",
+      "resultSummary",
+      "failureReason",
+      "arguments",
+      "inputs",
+      "outputSchema",
+    ]),
   }),
   z.object({ audit: z.uuid() }),
 ]);
@@ -82,9 +89,11 @@ export async function readFullValue(
       from review_request r join plan_step s on s.id = r.step_id
       where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;
   } else if ("step" in query) {
-    json = query.part !== "instructions";
+    json = !["instructions", "resultSummary", "failureReason"].includes(query.part);
     const value = {
       instructions: sql`s.instructions`,
+      resultSummary: sql`s.result_summary`,
+      failureReason: sql`s.failure_reason`,
       result: sql`jsonb_pretty(s.result)`,
       report: sql`jsonb_pretty(s.step_execution_report)`,
       arguments: sql`jsonb_pretty(s.arguments)`,

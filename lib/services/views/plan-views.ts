@@ -33,6 +33,7 @@ import {
 } from "../../db/schema";
 import { undefinedIfNotFound } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
+import { splitUserFeedback } from "../../plan-engine/decisions";
 import { failingEndsPlan } from "../../plan-engine/modify";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
@@ -45,10 +46,12 @@ import {
   type PlanCore,
 } from "../research/research-context";
 import { readDecisionPolicy } from "../reviews/decision-policy";
+import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset, readPage } from "../shared/pagination";
 import { getPlan, loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
+import { shorten, shortenJson } from "./full-values";
 
 export const PLAN_FILTERS = [
   "active",
@@ -66,6 +69,12 @@ export const listPlansInput = z.object({
   cursor: cursorField,
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
 });
+
+/**
+ * How much of a plan's question the plans list shows (two lines of it are
+ * seen): 100 plans a page with 5,000-character questions would be megabytes.
+ */
+const LIST_QUESTION_CHARS = 300;
 
 export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPlansInput>) {
   const input = parseInput(listPlansInput, raw);
@@ -140,7 +149,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
       return {
         planId: plan.id,
         name: plan.name,
-        researchQuestion: plan.researchQuestion,
+        researchQuestion: shownQuestion(plan.researchQuestion),
         status: plan.status,
         progress: computeProgress(own.map((s) => s.status)),
         stallWarnings: stallWarnings(own, now, stallClock(ctx)),
@@ -151,6 +160,11 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
       };
     }),
   };
+}
+
+function shownQuestion(question: string): string {
+  const shown = shorten(question, LIST_QUESTION_CHARS);
+  return shown.shortened ? `${shown.text}…` : shown.text;
 }
 
 export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number];
@@ -212,6 +226,39 @@ export type BindingEdge = ReturnType<typeof bindingEdges>[number];
  */
 export const PLAN_PAGE_EVIDENCE_BYTES = 24 * 1024;
 
+/**
+ * The most JSON text of what one page of the plan's Steps section shows of its
+ * steps (each long value shortened, every feedback and condition after it),
+ * for the same reasons as its evidence: 200 steps at their limits would be
+ * megabytes of HTML. A page shows at least one step.
+ */
+export const PLAN_PAGE_STEP_BYTES = 48 * 1024;
+
+/** Where the plan page's lists start: its evidence's cursors, and its steps'. */
+export type PlanPageCursors = EvidenceCursors & { stepsCursor?: string };
+
+/** The texts the Steps section shows of a step (steps-section.tsx, step-io.tsx), as it shows them. */
+function shownTexts(
+  step: PlanCore["steps"][number],
+  conditions: PlanCore["branchingConditions"],
+): unknown[] {
+  const { original, feedback } = splitUserFeedback(step.instructions);
+  const json = (value: unknown) => (value === null ? null : shortenJson(value).text);
+  return [
+    step.stepType,
+    shorten(original).text,
+    ...feedback.map((text) => shorten(text).text),
+    step.resultSummary === null ? null : shorten(step.resultSummary).text,
+    step.failureReason === null ? null : shorten(step.failureReason).text,
+    json(step.result),
+    ...Object.values(step.stepExecutionReport ?? {}).map(json),
+    json(step.arguments),
+    json(step.inputs),
+    json(step.outputSchema),
+    ...conditions.filter((c) => c.afterStepId === step.stepId).map((c) => c.conditionExpression),
+  ];
+}
+
 /** How many of a plan's artifacts its page lists (newest first); the rest are counted, and found in the Library. */
 export const PLAN_PAGE_ARTIFACTS = 10;
 
@@ -222,13 +269,16 @@ export const PLAN_PAGE_ARTIFACTS = 10;
  * server-run step last ran with, one page of its audit trail, newest first, and
  * whether the whole trail's hash chain holds (`trail`, a promise: the check is
  * the slowest read, so the page renders around it). It is read again every few
- * seconds while the plan runs, so it reads only what it shows.
+ * seconds while the plan runs, so it reads only what it shows. Its Steps
+ * section shows one page of the steps (`stepsPage`, within
+ * PLAN_PAGE_STEP_BYTES, from `stepsCursor`); the flow and timeline draw every
+ * step by its type and status.
  */
 export async function getPlanPage(
   ctx: ServiceContext,
   planId: string,
   auditCursor?: string,
-  evidenceCursors: EvidenceCursors = {},
+  { stepsCursor, ...evidenceCursors }: PlanPageCursors = {},
 ) {
   if (!z.uuid().safeParse(planId).success) return undefined;
   // Whether the trail's hash chain holds: the database recomputes every digest
@@ -254,6 +304,31 @@ export async function getPlanPage(
       auditCursor,
       "auditCursor",
     );
+    const stepsOrder = keyset(
+      { at: planSteps.stepOrder, sequence: true, id: planSteps.id, direction: "asc" },
+      stepsCursor,
+      "stepsCursor",
+    );
+    // The ids of the steps from the cursor on: the page's are those whose shown texts fit.
+    const byId = new Map(context.steps.map((s) => [s.stepId, s]));
+    const after = (
+      await tx
+        .select({ id: planSteps.id, ...stepsOrder.position })
+        .from(planSteps)
+        .where(
+          and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId), stepsOrder.where),
+        )
+        .orderBy(...stepsOrder.orderBy)
+    ).flatMap((row) => {
+      // A step added since the core was read waits for the next read.
+      const step = byId.get(row.id);
+      return step ? [{ ...row, step }] : [];
+    });
+    const fit = fitting(
+      after.map(({ step }) => shownTexts(step, context.branchingConditions)),
+      PLAN_PAGE_STEP_BYTES,
+    );
+    const shownIds = new Set(after.slice(0, fit).map(({ id }) => id));
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
@@ -270,6 +345,7 @@ export async function getPlanPage(
         : await tx
             .selectDistinctOn([planAuditLog.stepId], {
               stepId: planAuditLog.stepId,
+              id: planAuditLog.id,
               arguments: sql<unknown>`${planAuditLog.payload} -> 'arguments'`,
               createdAt: planAuditLog.createdAt,
             })
@@ -294,6 +370,18 @@ export async function getPlanPage(
         .map((s) => s.id),
     );
     const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
+    const steps = context.steps.map((step) => {
+      const run = runs.find((r) => r.stepId === step.stepId);
+      return {
+        ...step,
+        /** The arguments Cairn last ran this server step with, bindings resolved, and its audit row. */
+        ranWith: run
+          ? { arguments: run.arguments, at: run.createdAt.toISOString(), auditId: run.id }
+          : null,
+        /** Sent back to the agent with feedback, and not picked up again yet. */
+        sentBack: sentBack.has(step.stepId),
+      };
+    });
     return {
       ...context,
       artifacts,
@@ -303,16 +391,12 @@ export async function getPlanPage(
         instructionsChanged:
           review.currentDigest !== null && review.currentDigest !== review.contentDigest,
       })),
-      steps: context.steps.map((step) => {
-        const run = runs.find((r) => r.stepId === step.stepId);
-        return {
-          ...step,
-          /** The arguments Cairn last ran this server step with, bindings resolved. */
-          ranWith: run ? { arguments: run.arguments, at: run.createdAt.toISOString() } : null,
-          /** Sent back to the agent with feedback, and not picked up again yet. */
-          sentBack: sentBack.has(step.stepId),
-        };
-      }),
+      steps,
+      stepsPage: {
+        cursor: stepsCursor ?? null,
+        nextCursor: stepsOrder.pageOf(after.slice(0, fit + 1), fit).nextCursor,
+        steps: steps.filter((step) => shownIds.has(step.stepId)),
+      },
       bindingEdges: bindingEdges(context.steps),
       stallWarnings: warnings,
       stallThresholdSeconds: ctx.stallThresholdSeconds,

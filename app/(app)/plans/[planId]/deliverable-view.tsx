@@ -31,7 +31,12 @@ function keepDataImages(url: string, key: string): string {
   return defaultUrlTransform(url);
 }
 
-/** The final deliverable (Markdown rendered without raw HTML; anything else downloadable) and its feedback. */
+/**
+ * The final deliverable (Markdown rendered without raw HTML; anything else
+ * downloadable) and its feedback. Only its beginning is read (getPlanPage: up
+ * to 500,000 characters would put the page over a megabyte); the download has
+ * it whole.
+ */
 export function DeliverableView({ page, origin }: { page: PlanPage; origin: string | null }) {
   const deliverable = page.deliverable;
   if (!deliverable && page.feedback.length === 0) return null;
@@ -46,6 +51,15 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
               Download
             </a>
           </p>
+          {deliverable.shortened.includes("content") ? (
+            <p className="notice" data-testid="deliverable-shortened">
+              This is the deliverable&apos;s beginning, its first{" "}
+              {deliverable.content.length.toLocaleString("en-US")} characters.{" "}
+              <a href={`/plans/${page.plan.planId}/deliverable`} download>
+                Download it all
+              </a>
+            </p>
+          ) : null}
           {rendersAsMarkdown(deliverable.outputMediaType) ? (
             <div className="markdown" data-testid="deliverable">
               <ReactMarkdown
@@ -69,7 +83,10 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
             <CitationCheckView check={deliverable.citationCheck} />
           ) : null}
           {deliverable.formattingNotes ? (
-            <p className="muted">Formatting notes: {deliverable.formattingNotes}</p>
+            <p className="muted">
+              Formatting notes: {deliverable.formattingNotes}
+              {deliverable.shortened.includes("formattingNotes") ? "…" : ""}
+            </p>
           ) : null}
         </>
       ) : (

@@ -37,6 +37,7 @@ type Search = {
   audit?: string | string[];
   sources?: string | string[];
   claims?: string | string[];
+  steps?: string | string[];
 };
 
 export default async function PlanPageView({
@@ -54,6 +55,7 @@ export default async function PlanPageView({
     views.planPage(user, planId, one(search.audit), {
       sourcesCursor: one(search.sources),
       claimsCursor: one(search.claims),
+      stepsCursor: one(search.steps),
     }),
   );
   if (isCursorRefused(page)) {

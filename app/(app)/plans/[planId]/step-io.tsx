@@ -97,9 +97,13 @@ export function StepIo({ step, planId }: { step: Step; planId: string }) {
           <summary>
             Arguments Cairn ran it with (<Time iso={step.ranWith.at} />)
           </summary>
-          <pre data-testid="step-resolved-arguments">
-            {JSON.stringify(step.ranWith.arguments, null, 2)}
-          </pre>
+          {/* Bindings may have brought whole results in: the audit row has them all. */}
+          <ShortenedText
+            value={shortenJson(step.ranWith.arguments)}
+            href={fullValueHref(planId, { audit: step.ranWith.auditId })}
+            testId="step-resolved-arguments"
+            json
+          />
         </details>
       ) : step.status === "pending" ? (
         <p className="muted">Cairn runs it when get_next_step reaches it.</p>

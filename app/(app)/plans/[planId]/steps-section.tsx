@@ -1,3 +1,4 @@
+import { Pagination } from "@/app/_components/pagination";
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
@@ -9,13 +10,30 @@ import { StepIo } from "./step-io";
 type Step = PlanPage["steps"][number];
 type Condition = PlanPage["branchingConditions"][number];
 
-/** Every step in order, each with what it did and the conditions evaluated after it. */
+/**
+ * The steps in order, a page at a time (getPlanPage's `stepsPage`: what 200
+ * steps at their limits show would be megabytes), each with what it did and
+ * the conditions evaluated after it.
+ */
 export function StepsSection({ page }: { page: PlanPage }) {
+  const { steps, cursor, nextCursor } = page.stepsPage;
   return (
     <section aria-labelledby="steps-heading">
       <h2 id="steps-heading">Steps</h2>
+      <Pagination
+        cursor={cursor}
+        nextCursor={nextCursor}
+        basePath={`/plans/${page.plan.planId}`}
+        params={{}}
+        cursorParam="steps"
+        linkNames={{ first: "← First steps", next: "Later steps →" }}
+        label="Steps pages"
+        testId="steps"
+      >
+        Steps {steps[0]?.stepOrder ?? 0}–{steps.at(-1)?.stepOrder ?? 0} of {page.steps.length}
+      </Pagination>
       <ol className="steps">
-        {page.steps.map((step) => (
+        {steps.map((step) => (
           <StepItem key={step.stepId} step={step} page={page} />
         ))}
       </ol>
@@ -120,11 +138,26 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
         {step.failureReason ? (
           <>
             <dt>Failure</dt>
-            <dd>{step.failureReason}</dd>
+            <dd>
+              {/* A rejection's reason carries the reviewer's feedback: up to 20,000 characters. */}
+              <ShortenedText
+                value={shorten(step.failureReason)}
+                href={fullValueHref(page.plan.planId, { step: step.stepId, part: "failureReason" })}
+                testId="step-failure"
+              />
+            </dd>
           </>
         ) : null}
       </dl>
-      {step.resultSummary ? <p className="summary">{step.resultSummary}</p> : null}
+      {step.resultSummary ? (
+        <div className="summary">
+          <ShortenedText
+            value={shorten(step.resultSummary)}
+            href={fullValueHref(page.plan.planId, { step: step.stepId, part: "resultSummary" })}
+            testId="step-summary"
+          />
+        </div>
+      ) : null}
       {/* The foldouts side by side on one line while closed: a plan's page stays short. */}
       <div className="step-more">
         <StepIo step={step} planId={page.plan.planId} />
