@@ -126,7 +126,7 @@ export type McpSession = {
   serverRssAtStartMb: number;
   ping(agents: number, durationMs: number): Promise<PingRun>;
   loop(agents: number, durationMs: number): Promise<McpLoopRun>;
-  /** The server's CPU per call from the first client, beside `inProcess`'s loop. */
+  /** The server's CPU per call from one client of this revision, beside `inProcess`'s loop. */
   serverCpu(inProcess: CairnCalls, calls: number, repetitions: number): Promise<ServerCpu>;
   close(): Promise<void>;
 };
@@ -188,11 +188,16 @@ export async function openMcpSession(
         return { ...figures, verification, peakServerRssMb: round(peak, 1) };
       },
       serverCpu(inProcess, calls, repetitions) {
-        const agent = agents[0] as Agent;
         const probe = {
-          calls: agent.calls,
-          ping: () => agent.call<void>("ping", {}),
-          getPlanStatus: (planId: string) => agent.call<void>("get_plan_status", { planId }),
+          async connect() {
+            const agent = await connect(server.mcpUrl, key, revision);
+            return {
+              calls: agent.calls,
+              ping: () => agent.call<void>("ping", {}),
+              getPlanStatus: (planId: string) => agent.call<void>("get_plan_status", { planId }),
+              close: () => agent.close(),
+            };
+          },
           serverCpuMs: () => server.cpuMs(),
         };
         return measureServerCpu(probe, inProcess, calls, repetitions);

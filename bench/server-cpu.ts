@@ -34,11 +34,17 @@ export type ServerCpu = {
   loopRatio: number;
 };
 
-/** One MCP client's calls, and the server's CPU clock. */
-export type McpCpuProbe = {
+/** One MCP client's calls. */
+export type McpCpuClient = {
   calls: CairnCalls;
   ping(): Promise<void>;
   getPlanStatus(planId: string): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** New MCP clients, and the server's CPU clock. */
+export type McpCpuProbe = {
+  connect(): Promise<McpCpuClient>;
   serverCpuMs(): number;
 };
 
@@ -73,12 +79,25 @@ export async function measureServerCpu(
   calls: number,
   repetitions: number,
 ): Promise<ServerCpu> {
-  const { planId } = await mcp.calls.createPlan(planInput("Bench status plan", OWN_PLAN_STEPS));
+  // A fresh client for each run, connected and closed outside the measured
+  // window: fetch keeps an abort listener per request on a client's signal
+  // until garbage collection, and warns on every request past 1,500.
+  const overMcp = (work: (client: McpCpuClient) => Promise<number>) => async () => {
+    const client = await mcp.connect();
+    try {
+      return await perCall(mcp.serverCpuMs, () => work(client));
+    } finally {
+      await client.close();
+    }
+  };
+  const planner = await mcp.connect();
+  const { planId } = await planner.calls
+    .createPlan(planInput("Bench status plan", OWN_PLAN_STEPS))
+    .finally(() => planner.close());
   const kinds = {
-    ping: () => perCall(mcp.serverCpuMs, () => repeat(calls, mcp.ping)),
-    getPlanStatus: () =>
-      perCall(mcp.serverCpuMs, () => repeat(calls, () => mcp.getPlanStatus(planId))),
-    loop: () => perCall(mcp.serverCpuMs, () => runOwnPlanCalls(mcp.calls, OWN_PLAN_STEPS, calls)),
+    ping: overMcp((client) => repeat(calls, client.ping)),
+    getPlanStatus: overMcp((client) => repeat(calls, () => client.getPlanStatus(planId))),
+    loop: overMcp((client) => runOwnPlanCalls(client.calls, OWN_PLAN_STEPS, calls)),
     inProcessLoop: () =>
       perCall(processCpuMs, () => runOwnPlanCalls(inProcess, OWN_PLAN_STEPS, calls)),
   };
