@@ -113,6 +113,29 @@ const per = (value: number, steps: number) =>
 export const OWN_PLAN_STEPS = 10;
 export const SHARED_PLAN_STEPS = 200;
 
+/** The loop's calls in process, as the tenant's API key, on a pool of `connections`. */
+export async function openCoreCalls(
+  url: string,
+  tenant: BenchTenant,
+  connections: number,
+): Promise<{ calls: CairnCalls; close(): Promise<void> }> {
+  const handle = await openDatabase({ kind: "postgres", url, maxConnections: connections });
+  const ctx: ServiceContext = {
+    db: handle.db,
+    tenantId: tenant.tenantId,
+    actor: { type: "api_key", id: tenant.apiKeyId, label: "benchmark agent" },
+    stallThresholdSeconds: 1800,
+  };
+  return {
+    calls: {
+      createPlan: (input) => createPlan(ctx, input),
+      getNextStep: (planId) => getNextStep(ctx, { planId }),
+      submitStepResult: (input) => submitStepResult(ctx, input),
+    },
+    close: () => handle.close(),
+  };
+}
+
 export type CoreRunKind = { agents: number; kind: CoreRun["kind"] };
 
 export async function runCore(
@@ -122,19 +145,8 @@ export async function runCore(
   verifySql: Sql,
   durationMs: number,
 ): Promise<CoreRun> {
-  const handle = await openDatabase({ kind: "postgres", url, maxConnections: agents });
+  const { calls, close } = await openCoreCalls(url, tenant, agents);
   try {
-    const ctx: ServiceContext = {
-      db: handle.db,
-      tenantId: tenant.tenantId,
-      actor: { type: "api_key", id: tenant.apiKeyId, label: "benchmark agent" },
-      stallThresholdSeconds: 1800,
-    };
-    const calls: CairnCalls = {
-      createPlan: (input) => createPlan(ctx, input),
-      getNextStep: (planId) => getNextStep(ctx, { planId }),
-      submitStepResult: (input) => submitStepResult(ctx, input),
-    };
     const team = Array.from({ length: agents }, () => calls);
     // A short unmeasured pass first, so JIT, the connection pool and the
     // prepared statements are warm.
@@ -162,6 +174,6 @@ export async function runCore(
     const { planIds: _, ...figures } = run;
     return { kind, ...figures, profile, verification: await verifyRun(verifySql, run) };
   } finally {
-    await handle.close();
+    await close();
   }
 }

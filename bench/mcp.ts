@@ -4,7 +4,8 @@
  * key, in each protocol era (the 1.x client on 2025-11-25, the SDK v2 client
  * pinned to 2026-07-28), the audit trail and the tool-call log on (they always are). `ping` in a
  * loop through the same server is the transport's own ceiling. The server's
- * memory is sampled throughout and its peak during the 32-agent run reported.
+ * memory is sampled throughout and its peak during the 32-agent run reported;
+ * its CPU per call is measured with one client (bench/server-cpu.ts).
  */
 import {
   Client as ModernClient,
@@ -15,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Sql } from "postgres";
 import type { NextStep } from "@/lib/services/plans/get-next-step";
 import { OWN_PLAN_STEPS } from "./core";
+import { measureServerCpu, type ServerCpu } from "./server-cpu";
 import { type CairnCalls, type LoopRun, runOwnPlans } from "./support/agents";
 import type { NextServer } from "./support/next-server";
 import { closedLoop, round, sleep, summarise } from "./support/stats";
@@ -41,6 +43,7 @@ export type McpSection = {
   toolNames: string[];
   /** The same ping and loops by clients that speak only revision 2026-07-28. */
   modern?: { ping: PingRun; loops: McpLoopRun[] };
+  serverCpu: ServerCpu;
 };
 
 type CallTool = (params: { name: string; arguments: Record<string, unknown> }) => Promise<{
@@ -52,6 +55,8 @@ type CallTool = (params: { name: string; arguments: Record<string, unknown> }) =
 type Agent = {
   listTools(): Promise<{ tools: { name: string }[] }>;
   callTool: CallTool;
+  /** A tool call whose error result throws; answers its structured content. */
+  call<T>(name: string, args: Record<string, unknown>): Promise<T>;
   close(): Promise<void>;
   calls: CairnCalls;
 };
@@ -86,6 +91,7 @@ async function connect(mcpUrl: string, key: string, revision: Revision): Promise
   return {
     listTools: () => client.listTools(),
     callTool,
+    call,
     close: () => client.close(),
     calls: {
       createPlan: (input) => call("create_research_plan", input),
@@ -120,6 +126,8 @@ export type McpSession = {
   serverRssAtStartMb: number;
   ping(agents: number, durationMs: number): Promise<PingRun>;
   loop(agents: number, durationMs: number): Promise<McpLoopRun>;
+  /** The server's CPU per call from one client of this revision, beside `inProcess`'s loop. */
+  serverCpu(inProcess: CairnCalls, calls: number, repetitions: number): Promise<ServerCpu>;
   close(): Promise<void>;
 };
 
@@ -178,6 +186,21 @@ export async function openMcpSession(
         }
         const { planIds: _, ...figures } = run;
         return { ...figures, verification, peakServerRssMb: round(peak, 1) };
+      },
+      serverCpu(inProcess, calls, repetitions) {
+        const probe = {
+          async connect() {
+            const agent = await connect(server.mcpUrl, key, revision);
+            return {
+              calls: agent.calls,
+              ping: () => agent.call<void>("ping", {}),
+              getPlanStatus: (planId: string) => agent.call<void>("get_plan_status", { planId }),
+              close: () => agent.close(),
+            };
+          },
+          serverCpuMs: () => server.cpuMs(),
+        };
+        return measureServerCpu(probe, inProcess, calls, repetitions);
       },
       close,
     };

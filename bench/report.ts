@@ -42,7 +42,17 @@ export type Verdict = {
   note?: string;
 };
 
-export type Ratio = { name: string; value: number; detail: string };
+/** Which way a ratio improves: the regression gate (bench/gate.ts) reads it. */
+export type Better = "higher" | "lower";
+
+export type Ratio = { name: string; value: number; detail: string; better: Better };
+
+/**
+ * The server's CPU per MCP loop call on the code of the 2026-11-28 run, in ms:
+ * the run on the least loaded machine, since the figure grows with the host's
+ * load (docs/performance.md has every run); issue 41 asks for half.
+ */
+export const SERVER_CPU_LOOP_BASELINE_MS = 4.04;
 
 function byLevel<T>(rows: readonly T[], key: (row: T) => number, level: number): T {
   const row = rows.find((r) => key(r) === level);
@@ -67,12 +77,14 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
       name: `core ÷ pg-boss steps/s, ${run.agents} agent(s)`,
       value: vsPeer,
       detail: `${run.stepsPerSecond} ÷ ${peer(run.agents).stepsPerSecond}`,
+      better: "higher",
     });
     const vsFloor = round((2 * run.stepsPerSecond) / floor(run.agents).updatePerSecond, 2);
     ratios.push({
       name: `2 × core steps/s ÷ floor UPDATE tx/s, ${run.agents} client(s)`,
       value: vsFloor,
       detail: `2 × ${run.stepsPerSecond} ÷ ${floor(run.agents).updatePerSecond}`,
+      better: "higher",
     });
     if (run.agents !== 1) {
       verdicts.push({
@@ -99,6 +111,7 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
     name: "MCP ÷ core steps/s, 8 agents",
     value: mcpVsCore,
     detail: `${mcp8.stepsPerSecond} ÷ ${core8.stepsPerSecond}`,
+    better: "higher",
   });
   verdicts.push({
     figure: "MCP, 8 agents: steps/s ÷ core",
@@ -119,12 +132,28 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
     name: "MCP tool calls/s ÷ ping calls/s, 8 agents",
     value: vsPing,
     detail: `${mcp8.callsPerSecond} ÷ ${results.mcp.ping.callsPerSecond}`,
+    better: "higher",
   });
   verdicts.push({
     figure: "MCP, 8 agents: tool calls/s ÷ ping calls/s",
     value: vsPing,
     target: "≥ 0.8",
     pass: atLeast(vsPing, 0.8),
+  });
+
+  const cpu = results.mcp.serverCpu;
+  ratios.push({
+    name: "server CPU per MCP loop call ÷ in-process CPU per loop call",
+    value: cpu.loopRatio,
+    detail: `median of ${cpu.loop.runs.length} paired runs; medians ${cpu.loop.msPerCall} ms ÷ ${cpu.inProcessLoop.msPerCall} ms`,
+    better: "lower",
+  });
+  verdicts.push({
+    figure: "Server CPU per MCP loop call (ms)",
+    value: cpu.loop.msPerCall,
+    target: `≤ ${round(SERVER_CPU_LOOP_BASELINE_MS / 2)} (half the 2026-11-28 baseline, ${SERVER_CPU_LOOP_BASELINE_MS} ms)`,
+    pass: atMost(cpu.loop.msPerCall, SERVER_CPU_LOOP_BASELINE_MS / 2),
+    note: `in process ${cpu.inProcessLoop.msPerCall} ms`,
   });
 
   const shared = results.core.find((run) => run.kind === "shared");
@@ -135,6 +164,7 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
       name: `shared-plan ÷ own-plan steps/s, ${shared.agents} agents`,
       value: sharedRatio,
       detail: `${shared.stepsPerSecond} ÷ ${ownSame.stepsPerSecond}`,
+      better: "higher",
     });
     verdicts.push({
       figure: `Shared ${shared.stepsPerPlan}-step plan, ${shared.agents} agents: ÷ own plans`,
@@ -159,6 +189,7 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
         name: `${tool} p50 at ${large.plans} ÷ at ${small.plans} plans`,
         value: ratio,
         detail: `${large[call].p50} ms ÷ ${small[call].p50} ms`,
+        better: "lower",
       });
       verdicts.push({
         figure: `Scale: ${tool} p50 at ${large.plans.toLocaleString("en")} ÷ ${small.plans} plans`,
@@ -318,6 +349,24 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
         ? ` on 2025-11-25; ${results.mcp.modern.ping.callsPerSecond} calls/s, p50 ${results.mcp.modern.ping.latency.p50} ms, p99 ${results.mcp.modern.ping.latency.p99} ms on 2026-07-28. `
         : ". ") +
       `Server memory after start ${results.mcp.serverRssAtStartMb} MB; peak per run: ${results.mcp.loops.map((r) => `${r.agents} agents ${r.peakServerRssMb} MB`).join(", ")}.`,
+    "",
+    `The server's own CPU (user + system time of its processes) per call, one client, ${results.mcp.serverCpu.callsPerRun} calls a run; the median of the runs, then each run's figure (ms):`,
+    "",
+    "| call | CPU ms per call | runs |",
+    "| --- | --- | --- |",
+    ...(
+      [
+        ["MCP `ping`, server", results.mcp.serverCpu.ping],
+        ["MCP `get_plan_status`, server", results.mcp.serverCpu.getPlanStatus],
+        [
+          "MCP loop (`create_research_plan`, `get_next_step`, `submit_step_result`), server",
+          results.mcp.serverCpu.loop,
+        ],
+        ["the same loop in process, this process", results.mcp.serverCpu.inProcessLoop],
+      ] as const
+    ).map(([label, figure]) => `| ${label} | ${figure.msPerCall} | ${figure.runs.join(", ")} |`),
+    "",
+    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above.`,
     "",
     "## 5. Scale (in process, one connection per size, the sizes called in turn)",
     "",

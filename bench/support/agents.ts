@@ -102,6 +102,27 @@ class Recorder {
   }
 }
 
+/** Each agent runs plans of `stepsPerPlan` steps to completion while `more()` says so. */
+async function ownPlans(
+  agents: readonly CairnCalls[],
+  stepsPerPlan: number,
+  recorder: Recorder,
+  more: () => boolean,
+): Promise<void> {
+  await Promise.all(
+    agents.map(async (calls, agent) => {
+      while (more()) {
+        const planId = await recorder.create(calls, `Bench agent ${agent}`, stepsPerPlan);
+        for (;;) {
+          const status = await recorder.turn(calls, planId);
+          if (status === "plan_complete") break;
+          if (status !== "ready") throw new Error(`Own plan ${planId} answered ${status}.`);
+        }
+      }
+    }),
+  );
+}
+
 /**
  * Each agent creates a plan of `stepsPerPlan` steps, runs it to completion and
  * starts another until `durationMs` has passed; a plan begun is always finished,
@@ -115,19 +136,22 @@ export async function runOwnPlans(
   const recorder = new Recorder();
   const started = performance.now();
   const deadline = started + durationMs;
-  await Promise.all(
-    agents.map(async (calls, agent) => {
-      while (performance.now() < deadline) {
-        const planId = await recorder.create(calls, `Bench agent ${agent}`, stepsPerPlan);
-        for (;;) {
-          const status = await recorder.turn(calls, planId);
-          if (status === "plan_complete") break;
-          if (status !== "ready") throw new Error(`Own plan ${planId} answered ${status}.`);
-        }
-      }
-    }),
-  );
+  await ownPlans(agents, stepsPerPlan, recorder, () => performance.now() < deadline);
   return recorder.result(agents.length, stepsPerPlan, performance.now() - started);
+}
+
+/**
+ * One agent runs plans to completion until it has made at least `calls` calls
+ * (a fixed amount of work, for CPU per call); answers the calls it made.
+ */
+export async function runOwnPlanCalls(
+  agent: CairnCalls,
+  stepsPerPlan: number,
+  calls: number,
+): Promise<number> {
+  const recorder = new Recorder();
+  await ownPlans([agent], stepsPerPlan, recorder, () => recorder.calls < calls);
+  return recorder.calls;
 }
 
 const STUCK_AFTER_MS = 10_000;

@@ -1,9 +1,10 @@
 /**
  * The production build (`next start`) on a free port against the benchmark's
  * database, in its own process group so that stopping it ends every process it
- * started. Its memory is read from /proc: the resident set of the server and
- * all its descendants.
+ * started. Its memory and CPU time are read from /proc: the resident set, and the
+ * user + system time, of the server and all its descendants.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { startNextProcess } from "@/tests/support/next-process";
 
@@ -12,14 +13,17 @@ export type NextServer = {
   mcpUrl: string;
   /** Resident memory of the server's process tree now, in MB. */
   rssMb(): number;
+  /** User + system CPU time the server's process tree has used so far, in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 };
 
-function parentOf(pid: number): number | undefined {
+/** The fields of /proc/<pid>/stat after the command name, from field 3 (state) on. */
+function statFields(pid: number): string[] | undefined {
   try {
     // The command name (field 2) may hold spaces; the fields after its ")" are fixed.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
@@ -34,23 +38,46 @@ function rssKb(pid: number): number {
   }
 }
 
-export function treeRssMb(root: number): number {
+/** The root and every live descendant of it. */
+function treePids(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync("/proc")) {
     const pid = Number(entry);
     if (!Number.isInteger(pid)) continue;
-    const parent = parentOf(pid);
+    const parent = statFields(pid)?.[1];
     if (parent === undefined) continue;
-    children.set(parent, [...(children.get(parent) ?? []), pid]);
+    children.set(Number(parent), [...(children.get(Number(parent)) ?? []), pid]);
   }
-  let total = 0;
+  const tree: number[] = [];
   const pending = [root];
   while (pending.length > 0) {
     const pid = pending.pop() as number;
-    total += rssKb(pid);
+    tree.push(pid);
     pending.push(...(children.get(pid) ?? []));
   }
-  return total / 1024;
+  return tree;
+}
+
+function treeRssMb(root: number): number {
+  return treePids(root).reduce((total, pid) => total + rssKb(pid), 0) / 1024;
+}
+
+let ticksPerSecond: number | undefined;
+
+/**
+ * utime + stime of each process (all its threads, the garbage collector's
+ * included) and cutime + cstime, the time of children it has already reaped,
+ * so a short-lived child's CPU is not lost when it exits; /proc counts in clock ticks.
+ */
+function treeCpuMs(root: number): number {
+  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
+  let ticks = 0;
+  for (const pid of treePids(root)) {
+    const fields = statFields(pid);
+    // Fields 14-17 of stat(5), counted here from field 3.
+    if (fields) for (const index of [11, 12, 13, 14]) ticks += Number(fields[index]);
+  }
+  return (ticks * 1000) / ticksPerSecond;
 }
 
 export async function startNextServer(databaseUrl: string): Promise<NextServer> {
@@ -62,6 +89,7 @@ export async function startNextServer(databaseUrl: string): Promise<NextServer> 
     url: server.url,
     mcpUrl: `${server.url}/api/mcp`,
     rssMb: () => treeRssMb(server.pid),
+    cpuMs: () => treeCpuMs(server.pid),
     stop: () => server.stop(),
   };
 }

@@ -1,0 +1,135 @@
+/**
+ * The MCP door's cost as the server's own CPU: the user + system time of the
+ * production server's process tree (bench/support/next-server.ts) across a fixed
+ * number of calls from one client, for `ping`, `get_plan_status` and the loop,
+ * beside the same loop's CPU in process (this process calling the service
+ * functions). Throughput on two shared cores mixes in the clients' own CPU;
+ * this figure does not. PostgreSQL's CPU is in neither.
+ */
+import { OWN_PLAN_STEPS } from "./core";
+import { type CairnCalls, runOwnPlanCalls } from "./support/agents";
+import { percentile, round, sleep } from "./support/stats";
+import { planInput } from "./support/workload";
+
+/** CPU ms per call: the median over the repetitions, and each repetition's figure. */
+export type CpuPerCall = { msPerCall: number; runs: number[] };
+
+export type ServerCpu = {
+  /** Calls per repetition (the loop finishes the plan it is in, so a few more). */
+  callsPerRun: number;
+  ping: CpuPerCall;
+  getPlanStatus: CpuPerCall;
+  loop: CpuPerCall;
+  inProcessLoop: CpuPerCall;
+  /**
+   * The server's CPU per second with no call in flight (its timers: review
+   * deadlines, the notifier, the statement sweep), which every figure above includes.
+   */
+  idleMsPerSecond: number;
+  /**
+   * MCP loop ÷ in-process loop, the median of the repetitions' ratios: each
+   * repetition takes the two back to back, so a drift of the host's speed
+   * cancels out of its ratio.
+   */
+  loopRatio: number;
+};
+
+/** One MCP client's calls. */
+export type McpCpuClient = {
+  calls: CairnCalls;
+  ping(): Promise<void>;
+  getPlanStatus(planId: string): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** New MCP clients, and the server's CPU clock. */
+export type McpCpuProbe = {
+  connect(): Promise<McpCpuClient>;
+  serverCpuMs(): number;
+};
+
+/** Long enough for several ticks of /proc's 10 ms clock if the timers cost anything. */
+const IDLE_MS = 3_000;
+
+const processCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+/** CPU ms per call of `work`, which answers how many calls it made. */
+async function perCall(cpuMs: () => number, work: () => Promise<number>): Promise<number> {
+  const before = cpuMs();
+  const calls = await work();
+  return (cpuMs() - before) / calls;
+}
+
+const summary = (runs: number[]): CpuPerCall => ({
+  msPerCall: round(percentile(runs, 50)),
+  runs: runs.map((run) => round(run)),
+});
+
+/**
+ * One unmeasured pass of everything (the route's modules, JIT, the connection
+ * pools), then `repetitions` rounds of `calls` calls of each kind, one client
+ * at a time, so no call waits on another's CPU.
+ */
+export async function measureServerCpu(
+  mcp: McpCpuProbe,
+  inProcess: CairnCalls,
+  calls: number,
+  repetitions: number,
+): Promise<ServerCpu> {
+  // A fresh client for each run, connected and closed outside the measured
+  // window: fetch keeps an abort listener per request on a client's signal
+  // until garbage collection, and warns on every request past 1,500.
+  const overMcp = (work: (client: McpCpuClient) => Promise<number>) => async () => {
+    const client = await mcp.connect();
+    try {
+      return await perCall(mcp.serverCpuMs, () => work(client));
+    } finally {
+      await client.close();
+    }
+  };
+  const planner = await mcp.connect();
+  const { planId } = await planner.calls
+    .createPlan(planInput("Bench status plan", OWN_PLAN_STEPS))
+    .finally(() => planner.close());
+  const kinds = {
+    ping: overMcp((client) => repeat(calls, client.ping)),
+    getPlanStatus: overMcp((client) => repeat(calls, () => client.getPlanStatus(planId))),
+    loop: overMcp((client) => runOwnPlanCalls(client.calls, OWN_PLAN_STEPS, calls)),
+    inProcessLoop: () =>
+      perCall(processCpuMs, () => runOwnPlanCalls(inProcess, OWN_PLAN_STEPS, calls)),
+  };
+  const runs: Record<keyof typeof kinds, number[]> = {
+    ping: [],
+    getPlanStatus: [],
+    loop: [],
+    inProcessLoop: [],
+  };
+  // Pass 0 is the warm-up.
+  for (let pass = 0; pass <= repetitions; pass += 1) {
+    for (const kind of Object.keys(kinds) as (keyof typeof kinds)[]) {
+      const value = await kinds[kind]();
+      if (pass > 0) runs[kind].push(value);
+    }
+  }
+  const ratios = runs.loop.map((loop, i) => loop / (runs.inProcessLoop[i] as number));
+  const idleBefore = mcp.serverCpuMs();
+  await sleep(IDLE_MS);
+  const idleMsPerSecond = round(((mcp.serverCpuMs() - idleBefore) * 1000) / IDLE_MS, 1);
+  return {
+    callsPerRun: calls,
+    ping: summary(runs.ping),
+    getPlanStatus: summary(runs.getPlanStatus),
+    loop: summary(runs.loop),
+    inProcessLoop: summary(runs.inProcessLoop),
+    idleMsPerSecond,
+    loopRatio: round(percentile(ratios, 50), 2),
+  };
+}
+
+async function repeat(calls: number, call: () => Promise<void>): Promise<number> {
+  for (let i = 0; i < calls; i += 1) await call();
+  return calls;
+}
