@@ -79,6 +79,7 @@ type IdPath =
   | "executionId"
   | "reviewRequestId"
   | "claimId"
+  | "of"
   | "completesStep.planId"
   | "completesStep.stepId";
 
@@ -108,6 +109,7 @@ function call(base: Record<string, unknown>, ids: IdValues): Record<string, unkn
   }
   if (ids.reviewRequestId !== undefined) args.reviewRequestId = ids.reviewRequestId;
   if (ids.claimId !== undefined) args.claimId = ids.claimId;
+  if (ids.of !== undefined) args.of = ids.of;
   if (ids["completesStep.planId"] !== undefined || ids["completesStep.stepId"] !== undefined) {
     args.completesStep = {
       planId: ids["completesStep.planId"],
@@ -170,6 +172,14 @@ const VARIANTS: Variant[] = [
     required: ["planId"],
     uses: "executing",
     args: (ids) => call({}, ids),
+  },
+  {
+    tool: "read_evidence",
+    label: "one value whole",
+    fields: ["planId", "of"],
+    required: ["planId", "of"],
+    uses: "executing",
+    args: (ids) => call({ part: "instructions" }, ids),
   },
   {
     tool: "add_step_evidence",
@@ -308,6 +318,8 @@ function idValue(ids: Ids, path: IdPath, uses: Variant["uses"]): string | string
       return ids.reviewRequestId;
     case "claimId":
       return ids.claimId;
+    case "of":
+      return ids.stepId;
     case "completesStep.planId":
       return ids.planId;
     case "completesStep.stepId":
