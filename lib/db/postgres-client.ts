@@ -55,9 +55,19 @@ export type PostgresClientOptions = {
   statementTimeoutMs?: number;
 };
 
+/** What a listener hears: a notification, or that it may have missed some (it listens again, or not). */
+export type ListenEvent = "notified" | "listening" | "lost";
+
 export type PostgresClient = {
   /** What drizzle is given: postgres.js's `Sql` as far as drizzle uses it. */
   sql: postgres.Sql;
+  /**
+   * Notifications on `channel`, on a connection of their own that listens
+   * again after it was lost. Never "listening" with named prepared statements
+   * off: behind a transaction pooler a LISTEN lands on a server connection
+   * that others share, and nothing reaches it.
+   */
+  listen(channel: string, onEvent: (event: ListenEvent) => void): void;
   /** Runs `work` with no statement deadline (migrations). */
   withoutDeadline<T>(work: () => Promise<T>): Promise<T>;
   end(): Promise<void>;
@@ -479,8 +489,46 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       transaction(args.at(-1) as (sql: postgres.Sql) => Promise<unknown>),
   } as unknown as postgres.Sql;
 
+  /** Connections that listen for notifications, closed with the client. */
+  const listeners = new Set<postgres.Sql>();
+  let ended = false;
+  /** How long a lost listening connection waits before it connects again. */
+  const RELISTEN_AFTER_MS = 1_000;
+
+  function listen(channel: string, onEvent: (event: ListenEvent) => void) {
+    if (!prepare) return;
+    // postgres.js's own `listen` hides its connection's closing, which is
+    // when notifications may be missed; `onnotify` is an option its types omit.
+    const listenOptions = {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      ...connectTimeout,
+      onnotice: () => {},
+      onnotify: (name: string) => {
+        if (name === channel) onEvent("notified");
+      },
+      onclose: () => {
+        onEvent("lost");
+        if (!ended) setTimeout(start, RELISTEN_AFTER_MS).unref();
+      },
+    };
+    const listener = postgres(options.url, listenOptions as postgres.Options<never>);
+    listeners.add(listener);
+    const start = () => {
+      listener
+        .unsafe(`listen "${channel.replaceAll('"', '""')}"`)
+        .then(() => onEvent("listening"))
+        .catch(() => {
+          // Unreachable for now: onclose tries again.
+        });
+    };
+    start();
+  }
+
   return {
     sql,
+    listen,
     async withoutDeadline(work) {
       deadline = false;
       try {
@@ -497,8 +545,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
         timer = setTimeout(resolve, CLOSE_TIMEOUT_SECONDS * 1000);
         timer.unref();
       });
+      ended = true;
       await Promise.all([
         current.end({ timeout: CLOSE_TIMEOUT_SECONDS }),
+        ...[...listeners].map((listener) => listener.end({ timeout: 0 })),
         Promise.race([Promise.all(ending), closing]),
       ]);
       clearTimeout(timer);
