@@ -1,11 +1,13 @@
 /**
  * The plan card's document (ui://cairn/plan-card.html): create_research_plan's,
  * get_plan_status's and get_research_context's view. It follows the plan by
- * calling read_plan_card every few seconds until the plan ends (the route
- * pushes nothing), and shows the review card while a review waits.
+ * calling read_plan_card until the plan ends (the route pushes nothing): every
+ * 5 s while the plan moves, twice as long after each read that found nothing
+ * new, up to 10 s, and not while the card is hidden; and shows the review card
+ * while a review waits.
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import type { z } from "zod";
 import { decisionMessage } from "@/app/_components/review/decision-message";
@@ -15,28 +17,51 @@ import { ReviewCardView } from "./review-card-view";
 
 type PlanCard = z.infer<typeof planCardOutput>;
 
-const REFRESH_MS = 3_000;
+/** The first wait between reads, and the longest once the plan stands still. */
+const REFRESH_MS = 5_000;
+const MAX_REFRESH_MS = 10_000;
 const ENDED = ["completed", "failed", "cancelled"];
 
 function usePlan(app: App, planId: string) {
   const [plan, setPlan] = useState<PlanCard | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const refresh = useCallback(async () => {
+  /** The last read's JSON, to tell a read that found something new. */
+  const shown = useRef("");
+  const refresh = useCallback(async (): Promise<boolean> => {
     try {
       const read = await callCairn<PlanCard>(app, "read_plan_card", { planId });
       learnOrigin(read.planUrl);
+      const json = JSON.stringify(read);
+      const changed = json !== shown.current;
+      shown.current = json;
       setPlan(read);
       setError(null);
+      return changed;
     } catch (failure) {
       setError(errorText(failure));
+      return false;
     }
   }, [app, planId]);
   const ended = plan !== null && ENDED.includes(plan.status);
   useEffect(() => {
-    void refresh();
     if (ended) return;
-    const timer = setInterval(() => void refresh(), REFRESH_MS);
-    return () => clearInterval(timer);
+    let wait = REFRESH_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopped = false;
+    const next = () => {
+      timer = setTimeout(async () => {
+        if (document.visibilityState !== "hidden") {
+          wait = (await refresh()) ? REFRESH_MS : Math.min(wait * 2, MAX_REFRESH_MS);
+        }
+        if (!stopped) next();
+      }, wait);
+    };
+    void refresh();
+    next();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }, [refresh, ended]);
   return { plan, error, refresh };
 }
