@@ -10,8 +10,9 @@
  * warning while the database is unavailable).
  */
 import "server-only";
+import { z } from "zod";
 import type { Database } from "../../db/client";
-import { mcpToolCallLog } from "../../db/schema";
+import { jsonParam, run, statement } from "../../db/statement";
 import { isDatabaseUnavailable } from "../../db/unavailable";
 import { logUnexpected, logWarning } from "../../log";
 
@@ -32,6 +33,22 @@ export type ToolCallRecord = {
 const FLUSH_AFTER_MS = 200;
 const MAX_BATCH = 500;
 
+/**
+ * A batch of any size as one fixed statement (one JSON parameter), so every
+ * batch reuses one prepared statement instead of naming a text per row count.
+ */
+const insertRows = statement(
+  "write tool-call log rows",
+  `insert into mcp_tool_call_log (tenant_id, api_key_id, oauth_grant_id, tool_name, duration_ms,
+    is_error, error_code, error_message, request_bytes, response_bytes)
+  select r."tenantId", r."apiKeyId", r."oauthGrantId", r."toolName", r."durationMs", r."isError",
+    r."errorCode", r."errorMessage", r."requestBytes", r."responseBytes"
+  from jsonb_to_recordset($1::jsonb) as r("tenantId" uuid, "apiKeyId" uuid, "oauthGrantId" uuid,
+    "toolName" text, "durationMs" float8, "isError" boolean, "errorCode" text,
+    "errorMessage" text, "requestBytes" int, "responseBytes" int)`,
+  z.never(),
+);
+
 const pending = new Map<Database, ToolCallRecord[]>();
 /** The batch still taking rows; settles once they are written (or given up). */
 let gathering: Promise<void> | undefined;
@@ -44,16 +61,13 @@ function writeBatch(): Promise<void> {
     pending.delete(db);
     for (let i = 0; i < records.length; i += MAX_BATCH) {
       writes.push(
-        db
-          .insert(mcpToolCallLog)
-          .values(records.slice(i, i + MAX_BATCH))
-          .catch((error: unknown) =>
-            // A database unavailable for now (a failover, a restart) is expected,
-            // not a fault to investigate: one line, no stack.
-            isDatabaseUnavailable(error)
-              ? logWarning("Could not write the tool-call log; these calls' rows are lost", error)
-              : logUnexpected("Could not write the tool-call log", error),
-          ),
+        run(db, insertRows, [jsonParam(records.slice(i, i + MAX_BATCH))]).catch((error: unknown) =>
+          // A database unavailable for now (a failover, a restart) is expected,
+          // not a fault to investigate: one line, no stack.
+          isDatabaseUnavailable(error)
+            ? logWarning("Could not write the tool-call log; these calls' rows are lost", error)
+            : logUnexpected("Could not write the tool-call log", error),
+        ),
       );
     }
   }
