@@ -38,6 +38,8 @@ export const MAX_NAMED_STATEMENTS = 1_000;
 const CONNECT_TIMEOUT_SECONDS = 5;
 /** How long closing the client waits for statements under way. */
 const CLOSE_TIMEOUT_SECONDS = 5;
+/** How long a lost listening connection waits before it connects again. */
+const RELISTEN_AFTER_MS = 1_000;
 /** The pool is replaced at most this often (a standby's read-only refusals). */
 const RENEW_AT_MOST_EVERY_MS = 5_000;
 /** The longest a statement in a transaction may run (migrations excepted). */
@@ -334,6 +336,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     named.add(text);
   };
 
+  /** Connections that listen for notifications (`listen`), closed with the client. */
+  const listeners = new Set<postgres.Sql>();
+  let ended = false;
+
   let current = make();
   /** Replaced pools still finishing what they run. */
   const ending = new Set<Promise<void>>();
@@ -364,6 +370,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     const code = codeOf(error);
     if (code && PREPARED_STATEMENT_MISSING.has(code) && prepare) {
       prepare = false;
+      // Behind a pooler a LISTEN hears nothing: its listeners stop (see `listen`).
+      for (const listener of listeners) void listener.end({ timeout: 0 });
       renew(
         `The database lost a prepared statement between two statements: ${POOLER_ADVICE}`,
         true,
@@ -489,12 +497,6 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       transaction(args.at(-1) as (sql: postgres.Sql) => Promise<unknown>),
   } as unknown as postgres.Sql;
 
-  /** Connections that listen for notifications, closed with the client. */
-  const listeners = new Set<postgres.Sql>();
-  let ended = false;
-  /** How long a lost listening connection waits before it connects again. */
-  const RELISTEN_AFTER_MS = 1_000;
-
   function listen(channel: string, onEvent: (event: ListenEvent) => void) {
     if (!prepare) return;
     // postgres.js's own `listen` hides its connection's closing, which is
@@ -516,6 +518,11 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     const listener = postgres(options.url, listenOptions as postgres.Options<never>);
     listeners.add(listener);
     const start = () => {
+      // Off, or found behind a pooler since: no longer heard (see PostgresClient.listen).
+      if (!prepare) {
+        onEvent("lost");
+        return;
+      }
       listener
         .unsafe(`listen "${channel.replaceAll('"', '""')}"`)
         .then(() => onEvent("listening"))
