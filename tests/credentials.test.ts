@@ -8,9 +8,11 @@
  * exchanged afterwards.
  */
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
-import { accountAuditLog, oauthAuthorizationCodes } from "@/lib/db/schema";
+import { accountAuditLog, apiKeys, oauthAuthorizationCodes } from "@/lib/db/schema";
+import { CREDENTIALS_CHANGED, CredentialCache } from "@/lib/mcp/credential-cache";
+import { hashApiKey } from "@/lib/services/accounts/api-key";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import {
   changeOwnPassword,
@@ -21,6 +23,7 @@ import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { loadSessionUser } from "@/lib/services/accounts/load-session-user";
 import { authenticateOAuthToken, hashToken } from "@/lib/services/accounts/oauth-token-auth";
+import { revokeApiKey } from "@/lib/services/accounts/revoke-api-key";
 import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
@@ -155,6 +158,54 @@ describe.each(BACKENDS)("credentials end with access (%s)", (backend) => {
         { eventType: "user_enabled", payload: {} },
       ]),
     );
+  });
+
+  it("the MCP door forgets a remembered credential as soon as the access it stands for ends", async () => {
+    const { person, key, app } = await personWithCredentials("remy@example.com");
+    const cache = new CredentialCache<string>();
+    const events: string[] = [];
+    handle.listen(CREDENTIALS_CHANGED, (event) => {
+      events.push(event);
+      cache.onEvent(event);
+    });
+    await vi.waitFor(() => expect(events).toContain("listening"));
+    let lookups = 0;
+    const check = (credential: string) =>
+      cache.check(credential, async () => {
+        lookups += 1;
+        const found =
+          credential === key
+            ? await authenticateApiKey(handle.db, key)
+            : await authenticateOAuthToken(handle.db, app.accessToken, RESOURCE);
+        return found && { principal: found.userId };
+      });
+    // Checked once, then remembered.
+    for (let i = 0; i < 3; i += 1) {
+      expect(await check(key)).toBe(person.userId);
+      expect(await check(app.accessToken)).toBe(person.userId);
+    }
+    expect(lookups).toBe(2);
+
+    // Disabling the person ends both at once, and the database says so.
+    await setUserDisabled(as(admin, "ada@example.com"), { userId: person.userId, disabled: true });
+    await vi.waitFor(() => expect(events).toContain("notified"));
+    expect(await check(key)).toBeUndefined();
+    expect(await check(app.accessToken)).toBeUndefined();
+    expect(lookups).toBe(4);
+
+    // Enabled again, the key works (and is remembered); revoked, it stops.
+    await setUserDisabled(as(admin, "ada@example.com"), { userId: person.userId, disabled: false });
+    await vi.waitFor(() => expect(events.filter((e) => e === "notified")).toHaveLength(2));
+    expect(await check(key)).toBe(person.userId);
+    expect(await check(key)).toBe(person.userId);
+    expect(lookups).toBe(5);
+    const [row] = await handle.db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, hashApiKey(key)));
+    await revokeApiKey(as(person, "remy@example.com"), { apiKeyId: row?.id ?? "" });
+    await vi.waitFor(() => expect(events.filter((e) => e === "notified")).toHaveLength(3));
+    expect(await check(key)).toBeUndefined();
   });
 
   it("a password change voids the codes approved before it, whichever box was ticked", async () => {

@@ -16,7 +16,7 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import { env } from "../env";
 import { acquireEmbeddedLock } from "./embedded-lock";
 import { preparingPglite } from "./pglite-prepared";
-import { openPostgresClient } from "./postgres-client";
+import { type ListenEvent, openPostgresClient } from "./postgres-client";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -25,9 +25,18 @@ export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
 /** Either the database or an open transaction: query helpers accept both. */
 export type Executor = Database | Transaction;
 
+export type { ListenEvent };
+
 export type DatabaseHandle = {
   db: Database;
   kind: "pglite" | "postgres";
+  /**
+   * PostgreSQL's notifications on `channel`: each one, and whether they are
+   * heard now ("lost" while a server database's listening connection is
+   * down, and never "listening" without named prepared statements: see
+   * postgres-client.ts).
+   */
+  listen(channel: string, onEvent: (event: ListenEvent) => void): void;
   migrate(): Promise<void>;
   close(): Promise<void>;
 };
@@ -62,6 +71,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     return {
       db: db as unknown as Database,
       kind: "postgres",
+      listen: client.listen,
       migrate: () =>
         client.withoutDeadline(() => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER })),
       close: () => client.end(),
@@ -78,6 +88,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     return {
       db: db as unknown as Database,
       kind: "pglite",
+      // One process holds the embedded database: its connection is never lost.
+      listen: (channel, onEvent) => {
+        client
+          .listen(channel, () => onEvent("notified"))
+          .then(() => onEvent("listening"))
+          .catch(() => onEvent("lost"));
+      },
       migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
       close: async () => {
         await client.close();

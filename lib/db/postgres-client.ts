@@ -38,6 +38,8 @@ export const MAX_NAMED_STATEMENTS = 1_000;
 const CONNECT_TIMEOUT_SECONDS = 5;
 /** How long closing the client waits for statements under way. */
 const CLOSE_TIMEOUT_SECONDS = 5;
+/** How long a lost listening connection waits before it connects again. */
+const RELISTEN_AFTER_MS = 1_000;
 /** The pool is replaced at most this often (a standby's read-only refusals). */
 const RENEW_AT_MOST_EVERY_MS = 5_000;
 /** The longest a statement in a transaction may run (migrations excepted). */
@@ -55,9 +57,19 @@ export type PostgresClientOptions = {
   statementTimeoutMs?: number;
 };
 
+/** What a listener hears: a notification, or that it may have missed some (it listens again, or not). */
+export type ListenEvent = "notified" | "listening" | "lost";
+
 export type PostgresClient = {
   /** What drizzle is given: postgres.js's `Sql` as far as drizzle uses it. */
   sql: postgres.Sql;
+  /**
+   * Notifications on `channel`, on a connection of their own that listens
+   * again after it was lost. Never "listening" with named prepared statements
+   * off: behind a transaction pooler a LISTEN lands on a server connection
+   * that others share, and nothing reaches it.
+   */
+  listen(channel: string, onEvent: (event: ListenEvent) => void): void;
   /** Runs `work` with no statement deadline (migrations). */
   withoutDeadline<T>(work: () => Promise<T>): Promise<T>;
   end(): Promise<void>;
@@ -324,6 +336,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     named.add(text);
   };
 
+  /** Connections that listen for notifications (`listen`), closed with the client. */
+  const listeners = new Set<postgres.Sql>();
+  let ended = false;
+
   let current = make();
   /** Replaced pools still finishing what they run. */
   const ending = new Set<Promise<void>>();
@@ -354,6 +370,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     const code = codeOf(error);
     if (code && PREPARED_STATEMENT_MISSING.has(code) && prepare) {
       prepare = false;
+      // Behind a pooler a LISTEN hears nothing: its listeners stop (see `listen`).
+      for (const listener of listeners) void listener.end({ timeout: 0 });
       renew(
         `The database lost a prepared statement between two statements: ${POOLER_ADVICE}`,
         true,
@@ -479,8 +497,45 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       transaction(args.at(-1) as (sql: postgres.Sql) => Promise<unknown>),
   } as unknown as postgres.Sql;
 
+  function listen(channel: string, onEvent: (event: ListenEvent) => void) {
+    if (!prepare) return;
+    // postgres.js's own `listen` hides its connection's closing, which is
+    // when notifications may be missed; `onnotify` is an option its types omit.
+    const listenOptions = {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      ...connectTimeout,
+      onnotice: () => {},
+      onnotify: (name: string) => {
+        if (name === channel) onEvent("notified");
+      },
+      onclose: () => {
+        onEvent("lost");
+        if (!ended) setTimeout(start, RELISTEN_AFTER_MS).unref();
+      },
+    };
+    const listener = postgres(options.url, listenOptions as postgres.Options<never>);
+    listeners.add(listener);
+    const start = () => {
+      // Off, or found behind a pooler since: no longer heard (see PostgresClient.listen).
+      if (!prepare) {
+        onEvent("lost");
+        return;
+      }
+      listener
+        .unsafe(`listen "${channel.replaceAll('"', '""')}"`)
+        .then(() => onEvent("listening"))
+        .catch(() => {
+          // Unreachable for now: onclose tries again.
+        });
+    };
+    start();
+  }
+
   return {
     sql,
+    listen,
     async withoutDeadline(work) {
       deadline = false;
       try {
@@ -497,8 +552,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
         timer = setTimeout(resolve, CLOSE_TIMEOUT_SECONDS * 1000);
         timer.unref();
       });
+      ended = true;
       await Promise.all([
         current.end({ timeout: CLOSE_TIMEOUT_SECONDS }),
+        ...[...listeners].map((listener) => listener.end({ timeout: 0 })),
         Promise.race([Promise.all(ending), closing]),
       ]);
       clearTimeout(timer);

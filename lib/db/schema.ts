@@ -461,6 +461,14 @@ export const planSteps = pgTable(
     index("plan_step_in_progress_idx")
       .on(t.tenantId, t.startedAt)
       .where(sql`${t.status} = 'in_progress'`),
+    // The checkpoint hold (lib/services/loop/leases.ts and the guard trigger,
+    // drizzle/0018_hot_path.sql): a plan's first undecided checkpoint is one
+    // probe of an index that holds only those, not a walk of the plan's steps.
+    index("plan_step_undecided_checkpoint_idx")
+      .on(t.planId, t.stepOrder)
+      .where(
+        sql`${t.stepType} = 'checkpoint' and ${t.status} in ('pending', 'in_progress', 'awaiting_input')`,
+      ),
   ],
 );
 

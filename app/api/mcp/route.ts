@@ -1,10 +1,14 @@
-import { getDb } from "@/lib/db/client";
+import { after } from "next/server";
+import { getDatabaseHandle, getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { allowedOrigins } from "@/lib/http/allowed-host";
+import { type Checked, CREDENTIALS_CHANGED, CredentialCache } from "@/lib/mcp/credential-cache";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
+import type { McpPrincipal } from "@/lib/mcp/request-context";
 import { ACCESS_TOKEN_PREFIX, oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
 import { authenticateOAuthToken } from "@/lib/services/accounts/oauth-token-auth";
+import { toolCallLogWritten } from "@/lib/services/shared/tool-call-log";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -14,18 +18,46 @@ const config = env();
 /**
  * Both credentials work here: API keys (scripts, CLIs) and OAuth access tokens
  * (AI platforms that connected through the consent page). Their prefixes say
- * which table to look in, so each request costs one lookup.
+ * which table to look in, so a lookup is one read, and a credential checked a
+ * moment ago is not looked up again until anything it stands for changes
+ * (lib/mcp/credential-cache.ts).
  */
-async function authenticate(token: string, request: Request) {
+const credentials = new CredentialCache<McpPrincipal>();
+/** Started at the first call, not at import: `next build` loads this module too. */
+let listening = false;
+function listenForChanges() {
+  if (listening) return;
+  listening = true;
+  getDatabaseHandle().then(
+    (handle) => handle.listen(CREDENTIALS_CHANGED, credentials.onEvent),
+    // No database now: every call looks its credential up; the next one tries again.
+    () => {
+      listening = false;
+    },
+  );
+}
+
+async function lookUp(token: string, request: Request): Promise<Checked<McpPrincipal> | undefined> {
   const db = await getDb();
   if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
     const origin = publicOrigin(request.headers);
     if (!origin) return undefined;
     const app = await authenticateOAuthToken(db, token, oauthUrls(origin).resource);
-    return app && { kind: "oauth_app" as const, credentialId: app.grantId, ...app };
+    if (!app) return undefined;
+    const { expiresAt, grantId, ...who } = app;
+    return { principal: { kind: "oauth_app", credentialId: grantId, ...who }, expiresAt };
   }
   const key = await authenticateApiKey(db, token);
-  return key && { kind: "api_key" as const, credentialId: key.apiKeyId, ...key };
+  if (!key) return undefined;
+  const { apiKeyId, ...who } = key;
+  return { principal: { kind: "api_key", credentialId: apiKeyId, ...who } };
+}
+
+function authenticate(token: string, request: Request) {
+  listenForChanges();
+  // An OAuth token is valid for one resource, which the request's origin names.
+  const origin = token.startsWith(ACCESS_TOKEN_PREFIX) ? publicOrigin(request.headers) : "";
+  return credentials.check(`${origin}\n${token}`, () => lookUp(token, request));
 }
 
 const handler = createMcpRoute(
@@ -51,5 +83,16 @@ const handler = createMcpRoute(
   },
 );
 
+/**
+ * The tool-call log is written in batches after the answers; a server that is
+ * shutting down waits for what was handed to `after()`, so no row gathered
+ * before it stopped is lost (lib/services/shared/tool-call-log.ts).
+ */
+async function answer(request: Request): Promise<Response> {
+  const response = await handler(request);
+  after(toolCallLogWritten());
+  return response;
+}
+
 // OPTIONS: a listed browser host's CORS preflight (lib/mcp/front-door.ts).
-export { handler as DELETE, handler as GET, handler as OPTIONS, handler as POST };
+export { answer as DELETE, answer as GET, answer as OPTIONS, answer as POST };

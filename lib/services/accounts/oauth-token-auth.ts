@@ -19,6 +19,8 @@ export type OAuthPrincipal = {
   tenantId: string;
   userId: string;
   label: string;
+  /** When the token expires: a door that remembers it must not past then. */
+  expiresAt: Date;
 };
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -41,6 +43,7 @@ export async function authenticateOAuthToken(
       tenantId: oauthGrants.tenantId,
       userId: oauthGrants.userId,
       lastUsedAt: oauthGrants.lastUsedAt,
+      expiresAt: oauthTokens.expiresAt,
       clientName: oauthClients.clientName,
       clientId: oauthClients.clientId,
       email: users.email,
@@ -83,5 +86,6 @@ export async function authenticateOAuthToken(
     tenantId: row.tenantId,
     userId: row.userId,
     label: `app ${JSON.stringify(name)} of ${row.email}`,
+    expiresAt: row.expiresAt,
   };
 }

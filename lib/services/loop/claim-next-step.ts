@@ -53,7 +53,7 @@ export function claimCtes(plan: string, planStatusBefore: string): string {
       select id, status, lease_expires_at, tool from plan_step s
       where plan_id = ${plan} and tenant_id = $2::uuid
         and ${claimableStep("s", "$3::timestamptz")}
-        and ${notHeldByCheckpoint("s.plan_id", "s.step_order")}
+        and ${notHeldByCheckpoint(plan, "s.step_order")}
       order by step_order
       limit 1
       for update skip locked

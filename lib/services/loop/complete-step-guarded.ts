@@ -44,7 +44,7 @@ const guardedSubmit = statement(
       and plan.pause_reason is null
       and step.status = $9::step_status and step.output_schema is null
       and step.step_type <> 'checkpoint'
-      and ${notHeldByCheckpoint("plan.id", "step.step_order")}
+      and ${notHeldByCheckpoint("$1::uuid", "step.step_order")}
       and not exists (select 1 from plan_branching_condition c where c.after_step_id = $3::uuid)
     group by step.step_order
   ), step_update as (

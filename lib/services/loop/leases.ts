@@ -36,16 +36,19 @@ export function leaseSeconds(
 
 /**
  * No checkpoint nobody has decided comes before the step at `stepOrder` of the
- * plan `plan` (SQL expressions; the engine's `holdsStepsAfter`). Checked beside
+ * plan `plan` (SQL expressions; the engine's `holdsStepsAfter`): the plan's
+ * first undecided checkpoint, if any, is not before it. Checked beside
  * `claimableStep`, so two callers racing for a pending checkpoint (one skips
  * the row the other locked) never take the step after it, and by the
- * one-statement submit.
+ * one-statement submit. Where `plan` does not depend on the row (the claim's
+ * locked plan), PostgreSQL reads the first checkpoint once per statement, not
+ * once per candidate step, from the index of undecided checkpoints
+ * (`plan_step_undecided_checkpoint_idx`).
  */
 export function notHeldByCheckpoint(plan: string, stepOrder: string): string {
-  return `not exists (select 1 from plan_step held
-      where held.plan_id = ${plan} and held.step_order < ${stepOrder}
-        and held.step_type = 'checkpoint'
-        and held.status in (${sqlLiterals(UNDECIDED_CHECKPOINT_STATUSES)}))`;
+  return `${stepOrder} <= coalesce((select min(held.step_order) from plan_step held
+      where held.plan_id = ${plan} and held.step_type = 'checkpoint'
+        and held.status in (${sqlLiterals(UNDECIDED_CHECKPOINT_STATUSES)})), ${stepOrder})`;
 }
 
 /**

@@ -5,9 +5,8 @@
  * event type.
  */
 import "server-only";
-import { inArray } from "drizzle-orm";
 import type { Transaction } from "../../db/client";
-import { planAuditLog, researchPlans } from "../../db/schema";
+import { planAuditLog } from "../../db/schema";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import type { ServiceContext } from "./context";
 
@@ -38,21 +37,7 @@ export async function writeAuditLog(
 ): Promise<void> {
   const list = Array.isArray(entries) ? entries : [entries];
   if (list.length === 0) return;
-  const planIds = [
-    ...new Set(list.flatMap((entry) => (entry.planId === null ? [] : [entry.planId]))),
-  ].sort();
-  if (planIds.length > 0) {
-    // Locks in the loop writers' order: the plan's row, then the trail's head
-    // (drizzle/0011_audit_head.sql). A row's insert locks the head first and
-    // then, checking its foreign key, the plan (FOR KEY SHARE): a writer that
-    // does not hold the plan's lock already (get_research_context, the skill
-    // log, evidence) would deadlock with one that holds it and waits for the head.
-    await tx
-      .select({ id: researchPlans.id })
-      .from(researchPlans)
-      .where(inArray(researchPlans.id, planIds))
-      .orderBy(researchPlans.id)
-      .for("key share");
-  }
+  // The chain trigger takes the locks in the loop writers' order, the plan's
+  // row and then the trail's head, for every writer (drizzle/0018_hot_path.sql).
   await tx.insert(planAuditLog).values(list.map((entry) => auditRow(ctx, entry)));
 }
