@@ -67,6 +67,33 @@ describe("the PostgreSQL client's deadlines", () => {
     await answers();
   }, 20_000);
 
+  it("fails a transaction's statement the server never answers after the client's deadline, then goes on", async () => {
+    // One deadline watches the whole transaction (begin, each statement in turn).
+    let pid = 0;
+    const failure = await client.sql
+      .begin(async (sql) => {
+        const [row] = (await sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
+          pid: number;
+        }[];
+        pid = row?.pid ?? 0;
+        process.kill(pid, "SIGSTOP");
+        // Resumed once the client gave up, so the rollback is answered.
+        await sql.unsafe("select 2").then(undefined, (error: unknown) => {
+          process.kill(pid, "SIGCONT");
+          throw error;
+        });
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(failure).toMatchObject({
+      code: "CONNECT_TIMEOUT",
+      message: expect.stringMatching(/did not answer within 5\.5 seconds/),
+    });
+    await answers();
+  }, 20_000);
+
   it("ends a statement in a transaction at statement_timeout with PostgreSQL's error", async () => {
     const failure = await client.sql
       .begin(async (sql) => sql.unsafe("select pg_sleep(3)"))

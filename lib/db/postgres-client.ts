@@ -28,6 +28,7 @@
  *   drops every connection, so the pool connects afresh and finds the primary.
  */
 import "server-only";
+import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { logWarning } from "../log";
 
@@ -65,9 +66,10 @@ export type PostgresClient = {
   sql: postgres.Sql;
   /**
    * Notifications on `channel`, on a connection of their own that listens
-   * again after it was lost. Never "listening" with named prepared statements
-   * off: behind a transaction pooler a LISTEN lands on a server connection
-   * that others share, and nothing reaches it.
+   * again after it was lost; "listening" once a probe sent from another
+   * connection was heard on it. Never "listening" with named prepared
+   * statements off: behind a transaction pooler a LISTEN lands on a server
+   * connection that others share, and nothing reaches it.
    */
   listen(channel: string, onEvent: (event: ListenEvent) => void): void;
   /** Runs `work` with no statement deadline (migrations). */
@@ -120,6 +122,8 @@ function codeOf(error: unknown): string | undefined {
 }
 
 type Pending = postgres.PendingQuery<postgres.Row[]>;
+/** Every statement named (see `noteNamed`): one options object, not one per statement. */
+const PREPARED: postgres.UnsafeQueryOptions = { prepare: true };
 /** What drizzle uses of a postgres.js query: awaiting it, or its rows as arrays. */
 type QueryStandIn = PromiseLike<unknown> & { values(): PromiseLike<unknown> };
 
@@ -159,37 +163,80 @@ async function reserveWithin(
 }
 
 /**
- * The statements in flight that have a deadline: one sweep a second fails
- * those past it, instead of a timer per statement on the loop's hot path (the
+ * What a deadline watches: a transaction (one for its whole life, its
+ * statements one after the other) or a statement sent on its own. The clock
+ * restarts with each statement, so the deadline is a statement's, but a
+ * transaction registers with `Deadlines` once, not once per statement.
+ */
+class Watch {
+  /** The statements under way: each one's way to fail. */
+  private readonly inFlight = new Set<(error: Error) => void>();
+  /** When the oldest statement under way started (or was next in line). */
+  since = 0;
+  /** Why every statement fails from now on (its transaction's connection closed). */
+  private closedWith: Error | undefined;
+
+  /** `fail` runs if the deadline passes or `end` is called before `done` (what this returns). */
+  track(fail: (error: Error) => void): () => void {
+    if (this.closedWith) {
+      fail(this.closedWith);
+      return () => {};
+    }
+    if (this.inFlight.size === 0) this.since = Date.now();
+    this.inFlight.add(fail);
+    return () => {
+      this.inFlight.delete(fail);
+      // The next in line starts now on the transaction's one connection.
+      this.since = Date.now();
+    };
+  }
+
+  get busy(): boolean {
+    return this.inFlight.size > 0;
+  }
+
+  /** Fails every statement under way. */
+  end(error: Error) {
+    for (const fail of this.inFlight) fail(error);
+    this.inFlight.clear();
+  }
+
+  /** Fails every statement under way and every one after. */
+  close(error: Error) {
+    this.closedWith = error;
+    this.end(error);
+  }
+}
+
+/**
+ * The watches with a deadline: one sweep a second fails the statements past
+ * it, instead of a timer per statement on the loop's hot path (the
  * benchmark's core step). So a statement past its deadline fails between `ms`
  * and a second later.
  */
 class Deadlines {
-  private readonly waiting = new Set<{ since: number; expire: (error: Error) => void }>();
+  private readonly watches = new Set<Watch>();
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(readonly ms: number) {}
 
-  /** `expire` runs once the deadline passed, unless `done` (what this returns) ran first. */
-  start(expire: (error: Error) => void): () => void {
-    const entry = { since: Date.now(), expire };
-    this.waiting.add(entry);
+  /** Watched until `done` (what this returns) runs. */
+  start(watch: Watch): () => void {
+    this.watches.add(watch);
     if (!this.sweeper) {
       this.sweeper = setInterval(() => this.sweep(), SWEEP_EVERY_MS);
       // A process with nothing else to do must not stay up for the sweep.
       this.sweeper.unref();
     }
-    return () => this.waiting.delete(entry);
+    return () => this.watches.delete(watch);
   }
 
   private sweep() {
     const now = Date.now();
-    for (const entry of this.waiting) {
-      if (now - entry.since < this.ms) continue;
-      this.waiting.delete(entry);
-      entry.expire(deadlinePassed(this.ms));
+    for (const watch of this.watches) {
+      if (watch.busy && now - watch.since >= this.ms) watch.end(deadlinePassed(this.ms));
     }
-    if (this.waiting.size === 0) {
+    if (this.watches.size === 0) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
     }
@@ -197,37 +244,47 @@ class Deadlines {
 }
 
 /**
- * A query's stand-in that observes its failure, has a deadline (none when
- * `deadlines` is undefined: the query is cancelled and the call fails), and
- * loses a race against its transaction's connection closing.
+ * A query's stand-in that observes its failure and fails with its watch (its
+ * deadline, its transaction's connection closing; with no watch, none: the
+ * query is cancelled and the call fails). A statement sent on its own gets a
+ * watch of its own from `ownWatch`, only when it is awaited.
  */
 function watched(
   query: Pending,
   onError: (error: unknown) => void,
-  deadlines: Deadlines | undefined,
-  closed?: Promise<never>,
+  watch: Watch | undefined,
+  ownWatch?: () => { watch: Watch; done: () => void },
 ) {
   const settle = <T>(promise: Promise<T>) =>
     new Promise<T>((resolve, reject) => {
+      const own = watch ? undefined : ownWatch?.();
+      const on = watch ?? own?.watch;
       let settled = false;
-      const fail = (error: unknown) => {
-        if (settled) return;
+      const finish = () => {
         settled = true;
-        done?.();
+        untrack?.();
+        own?.done();
+      };
+      const untrack = on?.track((error) => {
+        if (settled) return;
+        finish();
+        query.cancel();
         onError(error);
         reject(error);
-      };
-      const done = deadlines?.start((error) => {
-        query.cancel();
-        fail(error);
       });
-      promise.then((value) => {
-        if (settled) return;
-        settled = true;
-        done?.();
-        resolve(value);
-      }, fail);
-      closed?.catch(fail);
+      promise.then(
+        (value) => {
+          if (settled) return;
+          finish();
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          finish();
+          onError(error);
+          reject(error);
+        },
+      );
     });
   const stand: QueryStandIn = {
     values: () => settle(query.values()),
@@ -387,54 +444,60 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     }
   }
 
+  /** A statement sent on its own: its own watch, with a deadline. */
+  const ownWatch = () => {
+    const watch = new Watch();
+    return { watch, done: deadlines.start(watch) };
+  };
+
   function unsafe(
     pool: postgres.Sql,
     on: postgres.Sql | postgres.ReservedSql,
-    closed: Promise<never> | undefined,
+    /** The transaction's watch; none for a statement sent on its own. */
+    watch: Watch | undefined,
     text: string,
     params: unknown[] = [],
-    queryOptions: postgres.UnsafeQueryOptions = {},
+    queryOptions?: postgres.UnsafeQueryOptions,
   ) {
     // Named unless the pool's `prepare` is off: postgres.js's own default sends
     // an `unsafe` query unnamed, and drizzle sends every query through it. The
     // count of names bounds them (`noteNamed`).
     noteNamed(text);
     return watched(
-      on.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-        ...queryOptions,
-        prepare: true,
-      }),
+      on.unsafe(
+        text,
+        params as postgres.ParameterOrJSON<never>[],
+        queryOptions ? { ...queryOptions, prepare: true } : PREPARED,
+      ),
       (error) => observe(pool, error),
-      deadline ? deadlines : undefined,
-      closed,
+      watch,
+      watch || !deadline ? undefined : ownWatch,
     );
   }
 
   /**
    * A transaction on a reserved connection: begin (with the statement deadline)
    * and commit as simple-protocol text, savepoints for drizzle's nested ones.
+   * One watch for the whole transaction: its deadline (unless off) and its
+   * connection closing.
    */
   async function transaction<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
     const pool = current;
     // While no primary is reachable postgres.js waits for one without end.
     const reserved = await reserveWithin(pool.reserve(), deadlines.ms);
+    const watch = new Watch();
+    const unwatch = deadline ? deadlines.start(watch) : undefined;
     let connection: number | undefined;
     let isClosed = false;
-    let rejectClosed: (error: Error) => void = () => {};
-    const closed = new Promise<never>((_, reject) => {
-      rejectClosed = reject;
-    });
-    closed.catch(() => {});
     // postgres.js names the connection a query went to only to its `onexecute`
     // (its own `begin` learns its connection the same way).
     const onexecute = ({ id }: { id: number }) => {
       connection = id;
       onClose.set(id, () => {
         isClosed = true;
-        rejectClosed(connectionClosed());
+        watch.close(connectionClosed());
       });
     };
-    let savepoints = 0;
     const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
       if (isClosed) {
         // As a query would fail: drizzle reads rows through `.values()`.
@@ -446,8 +509,9 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
         };
         return stand;
       }
-      return unsafe(pool, reserved, closed, text, params, queryOptions);
+      return unsafe(pool, reserved, watch, text, params, queryOptions);
     };
+    let savepoints = 0;
     const scoped = (): postgres.Sql =>
       ({
         options: pool.options,
@@ -480,6 +544,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       if (answer.command !== "COMMIT") throw new CommitNotCarriedOut(answer.command ?? "nothing");
       return result;
     } finally {
+      unwatch?.();
       if (connection !== undefined) onClose.delete(connection);
       // A closed connection is back in postgres.js's closed queue already;
       // released, it would be handed out with no socket.
@@ -499,6 +564,14 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
 
   function listen(channel: string, onEvent: (event: ListenEvent) => void) {
     if (!prepare) return;
+    /**
+     * The payload of this connection's probe: "listening" is said only once a
+     * notification sent from the pool's connections reached this one. Behind
+     * a transaction pooler the start's check missed (it handed the probe two
+     * server connections), the LISTEN stays on a server connection that
+     * others share, and the probe, sent on another, is never heard.
+     */
+    let probe: string | undefined;
     // postgres.js's own `listen` hides its connection's closing, which is
     // when notifications may be missed; `onnotify` is an option its types omit.
     const listenOptions = {
@@ -507,10 +580,13 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       max_lifetime: null,
       ...connectTimeout,
       onnotice: () => {},
-      onnotify: (name: string) => {
-        if (name === channel) onEvent("notified");
+      onnotify: (name: string, payload: string) => {
+        if (name !== channel) return;
+        onEvent(payload === probe ? "listening" : "notified");
+        if (payload === probe) probe = undefined;
       },
       onclose: () => {
+        probe = undefined;
         onEvent("lost");
         if (!ended) setTimeout(start, RELISTEN_AFTER_MS).unref();
       },
@@ -523,9 +599,13 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
         onEvent("lost");
         return;
       }
+      const token = `probe ${randomUUID()}`;
       listener
         .unsafe(`listen "${channel.replaceAll('"', '""')}"`)
-        .then(() => onEvent("listening"))
+        .then(() => {
+          probe = token;
+          return current.unsafe("select pg_notify($1, $2)", [channel, token]);
+        })
         .catch(() => {
           // Unreachable for now: onclose tries again.
         });
