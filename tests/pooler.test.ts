@@ -18,6 +18,9 @@
  * prepared statement the server lost (a pooler Cairn did not find when it
  * opened) turns prepared statements off from then on.
  *
+ * Behind the pooler the MCP door remembers no credential (it hears no
+ * notification there), so a key revoked is refused at once.
+ *
  * And off means off: no statement Cairn sends, the loop's fixed ones included,
  * is left prepared on the server.
  */
@@ -25,7 +28,7 @@ import { eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
-import { tenants } from "@/lib/db/schema";
+import { apiKeys, tenants } from "@/lib/db/schema";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { startAppServer } from "./support/app-server";
 import { createPostgresDatabase, testPostgresUrl } from "./support/databases";
@@ -122,6 +125,15 @@ describe("over /api/mcp, the production server behind PgBouncer in transaction m
         // The stock setting behind the pooler: the server said what to set when it opened.
         expect(app.serverOutput().includes("Set CAIRN_PREPARED_STATEMENTS=off")).toBe(
           setting === "on",
+        );
+        // Behind the pooler the server hears no notification of the credential
+        // tables, so it remembers no key: revoked, the key is refused at once.
+        await direct.db
+          .update(apiKeys)
+          .set({ revokedAt: new Date() })
+          .where(eq(apiKeys.id, app.tenantA.apiKeyId));
+        await expect((agents[0] as Agent).call("list_active_plans", {})).rejects.toThrow(
+          /401|Unauthorized/,
         );
       } finally {
         await Promise.all(agents.map((agent) => agent.close()));

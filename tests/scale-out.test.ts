@@ -4,15 +4,17 @@
  * between the two instances share one 40-step plan: every step is handed out
  * exactly once and the plan completes. A checkpoint requested through one
  * instance and decided through the other (over MCP, and through the web UI's
- * server action) is seen at once on the first. Afterwards every plan's audit
- * trail replays to its steps.
+ * server action) is seen at once on the first, and so is a key revoked on the
+ * second that the first remembered (lib/mcp/credential-cache.ts). Afterwards
+ * every plan's audit trail replays to its steps.
  */
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog, planSteps, researchPlans } from "@/lib/db/schema";
+import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { type AppInstance, type AppServer, startAppServer } from "./support/app-server";
 import { replayAudit } from "./support/audit-replay";
-import { type Agent, connectAgent, report } from "./support/mcp-client";
+import { type Agent, connectAgent, connectModernAgent, report } from "./support/mcp-client";
 import { signInOverHttp } from "./support/web-session";
 
 const STEPS = 40;
@@ -219,6 +221,36 @@ describe("two app instances on one PostgreSQL database", () => {
       feedback: "Not needed.",
       decidedBy: expect.stringContaining(app.tenantA.researcherEmail),
     });
+  });
+
+  it("refuses a key revoked in the web UI on B at once on A, which had remembered it", async () => {
+    const handle = await app.openDatabase();
+    const created = await createApiKey(handle.db, {
+      email: app.tenantA.email,
+      name: "revoked across instances",
+    });
+    await handle.close();
+    // Each protocol era's client calls A twice: the second call finds the key remembered.
+    const agents = [
+      await connectAgent(app.mcpUrl, created.key),
+      await connectModernAgent(app.mcpUrl, created.key),
+    ];
+    try {
+      for (const agent of agents) {
+        for (let i = 0; i < 2; i += 1) await agent.ok("list_active_plans", {});
+      }
+      const admin = await signInOverHttp(second.url, app.tenantA.email);
+      const revoked = await admin.action("/admin/users", "revokeKeyAction", {
+        apiKeyId: created.apiKeyId,
+      });
+      expect(revoked.text).toContain("Key revoked: it no longer works.");
+      // No wait: the next call on A is refused.
+      for (const agent of agents) {
+        await expect(agent.call("list_active_plans", {})).rejects.toThrow(/401|Unauthorized/);
+      }
+    } finally {
+      await Promise.all(agents.map((agent) => agent.close().catch(() => {})));
+    }
   });
 
   it("leaves audit trails that replay to every plan's steps", async () => {

@@ -20,7 +20,8 @@
  *   caller, and calls would fail one by one.
  * - Deadlines: every transaction carries a `statement_timeout`, every statement
  *   and every wait for a connection a deadline of its own a little later (a
- *   server that does not answer at all, no primary to connect to), connecting
+ *   server that does not answer at all, no primary to connect to; a
+ *   transaction's statements share one watch, registered once), connecting
  *   gives up after CONNECT_TIMEOUT_SECONDS, and a transaction whose connection
  *   closes fails at once (postgres.js would hang its next statement and throw
  *   an uncaught TypeError, its issues #1154 and #1208).
