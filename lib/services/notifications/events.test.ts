@@ -4,8 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { NOTIFICATION_EVENTS } from "../../db/schema";
-import { EVENTS, eventFacts, type NotificationEvent, planStatusEvent } from "./events";
+import { EVENTS, eventFacts, NOTIFICATION_EVENTS, planStatusEvent } from "./events";
 import { composeMail, MAIL_RECIPIENTS } from "./mail";
 
 /** The rows of the doc's "## Events" table: event, when, e-mailed. */
@@ -43,9 +42,7 @@ describe("notification events", () => {
   });
 
   it("raised by a plan's status are the plan's, one per status", () => {
-    const raised = (Object.keys(EVENTS) as NotificationEvent[]).filter(
-      (event) => eventFacts(event).onPlanStatus,
-    );
+    const raised = NOTIFICATION_EVENTS.filter((event) => eventFacts(event).onPlanStatus);
     for (const event of raised) {
       const status = eventFacts(event).onPlanStatus;
       expect(event).toBe(`plan.${status}`);

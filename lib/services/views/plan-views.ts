@@ -45,7 +45,7 @@ import {
   loadPlanCore,
   type PlanCore,
 } from "../research/research-context";
-import { readDecisionPolicy } from "../reviews/decision-policy";
+import { readDecisionPolicy } from "../reviews/decision-rules";
 import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset, readPage } from "../shared/pagination";
