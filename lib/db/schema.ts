@@ -16,6 +16,7 @@ import {
   integer,
   json,
   jsonb,
+  type PgColumn,
   pgEnum,
   pgTable,
   primaryKey,
@@ -75,10 +76,24 @@ export const decisionChannel = pgEnum("decision_channel", DECISION_CHANNELS);
 const id = () => uuid("id").primaryKey().defaultRandom();
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();
-const tenantId = () =>
-  uuid("tenant_id")
-    .notNull()
-    .references(() => tenants.id, { onDelete: "cascade" });
+/**
+ * The row's tenant, plan, user or step, the row deleted with it (the tables
+ * are declared below; a reference is followed only when the schema is read).
+ */
+const owner = (name: string, target: () => PgColumn) =>
+  uuid(name).notNull().references(target, { onDelete: "cascade" });
+const tenantId = () => owner("tenant_id", () => tenants.id);
+const planId = () => owner("plan_id", () => researchPlans.id);
+const userId = () => owner("user_id", () => users.id);
+const stepId = () => owner("step_id", () => planSteps.id);
+/** Who acted, in every trail: the actor's kind, id and a readable name. */
+const actor = () => ({
+  actorType: actorType("actor_type").notNull(),
+  /** The API key id or user id that acted; null for the system. */
+  actorId: uuid("actor_id"),
+  /** A readable name of the actor kept with the row, so the trail survives key revocation. */
+  actorLabel: text("actor_label").notNull(),
+});
 
 export const tenants = pgTable("tenant", {
   id: id(),
@@ -118,9 +133,7 @@ export const teamAuditLog = pgTable(
     id: id(),
     tenantId: tenantId(),
     eventType: teamEventType("event_type").notNull(),
-    actorType: actorType("actor_type").notNull(),
-    actorId: uuid("actor_id"),
-    actorLabel: text("actor_label").notNull(),
+    ...actor(),
     payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
     createdAt: createdAt(),
   },
@@ -169,9 +182,7 @@ export const accountAuditLog = pgTable(
     userId: uuid("user_id").notNull(),
     userEmail: text("user_email").notNull(),
     eventType: accountEventType("event_type").notNull(),
-    actorType: actorType("actor_type").notNull(),
-    actorId: uuid("actor_id"),
-    actorLabel: text("actor_label").notNull(),
+    ...actor(),
     payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
     createdAt: createdAt(),
   },
@@ -220,9 +231,7 @@ export const apiKeys = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: userId(),
     name: text("name").notNull(),
     /** The first characters of the key, shown in lists so a person can tell keys apart. */
     keyPrefix: text("key_prefix").notNull(),
@@ -270,9 +279,7 @@ export const oauthAuthorizationCodes = pgTable(
     clientId: uuid("client_id")
       .notNull()
       .references(() => oauthClients.id, { onDelete: "cascade" }),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: userId(),
     redirectUri: text("redirect_uri").notNull(),
     codeChallenge: text("code_challenge").notNull(),
     codeChallengeMethod: text("code_challenge_method").notNull(),
@@ -295,9 +302,7 @@ export const oauthGrants = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: userId(),
     clientId: uuid("client_id")
       .notNull()
       .references(() => oauthClients.id, { onDelete: "cascade" }),
@@ -404,9 +409,7 @@ export const planSteps = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    planId: planId(),
     stepOrder: integer("step_order").notNull(),
     stepType: stepType("step_type").notNull(),
     instructions: text("instructions").notNull(),
@@ -459,9 +462,7 @@ export const planBranchingConditions = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    planId: planId(),
     afterStepId: uuid("after_step_id")
       .notNull()
       .references(() => planSteps.id, { onDelete: "cascade" }),
@@ -489,11 +490,7 @@ export const planAuditLog = pgTable(
     planId: uuid("plan_id").references(() => researchPlans.id, { onDelete: "cascade" }),
     stepId: uuid("step_id"),
     eventType: auditEventType("event_type").notNull(),
-    actorType: actorType("actor_type").notNull(),
-    /** The API key id or user id that acted; null for the system. */
-    actorId: uuid("actor_id"),
-    /** A readable name of the actor kept with the row, so the trail survives key revocation. */
-    actorLabel: text("actor_label").notNull(),
+    ...actor(),
     payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
     /**
@@ -505,13 +502,22 @@ export const planAuditLog = pgTable(
     /**
      * The hash chain of the plan's trail (docs/audit.md): the digest of the
      * plan's previous row, and sha256(prev_digest || canonical row). Written
-     * by the `plan_audit_chain` trigger, so every writer of the trail chains.
+     * by the `plan_audit_chain` trigger, so every writer of the trail chains;
+     * null only on a row of no plan (a skill run's, an artifact's), which
+     * belongs to no chain (`plan_audit_log_chained`).
      */
     chainIndex: integer("chain_index"),
     prevDigest: text("prev_digest"),
     digest: text("digest"),
   },
   (t) => [
+    // Every row of a plan's trail has its place and digest: a row written past
+    // the trigger is refused (migration 0023; verify-audit still reports one
+    // made after this check was dropped).
+    check(
+      "plan_audit_log_chained",
+      sql`${t.planId} is null or (${t.chainIndex} is not null and ${t.digest} is not null)`,
+    ),
     index("plan_audit_log_plan_time_idx").on(t.planId, t.createdAt),
     // A plan's trail in the order it was written (the plan page).
     index("plan_audit_log_plan_seq_idx").on(t.planId, t.seq),
@@ -568,12 +574,8 @@ export const reviewRequests = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
-    stepId: uuid("step_id")
-      .notNull()
-      .references(() => planSteps.id, { onDelete: "cascade" }),
+    planId: planId(),
+    stepId: stepId(),
     summary: text("summary").notNull(),
     questions: jsonb("questions").$type<string[]>().notNull().default([]),
     /**
@@ -633,12 +635,8 @@ export const reviewDecisions = pgTable(
       .notNull()
       .unique()
       .references(() => reviewRequests.id, { onDelete: "cascade" }),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
-    stepId: uuid("step_id")
-      .notNull()
-      .references(() => planSteps.id, { onDelete: "cascade" }),
+    planId: planId(),
+    stepId: stepId(),
     decision: reviewDecision("decision").notNull(),
     feedback: text("feedback"),
     decidedByType: actorType("decided_by_type").notNull(),
@@ -723,9 +721,7 @@ export const researchOutputs = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    planId: planId(),
     executionId: uuid("execution_id").references(() => skillExecutions.id, {
       onDelete: "set null",
     }),
@@ -752,9 +748,7 @@ export const planSources = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    planId: planId(),
     canonicalKey: text("canonical_key").notNull(),
     kind: text("kind").$type<SourceKind>().notNull(),
     href: text("href").notNull(),
@@ -773,12 +767,8 @@ export const stepClaims = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
-    stepId: uuid("step_id")
-      .notNull()
-      .references(() => planSteps.id, { onDelete: "cascade" }),
+    planId: planId(),
+    stepId: stepId(),
     position: integer("position").notNull(),
     text: text("text").notNull(),
     /** One of the plan's key claims: a deliverable should cite a source for it. */
@@ -795,9 +785,7 @@ export const researchFeedback = pgTable(
   {
     id: id(),
     tenantId: tenantId(),
-    planId: uuid("plan_id")
-      .notNull()
-      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    planId: planId(),
     executionId: uuid("execution_id").references(() => skillExecutions.id, {
       onDelete: "set null",
     }),
