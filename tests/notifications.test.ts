@@ -26,7 +26,7 @@ import {
   runNotificationPass,
   sendDueEmails,
 } from "@/lib/services/notifications/dispatcher";
-import { enqueueNotification } from "@/lib/services/notifications/enqueue-notification";
+import { enqueueNotification } from "@/lib/services/notifications/events";
 import { mailConfig } from "@/lib/services/notifications/mail";
 import { verifyWebhookSignature } from "@/lib/services/notifications/signature";
 import {

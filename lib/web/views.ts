@@ -10,7 +10,7 @@ import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { exportPlanEvidence } from "../services/evidence/export-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
 import { searchSources } from "../services/research/search-sources";
-import { getDecisionPolicy } from "../services/reviews/decision-policy";
+import { getDecisionPolicy } from "../services/reviews/decision-rules";
 import {
   settleDeadlinesOfPlan,
   settleDeadlinesOfTenant,

@@ -3,7 +3,9 @@
  * list, a plan's audit trail, the library's artifacts and the admin's tool-call
  * log, each read by cursor with its filters. Page by page, no row is skipped or
  * repeated even when rows are added between pages; a cursor a list did not give
- * is a VALIDATION_ERROR the page answers with a link to its first page. In
+ * (list_active_plans' for the plans list, which reads the same plans in the
+ * same order, and the other way round) is a VALIDATION_ERROR the page answers
+ * with a link to its first page. In
  * process, on PGlite and on PostgreSQL 15.
  */
 import { describe, expect, it } from "vitest";
@@ -178,7 +180,7 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
     expect(log.total).toBe(121);
   });
 
-  it("refuses a cursor the list did not give: made up, or another list's", async () => {
+  it("refuses a cursor the list did not give: made up, or another list's (list_active_plans' too)", async () => {
     const agent = await freshAgent("Refused");
     for (const name of ["One", "Two", "Three"]) await createPlan(agent.ctx, name);
     const plansCursor = (await listPlans(agent.ctx, { pageSize: 1 })).nextCursor ?? "";
@@ -214,6 +216,22 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
     for (const read of reads(plansCursor).slice(1)) {
       expect(isCursorRefused(await refusal(read))).toBe(true);
     }
+    // list_active_plans reads the same plans in the same order, and is another list.
+    const activeCursor = (await agent.ok("list_active_plans", { limit: 1 })).nextCursor;
+    expect(activeCursor).toEqual(expect.any(String));
+    expect(await agent.fails("list_active_plans", { cursor: plansCursor })).toMatch(
+      /^VALIDATION_ERROR: cursor is not one this list gave: pass the previous answer's nextCursor, or leave it out for the first page/,
+    );
+    const refused = await refusal(() => listPlans(agent.ctx, { cursor: activeCursor }));
+    expect(isCursorRefused(refused)).toBe(true);
+    expect(refused).toMatchObject({ message: expect.stringMatching(/is not one this list gave/) });
+    // Each still reads its own.
+    expect(
+      (await agent.ok("list_active_plans", { limit: 1, cursor: activeCursor })).plans,
+    ).toHaveLength(1);
+    expect((await listPlans(agent.ctx, { pageSize: 1, cursor: plansCursor })).plans).toHaveLength(
+      1,
+    );
     // Another tenant's plan is not found, whatever the cursor.
     const beta = await freshAgent("Beta");
     expect(await getPlanPage(beta.ctx, planId, "not-a-cursor")).toBeUndefined();

@@ -9,11 +9,8 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { teamAuditLog } from "@/lib/db/schema";
-import {
-  getDecisionPolicy,
-  setDecisionPolicy,
-  teamDecisionPolicy,
-} from "@/lib/services/reviews/decision-policy";
+import { setDecisionPolicy, teamDecisionPolicy } from "@/lib/services/reviews/decision-policy";
+import { getDecisionPolicy } from "@/lib/services/reviews/decision-rules";
 import { getReviewDefaults, setReviewDefaults } from "@/lib/services/reviews/review-defaults";
 import { getTrustedClients, setTrustedClients } from "@/lib/services/reviews/trusted-clients";
 import type { ServiceContext } from "@/lib/services/shared/context";

@@ -96,13 +96,19 @@ export const evidenceCursorFields = {
 
 const sourceOrder = (cursor: string | undefined) =>
   keyset(
-    { at: planSources.firstReadAt, id: planSources.id, direction: "asc" },
+    { list: "plan sources", at: planSources.firstReadAt, id: planSources.id, direction: "asc" },
     cursor,
     "sourcesCursor",
   );
 const claimOrder = (cursor: string | undefined) =>
   keyset(
-    { at: stepClaims.position, sequence: true, id: stepClaims.id, direction: "asc" },
+    {
+      list: "plan claims",
+      at: stepClaims.position,
+      sequence: true,
+      id: stepClaims.id,
+      direction: "asc",
+    },
     cursor,
     "claimsCursor",
   );

@@ -1,18 +1,39 @@
 /**
- * docs/notifications.md's table of events against their facts (`EVENTS`), and
- * the e-mail each mailed event makes of them.
+ * docs/notifications.md's table of events and docs/reviews.md's list of review
+ * events and their payload against their facts (`EVENTS`), and the e-mail each
+ * mailed event makes of them.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { NOTIFICATION_EVENTS } from "../../db/schema";
-import { EVENTS, eventFacts, type NotificationEvent, planStatusEvent } from "./events";
+import {
+  EVENTS,
+  eventFacts,
+  NOTIFICATION_EVENTS,
+  planStatusEvent,
+  subjectPayloadKeys,
+} from "./events";
 import { composeMail, MAIL_RECIPIENTS } from "./mail";
+
+/** The part of `doc` from the heading `from` to the next heading of its level. */
+function section(doc: string, from: string): string {
+  const text = readFileSync(doc, "utf8");
+  const start = text.indexOf(`\n${from}\n`);
+  expect(start, `${doc}: ${from}`).toBeGreaterThanOrEqual(0);
+  const level = from.slice(0, from.indexOf(" ") + 1);
+  const end = text.indexOf(`\n${level}`, start + from.length + 1);
+  return text.slice(start, end === -1 ? undefined : end);
+}
+
+/** The first cells of a section's table rows, each a name in backticks. */
+const firstCells = (text: string) =>
+  text
+    .split("\n")
+    .filter((line) => line.startsWith("| `"))
+    .map((line) => line.split("|")[1]?.trim().replaceAll("`", ""));
 
 /** The rows of the doc's "## Events" table: event, when, e-mailed. */
 function documentedEvents(): string[][] {
-  const doc = readFileSync("docs/notifications.md", "utf8");
-  const section = doc.slice(doc.indexOf("## Events"), doc.indexOf("## The outbox"));
-  return section
+  return section("docs/notifications.md", "## Events")
     .split("\n")
     .filter((line) => line.startsWith("| `"))
     .map((line) =>
@@ -42,10 +63,25 @@ describe("notification events", () => {
     }
   });
 
-  it("raised by a plan's status are the plan's, one per status", () => {
-    const raised = (Object.keys(EVENTS) as NotificationEvent[]).filter(
-      (event) => eventFacts(event).onPlanStatus,
+  it("about a review are docs/reviews.md's list, with the payload its table gives", () => {
+    const reviews = section("docs/reviews.md", "## Notifications queued");
+    const listed = [...reviews.matchAll(/^- `([\w.]+)`:/gm)].map((match) => match[1]);
+    expect(listed).toEqual(
+      NOTIFICATION_EVENTS.filter((event) => eventFacts(event).about === "review"),
     );
+    expect(firstCells(reviews)).toEqual(subjectPayloadKeys("review"));
+  });
+
+  it("about a plan carry the keys docs/notifications.md gives", () => {
+    const requests = section("docs/notifications.md", "## Webhook requests");
+    const planData = requests.slice(requests.indexOf("`data` for `plan.*`"));
+    for (const key of subjectPayloadKeys("plan")) {
+      expect(planData.slice(0, planData.indexOf("For")), key).toContain(`\`${key}\``);
+    }
+  });
+
+  it("raised by a plan's status are the plan's, one per status", () => {
+    const raised = NOTIFICATION_EVENTS.filter((event) => eventFacts(event).onPlanStatus);
     for (const event of raised) {
       const status = eventFacts(event).onPlanStatus;
       expect(event).toBe(`plan.${status}`);

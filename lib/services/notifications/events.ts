@@ -1,17 +1,16 @@
 /**
- * Every notification event's facts in one table, `EVENTS`: adding a name to
- * NOTIFICATION_EVENTS fails to compile until its facts exist. docs/notifications.md,
- * "Events" (its table is checked against this one by events.test.ts).
+ * Every notification event in one table, `EVENTS`: its name (the key) and its
+ * facts, so a new event is one entry here; and the outbox's one insert, in the
+ * transaction of the change that raised it. docs/notifications.md, "Events"
+ * (its table is checked against this one by events.test.ts) and "The outbox".
  */
 import "server-only";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
-import type { NOTIFICATION_EVENTS } from "../../db/schema";
+import { notificationEvents } from "../../db/schema";
 import { run, sqlLiterals, statement } from "../../db/statement";
 import type { PlanStatus } from "../../plan-engine/states";
-import { enqueueNotification } from "./enqueue-notification";
-
-export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+import { noteNotificationQueued } from "./queued";
 
 /** Who an e-mailed event goes to (`mailRecipients` in mail.ts), of those who left e-mails on. */
 export type MailRecipients = "reviewers" | "plan-owner";
@@ -113,7 +112,20 @@ export const EVENTS = {
       ],
     },
   },
-} as const satisfies Record<NotificationEvent, EventFacts>;
+} as const satisfies Record<string, EventFacts>;
+
+/** An event's name; the outbox's and the endpoints' columns hold these (lib/db/schema.ts). */
+export type NotificationEvent = keyof typeof EVENTS;
+
+/** Every event's name, in the table's order: what a webhook endpoint may subscribe to. */
+export const NOTIFICATION_EVENTS = Object.keys(EVENTS) as [
+  NotificationEvent,
+  ...NotificationEvent[],
+];
+
+export function isNotificationEvent(value: unknown): value is NotificationEvent {
+  return NOTIFICATION_EVENTS.some((event) => event === value);
+}
 
 /** The facts as their common type, for code that takes any event. */
 export function eventFacts(event: NotificationEvent): EventFacts {
@@ -191,6 +203,20 @@ function subjectPayload(subject: Subject, status: string) {
 }
 
 /**
+ * The outbox's one insert (docs/notifications.md, "The outbox"): use cases
+ * queue through `queueEvent`, which reads the payload from the subject's row.
+ */
+export async function enqueueNotification(
+  tx: Executor,
+  tenantId: string,
+  event: NotificationEvent,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  await tx.insert(notificationEvents).values({ tenantId, event, payload });
+  noteNotificationQueued();
+}
+
+/**
  * Queues `event` about the row `subjectId` (its plan or review, after the
  * change that raised it) in the caller's transaction: the subject's payload
  * and the event's extra keys.
@@ -210,12 +236,10 @@ export async function queueEvent<E extends NotificationEvent>(
 
 /** The event a plan's move to `status` raises (the facts' `onPlanStatus`), if any. */
 export function planStatusEvent(status: PlanStatus): NotificationEvent | undefined {
-  return (Object.keys(EVENTS) as NotificationEvent[]).find(
-    (event) => eventFacts(event).onPlanStatus === status,
-  );
+  return NOTIFICATION_EVENTS.find((event) => eventFacts(event).onPlanStatus === status);
 }
 
-const STATUS_EVENTS = (Object.keys(EVENTS) as NotificationEvent[]).flatMap((event) => {
+const STATUS_EVENTS = NOTIFICATION_EVENTS.flatMap((event) => {
   const status = eventFacts(event).onPlanStatus;
   return status ? [{ status, event }] : [];
 });

@@ -9,29 +9,20 @@
 import "server-only";
 import { and, desc, eq } from "drizzle-orm";
 import { z } from "zod";
-import {
-  NOTIFICATION_EVENTS,
-  notificationEvents,
-  webhookDeliveries,
-  webhookEndpoints,
-} from "../../db/schema";
+import { notificationEvents, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { env } from "../../env";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
 import { recordIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
 import { checkWebhookUrl } from "./address";
-import type { NotificationEvent } from "./events";
+import { isNotificationEvent, type NotificationEvent } from "./events";
 import { smtpHost } from "./mail";
 import { kickNotifier } from "./runtime";
 import { newWebhookSecret } from "./signature";
 
 const MAX_DESCRIPTION = 200;
 const RECENT_DELIVERIES = 50;
-
-export function isNotificationEvent(value: unknown): value is NotificationEvent {
-  return NOTIFICATION_EVENTS.some((event) => event === value);
-}
 
 /** The register form's fields: the events are its checkboxes, none ticked is an empty list. */
 export const createWebhookEndpointInput = z.object({
@@ -193,8 +184,10 @@ export async function webhooksView(ctx: ServiceContext): Promise<WebhooksView> {
     privateAllowed: config.CAIRN_WEBHOOK_ALLOWED_PRIVATE_RANGES.length > 0,
     emailVia:
       config.CAIRN_SMTP_URL && config.CAIRN_MAIL_FROM ? smtpHost(config.CAIRN_SMTP_URL) : null,
-    endpoints: endpoints.map(({ disabledAt, ...endpoint }) => ({
+    endpoints: endpoints.map(({ disabledAt, events, ...endpoint }) => ({
       ...endpoint,
+      // Written only through createWebhookEndpoint, which takes only known names.
+      events: events.filter(isNotificationEvent),
       disabled: disabledAt !== null,
     })),
     deliveries,

@@ -45,7 +45,10 @@ export async function listActivePlans(
   raw: z.input<typeof listActivePlansInput>,
 ): Promise<ActivePlans> {
   const { limit = 20, cursor } = parseInput(listActivePlansInput, raw);
-  const page = keyset({ at: researchPlans.updatedAt, id: researchPlans.id }, cursor);
+  const page = keyset(
+    { list: "list_active_plans", at: researchPlans.updatedAt, id: researchPlans.id },
+    cursor,
+  );
   const { items: plans, nextCursor } = await readPage(
     ctx.db,
     researchPlans,

@@ -18,7 +18,7 @@ import {
   type ModifyAction,
   type ModifyOp,
 } from "../../plan-engine/modify";
-import { readDecisionPolicy } from "../reviews/decision-policy";
+import { readDecisionPolicy } from "../reviews/decision-rules";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import {

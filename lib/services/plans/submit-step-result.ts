@@ -37,7 +37,7 @@ import {
 } from "../loop/read-plan-snapshot";
 import { planStatusEvent } from "../notifications/events";
 import { noteNotificationQueued } from "../notifications/queued";
-import { readDecisionPolicy } from "../reviews/decision-policy";
+import { readDecisionPolicy } from "../reviews/decision-rules";
 import type { ServiceContext } from "../shared/context";
 import {
   jsonAtMost,

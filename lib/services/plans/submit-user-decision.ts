@@ -34,7 +34,7 @@ import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-eng
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
 import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
-import { readDecisionRules } from "../reviews/decision-policy";
+import { readDecisionRules } from "../reviews/decision-rules";
 import { deciderOf } from "../reviews/in-client-trust";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";

@@ -71,9 +71,13 @@ export const deliverableColumns = {
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 type JsonObject = Record<string, unknown>;
 
-const stepOrder = (cursor: string | undefined) =>
+/** The two lists of steps: get_research_context's, and get_step_context's before its step. */
+const PLAN_STEPS = { list: "plan steps" };
+const PRIOR_STEPS = { list: "prior steps" };
+
+const stepOrder = ({ list }: { list: string }, cursor: string | undefined) =>
   keyset(
-    { at: planSteps.stepOrder, sequence: true, id: planSteps.id, direction: "asc" },
+    { list, at: planSteps.stepOrder, sequence: true, id: planSteps.id, direction: "asc" },
     cursor,
     "stepsCursor",
   );
@@ -138,7 +142,7 @@ export async function loadContextStep(db: Executor, ctx: Tenant, planId: string,
   const [step] = await selectSteps(
     db,
     and(stepsOfPlan(ctx, planId), eq(planSteps.id, stepId)),
-    stepOrder(undefined),
+    stepOrder(PLAN_STEPS, undefined),
     {
       instructions: TASK_CHARS,
       arguments: TASK_CHARS,
@@ -186,7 +190,7 @@ export async function loadStepPage(
   planId: string,
   cursor: string | undefined,
 ) {
-  const page = stepOrder(cursor);
+  const page = stepOrder(PLAN_STEPS, cursor);
   const steps = await selectSteps(db, stepsOfPlan(ctx, planId), page);
   const ids = steps.map(({ view }) => view.stepId);
   const conditions =
@@ -236,7 +240,7 @@ export async function loadPriorStepPage(
   before: number,
   cursor: string | undefined,
 ) {
-  const page = stepOrder(cursor);
+  const page = stepOrder(PRIOR_STEPS, cursor);
   const steps = await selectSteps(
     db,
     and(stepsOfPlan(ctx, planId), lt(planSteps.stepOrder, before)),
@@ -280,7 +284,7 @@ export async function loadReviewPage(
   currentDigests: { id: string; digest: string }[],
 ) {
   const page = keyset(
-    { at: reviewRequests.createdAt, id: reviewRequests.id, direction: "asc" },
+    { list: "plan reviews", at: reviewRequests.createdAt, id: reviewRequests.id, direction: "asc" },
     cursor,
     "reviewsCursor",
   );
@@ -360,7 +364,12 @@ export async function loadArtifactPage(
   { cursor, limit }: { cursor: string | undefined; limit: number },
 ) {
   const page = keyset(
-    { at: researchArtifacts.createdAt, id: researchArtifacts.id, direction: "asc" },
+    {
+      list: "plan artifacts",
+      at: researchArtifacts.createdAt,
+      id: researchArtifacts.id,
+      direction: "asc",
+    },
     cursor,
     "artifactsCursor",
   );

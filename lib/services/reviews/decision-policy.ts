@@ -1,21 +1,18 @@
 /**
  * Who may decide the team's checkpoints (docs/reviews.md): people only, or
  * people and the agents that relay a person's answer. The rule itself is the
- * engine's (`checkDecider`, `checkTimeoutAction`); this reads and sets the
- * team's choice, for the admin page, the CLI and the use cases that enforce it.
- * A change is written to the team's trail (team-trail.ts).
+ * engine's (`checkDecider`, `checkTimeoutAction`); this sets the team's
+ * choice, for the admin page and the CLI (the use cases that enforce it read
+ * it with decision-rules.ts). A change is written to the team's trail
+ * (team-trail.ts) and revisits the pending deadlines (review-deadlines.ts).
  */
 import "server-only";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Database, Executor } from "../../db/client";
+import type { Database } from "../../db/client";
 import { tenants } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
-import {
-  DECISION_POLICIES,
-  DEFAULT_DECISION_POLICY,
-  type DecisionPolicy,
-} from "../../plan-engine/states";
+import { DECISION_POLICIES, type DecisionPolicy } from "../../plan-engine/states";
 import type { Actor, ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
 import { revisitPendingDeadlines } from "./review-deadlines";
@@ -26,38 +23,6 @@ export const decisionPolicyInput = z.strictObject({
     .enum(DECISION_POLICIES)
     .describe("people_only: only signed-in people decide; people_and_agents: agents may relay."),
 });
-
-/** The team's rules a decision is checked against: who decides, and which connected apps prove a person. */
-export type DecisionRules = {
-  decisionPolicy: DecisionPolicy;
-  /** null: none named (lib/services/reviews/trusted-clients.ts). */
-  trustedClients: string[] | null;
-};
-
-/**
- * The team's rules, read inside the caller's transaction where it has one,
- * in share mode: a change of the rules (which locks the team's row for update)
- * waits for the decisions made under the old ones, and they for it.
- */
-export async function readDecisionRules(db: Executor, tenantId: string): Promise<DecisionRules> {
-  const [row] = await db
-    .select({ decisionPolicy: tenants.decisionPolicy, trustedClients: tenants.trustedClients })
-    .from(tenants)
-    .where(eq(tenants.id, tenantId))
-    .for("share");
-  return {
-    decisionPolicy: row?.decisionPolicy ?? DEFAULT_DECISION_POLICY,
-    trustedClients: row?.trustedClients ?? null,
-  };
-}
-
-export async function readDecisionPolicy(db: Executor, tenantId: string): Promise<DecisionPolicy> {
-  return (await readDecisionRules(db, tenantId)).decisionPolicy;
-}
-
-export function getDecisionPolicy(ctx: ServiceContext): Promise<DecisionPolicy> {
-  return readDecisionPolicy(ctx.db, ctx.tenantId);
-}
 
 /**
  * A switch of the policy revisits the team's pending reviews in its own

@@ -9,7 +9,7 @@ import "server-only";
 import { answersAsPersonInClient } from "../../plan-engine/decisions";
 import type { DecisionPolicy } from "../../plan-engine/states";
 import type { Actor, ServiceContext } from "../shared/context";
-import { type DecisionRules, readDecisionRules } from "./decision-policy";
+import { type DecisionRules, readDecisionRules } from "./decision-rules";
 
 export type InClientAnswerer = { decisionPolicy: DecisionPolicy; person: boolean };
 

@@ -9,7 +9,7 @@
  * pages after do not show it again.
  */
 import "server-only";
-import { and, getTableColumns, getTableName, type SQL, sql } from "drizzle-orm";
+import { and, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
@@ -26,7 +26,7 @@ export const cursorField = z
 export const nextCursorField = z.string().nullable();
 
 /**
- * A row's position: the order it belongs to (so a cursor of another list, or
+ * A row's position: the list it belongs to (so a cursor of another list, or
  * of an older form, is refused rather than read as a place in this one), its
  * time to the microsecond (as PostgreSQL keeps it) or its sequence number, and
  * its id.
@@ -49,11 +49,17 @@ function cursorRefused(field: string): AppError {
 }
 
 /**
- * The order a list pages in: a time column (`at`; or a whole-number sequence
- * such as the audit trail's, `sequence: true`) and the id that breaks its
- * ties; newest (largest) first unless `direction` is "asc".
+ * The list and the order it pages in. `list` names the list, and its cursors
+ * carry the name: a cursor is read only by the list that gave it, so two lists
+ * of the same rows in the same order (list_active_plans and the plans page)
+ * refuse each other's. One name per list, however many answers give its
+ * cursor (a plan's sources: the contexts, read_evidence and the plan page); no
+ * two lists share one (pagination.test.ts). The order: a time column (`at`;
+ * or a whole-number sequence such as the audit trail's, `sequence: true`) and
+ * the id that breaks its ties; newest (largest) first unless `direction` is "asc".
  */
 export type PageOrder = {
+  list: string;
   at: PgColumn;
   sequence?: true;
   id: PgColumn;
@@ -67,8 +73,8 @@ export type PageOrder = {
  * carries the cursor in a refusal.
  */
 export function keyset(order: PageOrder, cursor: string | undefined, field = "cursor") {
+  const { list } = order;
   const direction = order.direction ?? "desc";
-  const list = `${getTableName(order.at.table)}.${order.at.name}.${direction}`;
   const at = order.sequence
     ? sql<string>`${order.at}::text`
     : sql<string>`(extract(epoch from ${order.at}) * 1000000)::bigint::text`;
@@ -123,7 +129,7 @@ export async function readPage<Table extends PgTable>(
   );
 }
 
-/** Longer than any cursor a list gives (a list's name, 18 digits and an id, encoded). */
+/** Longer than any cursor a list gives (a list's short name, 18 digits and an id, encoded). */
 const MAX_CURSOR_CHARS = 500;
 
 function decodeCursor(cursor: string, list: string, field: string) {

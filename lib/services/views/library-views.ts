@@ -34,7 +34,10 @@ export async function listArtifacts(ctx: ServiceContext, raw: z.input<typeof lis
     eq(researchArtifacts.tenantId, ctx.tenantId),
     input.artifactType ? eq(researchArtifacts.artifactType, input.artifactType) : undefined,
   );
-  const page = keyset({ at: researchArtifacts.createdAt, id: researchArtifacts.id }, input.cursor);
+  const page = keyset(
+    { list: "library", at: researchArtifacts.createdAt, id: researchArtifacts.id },
+    input.cursor,
+  );
   const [total] = await ctx.db.select({ n: count() }).from(researchArtifacts).where(where);
   const rows = await ctx.db
     .select({

@@ -45,7 +45,7 @@ import {
   loadPlanCore,
   type PlanCore,
 } from "../research/research-context";
-import { readDecisionPolicy } from "../reviews/decision-policy";
+import { readDecisionPolicy } from "../reviews/decision-rules";
 import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset, readPage } from "../shared/pagination";
@@ -102,7 +102,10 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
     );
   }
   const where = and(...conditions);
-  const page = keyset({ at: researchPlans.updatedAt, id: researchPlans.id }, input.cursor);
+  const page = keyset(
+    { list: "plans page", at: researchPlans.updatedAt, id: researchPlans.id },
+    input.cursor,
+  );
   const [total] = await ctx.db.select({ n: count() }).from(researchPlans).where(where);
   const { items: plans, nextCursor } = await readPage(
     ctx.db,
@@ -300,12 +303,18 @@ export async function getPlanPage(
     if (!context) return undefined;
     // Refused once the plan is found, so another tenant's plan is a 404 whatever the cursor.
     const auditPage = keyset(
-      { at: planAuditLog.seq, sequence: true, id: planAuditLog.id },
+      { list: "plan page audit", at: planAuditLog.seq, sequence: true, id: planAuditLog.id },
       auditCursor,
       "auditCursor",
     );
     const stepsOrder = keyset(
-      { at: planSteps.stepOrder, sequence: true, id: planSteps.id, direction: "asc" },
+      {
+        list: "plan page steps",
+        at: planSteps.stepOrder,
+        sequence: true,
+        id: planSteps.id,
+        direction: "asc",
+      },
       stepsCursor,
       "stepsCursor",
     );
@@ -542,7 +551,10 @@ export async function getToolCallLog(
   if (input.since) conditions.push(gte(mcpToolCallLog.createdAt, input.since));
   if (input.until) conditions.push(lte(mcpToolCallLog.createdAt, input.until));
   const where = and(...conditions);
-  const page = keyset({ at: mcpToolCallLog.createdAt, id: mcpToolCallLog.id }, input.cursor);
+  const page = keyset(
+    { list: "tool-call log", at: mcpToolCallLog.createdAt, id: mcpToolCallLog.id },
+    input.cursor,
+  );
   const [total] = await ctx.db.select({ n: count() }).from(mcpToolCallLog).where(where);
   const rows = await ctx.db
     .select({

@@ -88,7 +88,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         and (${minAge}::int is null
           or review_request.created_at <= now() - make_interval(secs => ${minAge}::int))`;
   const page = keyset(
-    { at: reviewRequests.createdAt, id: reviewRequests.id, direction: "asc" },
+    { list: "inbox", at: reviewRequests.createdAt, id: reviewRequests.id, direction: "asc" },
     filters.cursor,
   );
   const [rows, [counted]] = await Promise.all([

@@ -7,7 +7,7 @@ import "server-only";
 import { desc, eq } from "drizzle-orm";
 import { teamAuditLog } from "../../db/schema";
 import { answersAsPersonInClient } from "../../plan-engine/decisions";
-import { readDecisionRules } from "../reviews/decision-policy";
+import { readDecisionRules } from "../reviews/decision-rules";
 import type { DeadlinesRevisited } from "../reviews/review-deadlines";
 import type { TeamEventType, TeamRuleValue } from "../reviews/team-trail";
 import { listTeamClients } from "../reviews/trusted-clients";

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { requireAdmin } from "@/lib/auth/session";
-import { EVENTS, type NotificationEvent } from "@/lib/services/notifications/events";
+import { EVENTS, NOTIFICATION_EVENTS } from "@/lib/services/notifications/events";
 import { views } from "@/lib/web/views";
 import { DeliveriesTable, EndpointsTable, RegisterWebhookForm } from "./forms";
 
@@ -34,7 +34,7 @@ export default async function WebhooksPage() {
       </p>
       <RegisterWebhookForm
         privateAllowed={view.privateAllowed}
-        events={(Object.keys(EVENTS) as NotificationEvent[]).map((event) => ({
+        events={NOTIFICATION_EVENTS.map((event) => ({
           event,
           label: EVENTS[event].label,
         }))}

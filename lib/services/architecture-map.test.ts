@@ -1,0 +1,64 @@
+/**
+ * docs/architecture.md's map of lib/services ("`lib/services`, by kind") holds
+ * to the tree: every folder has its row, every file of a folder is named in its
+ * row, and a row names no file its folder does not hold; and every path the
+ * page names exists.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+/** The folders of lib/services, each with its source files (tests are not part of the map). */
+function servicesTree(): Map<string, string[]> {
+  const entries = readdirSync("lib/services", { withFileTypes: true });
+  return new Map(
+    entries
+      .filter((entry) => entry.isDirectory())
+      .map((folder) => [
+        `${folder.name}/`,
+        readdirSync(`lib/services/${folder.name}`)
+          .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+          .sort(),
+      ]),
+  );
+}
+
+/** The map's rows: each folder with the file names (`name.ts`) its row gives. */
+function documentedTree(): Map<string, string[]> {
+  const doc = readFileSync("docs/architecture.md", "utf8");
+  const start = doc.indexOf("### `lib/services`, by kind");
+  const section = doc.slice(start, doc.indexOf("\n## ", start));
+  return new Map(
+    section
+      .split("\n")
+      .filter((line) => /^\| `[\w-]+\/` \|/.test(line))
+      .map((line) => {
+        const [, folder = "", what = ""] = line.split("|").map((cell) => cell.trim());
+        const names = [...what.matchAll(/`([\w-]+\.ts)`/g)].map((match) => match[1] ?? "");
+        return [folder.replaceAll("`", ""), [...new Set(names)].sort()];
+      }),
+  );
+}
+
+describe("docs/architecture.md's map of lib/services", () => {
+  it("has a row for each folder, naming each of its files and no other", () => {
+    const tree = servicesTree();
+    expect(tree.size).toBeGreaterThan(5);
+    expect(Object.fromEntries(documentedTree())).toEqual(Object.fromEntries(tree));
+  });
+
+  it("has no source file at lib/services' top level, where no row would name it", () => {
+    const top = readdirSync("lib/services", { withFileTypes: true })
+      .filter((entry) => entry.isFile() && !entry.name.endsWith(".test.ts"))
+      .map((entry) => entry.name);
+    expect(top).toEqual([]);
+  });
+
+  it("names no path that does not exist", () => {
+    const doc = readFileSync("docs/architecture.md", "utf8");
+    const paths = [
+      ...doc.matchAll(/`((?:lib|app|drizzle|tests|scripts|e2e|cards)\/[\w/.()[\]-]*\.[a-z]+)`/g),
+    ].map((match) => match[1] ?? "");
+    expect(paths.length).toBeGreaterThan(50);
+    expect(paths.filter((path) => !existsSync(path))).toEqual([]);
+  });
+});
