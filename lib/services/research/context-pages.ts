@@ -16,7 +16,7 @@ import {
   reviewRequests,
 } from "../../db/schema";
 import { arrayParam } from "../../db/statement";
-import { cutColumns, fitting, shortenedOf } from "../shared/bounded";
+import { cutColumns, shortenedOf } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { keyset } from "../shared/pagination";
 
@@ -71,6 +71,8 @@ export const deliverableColumns = {
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 type JsonObject = Record<string, unknown>;
 
+type Keyset = ReturnType<typeof keyset>;
+
 const stepOrder = (cursor: string | undefined) =>
   keyset(
     { at: planSteps.stepOrder, sequence: true, id: planSteps.id, direction: "asc" },
@@ -82,7 +84,7 @@ const stepOrder = (cursor: string | undefined) =>
 async function selectSteps(
   db: Executor,
   where: SQL | undefined,
-  page: ReturnType<typeof stepOrder>,
+  page: Keyset,
   chars: Partial<Record<(typeof STEP_PARTS)[number], number>> = {},
 ) {
   const rows = await db
@@ -103,7 +105,8 @@ async function selectSteps(
     .orderBy(...page.orderBy)
     .limit(PAGE_ROWS + 1);
   return rows.map((row) => ({
-    row,
+    positionAt: row.positionAt,
+    positionId: row.positionId,
     view: {
       stepId: row.id,
       stepOrder: row.stepOrder,
@@ -151,28 +154,13 @@ export async function loadContextStep(db: Executor, ctx: Tenant, planId: string,
 
 export type ContextStep = NonNullable<Awaited<ReturnType<typeof loadContextStep>>>;
 
-/**
- * The first rows of `rows` (at most `limit`) whose views fit in
- * CONTEXT_PAGE_BYTES, and the cursor after them.
- */
-function fitPage<Row extends { positionAt: string; positionId: string }, View>(
-  page: { pageOf: (rows: Row[], limit: number) => { nextCursor: string | null } },
-  rows: { row: Row; view: View }[],
-  limit = PAGE_ROWS,
-) {
-  const fit = Math.min(
-    fitting(
-      rows.slice(0, limit).map(({ view }) => view),
-      CONTEXT_PAGE_BYTES,
-    ),
-    limit,
-  );
-  // Rows beyond what fits are left for the next page: the cursor follows the last one shown.
-  const { nextCursor } = page.pageOf(
-    rows.slice(0, fit + 1).map(({ row }) => row),
-    fit,
-  );
-  return { views: rows.slice(0, fit).map(({ view }) => view), nextCursor };
+/** A row's place in its list, and what a context shows of it. */
+type Entry<View> = { positionAt: string; positionId: string; view: View };
+
+/** The first entries (at most `limit`) whose views fit in CONTEXT_PAGE_BYTES, and the cursor after them. */
+function fitViews<View>(page: Keyset, entries: Entry<View>[], limit = PAGE_ROWS) {
+  const { items, nextCursor } = page.fitOf(entries, limit, CONTEXT_PAGE_BYTES, (e) => e.view);
+  return { views: items.map((e) => e.view), nextCursor };
 }
 
 /**
@@ -202,8 +190,8 @@ export async function loadStepPage(
             ),
           )
           .orderBy(planBranchingConditions.position);
-  const views = steps.map(({ row, view }) => ({
-    row,
+  const entries = steps.map(({ view, ...position }) => ({
+    ...position,
     view: {
       step: view,
       conditions: conditions
@@ -220,7 +208,7 @@ export async function loadStepPage(
         })),
     },
   }));
-  const { views: shown, nextCursor } = fitPage(page, views);
+  const { views: shown, nextCursor } = fitViews(page, entries);
   return {
     steps: shown.map((s) => s.step),
     branchingConditions: shown.flatMap((s) => s.conditions),
@@ -242,7 +230,7 @@ export async function loadPriorStepPage(
     and(stepsOfPlan(ctx, planId), lt(planSteps.stepOrder, before)),
     page,
   );
-  const { views, nextCursor } = fitPage(page, steps);
+  const { views, nextCursor } = fitViews(page, steps);
   return { priorSteps: views, stepsNextCursor: nextCursor };
 }
 
@@ -319,8 +307,9 @@ export async function loadReviewPage(
     )
     .orderBy(...page.orderBy)
     .limit(PAGE_ROWS + 1);
-  const views = rows.map((r) => ({
-    row: r,
+  const entries = rows.map((r) => ({
+    positionAt: r.positionAt,
+    positionId: r.positionId,
     view: {
       reviewRequestId: r.id,
       stepId: r.stepId,
@@ -345,7 +334,7 @@ export async function loadReviewPage(
       shortened: shortenedOf(r, ["summary", "proposedResult", "feedback"] as const),
     },
   }));
-  const { views: reviews, nextCursor } = fitPage(page, views);
+  const { views: reviews, nextCursor } = fitViews(page, entries);
   return { reviews, reviewsNextCursor: nextCursor };
 }
 
@@ -386,8 +375,9 @@ export async function loadArtifactPage(
     )
     .orderBy(...page.orderBy)
     .limit(Math.min(limit, PAGE_ROWS) + 1);
-  const views = rows.map((a) => ({
-    row: a,
+  const entries = rows.map((a) => ({
+    positionAt: a.positionAt,
+    positionId: a.positionId,
     view: {
       artifactId: a.id,
       stepId: a.stepId,
@@ -402,7 +392,7 @@ export async function loadArtifactPage(
       shortened: shortenedOf(a, ARTIFACT_PARTS),
     },
   }));
-  const { views: artifacts, nextCursor } = fitPage(page, views, Math.min(limit, PAGE_ROWS));
+  const { views: artifacts, nextCursor } = fitViews(page, entries, Math.min(limit, PAGE_ROWS));
   return { artifacts, artifactsNextCursor: nextCursor };
 }
 

@@ -19,6 +19,7 @@ import { artifactTypeField } from "../research/store-research";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
+import { shortenedRow, shortenedSql } from "./full-values";
 
 export const ARTIFACT_PAGE_SIZE = 20;
 
@@ -75,12 +76,30 @@ export async function listArtifactTypes(ctx: ServiceContext): Promise<string[]> 
   return types.map((t) => t.artifactType);
 }
 
-/** One artifact with where it came from: its plan, research question and step. */
+/**
+ * One artifact with where it came from: its plan, research question and step;
+ * its text and its content (as indented JSON) shortened in the database, each
+ * whole behind a link (`readArtifactPart`): an artifact may hold 200,000
+ * characters of text and as much again of content.
+ */
 export async function getArtifact(ctx: ServiceContext, artifactId: string) {
   if (!z.uuid().safeParse(artifactId).success) return undefined;
   const [row] = await ctx.db
     .select({
-      artifact: researchArtifacts,
+      artifact: {
+        id: researchArtifacts.id,
+        title: researchArtifacts.title,
+        artifactType: researchArtifacts.artifactType,
+        confidence: researchArtifacts.confidence,
+        sourceUrls: researchArtifacts.sourceUrls,
+        createdAt: researchArtifacts.createdAt,
+        planId: researchArtifacts.planId,
+        stepId: researchArtifacts.stepId,
+      },
+      contentText: shortenedSql(sql`${researchArtifacts.contentText}`).mapWith(parseShortened),
+      content: shortenedSql(sql`jsonb_pretty(${researchArtifacts.content})`).mapWith(
+        parseShortened,
+      ),
       planName: researchPlans.name,
       researchQuestion: researchPlans.researchQuestion,
       stepOrder: planSteps.stepOrder,
@@ -96,8 +115,8 @@ export async function getArtifact(ctx: ServiceContext, artifactId: string) {
     artifactId: artifact.id,
     title: artifact.title,
     artifactType: artifact.artifactType,
-    content: artifact.content,
-    contentText: artifact.contentText,
+    content: row.content,
+    contentText: row.contentText,
     confidence: artifact.confidence,
     sourceUrls: artifact.sourceUrls,
     createdAt: artifact.createdAt.toISOString(),
@@ -109,6 +128,33 @@ export async function getArtifact(ctx: ServiceContext, artifactId: string) {
         ? { stepId: artifact.stepId, stepOrder: row.stepOrder, stepType: row.stepType }
         : null,
   };
+}
+
+/** A `Shortened` as the database sends it: JSON text (postgres.js) or an object (PGlite). */
+const parseShortened = (value: unknown) =>
+  shortenedRow.parse(typeof value === "string" ? JSON.parse(value) : value);
+
+/** Which part of an artifact is read whole: its text, or its content. */
+export const artifactPartInput = z.object({ part: z.enum(["contentText", "content"]) });
+export type ArtifactPart = z.output<typeof artifactPartInput>;
+
+/** One artifact's text or content (indented JSON) whole; undefined when it is not the tenant's. */
+export async function readArtifactPart(
+  ctx: ServiceContext,
+  artifactId: string,
+  { part }: ArtifactPart,
+): Promise<string | undefined> {
+  if (!z.uuid().safeParse(artifactId).success) return undefined;
+  const [row] = await ctx.db
+    .select({
+      value:
+        part === "contentText"
+          ? sql<string>`${researchArtifacts.contentText}`
+          : sql<string>`jsonb_pretty(${researchArtifacts.content})`,
+    })
+    .from(researchArtifacts)
+    .where(and(eq(researchArtifacts.id, artifactId), eq(researchArtifacts.tenantId, ctx.tenantId)));
+  return row?.value;
 }
 
 /**
