@@ -105,7 +105,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // (everything else a digest covers is the review's own and never changes).
     selectRows(
       ctx.db,
-      inboxReview.omit({ proposal: true }).extend({
+      inboxReview.omit({ proposal: true, proposalFieldsOmitted: true }).extend({
         proposedResult: z.record(z.string(), z.unknown()).nullable(),
         positionAt: z.string(),
         positionId: z.string(),
