@@ -408,7 +408,8 @@ describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
  * The pages that show what agents stored, each filled at its limits in the
  * shape HTML and React's payload write longest: the inbox with a page of
  * reviews, each proposing many long fields or very many short ones; the plan
- * diagram's conditions; an artifact at its largest; the admin's stalled plans.
+ * diagram's conditions; an artifact at its largest; the admin's stalled plans
+ * and skill runs.
  */
 describe.each(BACKENDS)("every page bounded on %s", (backend) => {
   let app: AppServer;
@@ -530,6 +531,33 @@ describe.each(BACKENDS)("every page bounded on %s", (backend) => {
       );
     }
   }, 120_000);
+
+  it("shows the admin's skill runs in under 1 MB with every text of 50 runs at its longest", async () => {
+    for (let i = 0; i < 50; i++) {
+      const { executionId } = await agent.ok("log_skill_execution", {
+        skillName: "research",
+        status: "started",
+        metadata: {
+          topic: quotes(1_000),
+          researchType: "general_topic",
+          scope: quotes(2_000),
+          depthSignals: [],
+          routingRationale: quotes(5_000),
+          delegatedTo: "deep",
+          originalQuery: quotes(5_000),
+          skipQuestionsReason: quotes(2_000),
+        },
+      });
+      await agent.ok("log_skill_execution", {
+        executionId,
+        skillName: "research",
+        status: "failed",
+        errorMessage: quotes(5_000),
+      });
+    }
+    const html = await boundedPage(admin, "/admin/skills");
+    expect(html).toContain("…");
+  }, 180_000);
 
   it("shows the admin's stalled plans in under 1 MB with many failed steps of the longest reason", async () => {
     const failed = 40;

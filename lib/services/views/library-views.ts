@@ -5,7 +5,7 @@
  * search itself is search_sources' own use case.
  */
 import "server-only";
-import { and, asc, count, desc, eq, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import {
   planSteps,
@@ -14,7 +14,6 @@ import {
   researchPlans,
   skillExecutions,
 } from "../../db/schema";
-import { metadataText } from "../../plan-engine/skill-executions";
 import { artifactTypeField } from "../research/store-research";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
@@ -158,8 +157,26 @@ export async function readArtifactPart(
 }
 
 /**
+ * How much of each text of a run the skills page shows, cut in the database
+ * with "…" after it: 50 runs of a 5,000-character rationale and error would
+ * be megabytes of the page.
+ */
+const RUN_TEXT_CHARS = 300;
+
+/** A text cut to RUN_TEXT_CHARS characters, "…" marking the cut; null stays null. */
+const cut = (value: SQL) =>
+  sql<string | null>`case when char_length(${value}) > ${sql.raw(String(RUN_TEXT_CHARS))}
+    then left(${value}, ${sql.raw(String(RUN_TEXT_CHARS))}) || '…' else ${value} end`;
+
+/** A run's metadata text (as metadataText reads it: strings only), cut. */
+const metadataCut = (key: string) =>
+  cut(sql`case when jsonb_typeof(${skillExecutions.metadata} -> ${key}::text) = 'string'
+    then ${skillExecutions.metadata} ->> ${key}::text end`);
+
+/**
  * How the research skill has been used: scan vs deep routing, the runs with
- * their rationale, and satisfaction from feedback over time (daily averages).
+ * their rationale (each text cut, RUN_TEXT_CHARS), and satisfaction from
+ * feedback over time (daily averages).
  */
 export async function skillExecutionOverview(ctx: ServiceContext) {
   const mode = sql<string>`coalesce(${skillExecutions.metadata}->>'delegatedTo', 'unrouted')`;
@@ -173,9 +190,12 @@ export async function skillExecutionOverview(ctx: ServiceContext) {
       executionId: skillExecutions.id,
       skillName: skillExecutions.skillName,
       status: skillExecutions.status,
-      metadata: skillExecutions.metadata,
-      closedReason: skillExecutions.closedReason,
-      errorMessage: skillExecutions.errorMessage,
+      topic: metadataCut("topic"),
+      researchType: metadataCut("researchType"),
+      delegatedTo: metadataCut("delegatedTo"),
+      routingRationale: metadataCut("routingRationale"),
+      closedReason: cut(sql`${skillExecutions.closedReason}`),
+      errorMessage: cut(sql`${skillExecutions.errorMessage}`),
       planId: skillExecutions.planId,
       planName: researchPlans.name,
       createdAt: skillExecutions.createdAt,
@@ -210,10 +230,10 @@ export async function skillExecutionOverview(ctx: ServiceContext) {
       executionId: run.executionId,
       skillName: run.skillName,
       status: run.status,
-      topic: metadataText(run.metadata, "topic"),
-      researchType: metadataText(run.metadata, "researchType"),
-      delegatedTo: metadataText(run.metadata, "delegatedTo"),
-      routingRationale: metadataText(run.metadata, "routingRationale"),
+      topic: run.topic,
+      researchType: run.researchType,
+      delegatedTo: run.delegatedTo,
+      routingRationale: run.routingRationale,
       closedReason: run.closedReason,
       errorMessage: run.errorMessage,
       planId: run.planId,
