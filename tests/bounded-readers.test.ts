@@ -12,6 +12,7 @@
  * /api/mcp and the web door, on both databases and with both eras' clients.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_CONDITION_EXPRESSION_LENGTH } from "@/lib/plan-engine/conditions";
 import { MAX_PLAN_STEPS } from "@/lib/plan-engine/modify";
 import {
   MAX_CITATIONS_PER_CLAIM,
@@ -19,6 +20,7 @@ import {
   MAX_PLAN_CLAIMS,
   MAX_PLAN_SOURCES,
 } from "@/lib/services/evidence/record-evidence";
+import { CONTENT_TEXT_MAX } from "@/lib/services/research/store-research";
 import { OUTPUT_CONTENT_MAX } from "@/lib/services/research/store-research-output";
 import { PREVIEW_CHARS } from "@/lib/services/shared/bounded";
 import { MAX_REPORT_LIST_BYTES, MAX_RESULT_BYTES } from "@/lib/services/shared/fields";
@@ -31,7 +33,7 @@ import {
   type LoopAgent,
   report,
 } from "./support/mcp-client";
-import { signInOverHttp } from "./support/web-session";
+import { signInOverHttp, type WebSession } from "./support/web-session";
 
 const MB = 1024 * 1024;
 
@@ -40,6 +42,27 @@ const quotes = (n: number) => '"'.repeat(n);
 /** The sources claims cite: short links, so a claim's citations fit the request body. */
 const citedUrl = (k: number) => `https://cited-${k}.example/${"c".repeat(100)}`;
 const longUrl = (i: number) => `https://long-${i}.example/${"p".repeat(1_900)}`;
+
+/**
+ * A page's size as sent, failing the test at 1 MB: its HTML, and the payload a
+ * client-side navigation to it fetches instead (Next sends a request without
+ * its cache-busting `_rsc` parameter to the address with it). The HTML.
+ */
+async function boundedPage(session: WebSession, path: string): Promise<string> {
+  const page = await session.get(path);
+  expect(page.status, path).toBe(200);
+  const html = await page.text();
+  expect(Buffer.byteLength(html, "utf8"), path).toBeLessThan(MB);
+  const asked = await session.get(path, { RSC: "1" });
+  const payload =
+    asked.status === 307
+      ? await session.get(asked.headers.get("location") ?? "", { RSC: "1" })
+      : asked;
+  expect(payload.status, path).toBe(200);
+  expect(payload.headers.get("content-type")).toMatch(/^text\/x-component/);
+  expect(Buffer.byteLength(await payload.text(), "utf8"), path).toBeLessThan(MB);
+  return html;
+}
 
 /** The longest result and report submit_step_result takes, of quotes: as long as JSON writes them. */
 const longestResult = { text: quotes((MAX_RESULT_BYTES - 20) / 2) };
@@ -346,20 +369,7 @@ describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
       let path = `/plans/${fullPlanId}`;
       for (let pages = 0; ; pages++) {
         expect(pages).toBeLessThan(MAX_PLAN_STEPS);
-        const page = await admin.get(path);
-        expect(page.status).toBe(200);
-        const html = await page.text();
-        expect(Buffer.byteLength(html, "utf8"), path).toBeLessThan(MB);
-        // The payload a client-side navigation to the page fetches instead; Next
-        // sends a request without its cache-busting `_rsc` parameter to the address with it.
-        const asked = await admin.get(path, { RSC: "1" });
-        const payload =
-          asked.status === 307
-            ? await admin.get(asked.headers.get("location") ?? "", { RSC: "1" })
-            : asked;
-        expect(payload.status).toBe(200);
-        expect(payload.headers.get("content-type")).toMatch(/^text\/x-component/);
-        expect(Buffer.byteLength(await payload.text(), "utf8"), path).toBeLessThan(MB);
+        const html = await boundedPage(admin, path);
         if (pages === 0) {
           expect(html).toContain('data-testid="deliverable-shortened"');
           expect(html).toContain(`href="/plans/${fullPlanId}/deliverable"`);
@@ -392,4 +402,183 @@ describe.each(BACKENDS)("every reader bounded on %s", (backend) => {
     expect(next.status).toBe(200);
     expect(Buffer.byteLength(await next.text(), "utf8")).toBeLessThan(MB);
   }, 120_000);
+});
+
+/**
+ * The pages that show what agents stored, each filled at its limits in the
+ * shape HTML and React's payload write longest: the inbox with a page of
+ * reviews, each proposing many long fields or very many short ones; the plan
+ * diagram's conditions; an artifact at its largest; the admin's stalled plans
+ * and skill runs.
+ */
+describe.each(BACKENDS)("every page bounded on %s", (backend) => {
+  let app: AppServer;
+  let agent: LoopAgent;
+  let admin: WebSession;
+  /** The inbox's plans: twenty, each waiting on a review. */
+  const reviewed: string[] = [];
+
+  beforeAll(async () => {
+    app = await startAppServer(backend);
+    agent = await connectAgent(app.mcpUrl, app.tenantA.key);
+    admin = await signInOverHttp(app.url, app.tenantA.email);
+    const fieldCount = 60;
+    const longFields = Object.fromEntries(
+      Array.from({ length: fieldCount }, (_, i) => [
+        `field${i}`,
+        quotes((MAX_RESULT_BYTES - 1_000) / fieldCount / 2 - 20),
+      ]),
+    );
+    const manyFields = Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`k${i}`, 1]));
+    for (let i = 0; i < 20; i++) {
+      const { planId } = await agent.ok("create_research_plan", {
+        name: `Waiting ${i}`,
+        researchQuestion: "Which proposal holds?",
+        steps: [{ stepType: "analyze", instructions: quotes(2_500) }],
+      });
+      const next = await agent.ok("get_next_step", { planId });
+      await agent.ok("request_user_review", {
+        planId,
+        stepId: next.step.stepId,
+        summary: quotes(20_000),
+        questions: Array.from({ length: 10 }, (_, q) => `${q} ${quotes(1_990)}`),
+        proposedResult: i % 2 === 0 ? longFields : manyFields,
+      });
+      reviewed.push(planId);
+    }
+  }, 600_000);
+  afterAll(async () => {
+    await agent?.close();
+    await app?.stop();
+  });
+
+  it("shows the inbox in under 1 MB, every review's proposal shortened with a way to read it whole", async () => {
+    const shown = new Set<string>();
+    let path = "/inbox";
+    for (let pages = 0; ; pages++) {
+      expect(pages).toBeLessThan(20);
+      const html = await boundedPage(admin, path);
+      for (const m of html.matchAll(/href="\/plans\/([0-9a-f-]{36})"/g)) shown.add(m[1] as string);
+      if (pages === 0) {
+        // The first review proposes 60 long fields: a few are shown, the whole behind a link.
+        const link = /<a [^>]*data-testid="review-proposal-all"[^>]*>/.exec(html)?.[0];
+        const whole = link && /href="([^"]*)"/.exec(link)?.[1];
+        expect(whole).toEqual(expect.any(String));
+        const full = await admin.get((whole as string).replaceAll("&amp;", "&"));
+        expect(full.status).toBe(200);
+        expect(Object.keys(JSON.parse(await full.text()))).toHaveLength(60);
+      }
+      const link = /<a [^>]*data-testid="inbox-next"[^>]*>/.exec(html)?.[0];
+      const next = link && /href="([^"]*)"/.exec(link)?.[1];
+      if (!next) break;
+      path = next.replaceAll("&amp;", "&");
+    }
+    expect([...shown].filter((id) => reviewed.includes(id)).sort()).toEqual([...reviewed].sort());
+  }, 120_000);
+
+  it("answers the review card in under 1 MB for a proposal of very many fields", async () => {
+    const card = await agent.call("read_review_card", { planId: reviewed[1] });
+    expect(card.isError).toBe(false);
+    expect(
+      Buffer.byteLength(card.text, "utf8") + Buffer.byteLength(JSON.stringify(card.data), "utf8"),
+    ).toBeLessThan(MB);
+    expect(card.data.review.proposal.length).toBeGreaterThan(0);
+    expect(card.data.review.proposalFieldsOmitted).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("shows a plan of the most steps and conditions at their longest in under 1 MB", async () => {
+    const { planId } = await agent.ok("create_research_plan", {
+      name: "Many conditions",
+      researchQuestion: "How far does the diagram grow?",
+      steps: Array.from({ length: MAX_PLAN_STEPS }, (_, i) => ({
+        stepType: "analyze",
+        instructions: `Step ${i}.`,
+      })),
+      branchingConditions: Array.from({ length: MAX_PLAN_STEPS }, (_, i) => {
+        const prefix = "result.verdict === '";
+        return {
+          afterStepOrder: i + 1,
+          conditionExpression: `${prefix}${quotes(MAX_CONDITION_EXPRESSION_LENGTH - prefix.length - 1)}'`,
+          ifTrueAction: "continue",
+        };
+      }),
+    });
+    const html = await boundedPage(admin, `/plans/${planId}`);
+    expect(html.match(/class="flow-branch/g)).toHaveLength(MAX_PLAN_STEPS);
+  }, 120_000);
+
+  it("shows an artifact at its largest in under 1 MB, its content shortened with a way to read it whole", async () => {
+    const { artifactId } = await agent.ok("store_research", {
+      artifactType: "finding",
+      title: quotes(500),
+      content: { text: quotes(200_000) },
+      contentText: quotes(CONTENT_TEXT_MAX),
+      confidence: 0.5,
+      sourceUrls: Array.from(
+        { length: 100 },
+        (_, i) => `https://s${i}.example/${"p".repeat(1_900)}`,
+      ),
+    });
+    const html = await boundedPage(admin, `/library/${artifactId}`);
+    for (const part of ["contentText", "content"]) {
+      const href = `/library/${artifactId}/full?part=${part}`;
+      expect(html).toContain(`href="${href}"`);
+      const full = await admin.get(href);
+      expect(full.status).toBe(200);
+      const text = await full.text();
+      expect(part === "contentText" ? text : JSON.parse(text)).toEqual(
+        part === "contentText" ? quotes(CONTENT_TEXT_MAX) : { text: quotes(200_000) },
+      );
+    }
+  }, 120_000);
+
+  it("shows the admin's skill runs in under 1 MB with every text of 50 runs at its longest", async () => {
+    for (let i = 0; i < 50; i++) {
+      const { executionId } = await agent.ok("log_skill_execution", {
+        skillName: "research",
+        status: "started",
+        metadata: {
+          topic: quotes(1_000),
+          researchType: "general_topic",
+          scope: quotes(2_000),
+          depthSignals: [],
+          routingRationale: quotes(5_000),
+          delegatedTo: "deep",
+          originalQuery: quotes(5_000),
+          skipQuestionsReason: quotes(2_000),
+        },
+      });
+      await agent.ok("log_skill_execution", {
+        executionId,
+        skillName: "research",
+        status: "failed",
+        errorMessage: quotes(5_000),
+      });
+    }
+    const html = await boundedPage(admin, "/admin/skills");
+    expect(html).toContain("…");
+  }, 180_000);
+
+  it("shows the admin's stalled plans in under 1 MB with many failed steps of the longest reason", async () => {
+    const failed = 40;
+    const { planId, steps } = await agent.ok("create_research_plan", {
+      name: "Failing",
+      researchQuestion: "How many failures fit?",
+      steps: Array.from({ length: failed + 1 }, (_, i) => ({
+        stepType: "analyze",
+        instructions: `Step ${i}.`,
+      })),
+    });
+    for (const step of steps.slice(0, failed)) {
+      await agent.ok("modify_plan", {
+        planId,
+        action: "fail_step",
+        stepId: step.stepId,
+        reason: quotes(10_000),
+        modificationRationale: "It cannot be done.",
+      });
+    }
+    const html = await boundedPage(admin, "/admin/stalled");
+    expect(html).toContain(`href="/plans/${planId}"`);
+  }, 180_000);
 });

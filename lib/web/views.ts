@@ -19,9 +19,11 @@ import { getReviewDefaults } from "../services/reviews/review-defaults";
 import { adminOverview } from "../services/views/admin-overview";
 import { type FullValueQuery, readFullValue } from "../services/views/full-values";
 import {
+  type ArtifactPart,
   getArtifact,
   listArtifacts,
   listArtifactTypes,
+  readArtifactPart,
   skillExecutionOverview,
 } from "../services/views/library-views";
 import { teamMembers } from "../services/views/pending-review";
@@ -124,6 +126,10 @@ export const views = {
   },
   async artifact(user: SignedInUser, artifactId: string) {
     return getArtifact(await userContext(user), artifactId);
+  },
+  /** An artifact's text or content whole; undefined when it is not in the user's tenant. */
+  async artifactPart(user: SignedInUser, artifactId: string, part: ArtifactPart) {
+    return readArtifactPart(await userContext(user), artifactId, part);
   },
   async skillRuns(user: SignedInUser) {
     return skillExecutionOverview(await userContext(user));

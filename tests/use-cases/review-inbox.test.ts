@@ -1,6 +1,7 @@
 /**
  * The pages' read models of long values (docs/reviews.md). The inbox: a page
- * of INBOX_PAGE_SIZE reviews at a time, oldest first, by cursor; long summaries, proposals and instructions come shortened, each
+ * of INBOX_PAGE_SIZE reviews at a time, oldest first, by cursor; long summaries, proposals and instructions come shortened (a
+ * proposal within a size, the fields beyond it counted), each
  * whole behind its "Show all" value (readFullValue), which another team cannot
  * read. The plan page reads no proposal but the pending review's. In process,
  * on PGlite and on PostgreSQL 15.
@@ -9,7 +10,12 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { planAuditLog, planSteps as planStepsTable, users } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { PREVIEW_CHARS, readFullValue } from "@/lib/services/views/full-values";
+import {
+  PREVIEW_CHARS,
+  PROPOSAL_SHOWN_CHARS,
+  PROPOSAL_SHOWN_FIELDS,
+  readFullValue,
+} from "@/lib/services/views/full-values";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "../support/databases";
@@ -127,6 +133,29 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     expect(
       await readFullValue(me, elsewhere.planId, { review: reviewRequestId, part: "summary" }),
     ).toBeUndefined();
+  });
+
+  it("shows a proposal of many fields within its size, the first fields in order, and the rest counted and whole on request", async () => {
+    const proposedResult = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [`field${i}`, "v".repeat(300)]),
+    );
+    const long = "k".repeat(300);
+    const { planId, reviewRequestId } = await planAtReview("Wide", {
+      proposedResult: { [long]: 1, ...proposedResult },
+    });
+    const me = await viewer(tenant.agent.ctx);
+    const [entry] = (await listInbox(me, { role: "admin", planId })).reviews;
+    const shown = entry?.proposal ?? [];
+    // A key too long for its own link is left to the whole proposal.
+    expect(shown.map((field) => field.key)).toEqual(
+      Object.keys(proposedResult).slice(0, shown.length),
+    );
+    const chars = shown.reduce((sum, field) => sum + field.value.text.length, 0);
+    expect(chars).toBeLessThanOrEqual(PROPOSAL_SHOWN_CHARS);
+    expect(shown.length).toBeLessThanOrEqual(PROPOSAL_SHOWN_FIELDS);
+    expect(entry?.proposalFieldsOmitted).toBe(301 - shown.length);
+    const whole = await readFullValue(me, planId, { review: reviewRequestId, part: "proposal" });
+    expect(JSON.parse(whole?.text ?? "null")).toEqual({ [long]: 1, ...proposedResult });
   });
 
   it("shows a short proposal whole, and none when the agent proposed none", async () => {

@@ -7,15 +7,18 @@ import { fullValueHref, ShortenedText } from "../shortened-text";
  * with), its questions and the step's instructions. Its digest goes with the
  * decision (ReviewDecisionForm), so a decision is bound to exactly this. Long
  * texts come shortened, each with a link to the whole; the proposal field by
- * field in the agent's order, each shortened on its own, so every key shows.
+ * field in the agent's order, each shortened on its own, as many fields as fit
+ * (proposalFields), and a link to the whole proposal when some are left out.
  */
 export type ReviewContentData = {
   planId: string;
   reviewRequestId: string;
   summary: Shortened;
   questions: string[];
-  /** The proposed result's fields in the agent's order; null when the agent proposed none. */
+  /** The proposed result's fields in the agent's order, as many as are shown; null when the agent proposed none. */
   proposal: ProposalField[] | null;
+  /** The proposal's fields not listed (proposalFields): the whole proposal's link shows them. */
+  proposalFieldsOmitted: number;
   /** With no proposal, the step's outputSchema: the person enters the result (ReviewDecisionForm). */
   resultSchema: Shortened | null;
   proposedConfidence: number | null;
@@ -55,6 +58,23 @@ export function ReviewContent({ review }: { review: ReviewContentData }) {
               </div>
             ))}
           </dl>
+          {review.proposalFieldsOmitted > 0 ? (
+            <p className="muted" data-testid="review-proposal-omitted">
+              {review.proposalFieldsOmitted} more{" "}
+              {review.proposalFieldsOmitted === 1 ? "field" : "fields"} not listed here.{" "}
+              <a
+                href={fullValueHref(review.planId, {
+                  review: review.reviewRequestId,
+                  part: "proposal",
+                })}
+                target="_blank"
+                rel="noopener"
+                data-testid="review-proposal-all"
+              >
+                Show the whole proposal
+              </a>
+            </p>
+          ) : null}
           <p className="muted">
             {review.proposedConfidence === null
               ? "No confidence given."

@@ -16,7 +16,7 @@ import {
   reviewRequests,
 } from "../../db/schema";
 import { arrayParam } from "../../db/statement";
-import { cutColumns, fitting, shortenedOf } from "../shared/bounded";
+import { cutColumns, shortenedOf } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { keyset } from "../shared/pagination";
 
@@ -75,6 +75,8 @@ type JsonObject = Record<string, unknown>;
 const PLAN_STEPS = { list: "plan steps" };
 const PRIOR_STEPS = { list: "prior steps" };
 
+type Keyset = ReturnType<typeof keyset>;
+
 const stepOrder = ({ list }: { list: string }, cursor: string | undefined) =>
   keyset(
     { list, at: planSteps.stepOrder, sequence: true, id: planSteps.id, direction: "asc" },
@@ -86,7 +88,7 @@ const stepOrder = ({ list }: { list: string }, cursor: string | undefined) =>
 async function selectSteps(
   db: Executor,
   where: SQL | undefined,
-  page: ReturnType<typeof stepOrder>,
+  page: Keyset,
   chars: Partial<Record<(typeof STEP_PARTS)[number], number>> = {},
 ) {
   const rows = await db
@@ -107,7 +109,8 @@ async function selectSteps(
     .orderBy(...page.orderBy)
     .limit(PAGE_ROWS + 1);
   return rows.map((row) => ({
-    row,
+    positionAt: row.positionAt,
+    positionId: row.positionId,
     view: {
       stepId: row.id,
       stepOrder: row.stepOrder,
@@ -155,28 +158,13 @@ export async function loadContextStep(db: Executor, ctx: Tenant, planId: string,
 
 export type ContextStep = NonNullable<Awaited<ReturnType<typeof loadContextStep>>>;
 
-/**
- * The first rows of `rows` (at most `limit`) whose views fit in
- * CONTEXT_PAGE_BYTES, and the cursor after them.
- */
-function fitPage<Row extends { positionAt: string; positionId: string }, View>(
-  page: { pageOf: (rows: Row[], limit: number) => { nextCursor: string | null } },
-  rows: { row: Row; view: View }[],
-  limit = PAGE_ROWS,
-) {
-  const fit = Math.min(
-    fitting(
-      rows.slice(0, limit).map(({ view }) => view),
-      CONTEXT_PAGE_BYTES,
-    ),
-    limit,
-  );
-  // Rows beyond what fits are left for the next page: the cursor follows the last one shown.
-  const { nextCursor } = page.pageOf(
-    rows.slice(0, fit + 1).map(({ row }) => row),
-    fit,
-  );
-  return { views: rows.slice(0, fit).map(({ view }) => view), nextCursor };
+/** A row's place in its list, and what a context shows of it. */
+type Entry<View> = { positionAt: string; positionId: string; view: View };
+
+/** The first entries (at most `limit`) whose views fit in CONTEXT_PAGE_BYTES, and the cursor after them. */
+function fitViews<View>(page: Keyset, entries: Entry<View>[], limit = PAGE_ROWS) {
+  const { items, nextCursor } = page.fitOf(entries, limit, CONTEXT_PAGE_BYTES, (e) => e.view);
+  return { views: items.map((e) => e.view), nextCursor };
 }
 
 /**
@@ -206,8 +194,8 @@ export async function loadStepPage(
             ),
           )
           .orderBy(planBranchingConditions.position);
-  const views = steps.map(({ row, view }) => ({
-    row,
+  const entries = steps.map(({ view, ...position }) => ({
+    ...position,
     view: {
       step: view,
       conditions: conditions
@@ -224,7 +212,7 @@ export async function loadStepPage(
         })),
     },
   }));
-  const { views: shown, nextCursor } = fitPage(page, views);
+  const { views: shown, nextCursor } = fitViews(page, entries);
   return {
     steps: shown.map((s) => s.step),
     branchingConditions: shown.flatMap((s) => s.conditions),
@@ -246,7 +234,7 @@ export async function loadPriorStepPage(
     and(stepsOfPlan(ctx, planId), lt(planSteps.stepOrder, before)),
     page,
   );
-  const { views, nextCursor } = fitPage(page, steps);
+  const { views, nextCursor } = fitViews(page, steps);
   return { priorSteps: views, stepsNextCursor: nextCursor };
 }
 
@@ -323,8 +311,9 @@ export async function loadReviewPage(
     )
     .orderBy(...page.orderBy)
     .limit(PAGE_ROWS + 1);
-  const views = rows.map((r) => ({
-    row: r,
+  const entries = rows.map((r) => ({
+    positionAt: r.positionAt,
+    positionId: r.positionId,
     view: {
       reviewRequestId: r.id,
       stepId: r.stepId,
@@ -349,7 +338,7 @@ export async function loadReviewPage(
       shortened: shortenedOf(r, ["summary", "proposedResult", "feedback"] as const),
     },
   }));
-  const { views: reviews, nextCursor } = fitPage(page, views);
+  const { views: reviews, nextCursor } = fitViews(page, entries);
   return { reviews, reviewsNextCursor: nextCursor };
 }
 
@@ -395,8 +384,9 @@ export async function loadArtifactPage(
     )
     .orderBy(...page.orderBy)
     .limit(Math.min(limit, PAGE_ROWS) + 1);
-  const views = rows.map((a) => ({
-    row: a,
+  const entries = rows.map((a) => ({
+    positionAt: a.positionAt,
+    positionId: a.positionId,
     view: {
       artifactId: a.id,
       stepId: a.stepId,
@@ -411,7 +401,7 @@ export async function loadArtifactPage(
       shortened: shortenedOf(a, ARTIFACT_PARTS),
     },
   }));
-  const { views: artifacts, nextCursor } = fitPage(page, views, Math.min(limit, PAGE_ROWS));
+  const { views: artifacts, nextCursor } = fitViews(page, entries, Math.min(limit, PAGE_ROWS));
   return { artifacts, artifactsNextCursor: nextCursor };
 }
 

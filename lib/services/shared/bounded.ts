@@ -59,11 +59,18 @@ export const shortenedOf = <Names extends string>(
   names: readonly Names[],
 ): Names[] => names.filter((name) => row[`${name}Cut`] === true);
 
-/** How many of `items` fit in `budget` bytes of JSON text (at least one). */
-export function fitting(items: readonly unknown[], budget: number): number {
+/**
+ * How many of `items` fit in `budget` bytes of JSON text (at least one), each
+ * measured as `shown` makes it; `shown` runs only on the items measured.
+ */
+export function fitting<Item>(
+  items: readonly Item[],
+  budget: number,
+  shown: (item: Item) => unknown = (item) => item,
+): number {
   let bytes = 0;
   for (let i = 0; i < items.length; i++) {
-    bytes += Buffer.byteLength(JSON.stringify(items[i]), "utf8");
+    bytes += Buffer.byteLength(JSON.stringify(shown(items[i] as Item)) ?? "", "utf8");
     if (bytes > budget) return Math.max(i, 1);
   }
   return items.length;

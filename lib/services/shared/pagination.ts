@@ -14,6 +14,7 @@ import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { AppError } from "../../plan-engine/app-error";
+import { fitting } from "./bounded";
 
 // No length limit here: a long cursor is refused by `decodeCursor` with the
 // refusal a page shows (a link to its first page), not as a bad form.
@@ -87,27 +88,45 @@ export function keyset(order: PageOrder, cursor: string | undefined, field = "cu
     const beyond = sql.raw(direction === "desc" ? "<" : ">");
     where = sql`(${order.at}, ${order.id}) ${beyond} (${afterAt}, ${after.id}::uuid)`;
   }
+  /** The page (the first `limit` rows) and the cursor after its last row, if more follow. */
+  function pageOf<Row extends Positioned>(
+    rows: Row[],
+    limit: number,
+  ): { items: Row[]; nextCursor: string | null } {
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    const nextCursor =
+      rows.length > limit && last
+        ? Buffer.from(JSON.stringify([list, last.positionAt, last.positionId])).toString(
+            "base64url",
+          )
+        : null;
+    return { items, nextCursor };
+  }
   return {
     position: { positionAt: at, positionId: sql<string>`${order.id}::text` },
     where,
     orderBy: [sql`${order.at} ${sql.raw(direction)}`, sql`${order.id} ${sql.raw(direction)}`],
-    /** The page (the first `limit` rows) and the cursor after its last row, if more follow. */
-    pageOf<Row extends { positionAt: string; positionId: string }>(
+    pageOf,
+    /**
+     * A page within a size: the first rows (at most `limit`) whose `shown`
+     * values fit in `budget` bytes of JSON text, at least one, and the cursor
+     * after the last of them; the rows beyond are the next page's.
+     */
+    fitOf<Row extends Positioned>(
       rows: Row[],
       limit: number,
-    ): { items: Row[]; nextCursor: string | null } {
-      const items = rows.slice(0, limit);
-      const last = items.at(-1);
-      const nextCursor =
-        rows.length > limit && last
-          ? Buffer.from(JSON.stringify([list, last.positionAt, last.positionId])).toString(
-              "base64url",
-            )
-          : null;
-      return { items, nextCursor };
+      budget: number,
+      shown: (row: Row) => unknown,
+    ) {
+      const fit = fitting(rows.slice(0, limit), budget, shown);
+      return pageOf(rows.slice(0, fit + 1), fit);
     },
   };
 }
+
+/** A row read with a keyset's `position`. */
+type Positioned = { positionAt: string; positionId: string };
 
 /** One page of `table`'s whole rows that match `where`, in `page`'s order, and the next cursor. */
 export async function readPage<Table extends PgTable>(

@@ -5,7 +5,7 @@
  * another team's id, or one of another plan, reads as not found.
  */
 import "server-only";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
 import type { ServiceContext } from "../shared/context";
@@ -20,6 +20,12 @@ export const shortenedRow = z.object({
   bytes: z.number(),
 });
 export type Shortened = z.infer<typeof shortenedRow>;
+
+/** A text value shortened in the database, as a `Shortened` JSON object (parse it with shortenedRow). */
+export const shortenedSql = (value: SQL) =>
+  sql`json_build_object('text', left(${value}, ${sql.raw(String(PREVIEW_CHARS))}),
+    'shortened', char_length(${value}) > ${sql.raw(String(PREVIEW_CHARS))},
+    'bytes', octet_length(${value}))`;
 
 /** The first `chars` characters of `text` (never half a surrogate pair). */
 export function shorten(text: string, chars = PREVIEW_CHARS): Shortened {
@@ -37,18 +43,47 @@ export const proposalFieldRow = z.object({ key: z.string(), value: shortenedRow 
 export type ProposalField = z.infer<typeof proposalFieldRow>;
 
 /**
+ * How much of a proposal is shown with its review: the characters of its
+ * fields' values in all, and the most fields. A proposal may be 128 KB of
+ * 12,000 short fields or of a few long ones, and the inbox shows a page of them.
+ */
+export const PROPOSAL_SHOWN_CHARS = 4_000;
+export const PROPOSAL_SHOWN_FIELDS = 40;
+/** A field whose key is longer is not listed (its link would carry the key): the whole proposal shows it. */
+const PROPOSAL_KEY_CHARS = 200;
+
+/**
  * A proposed result field by field, in the order the agent sent them (the
  * json column keeps it; JSON.parse puts integer-like keys first, as every
- * JavaScript object does), each shortened on its own, so one long field never
- * hides the keys after it.
+ * JavaScript object does), each shortened on its own, so one long field does
+ * not hide all the keys after it; within PROPOSAL_SHOWN_CHARS and
+ * PROPOSAL_SHOWN_FIELDS, with how many fields are left out (`omitted`: the
+ * whole proposal has them).
  */
-export const proposalFields = (proposal: Record<string, unknown>): ProposalField[] =>
-  Object.entries(proposal).map(([key, value]) => ({ key, value: shortenJson(value) }));
+export function proposalFields(proposal: Record<string, unknown>): {
+  fields: ProposalField[];
+  omitted: number;
+} {
+  const fields: ProposalField[] = [];
+  let omitted = 0;
+  let room = PROPOSAL_SHOWN_CHARS;
+  for (const [key, value] of Object.entries(proposal)) {
+    if (room <= 0 || fields.length === PROPOSAL_SHOWN_FIELDS || key.length > PROPOSAL_KEY_CHARS) {
+      omitted++;
+      continue;
+    }
+    const shown = shorten(JSON.stringify(value, null, 2) ?? "null", Math.min(PREVIEW_CHARS, room));
+    room -= shown.text.length;
+    fields.push({ key, value: shown });
+  }
+  return { fields, omitted };
+}
 
 /** Which value: a part of a review (one field of its proposal), of a step, or an audit row's payload. */
 export const fullValueQuery = z.union([
   z.object({ review: z.uuid(), part: z.enum(["summary", "instructions"]) }),
-  z.object({ review: z.uuid(), part: z.literal("proposal"), field: z.string() }),
+  // Without a field: the whole proposal.
+  z.object({ review: z.uuid(), part: z.literal("proposal"), field: z.string().optional() }),
   z.object({
     step: z.uuid(),
     part: z.enum([
@@ -82,9 +117,11 @@ export async function readFullValue(
   if ("review" in query) {
     json = indent = query.part === "proposal";
     const value =
-      query.part === "proposal"
-        ? sql`(r.proposed_result -> ${query.field})::text`
-        : { summary: sql`r.summary`, instructions: sql`s.instructions` }[query.part];
+      query.part !== "proposal"
+        ? { summary: sql`r.summary`, instructions: sql`s.instructions` }[query.part]
+        : query.field === undefined
+          ? sql`r.proposed_result::text`
+          : sql`(r.proposed_result -> ${query.field})::text`;
     statement = sql`select ${value} as value
       from review_request r join plan_step s on s.id = r.step_id
       where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;

@@ -5,7 +5,7 @@
  * search itself is search_sources' own use case.
  */
 import "server-only";
-import { and, asc, count, desc, eq, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import {
   planSteps,
@@ -14,11 +14,11 @@ import {
   researchPlans,
   skillExecutions,
 } from "../../db/schema";
-import { metadataText } from "../../plan-engine/skill-executions";
 import { artifactTypeField } from "../research/store-research";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
+import { shortenedRow, shortenedSql } from "./full-values";
 
 export const ARTIFACT_PAGE_SIZE = 20;
 
@@ -78,12 +78,30 @@ export async function listArtifactTypes(ctx: ServiceContext): Promise<string[]> 
   return types.map((t) => t.artifactType);
 }
 
-/** One artifact with where it came from: its plan, research question and step. */
+/**
+ * One artifact with where it came from: its plan, research question and step;
+ * its text and its content (as indented JSON) shortened in the database, each
+ * whole behind a link (`readArtifactPart`): an artifact may hold 200,000
+ * characters of text and as much again of content.
+ */
 export async function getArtifact(ctx: ServiceContext, artifactId: string) {
   if (!z.uuid().safeParse(artifactId).success) return undefined;
   const [row] = await ctx.db
     .select({
-      artifact: researchArtifacts,
+      artifact: {
+        id: researchArtifacts.id,
+        title: researchArtifacts.title,
+        artifactType: researchArtifacts.artifactType,
+        confidence: researchArtifacts.confidence,
+        sourceUrls: researchArtifacts.sourceUrls,
+        createdAt: researchArtifacts.createdAt,
+        planId: researchArtifacts.planId,
+        stepId: researchArtifacts.stepId,
+      },
+      contentText: shortenedSql(sql`${researchArtifacts.contentText}`).mapWith(parseShortened),
+      content: shortenedSql(sql`jsonb_pretty(${researchArtifacts.content})`).mapWith(
+        parseShortened,
+      ),
       planName: researchPlans.name,
       researchQuestion: researchPlans.researchQuestion,
       stepOrder: planSteps.stepOrder,
@@ -99,8 +117,8 @@ export async function getArtifact(ctx: ServiceContext, artifactId: string) {
     artifactId: artifact.id,
     title: artifact.title,
     artifactType: artifact.artifactType,
-    content: artifact.content,
-    contentText: artifact.contentText,
+    content: row.content,
+    contentText: row.contentText,
     confidence: artifact.confidence,
     sourceUrls: artifact.sourceUrls,
     createdAt: artifact.createdAt.toISOString(),
@@ -114,9 +132,54 @@ export async function getArtifact(ctx: ServiceContext, artifactId: string) {
   };
 }
 
+/** A `Shortened` as the database sends it: JSON text (postgres.js) or an object (PGlite). */
+const parseShortened = (value: unknown) =>
+  shortenedRow.parse(typeof value === "string" ? JSON.parse(value) : value);
+
+/** Which part of an artifact is read whole: its text, or its content. */
+export const artifactPartInput = z.object({ part: z.enum(["contentText", "content"]) });
+export type ArtifactPart = z.output<typeof artifactPartInput>;
+
+/** One artifact's text or content (indented JSON) whole; undefined when it is not the tenant's. */
+export async function readArtifactPart(
+  ctx: ServiceContext,
+  artifactId: string,
+  { part }: ArtifactPart,
+): Promise<string | undefined> {
+  if (!z.uuid().safeParse(artifactId).success) return undefined;
+  const [row] = await ctx.db
+    .select({
+      value:
+        part === "contentText"
+          ? sql<string>`${researchArtifacts.contentText}`
+          : sql<string>`jsonb_pretty(${researchArtifacts.content})`,
+    })
+    .from(researchArtifacts)
+    .where(and(eq(researchArtifacts.id, artifactId), eq(researchArtifacts.tenantId, ctx.tenantId)));
+  return row?.value;
+}
+
+/**
+ * How much of each text of a run the skills page shows, cut in the database
+ * with "…" after it: 50 runs of a 5,000-character rationale and error would
+ * be megabytes of the page.
+ */
+const RUN_TEXT_CHARS = 300;
+
+/** A text cut to RUN_TEXT_CHARS characters, "…" marking the cut; null stays null. */
+const cut = (value: SQL) =>
+  sql<string | null>`case when char_length(${value}) > ${sql.raw(String(RUN_TEXT_CHARS))}
+    then left(${value}, ${sql.raw(String(RUN_TEXT_CHARS))}) || '…' else ${value} end`;
+
+/** A run's metadata text (as metadataText reads it: strings only), cut. */
+const metadataCut = (key: string) =>
+  cut(sql`case when jsonb_typeof(${skillExecutions.metadata} -> ${key}::text) = 'string'
+    then ${skillExecutions.metadata} ->> ${key}::text end`);
+
 /**
  * How the research skill has been used: scan vs deep routing, the runs with
- * their rationale, and satisfaction from feedback over time (daily averages).
+ * their rationale (each text cut, RUN_TEXT_CHARS), and satisfaction from
+ * feedback over time (daily averages).
  */
 export async function skillExecutionOverview(ctx: ServiceContext) {
   const mode = sql<string>`coalesce(${skillExecutions.metadata}->>'delegatedTo', 'unrouted')`;
@@ -130,9 +193,12 @@ export async function skillExecutionOverview(ctx: ServiceContext) {
       executionId: skillExecutions.id,
       skillName: skillExecutions.skillName,
       status: skillExecutions.status,
-      metadata: skillExecutions.metadata,
-      closedReason: skillExecutions.closedReason,
-      errorMessage: skillExecutions.errorMessage,
+      topic: metadataCut("topic"),
+      researchType: metadataCut("researchType"),
+      delegatedTo: metadataCut("delegatedTo"),
+      routingRationale: metadataCut("routingRationale"),
+      closedReason: cut(sql`${skillExecutions.closedReason}`),
+      errorMessage: cut(sql`${skillExecutions.errorMessage}`),
       planId: skillExecutions.planId,
       planName: researchPlans.name,
       createdAt: skillExecutions.createdAt,
@@ -167,10 +233,10 @@ export async function skillExecutionOverview(ctx: ServiceContext) {
       executionId: run.executionId,
       skillName: run.skillName,
       status: run.status,
-      topic: metadataText(run.metadata, "topic"),
-      researchType: metadataText(run.metadata, "researchType"),
-      delegatedTo: metadataText(run.metadata, "delegatedTo"),
-      routingRationale: metadataText(run.metadata, "routingRationale"),
+      topic: run.topic,
+      researchType: run.researchType,
+      delegatedTo: run.delegatedTo,
+      routingRationale: run.routingRationale,
       closedReason: run.closedReason,
       errorMessage: run.errorMessage,
       planId: run.planId,

@@ -37,6 +37,8 @@ export const pendingReviewView = z.object({
   questions: z.array(z.string()),
   /** The proposed result's fields in the agent's order (proposalFields); null when the agent proposed none. */
   proposal: z.array(proposalFieldRow).nullable(),
+  /** The proposal's fields not listed in `proposal` (over what is shown of it); the whole has them. */
+  proposalFieldsOmitted: z.number(),
   stepId: z.string(),
   /**
    * The step's outputSchema as indented JSON when the agent proposed no result:
@@ -94,6 +96,13 @@ type PendingReviewSource = {
   steps: { id: string; status: StepStatus }[];
 };
 
+/** A review's proposal as shown (proposalFields), or none. */
+export function shownProposal(proposedResult: Record<string, unknown> | null) {
+  if (proposedResult === null) return { proposal: null, proposalFieldsOmitted: 0 };
+  const { fields, omitted } = proposalFields(proposedResult);
+  return { proposal: fields, proposalFieldsOmitted: omitted };
+}
+
 function showPendingReview(
   { planId, review, stepInstructions, outputSchema, steps }: PendingReviewSource,
   members: TeamMember[],
@@ -105,7 +114,7 @@ function showPendingReview(
     stepOrder: review.stepOrder,
     summary: shorten(review.summary),
     questions: review.questions,
-    proposal: review.proposedResult === null ? null : proposalFields(review.proposedResult),
+    ...shownProposal(review.proposedResult),
     stepId: review.stepId,
     resultSchema:
       review.proposedResult === null && outputSchema !== null ? shortenJson(outputSchema) : null,

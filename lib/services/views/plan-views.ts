@@ -240,7 +240,10 @@ export const PLAN_PAGE_STEP_BYTES = 48 * 1024;
 /** Where the plan page's lists start: its evidence's cursors, and its steps'. */
 export type PlanPageCursors = EvidenceCursors & { stepsCursor?: string };
 
-/** The texts the Steps section shows of a step (steps-section.tsx, step-io.tsx), as it shows them. */
+/**
+ * The texts the Steps section shows of a step (steps-section.tsx, step-io.tsx),
+ * as it shows them; `conditions`: those after it.
+ */
 function shownTexts(
   step: PlanCore["steps"][number],
   conditions: PlanCore["branchingConditions"],
@@ -258,7 +261,7 @@ function shownTexts(
     json(step.arguments),
     json(step.inputs),
     json(step.outputSchema),
-    ...conditions.filter((c) => c.afterStepId === step.stepId).map((c) => c.conditionExpression),
+    ...conditions.map((c) => c.conditionExpression),
   ];
 }
 
@@ -333,11 +336,16 @@ export async function getPlanPage(
       const step = byId.get(row.id);
       return step ? [{ ...row, step }] : [];
     });
-    const fit = fitting(
-      after.map(({ step }) => shownTexts(step, context.branchingConditions)),
-      PLAN_PAGE_STEP_BYTES,
+    const conditionsAfter = new Map<string, PlanCore["branchingConditions"]>();
+    for (const condition of context.branchingConditions) {
+      const list = conditionsAfter.get(condition.afterStepId);
+      if (list) list.push(condition);
+      else conditionsAfter.set(condition.afterStepId, [condition]);
+    }
+    const stepsShown = stepsOrder.fitOf(after, after.length, PLAN_PAGE_STEP_BYTES, ({ step }) =>
+      shownTexts(step, conditionsAfter.get(step.stepId) ?? []),
     );
-    const shownIds = new Set(after.slice(0, fit).map(({ id }) => id));
+    const shownIds = new Set(stepsShown.items.map(({ id }) => id));
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
@@ -403,7 +411,7 @@ export async function getPlanPage(
       steps,
       stepsPage: {
         cursor: stepsCursor ?? null,
-        nextCursor: stepsOrder.pageOf(after.slice(0, fit + 1), fit).nextCursor,
+        nextCursor: stepsShown.nextCursor,
         steps: steps.filter((step) => shownIds.has(step.stepId)),
       },
       bindingEdges: bindingEdges(context.steps),
@@ -452,6 +460,13 @@ export async function getPlanDeliverable(ctx: ServiceContext, planId: string) {
   return { planName: plan.name, deliverable: await loadLatestDeliverable(ctx.db, ctx, planId) };
 }
 
+/** How many plans the stalled plans' page reads, least recently active first. */
+const STALLED_PLANS_READ = 50;
+/** How much of a failed step's reason the stalled plans' page shows (the plan page shows more). */
+const STALLED_REASON_CHARS = 200;
+/** The most JSON text of the stalled plans' cards one page shows, as the plan page's steps. */
+const STALLED_PAGE_BYTES = 48 * 1024;
+
 /**
  * Admin: work that needs a person, least recently active first. `stalled`:
  * plans marked stalled, executing plans with a step whose holder stopped
@@ -460,6 +475,11 @@ export async function getPlanDeliverable(ctx: ServiceContext, planId: string) {
  * add_steps: the agent may have gone; an admin can cancel them). `paused`: active plans whose server-run steps stopped, with
  * the reason; a plan listed there is not listed again under `stalled`, but
  * keeps its stalled and failed steps (a tool error leaves its step failed).
+ * Bounded however many plans need a person and however long their failure
+ * reasons: the STALLED_PLANS_READ least recently active plans are read, each
+ * step without its long values but the failure reason's beginning, and the
+ * cards shown are those that fit in STALLED_PAGE_BYTES (`more`: whether
+ * others wait; they show here as these are dealt with).
  */
 export async function listStalledPlans(ctx: ServiceContext) {
   const now = new Date();
@@ -487,19 +507,38 @@ export async function listStalledPlans(ctx: ServiceContext) {
         ),
       ),
     )
-    .orderBy(asc(researchPlans.updatedAt))
-    .limit(200);
-  const ids = candidates.map((p) => p.id);
+    .orderBy(asc(researchPlans.updatedAt), asc(researchPlans.id))
+    .limit(STALLED_PLANS_READ + 1);
+  const read = candidates.slice(0, STALLED_PLANS_READ);
+  const ids = read.map((p) => p.id);
   const steps =
     ids.length === 0
       ? []
       : await ctx.db
-          .select()
+          .select({
+            id: planSteps.id,
+            planId: planSteps.planId,
+            stepOrder: planSteps.stepOrder,
+            status: planSteps.status,
+            startedAt: planSteps.startedAt,
+            leaseExpiresAt: planSteps.leaseExpiresAt,
+            updatedAt: planSteps.updatedAt,
+            failureReason: sql<
+              string | null
+            >`left(${planSteps.failureReason}, ${sql.raw(String(STALLED_REASON_CHARS))})`,
+            failureReasonCut: sql<boolean>`coalesce(char_length(${planSteps.failureReason}) > ${sql.raw(String(STALLED_REASON_CHARS))}, false)`,
+          })
           .from(planSteps)
           .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)))
           .orderBy(asc(planSteps.stepOrder));
-  const cards = candidates.map((plan) => {
-    const own = steps.filter((s) => s.planId === plan.id);
+  const stepsOf = new Map<string, typeof steps>();
+  for (const step of steps) {
+    const own = stepsOf.get(step.planId);
+    if (own) own.push(step);
+    else stepsOf.set(step.planId, [step]);
+  }
+  const cards = read.map((plan) => {
+    const own = stepsOf.get(plan.id) ?? [];
     return {
       planId: plan.id,
       name: plan.name,
@@ -511,14 +550,21 @@ export async function listStalledPlans(ctx: ServiceContext) {
       })),
       failedSteps: own
         .filter((s) => s.status === "failed")
-        .map((s) => ({ stepId: s.id, stepOrder: s.stepOrder, failureReason: s.failureReason })),
+        .map((s) => ({
+          stepId: s.id,
+          stepOrder: s.stepOrder,
+          failureReason:
+            s.failureReason && s.failureReasonCut ? `${s.failureReason}…` : s.failureReason,
+        })),
       pauseReason: plan.pauseReason,
       awaitingSteps: plan.awaitingSteps,
     };
   });
+  const shown = cards.slice(0, fitting(cards, STALLED_PAGE_BYTES));
   return {
-    stalled: cards.filter((card) => !card.pauseReason),
-    paused: cards.flatMap(({ pauseReason, ...card }) =>
+    more: shown.length < candidates.length,
+    stalled: shown.filter((card) => !card.pauseReason),
+    paused: shown.flatMap(({ pauseReason, ...card }) =>
       pauseReason ? [{ ...card, pauseReason }] : [],
     ),
   };

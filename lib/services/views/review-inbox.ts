@@ -6,7 +6,8 @@
  * shortened from the database (`Shortened`; the whole of each behind a "Show
  * all" link, full-values.ts), never whole; the proposal is read as stored (the
  * json column keeps the agent's key order, which jsonb_pretty would lose) and
- * sent field by field, each shortened (`proposalFields`). Filters: assigned to me (the
+ * sent field by field, each shortened, within a size (`proposalFields`). A
+ * page holds as many reviews as fit in INBOX_PAGE_BYTES. Filters: assigned to me (the
  * assignee, or anyone holding the assigned role, e.g. every admin for an
  * escalated review), one plan, and waiting longer than an age.
  */
@@ -19,14 +20,21 @@ import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
-import { PREVIEW_CHARS, proposalFields } from "./full-values";
-import { pendingReviewView } from "./pending-review";
+import { shortenedSql } from "./full-values";
+import { pendingReviewView, shownProposal } from "./pending-review";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
 export type InboxAge = keyof typeof INBOX_AGES;
 
 /** Reviews on one page of the inbox; the oldest come first, the next page after the last. */
 export const INBOX_PAGE_SIZE = 20;
+/**
+ * The most JSON text of one page's reviews as shown, as the plan page's steps
+ * (PLAN_PAGE_STEP_BYTES): a review may show 10 questions of 2,000 characters
+ * besides its shortened texts, and HTML and React's payload each carry it. A
+ * page shows at least one review.
+ */
+const INBOX_PAGE_BYTES = 48 * 1024;
 
 export const inboxFilters = z.object({
   mine: z.boolean().default(false),
@@ -67,9 +75,7 @@ const inboxDigest = reviewContentDigestSql({
 });
 
 /** A text column shortened in the database, as a `Shortened` JSON object. */
-const shortened = (column: string) =>
-  sql.raw(`json_build_object('text', left(${column}, ${PREVIEW_CHARS}),
-    'shortened', length(${column}) > ${PREVIEW_CHARS}, 'bytes', octet_length(${column}))`);
+const shortened = (column: string) => shortenedSql(sql.raw(column));
 
 /** One page of the inbox, the cursor of the next (null on the last), and how many match in all. */
 export type InboxPage = { reviews: InboxReview[]; nextCursor: string | null; total: number };
@@ -99,7 +105,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // (everything else a digest covers is the review's own and never changes).
     selectRows(
       ctx.db,
-      inboxReview.omit({ proposal: true }).extend({
+      inboxReview.omit({ proposal: true, proposalFieldsOmitted: true }).extend({
         proposedResult: z.record(z.string(), z.unknown()).nullable(),
         positionAt: z.string(),
         positionId: z.string(),
@@ -145,14 +151,13 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
       sql`select count(*)::int as n from review_request where ${matches}`,
     ),
   ]);
-  const { items, nextCursor } = page.pageOf(rows, INBOX_PAGE_SIZE);
+  const shown = rows.map(({ proposedResult, ...row }) => ({
+    ...row,
+    ...shownProposal(proposedResult),
+  }));
+  const { items, nextCursor } = page.fitOf(shown, INBOX_PAGE_SIZE, INBOX_PAGE_BYTES, (r) => r);
   return {
-    reviews: items.map(
-      ({ positionAt, positionId, proposedResult, ...review }): InboxReview => ({
-        ...review,
-        proposal: proposedResult === null ? null : proposalFields(proposedResult),
-      }),
-    ),
+    reviews: items.map(({ positionAt, positionId, ...review }): InboxReview => review),
     nextCursor,
     total: counted?.n ?? 0,
   };

@@ -20,7 +20,7 @@ export default async function StalledPage({
   searchParams: Promise<{ done?: string; status?: string }>;
 }) {
   const admin = await requireAdmin();
-  const { stalled, paused } = await views.stalledPlans(admin);
+  const { stalled, paused, more } = await views.stalledPlans(admin);
   const { done, status } = await searchParams;
   const doneText = done === "fail_step" || done === "retry_step" ? DONE[done] : null;
   return (
@@ -50,6 +50,12 @@ export default async function StalledPage({
           </ul>
         )}
       </section>
+      {more ? (
+        <p className="notice" data-testid="stalled-more">
+          More plans need a person than this page shows: they are listed here as these are dealt
+          with, and under <Link href="/plans?filter=stalled">Stalled</Link> in the plans list.
+        </p>
+      ) : null}
       <section aria-labelledby="paused-heading">
         <h2 id="paused-heading">Paused plans</h2>
         <p className="muted">

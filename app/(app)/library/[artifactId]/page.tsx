@@ -1,8 +1,10 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
 import { requireUser } from "@/lib/auth/session";
+import { shorten } from "@/lib/services/views/full-values";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Artifact" };
@@ -16,6 +18,13 @@ function safeHref(url: string): string | null {
     return null;
   }
 }
+
+/** A link's text: its address's beginning (an artifact may cite 100 of 2,000 characters each). */
+function shownUrl(url: string): string {
+  const shown = shorten(url, URL_TEXT_CHARS);
+  return shown.shortened ? `${shown.text}…` : shown.text;
+}
+const URL_TEXT_CHARS = 200;
 
 export default async function ArtifactPage({
   params,
@@ -65,10 +74,19 @@ export default async function ArtifactPage({
         ) : null}
       </dl>
       <h2>Content</h2>
-      <p className="pre-wrap">{artifact.contentText}</p>
+      <ShortenedText
+        value={artifact.contentText}
+        href={`/library/${artifact.artifactId}/full?part=contentText`}
+        testId="artifact-text"
+      />
       <details>
         <summary>Structured content</summary>
-        <pre>{JSON.stringify(artifact.content, null, 2)}</pre>
+        <ShortenedText
+          value={artifact.content}
+          href={`/library/${artifact.artifactId}/full?part=content`}
+          testId="artifact-content"
+          json
+        />
       </details>
       <h2>Sources</h2>
       {artifact.sourceUrls.length === 0 ? (
@@ -81,10 +99,10 @@ export default async function ArtifactPage({
               <li key={url}>
                 {href ? (
                   <a href={href} rel="noopener noreferrer nofollow" target="_blank">
-                    {url}
+                    {shownUrl(url)}
                   </a>
                 ) : (
-                  url
+                  shownUrl(url)
                 )}
               </li>
             );

@@ -1,3 +1,4 @@
+import { shorten } from "@/lib/services/views/full-values";
 import type { BindingEdge, PlanPage } from "@/lib/services/views/plan-views";
 
 type Step = PlanPage["steps"][number];
@@ -16,12 +17,20 @@ function bindingText(edge: BindingEdge): string {
   return `Step ${edge.fromStepOrder}'s result feeds step ${edge.toStepOrder}'s ${edge.field}: ${edge.bindings.join(", ")}`;
 }
 
+/**
+ * How much of a condition its tooltip shows: the diagram draws every condition
+ * of the plan (200 of 500 characters would be most of a megabyte of the page);
+ * the Steps section shows each whole.
+ */
+const TOOLTIP_CONDITION_CHARS = 80;
+
 /*
  * An SVG <title> gets its text as one string: several JSX children render as
  * separate text nodes, which the server and the client do not agree on
  * (React's hydration error #418).
  */
 function conditionText(condition: Condition, from: number, to: number): string {
+  const expression = shorten(condition.conditionExpression, TOOLTIP_CONDITION_CHARS);
   const target = condition.ifTrueAction === "skip_to" ? ` step ${to}` : "";
   const outcome =
     condition.fired === null
@@ -29,7 +38,7 @@ function conditionText(condition: Condition, from: number, to: number): string {
       : condition.fired
         ? " (fired)"
         : " (did not fire)";
-  return `After step ${from}: if ${condition.conditionExpression} then ${condition.ifTrueAction}${target}${outcome}`;
+  return `After step ${from}: if ${expression.text}${expression.shortened ? "…" : ""} then ${condition.ifTrueAction}${target}${outcome}`;
 }
 
 function stepText(step: Step): string {
