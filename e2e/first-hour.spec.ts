@@ -98,6 +98,9 @@ test("a signed-in admin keeps their header on Connect; Stalled badges say why; a
   await expect(page.getByTestId("signed-in-as")).toContainText(app.tenantA.email);
   await expect(page.getByRole("link", { name: "Sign in" })).toHaveCount(0);
   await keepScreenshot(page, "connect-signed-in");
+  // Step 1's "Users & keys" leads to the page that makes the key.
+  await page.getByRole("main").getByRole("link", { name: "Users & keys" }).click();
+  await expect(page.getByRole("button", { name: "Create key" })).toBeVisible();
 
   // A plan with a failed step is listed under Stalled while it is still executing.
   const created = await agent.ok("create_research_plan", {
