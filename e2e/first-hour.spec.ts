@@ -4,8 +4,16 @@
  * error), Connect signed in, Stalled, Skill runs with one day of feedback, and
  * the tool-call log. The fixture fails each test on any console error.
  */
-import { SEED_PASSWORD } from "../tests/support/app-server";
-import { expect, expectHydrated, keepScreenshot, report, signIn, test } from "./fixtures";
+import {
+  expect,
+  expectHydrated,
+  keepScreenshot,
+  planAwaitingReview,
+  report,
+  signIn,
+  submitSignIn,
+  test,
+} from "./fixtures";
 
 test("a six-step plan's page is short, its gate labels do not overlap, and hydrates cleanly", async ({
   page,
@@ -90,6 +98,9 @@ test("a signed-in admin keeps their header on Connect; Stalled badges say why; a
   await expect(page.getByTestId("signed-in-as")).toContainText(app.tenantA.email);
   await expect(page.getByRole("link", { name: "Sign in" })).toHaveCount(0);
   await keepScreenshot(page, "connect-signed-in");
+  // Step 1's "Users & keys" leads to the page that makes the key.
+  await page.getByRole("main").getByRole("link", { name: "Users & keys" }).click();
+  await expect(page.getByRole("button", { name: "Create key" })).toBeVisible();
 
   // A plan with a failed step is listed under Stalled while it is still executing.
   const created = await agent.ok("create_research_plan", {
@@ -132,32 +143,42 @@ test("a link to a review, opened signed out, comes back to the review after sign
   agent,
   app,
 }) => {
-  const { planId } = await agent.ok("create_research_plan", {
-    name: "Back to the review",
-    researchQuestion: "q",
-    steps: [{ stepType: "checkpoint", instructions: "Look at the plan." }],
-  });
-  const step = await agent.ok("get_next_step", { planId });
-  await agent.ok("request_user_review", {
-    planId,
-    stepId: step.step.stepId,
-    summary: "Ready for your look.",
-  });
+  const { planId } = await planAwaitingReview(agent, "Back to the review");
   await page.goto(`/plans/${planId}#review`);
   await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Fplans%2F/);
-  await page.getByLabel("E-mail").fill(app.tenantA.email);
-  await page.getByLabel("Password").fill(SEED_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await submitSignIn(page, app.tenantA.email);
   await expect(page).toHaveURL(new RegExp(`/plans/${planId}#review$`));
   await expect(page.getByRole("heading", { name: "Back to the review" })).toBeVisible();
 
   // A return path that leaves the site is not followed.
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.goto("/sign-in?callbackUrl=%2F%5Cevil.example%2F");
-  await page.getByLabel("E-mail").fill(app.tenantA.email);
-  await page.getByLabel("Password").fill(SEED_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await submitSignIn(page, app.tenantA.email);
   await expect(page).toHaveURL(/\/plans$/);
+});
+
+test("a Show all link opened signed out comes back to its value after sign-in; a script still gets 401", async ({
+  page,
+  agent,
+  app,
+}) => {
+  const notes = `Drilling costs 900-1200 NOK per metre. ${"Most houses need 150-250 m. ".repeat(120)}`;
+  const { planId, reviewRequestId } = await planAwaitingReview(agent, "Long proposal", {
+    notes,
+    city: "Oslo",
+  });
+  // The long address a "Show all" link opens, with its query string.
+  const valuePath = `/plans/${planId}/full?review=${reviewRequestId}&part=proposal&field=notes`;
+  await page.goto(valuePath);
+  await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Fplans%2F.*%2Ffull%3Freview%3D/);
+  await submitSignIn(page, app.tenantA.email);
+  await expect(page).toHaveURL(`${app.url}${valuePath}`);
+  await expect(page.locator("body")).toContainText("Most houses need 150-250 m.");
+
+  // Without a browser's Accept (a script, a fetch), the refusal stays a plain 401.
+  const refused = await fetch(`${app.url}${valuePath}`);
+  expect(refused.status).toBe(401);
+  expect(await refused.text()).toBe("Sign in to see this value.");
 });
 
 test("a comparison table stored as comparison_table shows as a table, and downloads as Markdown", async ({
@@ -238,4 +259,74 @@ test("a plan waiting for its agent to add steps says so on its page", async ({
   await expect(page.getByTestId("awaiting-steps")).toHaveText(
     "Awaiting steps from the agent (after step 1)",
   );
+});
+
+test("on a phone, a plan page with evidence, its trail, a long deliverable and long links does not scroll sideways, nor do the admin's tables", async ({
+  page,
+  agent,
+  app,
+}) => {
+  // Links as agents cite them: long, with no place to break a line.
+  const readUrl = `https://statistics.example.org/heat-pumps/${"nordicsalesbyyear".repeat(8)}table.csv`;
+  const unreadUrl = `https://archive.example.net/reports/${"districtheatingtariffs".repeat(10)}2025.pdf`;
+  const { planId } = await agent.ok("create_research_plan", {
+    name: "Heat pumps on a phone",
+    researchQuestion: "How fast are heat pumps adopted in the Nordics?",
+    steps: [
+      { stepType: "search", instructions: "Find the national statistics." },
+      { stepType: "synthesize", instructions: "Write the comparison." },
+    ],
+  });
+  const search = await agent.ok("get_next_step", { planId });
+  await agent.ok("submit_step_result", {
+    planId,
+    stepId: search.step.stepId,
+    result: { sourceCount: 1, source: readUrl },
+    resultSummary: `One national table: ${readUrl}`,
+    stepExecutionReport: {
+      ...report,
+      webFetches: [{ url: readUrl, summary: "Yearly sales by country." }],
+    },
+    evidence: {
+      claims: [
+        {
+          text: `Norway sold over 100,000 heat pumps a year (${readUrl}).`,
+          key: true,
+          supports: [{ source: readUrl, locator: "table 1" }],
+        },
+      ],
+    },
+  });
+  const synthesize = await agent.ok("get_next_step", { planId });
+  await agent.ok("submit_step_result", {
+    planId,
+    stepId: synthesize.step.stepId,
+    result: { rows: 2 },
+    stepExecutionReport: report,
+  });
+  const paragraph = "Heat pumps spread fastest where power is cheap and winters long [1]. ".repeat(
+    12,
+  );
+  await agent.ok("store_research_output", {
+    planId,
+    outputMediaType: "comparison_table",
+    content: `# Adoption\n\n| Country | Share | Source |\n| --- | --- | --- |\n| Norway | 60% | ${readUrl} |\n| Denmark | 20% | ${unreadUrl} |\n\n${paragraph}\n\n${paragraph}\n\n## References\n\n1. ${readUrl}\n2. ${unreadUrl}\n`,
+  });
+
+  await signIn(page, app.tenantA.email);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const sidewaysScroll = () =>
+    page.evaluate(() => (document.scrollingElement?.scrollWidth ?? 0) - window.innerWidth);
+  await page.goto(`/plans/${planId}`);
+  await expect(page.getByTestId("citations-not-read")).toContainText(unreadUrl);
+  await expect(page.getByTestId("sources")).toBeVisible();
+  await expect(page.getByTestId("audit-trail")).toBeVisible();
+  expect(await sidewaysScroll()).toBeLessThanOrEqual(0);
+  await keepScreenshot(page, "plan-page-long-links-390");
+  // The tables of Users & keys and Webhooks scroll in their own boxes, labels and all.
+  for (const path of ["/admin/users", "/admin/webhooks"]) {
+    await page.goto(path);
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    expect(await sidewaysScroll(), path).toBeLessThanOrEqual(0);
+  }
 });

@@ -85,10 +85,15 @@ export async function expectHydrated(page: Page) {
 
 export async function signIn(page: Page, email: string, password = SEED_PASSWORD) {
   await page.goto("/sign-in");
+  await submitSignIn(page, email, password);
+  await expect(page.getByTestId("signed-in-as")).toContainText(email);
+}
+
+/** Fills and sends the sign-in form the browser is on (sent there by a page asked for signed out). */
+export async function submitSignIn(page: Page, email: string, password = SEED_PASSWORD) {
   await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByTestId("signed-in-as")).toContainText(email);
 }
 
 /** Keeps a full-page screenshot of a main page as a test artifact. */
@@ -97,8 +102,12 @@ export async function keepScreenshot(page: Page, name: string) {
   await page.screenshot({ path: `test-results/screenshots/${name}.png`, fullPage: true });
 }
 
-/** An agent's plan paused at a checkpoint on its first step. */
-export async function planAwaitingReview(agent: Agent, name: string) {
+/** An agent's plan paused at a checkpoint on its first step (with `proposedResult`, if given). */
+export async function planAwaitingReview(
+  agent: Agent,
+  name: string,
+  proposedResult?: Record<string, unknown>,
+) {
   const created = await agent.ok("create_research_plan", {
     name,
     researchQuestion: `What should we know about ${name}?`,
@@ -113,6 +122,7 @@ export async function planAwaitingReview(agent: Agent, name: string) {
     stepId: next.step.stepId,
     summary: `Found 4 sources on ${name}. Should I go deeper on costs?`,
     questions: ["Include 2024 prices?"],
+    proposedResult,
   });
   return {
     planId: created.planId as string,

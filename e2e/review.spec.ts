@@ -40,6 +40,10 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
   await expect(sentBack.getByTestId("status")).toHaveText("Sent back");
   await expect(sentBack.getByTestId("step-sent-back")).toBeVisible();
   await expect(sentBack.locator("dt:text-is('Started') + dd")).toHaveText("—");
+  // The flow and the timeline agree: the step waits, it is not running since the modify.
+  const flowNode = page.locator(".flow-node title").first();
+  await expect(flowNode).toHaveText("Step 1 (checkpoint): sent back");
+  await expect(page.getByText("No step has started yet.")).toBeVisible();
 
   const context = await agent.ok("get_research_context", {
     planId: plan.planId,
@@ -57,6 +61,7 @@ test("modify with feedback, then approve: the agent sees the feedback and the pl
   await page.reload();
   await expect(sentBack.getByTestId("status")).toHaveText("In progress");
   await expect(sentBack.locator("dt:text-is('Started') + dd")).not.toHaveText("—");
+  await expect(flowNode).toHaveText("Step 1 (checkpoint): in progress");
 
   await agent.ok("request_user_review", {
     planId: plan.planId,

@@ -115,6 +115,17 @@ describe.each(BACKENDS)("the plan lifecycle over MCP on %s", (backend) => {
     const status = await agent.ok("get_plan_status", { planId });
     expect(status.status).toBe("completed");
     expect(status.progress).toMatchObject({ percent: 100, total: 5, completed: 5 });
+    // What the agent never gave (the checkpoint's report, every step's arguments,
+    // inputs and schema) reads back as null, not as a shortened value.
+    const context = await agent.ok("get_research_context", { planId });
+    expect(context.steps[2]).toMatchObject({
+      stepType: "checkpoint",
+      stepExecutionReport: null,
+      arguments: null,
+      inputs: null,
+      outputSchema: null,
+      shortened: [],
+    });
     expect(
       await agent.fails("submit_step_result", {
         planId,

@@ -35,6 +35,22 @@ export async function requireUser(): Promise<SignedInUser> {
   return user;
 }
 
+/**
+ * A route handler's answer to a visitor without a session (a download, a value's
+ * "Show all"): a browser that opened the link is sent to sign in and back to it,
+ * as a page's visitor is (requireUser); any other client gets 401 with `refusal`.
+ */
+export function signedOutAnswer(request: Request, refusal: string): Response {
+  if (request.headers.get("accept")?.includes("text/html")) {
+    const { pathname, search } = new URL(request.url);
+    return new Response(null, {
+      status: 303,
+      headers: { Location: signInPath(`${pathname}${search}`) },
+    });
+  }
+  return new Response(refusal, { status: 401 });
+}
+
 export async function requireAdmin(): Promise<SignedInUser> {
   const user = await requireUser();
   if (user.role !== "admin") notFound();

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
+import Link from "next/link";
 import { ConnectionSnippets, CopyBlock } from "@/app/_components/copy-block";
 import { oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { publicBaseUrl } from "@/lib/services/shared/public-url";
@@ -42,8 +43,8 @@ export default async function ConnectPage() {
       </p>
       <h2>1. Get an API key</h2>
       <p>
-        An admin creates one on the <em>Users &amp; keys</em> page, or on the server with the CLI;
-        it is shown once:
+        An admin creates one on the <Link href="/admin/users">Users &amp; keys</Link> page, or on
+        the server with the CLI; it is shown once:
       </p>
       <CopyBlock
         label="Create a key on the server"

@@ -28,8 +28,9 @@ export function cutColumn(column: PgColumn, chars = PREVIEW_CHARS) {
       column.getSQLType() === "json" ? "json_build_object" : "jsonb_build_object",
     );
     return {
-      value: sql`case when char_length(${column}::text) <= ${n} then ${column}
-        else ${build}('preview', left(${column}::text, ${n})) end`.mapWith(column),
+      // A null (a value never given) stays null: `char_length(null) > n` is not true.
+      value: sql`case when char_length(${column}::text) > ${n}
+        then ${build}('preview', left(${column}::text, ${n})) else ${column} end`.mapWith(column),
       cut: sql<boolean>`coalesce(char_length(${column}::text) > ${n}, false)`,
     };
   }

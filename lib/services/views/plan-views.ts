@@ -389,14 +389,18 @@ export async function getPlanPage(
     const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
     const steps = context.steps.map((step) => {
       const run = runs.find((r) => r.stepId === step.stepId);
+      const isSentBack = sentBack.has(step.stepId);
       return {
         ...step,
+        // A sent-back step starts again when an agent picks it up: until then
+        // the page shows no start (the modify's own time is not one).
+        startedAt: isSentBack ? null : step.startedAt,
         /** The arguments Cairn last ran this server step with, bindings resolved, and its audit row. */
         ranWith: run
           ? { arguments: run.arguments, at: run.createdAt.toISOString(), auditId: run.id }
           : null,
         /** Sent back to the agent with feedback, and not picked up again yet. */
-        sentBack: sentBack.has(step.stepId),
+        sentBack: isSentBack,
       };
     });
     return {

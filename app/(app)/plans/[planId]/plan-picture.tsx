@@ -41,9 +41,14 @@ function conditionText(condition: Condition, from: number, to: number): string {
   return `After step ${from}: if ${expression.text}${expression.shortened ? "…" : ""} then ${condition.ifTrueAction}${target}${outcome}`;
 }
 
+/** A step's status as the flow says it: a step sent back by a person's modify waits, as in the step list. */
+function statusText(step: Step): string {
+  return step.sentBack ? "sent back" : step.status.replace("_", " ");
+}
+
 function stepText(step: Step): string {
   const tool = step.tool ? `, run by Cairn with ${step.tool}` : "";
-  return `Step ${step.stepOrder} (${step.stepType}${tool}): ${step.status.replace("_", " ")}`;
+  return `Step ${step.stepOrder} (${step.stepType}${tool}): ${statusText(step)}`;
 }
 
 /**
@@ -157,13 +162,13 @@ export function PlanFlow({
         {steps.map((step) => (
           <g
             key={step.stepId}
-            className={`flow-node flow-${step.status}${step.tool ? " flow-server" : ""}`}
+            className={`flow-node flow-${step.sentBack ? "pending" : step.status}${step.tool ? " flow-server" : ""}`}
           >
             <title>{stepText(step)}</title>
             <rect x={left} y={y(step.stepOrder)} width={NODE_W} height={NODE_H} rx={6} />
             <text x={left + 10} y={y(step.stepOrder) + NODE_H / 2 + 5}>
               {/* A server step is named by its tool, which says more than its type. */}
-              {step.stepOrder}. {step.tool ?? step.stepType} · {step.status.replace("_", " ")}
+              {step.stepOrder}. {step.tool ?? step.stepType} · {statusText(step)}
             </text>
           </g>
         ))}

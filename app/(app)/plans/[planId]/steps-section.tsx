@@ -125,8 +125,7 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
       <dl className="facts facts-inline">
         <dt>Started</dt>
         <dd>
-          {/* A sent-back step starts again when an agent picks it up. */}
-          <Time iso={step.sentBack ? null : step.startedAt} />
+          <Time iso={step.startedAt} />
         </dd>
         <dt>Finished</dt>
         <dd>

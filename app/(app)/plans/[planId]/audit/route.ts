@@ -1,4 +1,4 @@
-import { currentUser } from "@/lib/auth/session";
+import { currentUser, signedOutAnswer } from "@/lib/auth/session";
 import { views } from "@/lib/web/views";
 
 /**
@@ -6,9 +6,9 @@ import { views } from "@/lib/web/views";
  * user's own tenant only. Streamed as it is read, so a long trail is never
  * held in memory.
  */
-export async function GET(_request: Request, { params }: { params: Promise<{ planId: string }> }) {
+export async function GET(request: Request, { params }: { params: Promise<{ planId: string }> }) {
   const user = await currentUser();
-  if (!user) return new Response("Sign in to export audit trails.", { status: 401 });
+  if (!user) return signedOutAnswer(request, "Sign in to export audit trails.");
   const { planId } = await params;
   const trail = await views.auditExport(user, planId);
   if (!trail) return new Response("Not found.", { status: 404 });

@@ -1,11 +1,11 @@
-import { currentUser } from "@/lib/auth/session";
+import { currentUser, signedOutAnswer } from "@/lib/auth/session";
 import { downloadFileName, downloadFormat } from "@/lib/web/deliverable";
 import { views } from "@/lib/web/views";
 
 /** The plan's latest deliverable as a file, for the signed-in user's own tenant only. */
-export async function GET(_request: Request, { params }: { params: Promise<{ planId: string }> }) {
+export async function GET(request: Request, { params }: { params: Promise<{ planId: string }> }) {
   const user = await currentUser();
-  if (!user) return new Response("Sign in to download deliverables.", { status: 401 });
+  if (!user) return signedOutAnswer(request, "Sign in to download deliverables.");
   const { planId } = await params;
   const read = await views.planDeliverable(user, planId);
   const deliverable = read?.deliverable;

@@ -1,10 +1,10 @@
-import { currentUser } from "@/lib/auth/session";
+import { currentUser, signedOutAnswer } from "@/lib/auth/session";
 import { views } from "@/lib/web/views";
 
 /** The plan's sources (with their content digests) and claims as JSON, for the signed-in user's own tenant only. */
-export async function GET(_request: Request, { params }: { params: Promise<{ planId: string }> }) {
+export async function GET(request: Request, { params }: { params: Promise<{ planId: string }> }) {
   const user = await currentUser();
-  if (!user) return new Response("Sign in to export evidence.", { status: 401 });
+  if (!user) return signedOutAnswer(request, "Sign in to export evidence.");
   const { planId } = await params;
   const evidence = await views.evidenceExport(user, planId);
   if (!evidence) return new Response("Not found.", { status: 404 });

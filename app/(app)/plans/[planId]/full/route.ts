@@ -1,4 +1,4 @@
-import { currentUser } from "@/lib/auth/session";
+import { currentUser, signedOutAnswer } from "@/lib/auth/session";
 import { fullValueQuery } from "@/lib/services/views/full-values";
 import { views } from "@/lib/web/views";
 
@@ -9,7 +9,7 @@ import { views } from "@/lib/web/views";
  */
 export async function GET(request: Request, { params }: { params: Promise<{ planId: string }> }) {
   const user = await currentUser();
-  if (!user) return new Response("Sign in to see this value.", { status: 401 });
+  if (!user) return signedOutAnswer(request, "Sign in to see this value.");
   const { planId } = await params;
   const query = fullValueQuery.safeParse(Object.fromEntries(new URL(request.url).searchParams));
   if (!query.success) return new Response("Not found.", { status: 404 });
