@@ -163,6 +163,9 @@ async function reserveWithin(
   }
 }
 
+/** How a statement under way is failed. */
+type Fail = (error: Error, cancel: boolean) => void;
+
 /**
  * What a deadline watches: a transaction (one for its whole life, its
  * statements one after the other) or a statement sent on its own. The clock
@@ -171,16 +174,16 @@ async function reserveWithin(
  */
 class Watch {
   /** The statements under way: each one's way to fail. */
-  private readonly inFlight = new Set<(error: Error) => void>();
+  private readonly inFlight = new Set<Fail>();
   /** When the oldest statement under way started (or was next in line). */
   since = 0;
   /** Why every statement fails from now on (its transaction's connection closed). */
   private closedWith: Error | undefined;
 
   /** `fail` runs if the deadline passes or `end` is called before `done` (what this returns). */
-  track(fail: (error: Error) => void): () => void {
+  track(fail: Fail): () => void {
     if (this.closedWith) {
-      fail(this.closedWith);
+      fail(this.closedWith, false);
       return () => {};
     }
     if (this.inFlight.size === 0) this.since = Date.now();
@@ -196,16 +199,17 @@ class Watch {
     return this.inFlight.size > 0;
   }
 
-  /** Fails every statement under way. */
-  end(error: Error) {
-    for (const fail of this.inFlight) fail(error);
+  /** Fails every statement under way (and asks the server to cancel them: `cancel`). */
+  end(error: Error, cancel: boolean) {
+    for (const fail of this.inFlight) fail(error, cancel);
     this.inFlight.clear();
   }
 
   /** Fails every statement under way and every one after. */
   close(error: Error) {
     this.closedWith = error;
-    this.end(error);
+    // Nothing to cancel on a connection that is gone.
+    this.end(error, false);
   }
 }
 
@@ -235,7 +239,7 @@ class Deadlines {
   private sweep() {
     const now = Date.now();
     for (const watch of this.watches) {
-      if (watch.busy && now - watch.since >= this.ms) watch.end(deadlinePassed(this.ms));
+      if (watch.busy && now - watch.since >= this.ms) watch.end(deadlinePassed(this.ms), true);
     }
     if (this.watches.size === 0) {
       clearInterval(this.sweeper);
@@ -261,15 +265,17 @@ function watched(
       const own = watch ? undefined : ownWatch?.();
       const on = watch ?? own?.watch;
       let settled = false;
+      // Assigned after `track`, which fails at once on a closed connection.
+      let untrack: (() => void) | undefined;
       const finish = () => {
         settled = true;
         untrack?.();
         own?.done();
       };
-      const untrack = on?.track((error) => {
+      untrack = on?.track((error, cancel) => {
         if (settled) return;
         finish();
-        query.cancel();
+        if (cancel) query.cancel();
         onError(error);
         reject(error);
       });
