@@ -9,7 +9,11 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { planAuditLog, planSteps as planStepsTable, users } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { PREVIEW_CHARS, readFullValue } from "@/lib/services/views/full-values";
+import {
+  PREVIEW_CHARS,
+  PROPOSAL_PREVIEW_BYTES,
+  readFullValue,
+} from "@/lib/services/views/full-values";
 import { getPlanPage } from "@/lib/services/views/plan-views";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "../support/databases";
@@ -136,9 +140,43 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
     expect(entry?.proposal).toEqual([
       { key: "sources", value: { text: "3", shortened: false, bytes: 1 } },
     ]);
+    expect(entry?.proposalNotShown).toBe(0);
     const none = await planAtReview("None");
     const [bare] = (await listInbox(me, { role: "admin", planId: none.planId })).reviews;
     expect(bare?.proposal).toBeNull();
+  });
+
+  it("shows a proposal's fields within PROPOSAL_PREVIEW_BYTES up to a key too long to show, and the whole proposal on request", async () => {
+    const many = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`f${i}`, i]));
+    const proposedResult = { first: 1, ...many, [`long ${"k".repeat(300)}`]: 2, last: 3 };
+    const { planId, reviewRequestId } = await planAtReview("Many fields", { proposedResult });
+    const me = await viewer(tenant.agent.ctx);
+    const [entry] = (await listInbox(me, { role: "admin", planId })).reviews;
+    const shown = entry?.proposal ?? [];
+    expect(shown.map((field) => field.key)).toEqual(
+      Object.keys(proposedResult).slice(0, shown.length),
+    );
+    const fieldBytes = shown.map((field) => Buffer.byteLength(JSON.stringify(field), "utf8"));
+    expect(fieldBytes.reduce((sum, bytes) => sum + bytes, 0)).toBeLessThanOrEqual(
+      PROPOSAL_PREVIEW_BYTES,
+    );
+    expect(shown.length + (entry?.proposalNotShown ?? 0)).toBe(Object.keys(proposedResult).length);
+
+    // A long first key: no field shown, every one left to the whole proposal.
+    const longFirst = { [`long ${"k".repeat(300)}`]: 1, short: 2 };
+    const atLong = await planAtReview("Long key", { proposedResult: longFirst });
+    const [longEntry] = (await listInbox(me, { role: "admin", planId: atLong.planId })).reviews;
+    expect(longEntry?.proposal).toEqual([]);
+    expect(longEntry?.proposalNotShown).toBe(2);
+
+    const whole = await readFullValue(me, planId, { review: reviewRequestId, part: "proposal" });
+    expect(whole?.json).toBe(true);
+    expect(Object.keys(JSON.parse(whole?.text ?? "{}"))).toEqual(Object.keys(proposedResult));
+    expect(JSON.parse(whole?.text ?? "{}")).toEqual(proposedResult);
+    const other = await tenantContext(tenant.handle.db, "Stranger2");
+    expect(
+      await readFullValue(other, planId, { review: reviewRequestId, part: "proposal" }),
+    ).toBeUndefined();
   });
 
   it("tells when the step's instructions changed after the request, with the digest of what it shows", async () => {

@@ -16,6 +16,8 @@ export type ReviewContentData = {
   questions: string[];
   /** The proposed result's fields in the agent's order; null when the agent proposed none. */
   proposal: ProposalField[] | null;
+  /** The proposal's fields beyond those shown, which only the whole proposal's link shows. */
+  proposalNotShown: number;
   /** With no proposal, the step's outputSchema: the person enters the result (ReviewDecisionForm). */
   resultSchema: Shortened | null;
   proposedConfidence: number | null;
@@ -55,6 +57,23 @@ export function ReviewContent({ review }: { review: ReviewContentData }) {
               </div>
             ))}
           </dl>
+          {review.proposalNotShown > 0 ? (
+            <p className="muted" data-testid="review-proposal-more">
+              {review.proposalNotShown.toLocaleString("en-US")} more{" "}
+              {review.proposalNotShown === 1 ? "field" : "fields"} not shown here.{" "}
+              <a
+                href={fullValueHref(review.planId, {
+                  review: review.reviewRequestId,
+                  part: "proposal",
+                })}
+                target="_blank"
+                rel="noopener"
+                data-testid="review-proposal-whole"
+              >
+                Show the whole proposal
+              </a>
+            </p>
+          ) : null}
           <p className="muted">
             {review.proposedConfidence === null
               ? "No confidence given."

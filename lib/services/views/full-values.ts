@@ -37,18 +37,46 @@ export const proposalFieldRow = z.object({ key: z.string(), value: shortenedRow 
 export type ProposalField = z.infer<typeof proposalFieldRow>;
 
 /**
+ * The most JSON text of a proposal's fields a review shows. A proposal within
+ * its size limit can hold thousands of tiny fields, each shown with its own
+ * markup: shown whole, one review put 3 MB into the plan page and an inbox
+ * page of twenty 61 MB. At least one field shows; the rest are counted, and
+ * the whole proposal is behind its own link.
+ */
+export const PROPOSAL_PREVIEW_BYTES = 4 * 1024;
+const MAX_SHOWN_KEY_CHARS = 200;
+
+/**
  * A proposed result field by field, in the order the agent sent them (the
  * json column keeps it; JSON.parse puts integer-like keys first, as every
  * JavaScript object does), each shortened on its own, so one long field never
- * hides the keys after it.
+ * hides the keys after it, as many as fit in PROPOSAL_PREVIEW_BYTES (up to
+ * the first key too long to show); and how many fields were left out.
  */
-export const proposalFields = (proposal: Record<string, unknown>): ProposalField[] =>
-  Object.entries(proposal).map(([key, value]) => ({ key, value: shortenJson(value) }));
+export function proposalPreview(proposal: Record<string, unknown>): {
+  proposal: ProposalField[];
+  proposalNotShown: number;
+} {
+  const keys = Object.keys(proposal);
+  const fields: ProposalField[] = [];
+  // Stops at the budget: the work is bounded by it, not by how many fields the proposal holds.
+  let bytes = 0;
+  for (const key of keys) {
+    // A key is shown whole and named in its field's link: a long one only in the whole proposal.
+    if (key.length > MAX_SHOWN_KEY_CHARS) break;
+    const field = { key, value: shortenJson(proposal[key]) };
+    bytes += Buffer.byteLength(JSON.stringify(field), "utf8");
+    if (bytes > PROPOSAL_PREVIEW_BYTES && fields.length > 0) break;
+    fields.push(field);
+  }
+  return { proposal: fields, proposalNotShown: keys.length - fields.length };
+}
 
 /** Which value: a part of a review (one field of its proposal), of a step, or an audit row's payload. */
 export const fullValueQuery = z.union([
   z.object({ review: z.uuid(), part: z.enum(["summary", "instructions"]) }),
-  z.object({ review: z.uuid(), part: z.literal("proposal"), field: z.string() }),
+  // Without `field`, the whole proposal (its fields beyond PROPOSAL_PREVIEW_BYTES).
+  z.object({ review: z.uuid(), part: z.literal("proposal"), field: z.string().optional() }),
   z.object({
     step: z.uuid(),
     part: z.enum([
@@ -80,11 +108,16 @@ export async function readFullValue(
   // A proposal's field is indented here, not by jsonb_pretty, which would reorder its keys.
   let indent = false;
   if ("review" in query) {
-    json = indent = query.part === "proposal";
+    json = query.part === "proposal";
+    // One field is indented; the whole proposal is sent as stored, keeping
+    // every key in the agent's order (JSON.parse would move integer-like ones).
+    indent = query.part === "proposal" && query.field !== undefined;
     const value =
-      query.part === "proposal"
-        ? sql`(r.proposed_result -> ${query.field})::text`
-        : { summary: sql`r.summary`, instructions: sql`s.instructions` }[query.part];
+      query.part !== "proposal"
+        ? { summary: sql`r.summary`, instructions: sql`s.instructions` }[query.part]
+        : query.field === undefined
+          ? sql`r.proposed_result::text`
+          : sql`(r.proposed_result -> ${query.field})::text`;
     statement = sql`select ${value} as value
       from review_request r join plan_step s on s.id = r.step_id
       where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;

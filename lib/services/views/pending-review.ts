@@ -16,7 +16,7 @@ import type { ServiceContext } from "../shared/context";
 import { reviewRequestFields } from "../shared/fields";
 import {
   proposalFieldRow,
-  proposalFields,
+  proposalPreview,
   shorten,
   shortenedRow,
   shortenJson,
@@ -35,8 +35,10 @@ export const pendingReviewView = z.object({
   stepOrder: z.number().nullable(),
   summary: shortenedRow,
   questions: z.array(z.string()),
-  /** The proposed result's fields in the agent's order (proposalFields); null when the agent proposed none. */
+  /** The proposed result's fields in the agent's order, within a budget (proposalPreview); null when the agent proposed none. */
   proposal: z.array(proposalFieldRow).nullable(),
+  /** The proposal's fields beyond what `proposal` shows (proposalPreview): read the whole behind its link. */
+  proposalNotShown: z.number(),
   stepId: z.string(),
   /**
    * The step's outputSchema as indented JSON when the agent proposed no result:
@@ -105,7 +107,9 @@ function showPendingReview(
     stepOrder: review.stepOrder,
     summary: shorten(review.summary),
     questions: review.questions,
-    proposal: review.proposedResult === null ? null : proposalFields(review.proposedResult),
+    ...(review.proposedResult === null
+      ? { proposal: null, proposalNotShown: 0 }
+      : proposalPreview(review.proposedResult)),
     stepId: review.stepId,
     resultSchema:
       review.proposedResult === null && outputSchema !== null ? shortenJson(outputSchema) : null,

@@ -6,7 +6,7 @@
  * shortened from the database (`Shortened`; the whole of each behind a "Show
  * all" link, full-values.ts), never whole; the proposal is read as stored (the
  * json column keeps the agent's key order, which jsonb_pretty would lose) and
- * sent field by field, each shortened (`proposalFields`). Filters: assigned to me (the
+ * sent field by field, each shortened, within a budget (`proposalPreview`). Filters: assigned to me (the
  * assignee, or anyone holding the assigned role, e.g. every admin for an
  * escalated review), one plan, and waiting longer than an age.
  */
@@ -19,7 +19,7 @@ import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
-import { PREVIEW_CHARS, proposalFields } from "./full-values";
+import { PREVIEW_CHARS, proposalPreview } from "./full-values";
 import { pendingReviewView } from "./pending-review";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
@@ -99,7 +99,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // (everything else a digest covers is the review's own and never changes).
     selectRows(
       ctx.db,
-      inboxReview.omit({ proposal: true }).extend({
+      inboxReview.omit({ proposal: true, proposalNotShown: true }).extend({
         proposedResult: z.record(z.string(), z.unknown()).nullable(),
         positionAt: z.string(),
         positionId: z.string(),
@@ -150,7 +150,9 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     reviews: items.map(
       ({ positionAt, positionId, proposedResult, ...review }): InboxReview => ({
         ...review,
-        proposal: proposedResult === null ? null : proposalFields(proposedResult),
+        ...(proposedResult === null
+          ? { proposal: null, proposalNotShown: 0 }
+          : proposalPreview(proposedResult)),
       }),
     ),
     nextCursor,
