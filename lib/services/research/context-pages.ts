@@ -16,7 +16,7 @@ import {
   reviewRequests,
 } from "../../db/schema";
 import { arrayParam } from "../../db/statement";
-import { cutColumns, fitting, shortenedOf } from "../shared/bounded";
+import { cutColumns, fitPage, shortenedOf } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { keyset } from "../shared/pagination";
 
@@ -151,29 +151,12 @@ export async function loadContextStep(db: Executor, ctx: Tenant, planId: string,
 
 export type ContextStep = NonNullable<Awaited<ReturnType<typeof loadContextStep>>>;
 
-/**
- * The first rows of `rows` (at most `limit`) whose views fit in
- * CONTEXT_PAGE_BYTES, and the cursor after them.
- */
-function fitPage<Row extends { positionAt: string; positionId: string }, View>(
+/** The first rows of `rows` (at most `limit`) whose views fit in CONTEXT_PAGE_BYTES, and the cursor after them. */
+const fitContextPage = <Row extends { positionAt: string; positionId: string }, View>(
   page: { pageOf: (rows: Row[], limit: number) => { nextCursor: string | null } },
   rows: { row: Row; view: View }[],
   limit = PAGE_ROWS,
-) {
-  const fit = Math.min(
-    fitting(
-      rows.slice(0, limit).map(({ view }) => view),
-      CONTEXT_PAGE_BYTES,
-    ),
-    limit,
-  );
-  // Rows beyond what fits are left for the next page: the cursor follows the last one shown.
-  const { nextCursor } = page.pageOf(
-    rows.slice(0, fit + 1).map(({ row }) => row),
-    fit,
-  );
-  return { views: rows.slice(0, fit).map(({ view }) => view), nextCursor };
-}
+) => fitPage(page, rows, CONTEXT_PAGE_BYTES, limit);
 
 /**
  * get_research_context's page of steps from `cursor`, with the branching
@@ -220,7 +203,7 @@ export async function loadStepPage(
         })),
     },
   }));
-  const { views: shown, nextCursor } = fitPage(page, views);
+  const { views: shown, nextCursor } = fitContextPage(page, views);
   return {
     steps: shown.map((s) => s.step),
     branchingConditions: shown.flatMap((s) => s.conditions),
@@ -242,7 +225,7 @@ export async function loadPriorStepPage(
     and(stepsOfPlan(ctx, planId), lt(planSteps.stepOrder, before)),
     page,
   );
-  const { views, nextCursor } = fitPage(page, steps);
+  const { views, nextCursor } = fitContextPage(page, steps);
   return { priorSteps: views, stepsNextCursor: nextCursor };
 }
 
@@ -345,7 +328,7 @@ export async function loadReviewPage(
       shortened: shortenedOf(r, ["summary", "proposedResult", "feedback"] as const),
     },
   }));
-  const { views: reviews, nextCursor } = fitPage(page, views);
+  const { views: reviews, nextCursor } = fitContextPage(page, views);
   return { reviews, reviewsNextCursor: nextCursor };
 }
 
@@ -402,7 +385,7 @@ export async function loadArtifactPage(
       shortened: shortenedOf(a, ARTIFACT_PARTS),
     },
   }));
-  const { views: artifacts, nextCursor } = fitPage(page, views, Math.min(limit, PAGE_ROWS));
+  const { views: artifacts, nextCursor } = fitContextPage(page, views, Math.min(limit, PAGE_ROWS));
   return { artifacts, artifactsNextCursor: nextCursor };
 }
 

@@ -69,6 +69,32 @@ export function fitting(items: readonly unknown[], budget: number): number {
   return items.length;
 }
 
+/**
+ * The first rows of `rows` (at most `limit`, at least one) whose views fit in
+ * `budget` bytes of JSON text, and the cursor after them: a list read by
+ * keyset (`pageOf`, lib/services/shared/pagination.ts) whose rows vary in size.
+ */
+export function fitPage<Row extends { positionAt: string; positionId: string }, View>(
+  page: { pageOf: (rows: Row[], limit: number) => { nextCursor: string | null } },
+  rows: { row: Row; view: View }[],
+  budget: number,
+  limit: number,
+) {
+  const fit = Math.min(
+    fitting(
+      rows.slice(0, limit).map(({ view }) => view),
+      budget,
+    ),
+    limit,
+  );
+  // Rows beyond what fits are left for the next page: the cursor follows the last one shown.
+  const { nextCursor } = page.pageOf(
+    rows.slice(0, fit + 1).map(({ row }) => row),
+    fit,
+  );
+  return { views: rows.slice(0, fit).map(({ view }) => view), nextCursor };
+}
+
 /** The most JSON text of one page of a long value read whole (read_evidence's `text`). */
 export const TEXT_PAGE_BYTES = 256 * 1024;
 

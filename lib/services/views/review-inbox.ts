@@ -1,7 +1,8 @@
 /**
  * The reviewer's inbox (docs/reviews.md): the team's pending reviews, oldest
- * first, a page at a time, with their plan and step, the agent's summary and
- * questions, its deadline and who it is assigned to. The page refreshes itself
+ * first, a page at a time (within INBOX_PAGE_BYTES), with their plan and
+ * step, the agent's summary and questions, its deadline and who it is
+ * assigned to. The page refreshes itself
  * every few seconds, so the summary and the step's instructions come
  * shortened from the database (`Shortened`; the whole of each behind a "Show
  * all" link, full-values.ts), never whole; the proposal is read as stored (the
@@ -17,6 +18,7 @@ import { selectRows } from "../../db/rows";
 import { reviewRequests, type USER_ROLES } from "../../db/schema";
 import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { reviewContentDigestSql } from "../reviews/review-digest";
+import { fitPage } from "../shared/bounded";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
 import { PREVIEW_CHARS, proposalPreview } from "./full-values";
@@ -25,8 +27,14 @@ import { pendingReviewView } from "./pending-review";
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
 export type InboxAge = keyof typeof INBOX_AGES;
 
-/** Reviews on one page of the inbox; the oldest come first, the next page after the last. */
+/** Reviews on one page of the inbox at most; the oldest come first, the next page after the last. */
 export const INBOX_PAGE_SIZE = 20;
+/**
+ * The most JSON text of the reviews one inbox page shows (at least one):
+ * twenty reviews with their questions at their limits in quote marks (each
+ * `&quot;` in the HTML, escaped again in React's payload) made a 4 MB page.
+ */
+export const INBOX_PAGE_BYTES = 48 * 1024;
 
 export const inboxFilters = z.object({
   mine: z.boolean().default(false),
@@ -145,19 +153,22 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
       sql`select count(*)::int as n from review_request where ${matches}`,
     ),
   ]);
-  const { items, nextCursor } = page.pageOf(rows, INBOX_PAGE_SIZE);
-  return {
-    reviews: items.map(
-      ({ positionAt, positionId, proposedResult, ...review }): InboxReview => ({
+  const { views, nextCursor } = fitPage(
+    page,
+    rows.map((row) => {
+      const { positionAt, positionId, proposedResult, ...review } = row;
+      const view: InboxReview = {
         ...review,
         ...(proposedResult === null
           ? { proposal: null, proposalNotShown: 0 }
           : proposalPreview(proposedResult)),
-      }),
-    ),
-    nextCursor,
-    total: counted?.n ?? 0,
-  };
+      };
+      return { row, view };
+    }),
+    INBOX_PAGE_BYTES,
+    INBOX_PAGE_SIZE,
+  );
+  return { reviews: views, nextCursor, total: counted?.n ?? 0 };
 }
 
 /** The plans that have a pending review, for the inbox's plan filter. */
