@@ -281,7 +281,9 @@ export function CitationCheckView({ check }: { check: CitationCheck }) {
           </ul>
         </div>
       ) : null}
-      {check.truncated ? <p className="muted">Only the first citations were checked.</p> : null}
+      {check.truncated ? (
+        <p className="muted">Only the first citations and uncited key claims are listed.</p>
+      ) : null}
     </div>
   );
 }

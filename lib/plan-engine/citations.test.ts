@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { checkCitations, citationScanSteps, scanCitations } from "./citations";
+import {
+  CITATION_CHECK_BYTES,
+  checkCitations,
+  citationScanSteps,
+  scanCitations,
+} from "./citations";
 
 const check = (
   content: string,
@@ -32,6 +37,32 @@ describe("checkCitations", () => {
     ]);
     expect(result.citations[0]?.written).toBe("http://example.org/report/?utm_source=x");
     expect(result.truncated).toBe(false);
+  });
+
+  it("lists citations and uncited key claims within CITATION_CHECK_BYTES each, saying it cut them", () => {
+    // Links whose canonical form percent-encodes each é (two bytes) into six.
+    const links = Array.from(
+      { length: 240 },
+      (_, i) => `http://a${i}.example/${"é".repeat(1_960)}`,
+    );
+    const claims = Array.from({ length: 100 }, (_, i) => ({
+      stepId: "s",
+      stepOrder: 1,
+      text: `Claim ${i} ${"c".repeat(1_990)}`,
+      sourceKeys: [`https://never-cited.example/${i}`],
+    }));
+    const result = check(links.join(" "), new Set(), claims);
+    const bytes = (items: unknown[]) =>
+      items.reduce<number>((sum, item) => sum + Buffer.byteLength(JSON.stringify(item)), 0);
+    expect(bytes(result.citations)).toBeLessThanOrEqual(CITATION_CHECK_BYTES);
+    expect(bytes(result.uncitedKeyClaims)).toBeLessThanOrEqual(CITATION_CHECK_BYTES);
+    expect(result.citations.length).toBeGreaterThan(0);
+    expect(result.citations.length).toBeLessThan(links.length);
+    expect(result.uncitedKeyClaims.map((claim) => claim.text)).toEqual(
+      claims.slice(0, result.uncitedKeyClaims.length).map((claim) => claim.text),
+    );
+    expect(result.uncitedKeyClaims.length).toBeLessThan(claims.length);
+    expect(result.truncated).toBe(true);
   });
 
   it("resolves numbered references through the reference list and names those that lead nowhere", () => {

@@ -27,12 +27,36 @@ export interface CitationCheck {
   readonly unresolvedReferences: string[];
   /** Key claims none of whose supporting sources the deliverable cites. */
   readonly uncitedKeyClaims: KeyClaimForCheck[];
-  /** Citations beyond MAX_CHECKED_CITATIONS were not checked. */
+  /**
+   * Citations beyond MAX_CHECKED_CITATIONS were not checked, or the lists were
+   * cut to CITATION_CHECK_BYTES.
+   */
   readonly truncated: boolean;
 }
 
 /** A deliverable cites far fewer; the bound keeps the stored check small. */
 export const MAX_CHECKED_CITATIONS = 500;
+
+/**
+ * The most JSON text of each of the check's lists (its citations, its
+ * uncited key claims). Every reader of the deliverable shows the check whole:
+ * 240 links of 2,000 characters that percent-encoding triples made it 6.6 MB
+ * in store_research_output's answer and get_research_context, and 10 MB on
+ * the plan page.
+ */
+export const CITATION_CHECK_BYTES = 64 * 1024;
+
+const utf8 = new TextEncoder();
+
+/** The first of `items` whose JSON text fits in CITATION_CHECK_BYTES. */
+function fittingCheck<T>(items: readonly T[]): T[] {
+  let bytes = 0;
+  for (let i = 0; i < items.length; i++) {
+    bytes += utf8.encode(JSON.stringify(items[i])).length;
+    if (bytes > CITATION_CHECK_BYTES) return items.slice(0, i);
+  }
+  return [...items];
+}
 
 const URL_PATTERN = /https?:\/\/[^\s<>"'`]+/gi;
 const DOI_PATTERN = /\b(?:doi:\s*)?10\.\d{4,9}\/[^\s<>"'`]+/gi;
@@ -236,13 +260,19 @@ export function checkCitations(
   keyClaims: readonly KeyClaimForCheck[],
 ): CitationCheck {
   const all = [...scan.cited.values()];
-  return {
-    citations: all.slice(0, MAX_CHECKED_CITATIONS).map((citation) => ({
+  const checked = all.slice(0, MAX_CHECKED_CITATIONS).map(
+    (citation): Citation => ({
       ...citation,
       status: planSourceKeys.has(citation.key) ? "plan_source" : "not_read",
-    })),
+    }),
+  );
+  const uncited = keyClaims.filter((claim) => !claim.sourceKeys.some((k) => scan.cited.has(k)));
+  const citations = fittingCheck(checked);
+  const uncitedKeyClaims = fittingCheck(uncited);
+  return {
+    citations,
     unresolvedReferences: scan.unresolvedReferences,
-    uncitedKeyClaims: keyClaims.filter((claim) => !claim.sourceKeys.some((k) => scan.cited.has(k))),
-    truncated: all.length > MAX_CHECKED_CITATIONS,
+    uncitedKeyClaims,
+    truncated: citations.length < all.length || uncitedKeyClaims.length < uncited.length,
   };
 }

@@ -548,6 +548,24 @@ describe.each(BACKENDS)("evidence on %s", (backend) => {
     await expect(exportPlanEvidence(other, planId)).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
+  it("refuses an offset past a value's end with its length, however large the offset", async () => {
+    const { planId, search } = await planWithEvidence();
+    // PostgreSQL's int ends at 2^31 - 1: an offset beyond it once failed as INTERNAL_ERROR.
+    for (const offset of [2 ** 31 - 2, 2 ** 31 - 1, 2 ** 40, Number.MAX_SAFE_INTEGER]) {
+      expect(
+        await tenant.agent.fails("read_evidence", {
+          planId,
+          of: search,
+          part: "instructions",
+          offset,
+        }),
+        String(offset),
+      ).toMatch(
+        /^VALIDATION_ERROR: offset: instructions of .* has \d+ characters; start below that/,
+      );
+    }
+  });
+
   it("keeps the one-statement submit for a result without evidence", async () => {
     const { planId, analyze } = await planWithEvidence();
     const plain = await tenant.agent.submit(planId, analyze);

@@ -1,9 +1,11 @@
 /**
  * submit_research_feedback records the initial and the closing feedback on a
  * plan; satisfaction is 1 to 5; another tenant cannot give feedback on the
- * plan. In process, on PGlite and on PostgreSQL 15.
+ * plan; a plan takes MAX_PLAN_FEEDBACK, however many arrive at once. In
+ * process, on PGlite and on PostgreSQL 15.
  */
 import { describe, expect, it } from "vitest";
+import { MAX_PLAN_FEEDBACK } from "@/lib/services/research/submit-research-feedback";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 
@@ -43,5 +45,33 @@ describe.each(BACKENDS)("submit_research_feedback on %s", (backend) => {
     expect(await beta.fails("submit_research_feedback", feedback("initial", 3))).toMatch(
       /^NOT_FOUND: /,
     );
+  });
+
+  it("takes at most MAX_PLAN_FEEDBACK on a plan, sent all at once, and says so", async () => {
+    const { agent } = tenant;
+    const plan = await agent.ok("create_research_plan", {
+      name: "Judged often",
+      researchQuestion: "q",
+      steps: planSteps("synthesize"),
+    });
+    const answers = await Promise.all(
+      Array.from({ length: MAX_PLAN_FEEDBACK + 3 }, (_, i) =>
+        agent.call("submit_research_feedback", {
+          planId: plan.planId,
+          feedbackType: i % 2 ? "closing" : "initial",
+          satisfaction: 3,
+          summary: `Round ${i}.`,
+          followUpRequested: false,
+        }),
+      ),
+    );
+    expect(answers.filter((answer) => !answer.isError)).toHaveLength(MAX_PLAN_FEEDBACK);
+    for (const refused of answers.filter((answer) => answer.isError)) {
+      expect(refused.text).toBe(
+        `VALIDATION_ERROR: planId: the plan holds ${MAX_PLAN_FEEDBACK} feedback already, the most one plan takes; nothing was stored.`,
+      );
+    }
+    const context = await agent.ok("get_research_context", { planId: plan.planId });
+    expect(context.feedback).toHaveLength(MAX_PLAN_FEEDBACK);
   });
 });

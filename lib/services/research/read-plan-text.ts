@@ -31,6 +31,9 @@ export const planTextOutput = z.object({
 
 export type PlanText = z.infer<typeof planTextOutput>;
 
+/** The largest offset substr is given: its start is an int, 2^31 - 1 at most. */
+const MAX_OFFSET = 2 ** 31 - 2;
+
 type Source = { table: PgTable; id: PgColumn; planId: PgColumn; tenantId: PgColumn };
 const STEP: Source = {
   table: planSteps,
@@ -73,11 +76,14 @@ export async function readPlanText(
   planId: string,
   { of, part, offset }: { of: string; part: string; offset: number },
 ): Promise<PlanText> {
+  // No value is as long as PostgreSQL's int (text ends at 1 GB): an offset
+  // beyond it reads nothing, and is refused below with the value's length.
+  const from = Math.min(offset, MAX_OFFSET) + 1;
   for (const [source, column] of columnsFor(part)) {
     const text = column.dataType === "json" ? sql`${column}::text` : sql`${column}`;
     const [row] = await db
       .select({
-        text: sql<string | null>`substr(${text}, ${offset + 1}::int, ${TEXT_PAGE_BYTES}::int)`,
+        text: sql<string | null>`substr(${text}, ${from}::int, ${TEXT_PAGE_BYTES}::int)`,
         chars: sql<number | null>`char_length(${text})::int`,
       })
       .from(source.table)

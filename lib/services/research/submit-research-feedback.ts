@@ -5,15 +5,24 @@
  * discussion showed. Both belong to the plan and its skill execution.
  */
 import "server-only";
+import { and, count, eq } from "drizzle-orm";
 import { z } from "zod";
 import { FEEDBACK_TYPES, researchFeedback } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
-import { getPlan } from "../shared/plan-access";
+import { lockPlan } from "../shared/plan-access";
 import { executionForPlan } from "../shared/skill-execution-access";
 import { parseInput } from "../shared/validation";
 import { executionIdField } from "./store-research-output";
+
+/**
+ * The most feedback one plan takes: an initial and a closing one for each of
+ * five rounds. Its readers (the contexts, the plan page) show all of it, and
+ * 300 of them at their longest made get_research_context 6 MB and the plan
+ * page 24 MB (docs/execution-flow.md).
+ */
+export const MAX_PLAN_FEEDBACK = 10;
 
 export const submitResearchFeedbackInput = z.object({
   planId: planIdField,
@@ -53,7 +62,20 @@ export async function submitResearchFeedback(
 ): Promise<SubmittedFeedback> {
   const input = parseInput(submitResearchFeedbackInput, raw);
   return ctx.db.transaction(async (tx) => {
-    const plan = await getPlan(tx, ctx, input.planId);
+    // Locked, so concurrent submissions count each other.
+    const plan = await lockPlan(tx, ctx, input.planId);
+    const [held] = await tx
+      .select({ n: count() })
+      .from(researchFeedback)
+      .where(
+        and(eq(researchFeedback.planId, plan.id), eq(researchFeedback.tenantId, ctx.tenantId)),
+      );
+    if ((held?.n ?? 0) >= MAX_PLAN_FEEDBACK) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `planId: the plan holds ${MAX_PLAN_FEEDBACK} feedback already, the most one plan takes; nothing was stored.`,
+      );
+    }
     const executionId = await executionForPlan(tx, ctx, plan.id, input.executionId);
     const [row] = await tx
       .insert(researchFeedback)

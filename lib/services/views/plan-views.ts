@@ -237,6 +237,9 @@ export const PLAN_PAGE_EVIDENCE_BYTES = 24 * 1024;
  */
 export const PLAN_PAGE_STEP_BYTES = 48 * 1024;
 
+/** How much of each feedback's summary and suggestions the plan page shows. */
+const FEEDBACK_PREVIEW_CHARS = 1_000;
+
 /** Where the plan page's lists start: its evidence's cursors, and its steps'. */
 export type PlanPageCursors = EvidenceCursors & { stepsCursor?: string };
 
@@ -413,6 +416,15 @@ export async function getPlanPage(
           review.currentDigest !== null && review.currentDigest !== review.contentDigest,
       })),
       steps,
+      // Shortened: ten of them at their longest, in quote marks, were a megabyte of HTML.
+      feedback: context.feedback.map((item) => ({
+        ...item,
+        summary: shorten(item.summary, FEEDBACK_PREVIEW_CHARS),
+        improvementSuggestions:
+          item.improvementSuggestions === null
+            ? null
+            : shorten(item.improvementSuggestions, FEEDBACK_PREVIEW_CHARS),
+      })),
       stepsPage: {
         cursor: stepsCursor ?? null,
         nextCursor: stepsShown.nextCursor,

@@ -105,9 +105,15 @@ export function DeliverableView({ page, origin }: { page: PlanPage; origin: stri
                 </span>
                 <span className="sr-only">Satisfaction {item.satisfaction} of 5</span> ·{" "}
                 <Time iso={item.createdAt} />
-                <p className="pre-wrap">{item.summary}</p>
+                <p className="pre-wrap">
+                  {item.summary.text}
+                  {item.summary.shortened ? "…" : ""}
+                </p>
                 {item.improvementSuggestions ? (
-                  <p className="muted pre-wrap">Suggestions: {item.improvementSuggestions}</p>
+                  <p className="muted pre-wrap">
+                    Suggestions: {item.improvementSuggestions.text}
+                    {item.improvementSuggestions.shortened ? "…" : ""}
+                  </p>
                 ) : null}
                 {item.followUpRequested ? (
                   <p className="strong">Follow-up research requested.</p>
