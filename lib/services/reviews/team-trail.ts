@@ -36,6 +36,10 @@ const TEAM_RULES = {
     read: (team) => team.trustedClients ?? null,
     write: (to) => ({ trustedClients: to }),
   } satisfies TeamRule<string[] | null>,
+  review_quorum_changed: {
+    read: (team): number => team.reviewApprovalsRequired,
+    write: (to) => ({ reviewApprovalsRequired: to }),
+  } satisfies TeamRule<number>,
 } satisfies Record<TeamEventType, TeamRule<unknown>>;
 
 export type TeamRuleValue<Event extends TeamEventType> = ReturnType<
