@@ -69,7 +69,7 @@ export const requestUserReviewInput = z.object({
     .enum(TIMEOUT_ACTIONS)
     .optional()
     .describe(
-      "At the deadline: approve, reject or skip as Cairn's own decision, or escalate to the admins; where only people decide, not approve or skip.",
+      "At the deadline: Cairn approves, rejects or skips itself, or escalates to the admins; not approve or skip under people_only.",
     ),
   assignTo: assignToField.optional(),
   proposedResult: optionalResultField(

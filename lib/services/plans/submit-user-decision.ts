@@ -59,7 +59,7 @@ export const submitUserDecisionFields = z.object({
   decision: z
     .enum(REVIEW_DECISIONS)
     .describe(
-      "approve: the step is done; reject: it and the plan fail; modify: redo it with the feedback; skip: skip it.",
+      "approve: step done; reject: it and the plan fail; modify: redo it with the feedback; skip: skip it.",
     ),
   feedback: z
     .string()
@@ -75,7 +75,7 @@ export const submitUserDecisionFields = z.object({
     .optional()
     .describe("The review's contentDigest as the person saw it; left out, as requested."),
   result: optionalResultField(
-    "Approve of a review without proposedResult: the result the person entered (must meet the step's outputSchema).",
+    "Approve without proposedResult: the result the person entered (meeting the step's outputSchema).",
   ),
 });
 

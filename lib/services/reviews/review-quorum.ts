@@ -23,7 +23,7 @@ export const approvalsRequiredField = z
   .int()
   .min(1)
   .max(MAX_APPROVALS_REQUIRED)
-  .describe("Distinct people who must approve; never fewer than the team's rule.");
+  .describe("People who must approve; at least the team's.");
 
 export const reviewQuorumInput = z.strictObject({ approvalsRequired: approvalsRequiredField });
 
