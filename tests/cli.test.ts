@@ -338,6 +338,15 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
     expect(wrong.status).toBe(2);
     expect(wrong.stderr).toContain('not "robots"');
 
+    // The team's quorum: set, and a number out of range refused (the use-case
+    // test, tests/use-cases/review-quorum.test.ts, covers the rest).
+    expect(runCli(["review-quorum", "--tenant", "Audit", "2"], env).stdout).toContain(
+      "each review needs 2 distinct people's approvals (2)",
+    );
+    const tooMany = runCli(["review-quorum", "--tenant", "Audit", "11"], env);
+    expect(tooMany.status).not.toBe(0);
+    expect(tooMany.stderr).toContain("approvalsRequired");
+
     const ok = runCli(["verify-audit"], env);
     expect(ok.stderr).toBe("");
     expect(ok.status).toBe(0);
