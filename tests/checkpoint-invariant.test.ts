@@ -323,7 +323,13 @@ function checkInvariant(m: Model, w: World, before: Snapshot, after: Snapshot, o
   // passes a review only with as many distinct people's approvals of the
   // content it decided as the review needs (relays not counted under people_only).
   for (const d of fresh) {
-    if (d.decision === "approve" && d.byType !== "system" && d.approvers < d.required) {
+    // One approval needed is the decision itself (no approval rows are kept for it).
+    if (
+      d.decision === "approve" &&
+      d.byType !== "system" &&
+      d.required > 1 &&
+      d.approvers < d.required
+    ) {
       broken(
         w,
         "rule 2 (quorum)",

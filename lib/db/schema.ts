@@ -59,6 +59,7 @@ export const NOTIFICATION_EVENTS = [
   "review.requested",
   "review.due_soon",
   "review.timed_out",
+  "review.handed_over",
   "plan.stalled",
   "plan.completed",
   "plan.failed",

@@ -104,6 +104,9 @@ export type AuditEntry =
             assignedUserId: string | null;
             assignedUserEmail: string | null;
             assignedRole: string | null;
+            /** Handed to a colleague by someone else, with their note (docs/reviews.md, "Hand-over"). */
+            handedOver?: true;
+            note?: string | null;
           }
         | {
             /** The deadline passed with onTimeout escalate: the review now waits on the admins. */
