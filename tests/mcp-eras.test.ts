@@ -134,6 +134,53 @@ describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
     );
   });
 
+  it("asks for two approvals: a relayed one counts 1 of 2 once, the waiting answer shows it, a reject decides at once", async () => {
+    const { planId, steps } = await agent.ok("create_research_plan", {
+      name: `Quorum over ${revision}`,
+      researchQuestion: "q",
+      steps: [{ stepType: "checkpoint", instructions: "Show it." }],
+      approvalsRequired: 2,
+    });
+    await agent.ok("get_next_step", { planId });
+    // Left out of the request, the plan's number holds.
+    const review = await agent.ok("request_user_review", {
+      planId,
+      stepId: steps[0].stepId,
+      summary: "Two people should see this.",
+    });
+    expect(review.approvalsRequired).toBe(2);
+    expect(
+      await agent.fails("request_user_review", {
+        planId,
+        stepId: steps[0].stepId,
+        summary: "Again.",
+        approvalsRequired: 0,
+      }),
+    ).toMatch(/^VALIDATION_ERROR/);
+    const decide = { planId, reviewRequestId: review.reviewRequestId };
+    const first = await agent.ok("submit_user_decision", { ...decide, decision: "approve" });
+    expect(first).toMatchObject({
+      stepStatus: "awaiting_input",
+      planStatus: "awaiting_review",
+      channel: "relayed",
+      approvals: { count: 1, required: 2 },
+    });
+    const again = await agent.ok("submit_user_decision", { ...decide, decision: "approve" });
+    expect(again.approvals).toMatchObject({ count: 1, required: 2 });
+    expect(again.hint).toContain("already counts");
+    const waiting = await agent.ok("get_next_step", { planId });
+    expect(waiting).toMatchObject({
+      status: "awaiting_review",
+      review: { approvals: { count: 1, required: 2 } },
+    });
+    const rejected = await agent.ok("submit_user_decision", {
+      ...decide,
+      decision: "reject",
+      feedback: "Not this one.",
+    });
+    expect(rejected).toMatchObject({ stepStatus: "failed", planStatus: "failed" });
+  });
+
   it("puts up a checkpoint it cannot propose a result for, which the decider approves with one", async () => {
     // Tenant B's, so the calls recorded for tenant A (checked last) stay as they are.
     const agent = await connectAgentOn(revision, app.mcpUrl, app.tenantB.key);
