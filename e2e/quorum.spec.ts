@@ -96,3 +96,48 @@ test("hands a review over to a colleague with a note from the review panel", asy
   await page.reload();
   await expect(page.getByTestId("audit-trail")).toContainText("You know the vendor.");
 });
+
+test("an admin sets the team's approvals on /admin, which a review asks no fewer than", async ({
+  page,
+  agent,
+  app,
+}) => {
+  await signIn(page, app.tenantA.email);
+  await page.goto("/admin");
+  const form = page.getByTestId("review-quorum");
+  await form.getByLabel(/Approvals a review needs/).fill("2");
+  await form.getByRole("button", { name: "Save approvals" }).click();
+  await expect(form.getByTestId("action-message")).toContainText("need 2 people's approvals");
+  try {
+    const created = await agent.ok("create_research_plan", {
+      name: "Team quorum",
+      researchQuestion: "q",
+      steps: [{ stepType: "checkpoint", instructions: "Show it." }],
+    });
+    const next = await agent.ok("get_next_step", { planId: created.planId });
+    const refused = await agent.fails("request_user_review", {
+      planId: created.planId,
+      stepId: next.step.stepId,
+      summary: "One is enough?",
+      approvalsRequired: 1,
+    });
+    expect(refused).toContain("need at least 2");
+    const review = await agent.ok("request_user_review", {
+      planId: created.planId,
+      stepId: next.step.stepId,
+      summary: "Please check.",
+    });
+    expect(review.approvalsRequired).toBe(2);
+    // The change is on the team's trail.
+    await page.reload();
+    await expect(page.getByTestId("team-trail")).toContainText("2 people's approvals");
+  } finally {
+    await form.getByLabel(/Approvals a review needs/).fill("1");
+    await form.getByRole("button", { name: "Save approvals" }).click();
+    await expect(form.getByTestId("action-message")).toContainText("one person's approval");
+  }
+  // Out of range: a clear message, nothing saved.
+  await form.getByLabel(/Approvals a review needs/).fill("11");
+  await form.getByRole("button", { name: "Save approvals" }).click();
+  await expect(form.getByTestId("action-message")).toHaveText(/10/);
+});
