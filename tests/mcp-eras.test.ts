@@ -489,12 +489,12 @@ describe("what the server recorded", () => {
         .select()
         .from(mcpToolCallLog)
         .where(eq(mcpToolCallLog.tenantId, app.tenantA.tenantId));
-      // Two plans per era (the loop, the checkpoint rule), one more for the review
-      // in the client, one for the review page offered to a URL-only client and
-      // one for the review link beside a card no client renders, and one refused
-      // call per era.
-      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(7);
-      expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(2);
+      // Three plans per era (the loop, the checkpoint rule, two approvals), one
+      // more for the review in the client, one for the review page offered to a
+      // URL-only client and one for the review link beside a card no client
+      // renders, and two refused calls per era (one of them the quorum's).
+      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(9);
+      expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(4);
       expect(calls.every((c) => c.apiKeyId === app.tenantA.apiKeyId)).toBe(true);
 
       const decisions = await db.db
