@@ -71,14 +71,15 @@ test("the inbox lists pending reviews oldest first; take, hand off and answer fr
   await page.goto("/inbox?mine=1");
   await expect(newerEntry).toBeVisible();
 
-  // Hand it off to the admin (it leaves "assigned to me"), then back to the team.
+  // Hand it over to the admin with a note (it leaves "assigned to me"), then back to the team.
   await page.goto("/inbox");
   await newerEntry
     .getByLabel("Hand off to")
     .selectOption({ label: `Alpha Admin <${app.tenantA.email}>` });
+  await newerEntry.getByLabel("Note").fill("You know this source best.");
   await newerEntry.getByRole("button", { name: "Hand off" }).click();
   await expect(newerEntry.getByTestId("assign-message")).toHaveText(
-    `Handed off to ${app.tenantA.email}.`,
+    `Handed over to ${app.tenantA.email}, who has been notified.`,
   );
   await page.goto("/inbox");
   await newerEntry.getByLabel("Hand off to").selectOption("team");

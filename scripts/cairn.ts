@@ -18,6 +18,7 @@ import {
   verifyPlanTrail,
 } from "@/lib/services/audit/audit-chain";
 import { teamDecisionPolicy } from "@/lib/services/reviews/decision-policy";
+import { teamReviewQuorum } from "@/lib/services/reviews/review-quorum";
 
 const USAGE = `Usage: npm run cairn -- <command> [options]
 
@@ -44,6 +45,9 @@ Commands:
   decision-policy --tenant NAME [people_only|people_and_agents]
       Shows, or sets, who may decide the team's checkpoints: people only, or
       people and the agents that relay a person's answer.
+  review-quorum --tenant NAME [N]
+      Shows, or sets, how many distinct people must approve each review (1 to
+      10); a plan or an agent's request may ask for more, never fewer.
   migrate
       Applies the database migrations in drizzle/ (needed for a DATABASE_URL server;
       the embedded database migrates itself).
@@ -72,7 +76,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command || values.help ? 0 : 2;
   }
-  const takesArgument = command === "verify-audit" || command === "decision-policy";
+  const takesArgument =
+    command === "verify-audit" || command === "decision-policy" || command === "review-quorum";
   if (extra.length > (takesArgument ? 1 : 0)) {
     throw new UsageError(`Unexpected argument(s): ${extra.join(" ")}`);
   }
@@ -146,6 +151,19 @@ async function main(argv: string[]): Promise<number> {
       const set = await teamDecisionPolicy(db, team, policy);
       console.log(
         `Team "${team}": ${set === "people_only" ? "only people decide checkpoints" : "people decide checkpoints, and agents may relay a person's answer"} (${set}).`,
+      );
+      return 0;
+    }
+    case "review-quorum": {
+      const team = required(values.tenant, "--tenant");
+      const [n] = extra;
+      if (n !== undefined && !/^\d+$/.test(n)) {
+        throw new UsageError(`The number of approvals is a whole number, not "${n}".`);
+      }
+      const { db } = await getDatabaseHandle();
+      const set = await teamReviewQuorum(db, team, n === undefined ? undefined : Number(n));
+      console.log(
+        `Team "${team}": each review needs ${set === 1 ? "one person's approval" : `${set} distinct people's approvals`} (${set}).`,
       );
       return 0;
     }

@@ -42,6 +42,7 @@ import type { Database, DatabaseHandle } from "@/lib/db/client";
 import { ERROR_CODES, type ErrorCode } from "@/lib/plan-engine/app-error";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import { applyDueReviews } from "@/lib/services/reviews/review-deadlines";
+import { setReviewQuorum } from "@/lib/services/reviews/review-quorum";
 import { setTrustedClients } from "@/lib/services/reviews/trusted-clients";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
@@ -146,7 +147,8 @@ const templateArb: fc.Arbitrary<StepKind[]> = fc
 
 type Policy = "people_only" | "people_and_agents";
 type Credential = "key" | "trustedApp" | "otherApp";
-type Party = Credential | "person" | "cairn";
+type Person = "person" | "colleague";
+type Party = Credential | Person | "cairn";
 
 type Model = {
   policy: Policy;
@@ -176,6 +178,9 @@ type DecisionRow = {
   decision: string;
   byType: string;
   channel: string;
+  /** The approvals its review needed, and the distinct people's approvals that count toward them. */
+  required: number;
+  approvers: number;
 };
 type Snapshot = {
   policy: Policy;
@@ -217,10 +222,18 @@ async function readSnapshot(db: Database, tenantId: string): Promise<Snapshot> {
         from plan_step where tenant_id = ${tenantId}::uuid), '[]') as steps,
       coalesce((select json_agg(json_build_object('id', id, 'planId', plan_id, 'stepId', step_id))
         from review_request where tenant_id = ${tenantId}::uuid and status = 'pending'), '[]') as pending,
-      coalesce((select json_agg(json_build_object('id', id, 'reviewRequestId', review_request_id,
-          'planId', plan_id, 'stepId', step_id, 'decision', decision,
-          'byType', decided_by_type, 'channel', channel))
-        from review_decision where tenant_id = ${tenantId}::uuid), '[]') as decisions`,
+      coalesce((select json_agg(json_build_object('id', d.id, 'reviewRequestId', d.review_request_id,
+          'planId', d.plan_id, 'stepId', d.step_id, 'decision', d.decision,
+          'byType', d.decided_by_type, 'channel', d.channel,
+          'required', r.approvals_required,
+          -- Read from the rows, not the service's answer: the approvals of the
+          -- content decided, and under people_only no relay.
+          'approvers', (select count(distinct a.approver_id) from review_approval a
+            where a.review_request_id = d.review_request_id and a.review_digest = d.review_digest
+              and a.channel <> 'deadline'
+              and not (d.decision_policy = 'people_only' and a.channel = 'relayed'))))
+        from review_decision d join review_request r on r.id = d.review_request_id
+        where d.tenant_id = ${tenantId}::uuid), '[]') as decisions`,
   );
   if (!row) throw new Error("no snapshot");
   return {
@@ -306,11 +319,29 @@ function checkInvariant(m: Model, w: World, before: Snapshot, after: Snapshot, o
   // 2: under people_only, only a person decides.
   const decided = new Set(before.decisions.map((d) => d.id));
   const fresh = after.decisions.filter((d) => !decided.has(d.id));
+  // 2, quorum, on every team: an approve by anyone but Cairn at a deadline
+  // passes a review only with as many distinct people's approvals of the
+  // content it decided as the review needs (relays not counted under people_only).
+  for (const d of fresh) {
+    // One approval needed is the decision itself (no approval rows are kept for it).
+    if (
+      d.decision === "approve" &&
+      d.byType !== "system" &&
+      d.required > 1 &&
+      d.approvers < d.required
+    ) {
+      broken(
+        w,
+        "rule 2 (quorum)",
+        `review ${d.reviewRequestId} needing ${d.required} approvals was approved with ${d.approvers} (by ${d.byType} on channel ${d.channel}, call by ${outcome.party})`,
+      );
+    }
+  }
   if (m.policy === "people_only") {
     for (const d of fresh) {
       const byPerson =
         d.byType === "user" &&
-        ((d.channel === "web" && outcome.party === "person") ||
+        ((d.channel === "web" && (outcome.party === "person" || outcome.party === "colleague")) ||
           (d.channel === "client" && outcome.party === "trustedApp" && m.trustNamed));
       const byDeadline =
         d.byType === "system" &&
@@ -548,14 +579,14 @@ function codeOf(answer: ToolAnswer): string {
   return /^([A-Z_]+):/.exec(answer.text)?.[1] ?? "";
 }
 
-function credential(w: World, c: Credential | "person"): ServiceContext {
-  return c === "person" ? w.team.person : w.team[c];
+function credential(w: World, c: Credential | Person): ServiceContext {
+  return w.team[c];
 }
 
 /** Runs a tool as a party; an unexpected error fails the sequence. */
 async function call(
   w: World,
-  party: Credential | "person",
+  party: Credential | Person,
   tool: string,
   args: Record<string, unknown>,
 ): Promise<ToolAnswer> {
@@ -717,23 +748,30 @@ const cmd = {
       return { party: who, answer };
     }),
 
-  personDecision: (p: number, decision: "approve" | "approveWithResult" | string) =>
-    new Step(`personDecision(plan ${p}, ${decision})`, async (m, w) => {
-      const planId = planAt(m, p) ?? "";
-      const review = pendingReviewOf(w, planId);
-      if (!review) return { party: "person" };
-      const answer = await call(w, "person", "submit_user_decision", {
-        planId,
-        reviewRequestId: review.id,
-        // A person approving with a result they enter (the issue's "approve with a
-        // result the step's outputSchema accepts"): `result` beside the decision.
-        ...(decision === "approveWithResult"
-          ? { decision: "approve", result: PERSON_RESULT }
-          : { decision }),
-        feedback: "A person's words.",
-      });
-      return { party: "person", answer };
-    }),
+  personDecision: (
+    p: number,
+    decision: "approve" | "approveWithResult" | string,
+    who: Person = "person",
+  ) =>
+    new Step(
+      `personDecision(plan ${p}, ${decision}${who === "person" ? "" : `, ${who}`})`,
+      async (m, w) => {
+        const planId = planAt(m, p) ?? "";
+        const review = pendingReviewOf(w, planId);
+        if (!review) return { party: who };
+        const answer = await call(w, who, "submit_user_decision", {
+          planId,
+          reviewRequestId: review.id,
+          // A person approving with a result they enter (the issue's "approve with a
+          // result the step's outputSchema accepts"): `result` beside the decision.
+          ...(decision === "approveWithResult"
+            ? { decision: "approve", result: PERSON_RESULT }
+            : { decision }),
+          feedback: "A person's words.",
+        });
+        return { party: who, answer };
+      },
+    ),
 
   fireDeadlines: () =>
     new Step("fireDeadlines()", async (_m, w) => {
@@ -749,6 +787,12 @@ const cmd = {
       );
       w.log.push(`  cairn applied ${applied} deadline(s)`);
       return { party: "cairn" };
+    }),
+
+  setQuorum: (approvalsRequired: number) =>
+    new Step(`setQuorum(${approvalsRequired})`, async (_m, w) => {
+      await setReviewQuorum(w.team.person, { approvalsRequired });
+      return { party: "person" };
     }),
 
   setPolicy: (policy: Policy) =>
@@ -937,9 +981,15 @@ const weighted: [number, fc.Arbitrary<Step>][] = [
   [
     2,
     fc
-      .tuple(planPick, fc.constantFrom("approve", "approveWithResult", "reject", "modify", "skip"))
-      .map(([p, d]) => cmd.personDecision(p, d)),
+      .tuple(
+        planPick,
+        fc.constantFrom("approve", "approveWithResult", "reject", "modify", "skip"),
+        fc.constantFrom<Person>("person", "colleague"),
+      )
+      .map(([p, d, who]) => cmd.personDecision(p, d, who)),
   ],
+  // Several people approving: the team's quorum, and the same person twice.
+  [1, fc.constantFrom(1, 2).map(cmd.setQuorum)],
   [1, fc.constant(null).map(() => cmd.fireDeadlines())],
   [1, fc.constantFrom<Policy>("people_only", "people_and_agents").map(cmd.setPolicy)],
   [1, fc.boolean().map(cmd.setTrust)],
@@ -1054,6 +1104,24 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
       cmd.personDecision(0, "approveWithResult"),
       cmd.expectStatus(0, 1, "completed"),
       cmd.getNextStep("key", 0),
+    ],
+  ],
+  [
+    "(g, issue 44) two approvals: one person's twice waits, a relay made before people_only counts for nobody, a colleague's passes",
+    "people_and_agents",
+    ["agent", "checkpoint", "agent"],
+    [
+      cmd.setQuorum(2),
+      ...toCheckpoint,
+      cmd.requestReview("key", 0, 1, "plain", null),
+      cmd.agentDecision("key", 0, "approve"),
+      cmd.setPolicy("people_only"),
+      cmd.personDecision(0, "approve"),
+      cmd.expectStatus(0, 1, "awaiting_input"),
+      cmd.personDecision(0, "approve"),
+      cmd.expectStatus(0, 1, "awaiting_input"),
+      cmd.personDecision(0, "approve", "colleague"),
+      cmd.expectStatus(0, 1, "completed"),
     ],
   ],
   [

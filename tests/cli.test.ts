@@ -310,6 +310,24 @@ describe("the admin CLI's checks of checkpoints and trails", () => {
   const dataDir = join(root, "pglite-audit");
   const env = { CAIRN_DATA_DIR: dataDir };
 
+  it("sets the team's quorum, and refuses a number out of range", async () => {
+    const handle = await openDatabase({ kind: "pglite", dataDir: join(root, "pglite-quorum") });
+    try {
+      await handle.migrate();
+      await tenantContext(handle.db, "Quorum");
+    } finally {
+      await handle.close();
+    }
+    const quorumEnv = { CAIRN_DATA_DIR: join(root, "pglite-quorum") };
+    // The use-case test (tests/use-cases/review-quorum.test.ts) covers the rest.
+    expect(runCli(["review-quorum", "--tenant", "Quorum", "2"], quorumEnv).stdout).toContain(
+      "each review needs 2 distinct people's approvals (2)",
+    );
+    const tooMany = runCli(["review-quorum", "--tenant", "Quorum", "11"], quorumEnv);
+    expect(tooMany.status).not.toBe(0);
+    expect(tooMany.stderr).toContain("approvalsRequired");
+  }, 180_000);
+
   it("sets who decides, and verify-audit names the row edited in the database", async () => {
     const handle = await openDatabase({ kind: "pglite", dataDir });
     let planId = "";

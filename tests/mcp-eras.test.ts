@@ -134,6 +134,53 @@ describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
     );
   });
 
+  it("asks for two approvals: a relayed one counts 1 of 2 once, the waiting answer shows it, a reject decides at once", async () => {
+    const { planId, steps } = await agent.ok("create_research_plan", {
+      name: `Quorum over ${revision}`,
+      researchQuestion: "q",
+      steps: [{ stepType: "checkpoint", instructions: "Show it." }],
+      approvalsRequired: 2,
+    });
+    await agent.ok("get_next_step", { planId });
+    // Left out of the request, the plan's number holds.
+    const review = await agent.ok("request_user_review", {
+      planId,
+      stepId: steps[0].stepId,
+      summary: "Two people should see this.",
+    });
+    expect(review.approvalsRequired).toBe(2);
+    expect(
+      await agent.fails("request_user_review", {
+        planId,
+        stepId: steps[0].stepId,
+        summary: "Again.",
+        approvalsRequired: 0,
+      }),
+    ).toMatch(/^VALIDATION_ERROR/);
+    const decide = { planId, reviewRequestId: review.reviewRequestId };
+    const first = await agent.ok("submit_user_decision", { ...decide, decision: "approve" });
+    expect(first).toMatchObject({
+      stepStatus: "awaiting_input",
+      planStatus: "awaiting_review",
+      channel: "relayed",
+      approvals: { count: 1, required: 2 },
+    });
+    const again = await agent.ok("submit_user_decision", { ...decide, decision: "approve" });
+    expect(again.approvals).toMatchObject({ count: 1, required: 2 });
+    expect(again.hint).toContain("already counts");
+    const waiting = await agent.ok("get_next_step", { planId });
+    expect(waiting).toMatchObject({
+      status: "awaiting_review",
+      review: { approvals: { count: 1, required: 2 } },
+    });
+    const rejected = await agent.ok("submit_user_decision", {
+      ...decide,
+      decision: "reject",
+      feedback: "Not this one.",
+    });
+    expect(rejected).toMatchObject({ stepStatus: "failed", planStatus: "failed" });
+  });
+
   it("puts up a checkpoint it cannot propose a result for, which the decider approves with one", async () => {
     // Tenant B's, so the calls recorded for tenant A (checked last) stay as they are.
     const agent = await connectAgentOn(revision, app.mcpUrl, app.tenantB.key);
@@ -442,12 +489,12 @@ describe("what the server recorded", () => {
         .select()
         .from(mcpToolCallLog)
         .where(eq(mcpToolCallLog.tenantId, app.tenantA.tenantId));
-      // Two plans per era (the loop, the checkpoint rule), one more for the review
-      // in the client, one for the review page offered to a URL-only client and
-      // one for the review link beside a card no client renders, and one refused
-      // call per era.
-      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(7);
-      expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(2);
+      // Three plans per era (the loop, the checkpoint rule, two approvals), one
+      // more for the review in the client, one for the review page offered to a
+      // URL-only client and one for the review link beside a card no client
+      // renders, and two refused calls per era (one of them the quorum's).
+      expect(calls.filter((c) => c.toolName === "create_research_plan")).toHaveLength(9);
+      expect(calls.filter((c) => c.errorCode === "VALIDATION_ERROR")).toHaveLength(4);
       expect(calls.every((c) => c.apiKeyId === app.tenantA.apiKeyId)).toBe(true);
 
       const decisions = await db.db

@@ -36,6 +36,7 @@ import {
   DECISION_CHANNELS,
   DECISION_POLICIES,
   DEFAULT_DECISION_POLICY,
+  MAX_APPROVALS_REQUIRED,
   PLAN_STATUSES,
   REVIEW_DECISIONS,
   STEP_STATUSES,
@@ -95,30 +96,46 @@ const actor = () => ({
   actorLabel: text("actor_label").notNull(),
 });
 
-export const tenants = pgTable("tenant", {
-  id: id(),
-  name: text("name").notNull().unique(),
-  createdAt: createdAt(),
-  /** The team's default review deadline, used when request_user_review names none. */
-  reviewDeadlineSeconds: integer("review_deadline_seconds"),
-  /** The team's default action when that deadline passes; null waits forever. */
-  reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
-  /** Who may decide a checkpoint: people only, or also agents relaying a person's answer. */
-  decisionPolicy: decisionPolicy("decision_policy").notNull().default(DEFAULT_DECISION_POLICY),
-  /**
-   * The OAuth clients (their `client_id`) whose in-client answers and card
-   * decisions count as a person's; null names none: every connected app a
-   * person authorized in Cairn's browser flow under people_and_agents, none
-   * under people_only (docs/reviews.md).
-   */
-  trustedClients: jsonb("trusted_clients").$type<string[]>(),
-});
+export const tenants = pgTable(
+  "tenant",
+  {
+    id: id(),
+    name: text("name").notNull().unique(),
+    createdAt: createdAt(),
+    /** The team's default review deadline, used when request_user_review names none. */
+    reviewDeadlineSeconds: integer("review_deadline_seconds"),
+    /** The team's default action when that deadline passes; null waits forever. */
+    reviewOnTimeout: reviewTimeoutAction("review_on_timeout"),
+    /** Who may decide a checkpoint: people only, or also agents relaying a person's answer. */
+    decisionPolicy: decisionPolicy("decision_policy").notNull().default(DEFAULT_DECISION_POLICY),
+    /**
+     * The OAuth clients (their `client_id`) whose in-client answers and card
+     * decisions count as a person's; null names none: every connected app a
+     * person authorized in Cairn's browser flow under people_and_agents, none
+     * under people_only (docs/reviews.md).
+     */
+    trustedClients: jsonb("trusted_clients").$type<string[]>(),
+    /**
+     * How many distinct people must approve a review before it passes (the
+     * team's quorum, docs/reviews.md "Quorum"); a plan or a request may ask for
+     * more, never fewer.
+     */
+    reviewApprovalsRequired: integer("review_approvals_required").notNull().default(1),
+  },
+  (t) => [
+    check(
+      "tenant_review_approvals_required_check",
+      sql`${t.reviewApprovalsRequired} between 1 and ${sql.raw(String(MAX_APPROVALS_REQUIRED))}`,
+    ),
+  ],
+);
 
 /** What the team's trail records: changes to the team's rules on checkpoints. */
 export const TEAM_EVENT_TYPES = [
   "decision_policy_changed",
   "review_defaults_changed",
   "trusted_clients_changed",
+  "review_quorum_changed",
 ] as const;
 export const teamEventType = pgEnum("team_event_type", TEAM_EVENT_TYPES);
 
@@ -389,6 +406,8 @@ export const researchPlans = pgTable(
     pauseReason: jsonb("pause_reason").$type<PauseReason>(),
     /** Who cancelled the plan, when and why (docs/state-machines.md, "Cancel"); null unless cancelled. */
     cancellation: jsonb("cancellation").$type<Cancellation>(),
+    /** Approvals each of the plan's reviews needs at least (create_plan); null: the team's. */
+    approvalsRequired: integer("approvals_required"),
   },
   (t) => [
     index("research_plan_tenant_status_idx").on(t.tenantId, t.status, t.updatedAt),
@@ -620,6 +639,8 @@ export const reviewRequests = pgTable(
     }),
     /** A role the review is assigned to (escalation assigns to `admin`). */
     assignedRole: userRole("assigned_role"),
+    /** Distinct people whose approval passes it (the largest of the team's, the plan's and the request's). */
+    approvalsRequired: integer("approvals_required").notNull().default(1),
   },
   (t) => [
     index("review_request_plan_idx").on(t.planId, t.createdAt),
@@ -659,6 +680,34 @@ export const reviewDecisions = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index("review_decision_plan_idx").on(t.planId, t.createdAt)],
+);
+
+/**
+ * One person's approval of a review that needs several (docs/reviews.md,
+ * "Quorum"): one row per person and review, bound to the digest of what they
+ * approved; only rows whose digest is the review's current one count.
+ */
+export const reviewApprovals = pgTable(
+  "review_approval",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    reviewRequestId: uuid("review_request_id")
+      .notNull()
+      .references(() => reviewRequests.id, { onDelete: "cascade" }),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    /** The person: the signed-in user, or the user behind the relaying credential. */
+    approverId: uuid("approver_id").notNull(),
+    approvedByType: actorType("approved_by_type").notNull(),
+    approvedById: uuid("approved_by_id"),
+    approvedByLabel: text("approved_by_label").notNull(),
+    channel: decisionChannel("channel").notNull(),
+    reviewDigest: text("review_digest").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("review_approval_person_idx").on(t.reviewRequestId, t.approverId)],
 );
 
 export const mcpToolCallLog = pgTable(

@@ -19,7 +19,10 @@ import { TOOLS } from "./tools";
  * contexts (issue 40: the steps' and reviews' cursors, each value's
  * `shortened`, read_evidence's `of`, `part` and `offset`) and the card's
  * per-field proposal then 39,900 (the model's, after shorter descriptions of
- * arguments, get_next_step and two fields). A change that adds to either says
+ * arguments, get_next_step and two fields). Issue 44's quorum (approvalsRequired
+ * on create_research_plan and request_user_review, `approvals` in three answers)
+ * fit within the same sizes after shorter descriptions of a dozen tools and
+ * fields. A change that adds to either says
  * so here, and the tools a model sees stay within 40 KB.
  */
 const MODEL_TOOLS_BYTES = 39_900;

@@ -93,6 +93,8 @@ export type AuditEntry =
             onTimeout?: string;
             assignedUserId?: string;
             assignedRole?: string;
+            /** Set when more than one person's approval is needed (docs/reviews.md, "Quorum"). */
+            approvalsRequired?: number;
           }
         | { action: "review_withdrawn"; reviewRequestId: string; reason: string }
         | {
@@ -102,6 +104,9 @@ export type AuditEntry =
             assignedUserId: string | null;
             assignedUserEmail: string | null;
             assignedRole: string | null;
+            /** Handed to a colleague by someone else, with their note (docs/reviews.md, "Hand-over"). */
+            handedOver?: true;
+            note?: string | null;
           }
         | {
             /** The deadline passed with onTimeout escalate: the review now waits on the admins. */
@@ -119,6 +124,20 @@ export type AuditEntry =
             decisionPolicy: DecisionPolicy;
           }
         | {
+            /**
+             * One person's approval of a review that needs several (docs/reviews.md,
+             * "Quorum"): counted, the review still waits for the rest.
+             */
+            action: "approval_recorded";
+            reviewRequestId: string;
+            /** The digest of what this person approved: only approvals of the current content count. */
+            reviewDigest: string;
+            channel: DecisionChannel;
+            decisionPolicy: DecisionPolicy;
+            approvals: number;
+            approvalsRequired: number;
+          }
+        | {
             action: "decision";
             reviewRequestId: string;
             decision: ReviewDecision;
@@ -131,6 +150,8 @@ export type AuditEntry =
             decisionPolicy: DecisionPolicy;
             /** The result the decider entered for a review with no proposal. */
             enteredResult?: Record<string, unknown>;
+            /** An approve of a review that needed several approvals: who approved, this decider last. */
+            approvedBy?: string[];
           };
     }
   | {

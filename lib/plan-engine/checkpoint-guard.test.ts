@@ -1,8 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  type Approval,
+  approvalQuorum,
   checkOrderKeepsCheckpoints,
   checkPlanTakesWork,
+  countedApprovals,
   heldBy,
   UNDECIDED_CHECKPOINT_STATUSES,
 } from "./checkpoint-guard";
@@ -143,5 +146,60 @@ describe("checkPlanTakesWork", () => {
       checkPlanTakesWork({ id: "p", status: "completed", steps: done }, "deliverable"),
     ).not.toThrow();
     expect(heldBy(done, 10)).toBeUndefined();
+  });
+});
+
+describe("approvalQuorum", () => {
+  const review = { required: 2, digest: "d1", policy: "people_and_agents" as const };
+  const by = (approverId: string, channel: Approval["channel"] = "web", digest = "d1") => ({
+    approverId,
+    label: approverId,
+    channel,
+    digest,
+  });
+
+  it("waits after one person's approval and passes on a second person's", () => {
+    const first = approvalQuorum(review, [], by("ada"));
+    expect(first).toMatchObject({ reached: false, repeat: false, counts: true });
+    expect(first.counted.map((a) => a.approverId)).toEqual(["ada"]);
+    const second = approvalQuorum(review, [by("ada")], by("bob"));
+    expect(second.reached).toBe(true);
+    expect(second.counted.map((a) => a.approverId)).toEqual(["ada", "bob"]);
+  });
+
+  it("counts one person once, whichever way they answer", () => {
+    expect(approvalQuorum(review, [by("ada")], by("ada"))).toMatchObject({
+      reached: false,
+      repeat: true,
+    });
+    expect(approvalQuorum(review, [by("ada", "relayed")], by("ada", "client")).reached).toBe(false);
+  });
+
+  it("does not count an approval of content that has changed since", () => {
+    const outcome = approvalQuorum(review, [by("ada", "web", "d0")], by("bob"));
+    expect(outcome).toMatchObject({ reached: false, repeat: false });
+    expect(outcome.counted.map((a) => a.approverId)).toEqual(["bob"]);
+    // Ada approving the content as it is now counts again.
+    expect(approvalQuorum(review, [by("ada", "web", "d0"), by("bob")], by("ada")).reached).toBe(
+      true,
+    );
+  });
+
+  it("counts no relayed approval under people_only", () => {
+    const peopleOnly = { ...review, policy: "people_only" as const };
+    expect(approvalQuorum(peopleOnly, [by("ada", "relayed")], by("bob")).reached).toBe(false);
+    expect(approvalQuorum(peopleOnly, [by("ada")], by("bob", "relayed"))).toMatchObject({
+      reached: false,
+      counts: false,
+    });
+    expect(countedApprovals(peopleOnly, [by("ada", "relayed"), by("bob")])).toHaveLength(1);
+  });
+
+  it("lets a deadline's approve decide at once, counting it for nobody", () => {
+    expect(approvalQuorum(review, [], by("cairn", "deadline"))).toMatchObject({
+      reached: true,
+      counts: false,
+      counted: [],
+    });
   });
 });

@@ -14,7 +14,9 @@
  * 2. A checkpoint is decided only by an actor the policy in force allows
  *    (`checkCheckpointPass`: no agent passes a checkpoint by itself under
  *    `people_only`; who decides a review, `checkDecider` in decisions.ts, and
- *    a deadline's action when it fires, `timeoutActionInForce`).
+ *    a deadline's action when it fires, `timeoutActionInForce`), and a review
+ *    that needs several approvals passes only on that many distinct people's,
+ *    each of the content it shows now (`approvalQuorum`).
  * 3. A deliverable, evidence and artifacts only where the plan's state allows
  *    (`checkPlanTakesWork`).
  *
@@ -23,7 +25,7 @@
  */
 import { AppError } from "./app-error";
 import { type DeciderKind, decisionChannel } from "./decisions";
-import type { DecisionPolicy, PlanStatus, StepStatus } from "./states";
+import type { DecisionChannel, DecisionPolicy, PlanStatus, StepStatus } from "./states";
 
 /** The step statuses of a checkpoint nobody has decided yet. */
 export const UNDECIDED_CHECKPOINT_STATUSES = [
@@ -185,4 +187,84 @@ export function checkPlanTakesWork(
     return;
   }
   if (step) checkNotHeldByCheckpoint(plan, step, work);
+}
+
+/** One person's approval of a review, as kept (`review_approval`). */
+export type Approval = {
+  /** The person: a signed-in user, or the user behind a relaying credential. */
+  readonly approverId: string;
+  readonly label: string;
+  readonly channel: DecisionChannel;
+  /** The digest of what they approved. */
+  readonly digest: string;
+};
+
+/** What one approve does to a review that needs `required` distinct approvals. */
+export type QuorumOutcome = {
+  /** The approvals that count, this one included when it counts, oldest first. */
+  readonly counted: readonly Approval[];
+  readonly required: number;
+  /** Enough approvals: this approve decides the review. */
+  readonly reached: boolean;
+  /** This person's approval of the same content already counted: nothing to write. */
+  readonly repeat: boolean;
+  /** Whether this approval counts at all (a relayed one does not under people_only). */
+  readonly counts: boolean;
+};
+
+/** Whether a kept approval counts for a review as it stands: its content now, the policy in force. */
+function stillCounts(
+  review: { digest: string; policy: DecisionPolicy },
+  approval: Approval,
+): boolean {
+  return (
+    approval.digest === review.digest &&
+    approval.channel !== "deadline" &&
+    !(review.policy === "people_only" && approval.channel === "relayed")
+  );
+}
+
+/** The approvals that count, one per person, oldest first, leaving out `except`'s. Linear. */
+export function countedApprovals(
+  review: { digest: string; policy: DecisionPolicy },
+  approvals: readonly Approval[],
+  except?: string,
+): Approval[] {
+  const seen = new Set<string>();
+  const counted: Approval[] = [];
+  for (const a of approvals) {
+    if (!stillCounts(review, a) || seen.has(a.approverId) || a.approverId === except) continue;
+    seen.add(a.approverId);
+    counted.push(a);
+  }
+  return counted;
+}
+
+/**
+ * Rule 2, for a review that needs several approvals (docs/reviews.md,
+ * "Quorum"): it passes on the approvals of `required` distinct people, each
+ * bound to the content the review shows now (an approval of content that has
+ * changed since does not count); one person counts once, whatever the channel;
+ * under people_only an agent's relay counts for nobody. A deadline's approve
+ * is Cairn's decision made in advance (its action the policy in force allows)
+ * and decides at once, as a reject, modify or skip by anyone does: those are
+ * not approvals and are not counted.
+ */
+export function approvalQuorum(
+  review: { required: number; digest: string; policy: DecisionPolicy },
+  earlier: readonly Approval[],
+  approval: Approval,
+): QuorumOutcome {
+  const counts = stillCounts(review, approval);
+  const counted = countedApprovals(review, earlier, approval.approverId);
+  const repeat =
+    counts && earlier.some((a) => a.approverId === approval.approverId && stillCounts(review, a));
+  if (counts) counted.push(approval);
+  return {
+    counted,
+    required: review.required,
+    reached: approval.channel === "deadline" || (counts && counted.length >= review.required),
+    repeat,
+    counts,
+  };
 }

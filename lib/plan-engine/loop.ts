@@ -480,6 +480,8 @@ export type ReviewEvent = {
   reviewDigest: string;
   /** The team's rule on who decides when this decision was made (kept in its trail row). */
   decisionPolicy: DecisionPolicy;
+  /** An approve that reached a quorum of several (`approvalQuorum`): who approved, kept in its trail row. */
+  approvedBy?: readonly string[];
 };
 
 export type ReviewedStep = Omit<LoopStep, "stepType"> & {
@@ -531,6 +533,7 @@ export function decideReviewDecision(
         reviewDigest: event.reviewDigest,
         decisionPolicy: event.decisionPolicy,
         ...(event.enteredResult !== null ? { enteredResult: event.enteredResult } : {}),
+        ...(event.approvedBy ? { approvedBy: [...event.approvedBy] } : {}),
       },
     },
   ];

@@ -123,3 +123,10 @@ export function isReviewDecision(value: unknown): value is ReviewDecision {
 export function isAuditEventType(value: unknown): value is AuditEventType {
   return isOneOf(AUDIT_EVENT_TYPES, value);
 }
+
+/**
+ * The most distinct approvals a review may need (docs/reviews.md, "Quorum"):
+ * a team is people, and a checkpoint nobody can gather enough approvals for
+ * would stand for good.
+ */
+export const MAX_APPROVALS_REQUIRED = 10;

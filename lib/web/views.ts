@@ -16,6 +16,7 @@ import {
   settleDeadlinesOfTenant,
 } from "../services/reviews/review-deadlines";
 import { getReviewDefaults } from "../services/reviews/review-defaults";
+import { getReviewQuorum } from "../services/reviews/review-quorum";
 import { adminOverview } from "../services/views/admin-overview";
 import { type FullValueQuery, readFullValue } from "../services/views/full-values";
 import {
@@ -99,6 +100,10 @@ export const views = {
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));
+  },
+  /** The team's quorum: distinct approvals each review needs at least. */
+  async reviewQuorum(user: SignedInUser) {
+    return getReviewQuorum(await userContext(user));
   },
   /** The trusted-clients form and the team's trail of rule changes, for the admin page. */
   async teamRules(user: SignedInUser) {

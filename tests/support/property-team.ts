@@ -1,6 +1,6 @@
 /**
  * A team for one sequence of the checkpoint property test
- * (tests/checkpoint-invariant.test.ts): its admin signed in to Cairn, an API
+ * (tests/checkpoint-invariant.test.ts): its admin and a colleague signed in to Cairn, an API
  * key, and two apps the admin connected by OAuth, one of which the team can
  * name as trusted. Each credential as the door builds its ServiceContext
  * (lib/mcp/request-context.ts for the key and the apps, `userContext` for the
@@ -22,6 +22,8 @@ export type PropertyTeam = {
   tenantId: string;
   key: ServiceContext;
   person: ServiceContext & { actor: { id: string } };
+  /** A second person of the team (a researcher signed in to Cairn), for reviews that need two approvals. */
+  colleague: ServiceContext & { actor: { id: string } };
   trustedApp: ServiceContext;
   otherApp: ServiceContext;
 };
@@ -63,7 +65,13 @@ export async function propertyTeam(db: Database, name: string): Promise<Property
     const [tenant] = await tx.insert(tenants).values({ name }).returning({ id: tenants.id });
     if (!tenant) throw new Error(`team ${name} was not created`);
     const userId = await insertUser(tx, tenant.id, { email, role: "admin" }, passwordHash);
-    return { tenantId: tenant.id, userId };
+    const colleagueId = await insertUser(
+      tx,
+      tenant.id,
+      { email: `colleague.${email}`, role: "researcher" },
+      passwordHash,
+    );
+    return { tenantId: tenant.id, userId, colleagueId };
   });
   const key = await createApiKey(db, { email, name: `${name} agent` });
   const clients = await oauthClientIds(db);
@@ -98,6 +106,10 @@ export async function propertyTeam(db: Database, name: string): Promise<Property
     person: {
       ...base,
       actor: { type: "user", id: user.userId, label: `${name} Admin <${email}>` },
+    },
+    colleague: {
+      ...base,
+      actor: { type: "user", id: user.colleagueId, label: `Colleague <colleague.${email}>` },
     },
     trustedApp: app(TRUSTED_CLIENT_ID, grants[0]?.id),
     otherApp: app(OTHER_CLIENT_ID, grants[1]?.id),

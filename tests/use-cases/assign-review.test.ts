@@ -6,7 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { planAuditLog } from "@/lib/db/schema";
+import { notificationEvents, planAuditLog } from "@/lib/db/schema";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import type { ServiceContext } from "@/lib/services/shared/context";
@@ -66,6 +66,7 @@ describe.each(BACKENDS)("assign review on %s", (backend) => {
       reviewRequestId,
       assignedUserId: researcherId,
       assignedUserEmail: "ada@example.com",
+      handedOver: false,
     });
     expect(await assignReview(researcher, { reviewRequestId, userId: adminId })).toMatchObject({
       assignedUserId: adminId,
@@ -80,6 +81,45 @@ describe.each(BACKENDS)("assign review on %s", (backend) => {
     expect(rows[0]).toMatchObject({ actorType: "user", actorLabel: "Ada" });
     const context = await tenant.agent.ok("get_research_context", { planId });
     expect(context.reviews[0]).toMatchObject({ assignedUserId: null, status: "pending" });
+  });
+
+  it("hands a review over to a colleague with a note: the assignee changes, the colleague is notified, the trail says so", async () => {
+    const { planId, reviewRequestId } = await pendingReview();
+    const { researcher, adminId } = people;
+    expect(
+      await assignReview(researcher, {
+        reviewRequestId,
+        userId: adminId,
+        note: "  You know this source best.  ",
+      }),
+    ).toEqual({
+      reviewRequestId,
+      assignedUserId: adminId,
+      assignedUserEmail: "alpha@example.com",
+      handedOver: true,
+    });
+    const [row] = await assignments(planId);
+    expect(row).toMatchObject({
+      actorLabel: "Ada",
+      payload: { assignedUserId: adminId, handedOver: true, note: "You know this source best." },
+    });
+    const events = await tenant.handle.db
+      .select()
+      .from(notificationEvents)
+      .where(eq(notificationEvents.event, "review.handed_over"));
+    const sent = events.filter((event) => event.payload.reviewRequestId === reviewRequestId);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.payload).toMatchObject({
+      assignedUserId: adminId,
+      assignedUserEmail: "alpha@example.com",
+      handedOverBy: "Ada",
+      note: "You know this source best.",
+    });
+    // A note goes only with a hand-over: with a take it is refused, and nothing changes.
+    await expect(
+      assignReview(researcher, { reviewRequestId, userId: people.researcherId, note: "Mine." }),
+    ).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    expect(await assignments(planId)).toHaveLength(1);
   });
 
   it("refuses someone who is not an active member of the team", async () => {

@@ -5,6 +5,7 @@ import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/views/admin-overview";
 import { views } from "@/lib/web/views";
 import { DecisionPolicyForm } from "./decision-policy-form";
 import { ReviewDefaultsForm } from "./review-defaults-form";
+import { ReviewQuorumForm } from "./review-quorum-form";
 import { TeamTrail } from "./team-trail";
 import { TrustedClientsForm } from "./trusted-clients-form";
 
@@ -19,6 +20,7 @@ export default async function AdminPage() {
   const admin = await requireAdmin();
   const overview = await views.adminOverview(admin);
   const defaults = await views.reviewDefaults(admin);
+  const approvalsRequired = await views.reviewQuorum(admin);
   const decisionPolicy = await views.decisionPolicy(admin);
   const rules = await views.teamRules(admin);
   const pages = [
@@ -91,6 +93,16 @@ export default async function AdminPage() {
           deadlineSeconds={defaults.deadlineSeconds}
           onTimeout={defaults.onTimeout}
         />
+      </section>
+      <section className="card" aria-labelledby="review-quorum-heading">
+        <h2 id="review-quorum-heading">Approvals</h2>
+        <p className="muted">
+          How many different people must approve a review before it passes. Each person's approval
+          counts once and only for the content they saw; one person's reject, modify or skip decides
+          at once. A plan or an agent may ask for more, never fewer. Applies to reviews requested
+          after the change.
+        </p>
+        <ReviewQuorumForm approvalsRequired={approvalsRequired} />
       </section>
       <section className="card" aria-labelledby="trusted-clients-heading">
         <h2 id="trusted-clients-heading">Trusted apps</h2>

@@ -60,6 +60,10 @@ function describe(
             : `only ${clientIds.map((clientId) => clientLabel(clientId, names)).join(", ")}`;
       return { rule: "In-client answers count from", from: words(entry.from), to: words(entry.to) };
     }
+    case "review_quorum_changed": {
+      const words = (n: number) => (n === 1 ? "one person's approval" : `${n} people's approvals`);
+      return { rule: "Approvals a review needs", from: words(entry.from), to: words(entry.to) };
+    }
   }
 }
 

@@ -24,6 +24,11 @@ export function decisionMessage(
   result: UserDecisionResult,
   planStatusNow: PlanStatus = result.planStatus,
 ): string {
+  // An approval toward a quorum: counted, and the review waits for the rest.
+  if (result.approvals && result.stepStatus === "awaiting_input") {
+    const { count, required } = result.approvals;
+    return `Your approval counts: ${count} of ${required}. The review waits for ${required - count} more.`;
+  }
   const done = DECIDED[result.decision];
   if (result.planStatus === "failed") {
     return result.decision === "reject"

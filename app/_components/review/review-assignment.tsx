@@ -7,8 +7,9 @@ import type { TeamMember } from "@/lib/services/views/pending-review";
 import { IDLE } from "@/lib/web/action-state";
 
 /**
- * Take a review ("Assign to me") or hand it off to a team member or back to
- * the team. Anyone in the team may still answer; this only says who is asked.
+ * Take a review ("Assign to me") or hand it over to a colleague, with a note
+ * they are sent, or back to the team. Anyone in the team may still answer;
+ * this only says who is asked.
  */
 export function ReviewAssignment({
   planId,
@@ -25,6 +26,7 @@ export function ReviewAssignment({
 }) {
   const [state, action] = useActionState(assignReviewAction, IDLE);
   const selectId = useId();
+  const noteId = useId();
   return (
     <form action={action} className="form form-inline" data-testid="review-assignment">
       <input type="hidden" name="planId" value={planId} />
@@ -48,6 +50,14 @@ export function ReviewAssignment({
             </option>
           ))}
       </select>
+      <label htmlFor={noteId}>Note</label>
+      <input
+        id={noteId}
+        name="note"
+        maxLength={2000}
+        placeholder="For the colleague (optional)"
+        data-testid="handover-note"
+      />
       <SubmitButton name="handoff" value="1" className="button">
         Hand off
       </SubmitButton>

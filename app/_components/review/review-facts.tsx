@@ -7,6 +7,8 @@ export type ReviewFactsData = {
   escalatedAt: string | null;
   assignedUserLabel: string | null;
   assignedRole: string | null;
+  /** A review needing several people's approval: k of N and who approved. */
+  approvals?: { count: number; required: number; approvedBy: string[] } | null;
 };
 
 const THEN: Record<string, string> = {
@@ -39,6 +41,21 @@ export function ReviewFacts({ review }: { review: ReviewFactsData }) {
       ) : (
         <span data-testid="review-deadline">No deadline</span>
       )}
+      {review.approvals ? (
+        <>
+          {" · "}
+          <span data-testid="review-approvals">
+            <strong>
+              {review.approvals.count} of {review.approvals.required}
+            </strong>{" "}
+            approvals
+            {review.approvals.approvedBy.length > 0
+              ? ` (approved by ${review.approvals.approvedBy.join(", ")})`
+              : ""}
+            : each person's approval counts once; one reject, modify or skip decides
+          </span>
+        </>
+      ) : null}
     </p>
   );
 }

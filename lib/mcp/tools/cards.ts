@@ -35,7 +35,7 @@ export const decideInReviewCardTool = defineTool({
   name: "decide_in_review_card",
   title: "Decide in the review card",
   description:
-    "For Cairn's review card only: the person's decision on the review the card shows (its id and contentDigest), recorded as theirs in their client where the connection proves a person.",
+    "For Cairn's review card only: the person's decision on the review the card shows (its id and contentDigest), recorded as theirs where the connection proves a person.",
   inputSchema: cardDecisionInput,
   outputSchema: cardDecisionOutput,
   _meta: APP_ONLY,

@@ -5,7 +5,7 @@ export const modifyPlanTool = defineTool({
   name: "modify_plan",
   title: "Modify a plan",
   description:
-    "Change a plan that is planning, executing or stalled (retry_step also re-opens one completed with that step failed), with a modificationRationale; action says what each change takes. To end a plan, use cancel_plan.",
+    "Change a planning, executing or stalled plan (retry_step also re-opens one completed with that step failed), with a modificationRationale; action says what each change takes. To end a plan, use cancel_plan.",
   inputSchema: modifyPlanInput,
   outputSchema: planModifiedOutput,
   annotations: {

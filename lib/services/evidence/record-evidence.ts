@@ -89,7 +89,7 @@ export const evidenceInput = z
       .max(MAX_CLAIMS_PER_CHANGE)
       .optional()
       .describe(
-        "Each with its supporting sources (quote or locator) and any contradicting: unsupported without, contested with one.",
+        "Each with supporting sources (quote or locator) and any contradicting: unsupported without, contested with one.",
       ),
   })
   .describe("Claims, and sources beyond webFetches (merged by URL, DOI or arXiv id).");

@@ -75,6 +75,23 @@ export const EVENTS = {
       },
     },
   },
+  "review.handed_over": {
+    label: "Review handed over",
+    when: "a reviewer handed a review to a colleague, with a note",
+    about: "review",
+    extra: z.object({ handedOverBy: z.string(), note: z.string().nullable() }),
+    mail: {
+      to: "reviewers",
+      details: (payload) => {
+        const note = text(payload.note);
+        return [
+          `${text(payload.handedOverBy) ?? "A colleague"} handed this review to you${note ? `: ${note}` : "."}`,
+          "",
+          ...reviewDetails(payload, { due: true }),
+        ];
+      },
+    },
+  },
   "plan.stalled": {
     label: "Plan stalled",
     when: "a plan was marked stalled (a step whose holder stopped renewing its lease)",

@@ -12,10 +12,12 @@ import {
   planSteps,
   researchPlans,
   skillExecutions,
+  tenants,
 } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
 import { conditionPathProblem, parseConditionExpression } from "../../plan-engine/conditions";
+import { approvalsRequiredField, checkApprovalsAsked } from "../reviews/review-quorum";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import {
@@ -68,6 +70,7 @@ export const createPlanInput = z.object({
   branchingConditions: z.array(branchingConditionInput).max(MAX_STEPS).optional(),
   planDesignRationale: z.string().max(10_000).optional(),
   outputFormattingNotes: z.string().max(10_000).optional(),
+  approvalsRequired: approvalsRequiredField.optional(),
   sessionId: sessionIdField
     .optional()
     .describe("Your session id; links the plan to your skill execution."),
@@ -187,6 +190,13 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
   const now = new Date();
 
   return ctx.db.transaction(async (tx) => {
+    if (input.approvalsRequired !== undefined) {
+      const [team] = await tx
+        .select({ approvalsRequired: tenants.reviewApprovalsRequired })
+        .from(tenants)
+        .where(eq(tenants.id, ctx.tenantId));
+      checkApprovalsAsked(team?.approvalsRequired ?? 1, input.approvalsRequired);
+    }
     const [plan] = await tx
       .insert(researchPlans)
       .values({
@@ -195,6 +205,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         researchQuestion: input.researchQuestion,
         planDesignRationale: input.planDesignRationale,
         outputFormattingNotes: input.outputFormattingNotes,
+        approvalsRequired: input.approvalsRequired ?? null,
         sessionId: input.sessionId,
         createdByKeyId: ctx.actor.type === "api_key" ? ctx.actor.id : null,
         // A key names its person through api_key; a connected app acts as the
@@ -306,6 +317,9 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         conditionCount: storedConditions.length,
         sessionId: input.sessionId ?? null,
         linkedExecutionId,
+        ...(input.approvalsRequired !== undefined
+          ? { approvalsRequired: input.approvalsRequired }
+          : {}),
       },
     });
 

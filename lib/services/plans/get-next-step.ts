@@ -27,10 +27,12 @@ import { type PlanStatus, STEP_STATUSES } from "../../plan-engine/states";
 import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
 import { type ClaimedStep, claimNextStep } from "../loop/claim-next-step";
 import { claimStep } from "../loop/claim-step";
+import { approvalsShown } from "../reviews/approvals";
 import { applyDueReviewsOfPlan, type TimedOutReview } from "../reviews/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {
+  approvalsOutput,
   awaitingStepsOutput,
   cancellationOutput,
   pauseReasonOutput,
@@ -95,6 +97,8 @@ const pendingReviewOutput = z.object({
   onTimeout: z.string().optional(),
   // Set when the deadline handed the review to the admins.
   escalatedAt: z.string().optional(),
+  // Needing several people's approval: k of N and who approved.
+  approvals: approvalsOutput.optional(),
 });
 
 /**
@@ -365,6 +369,9 @@ async function settledPlanAnswer(
       .where(and(eq(reviewRequests.planId, plan.id), eq(reviewRequests.status, "pending")))
       .orderBy(desc(reviewRequests.createdAt))
       .limit(1);
+    const approvals = review
+      ? (await approvalsShown(tx, ctx.tenantId, [review.id])).get(review.id)
+      : undefined;
     return {
       status: "awaiting_review",
       planId: plan.id,
@@ -381,6 +388,7 @@ async function settledPlanAnswer(
             ...(review.dueAt ? { dueAt: review.dueAt.toISOString() } : {}),
             ...(review.onTimeout ? { onTimeout: review.onTimeout } : {}),
             ...(review.escalatedAt ? { escalatedAt: review.escalatedAt.toISOString() } : {}),
+            ...(approvals ? { approvals } : {}),
           }
         : null,
       // Every reason the plan waits is named: a pause too, with its own call.

@@ -43,7 +43,7 @@ export const modifyPlanInput = z.object({
   action: z
     .enum(MODIFY_ACTIONS)
     .describe(
-      "add_steps (steps, insertAfterOrder); remove_step, retry_step (stepId); fail_step (stepId, reason; on the last open step it ends the plan); reorder_steps (stepIds, all); update_step_instructions (stepId, instructions); decline_add_steps (a fired add_steps you will not follow).",
+      "add_steps (steps, insertAfterOrder); remove_step, retry_step (stepId); fail_step (stepId, reason; ends the plan on its last open step); reorder_steps (stepIds, all); update_step_instructions (stepId, instructions); decline_add_steps (a fired add_steps you will not follow).",
     ),
   modificationRationale: z
     .string()

@@ -27,6 +27,7 @@ import { transitionStep } from "../../plan-engine/transitions";
 import { queueEvent } from "../notifications/events";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { checkReviewCount } from "../reviews/review-limits";
+import { approvalsRequiredField, approvalsRequiredOf } from "../reviews/review-quorum";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
@@ -68,13 +69,14 @@ export const requestUserReviewInput = z.object({
     .enum(TIMEOUT_ACTIONS)
     .optional()
     .describe(
-      "At the deadline: approve, reject or skip as Cairn's own decision, or escalate to the admins; where only people decide, not approve or skip.",
+      "At the deadline: Cairn approves, rejects or skips itself, or escalates to the admins; not approve or skip under people_only.",
     ),
   assignTo: assignToField.optional(),
   proposedResult: optionalResultField(
     "The result an approve completes the step with (conditions read it). Left out where you cannot meet a checkpoint's outputSchema: the person enters it.",
   ),
   proposedConfidence: z.number().min(0).max(1).optional().describe("Conditions see it on approve."),
+  approvalsRequired: approvalsRequiredField.optional(),
 });
 
 /** The answer: the pending review, its deadline and assignee (the MCP tool's output schema). */
@@ -89,6 +91,8 @@ export const reviewRequestedOutput = z.object({
   onTimeout: z.enum(TIMEOUT_ACTIONS).optional(),
   assignedUserId: z.string().nullable(),
   assignedRole: z.enum(USER_ROLES).nullable(),
+  // Distinct people whose approval passes it.
+  approvalsRequired: z.number(),
   // Where the person answers, and who the team lets decide.
   reviewUrl: z.string(),
   decisionPolicy: z.enum(DECISION_POLICIES),
@@ -178,6 +182,7 @@ export async function requestUserReview(
         reviewDeadlineSeconds: tenants.reviewDeadlineSeconds,
         reviewOnTimeout: tenants.reviewOnTimeout,
         decisionPolicy: tenants.decisionPolicy,
+        approvalsRequired: tenants.reviewApprovalsRequired,
       })
       .from(tenants)
       .where(eq(tenants.id, ctx.tenantId))
@@ -212,6 +217,11 @@ export async function requestUserReview(
         inheritedFromTeam: true,
       });
     }
+    const approvalsRequired = approvalsRequiredOf(
+      team?.approvalsRequired ?? 1,
+      plan.approvalsRequired,
+      input.approvalsRequired,
+    );
     const assignee = await resolveAssignee(tx, ctx, input.assignTo);
     const dueAt = deadline ? new Date(deadline.dueAt) : null;
     const questions = input.questions ?? [];
@@ -244,6 +254,7 @@ export async function requestUserReview(
         deadlineFromTeam: deadline !== null && !callerTimed,
         assignedUserId: assignee.userId,
         assignedRole: assignee.role,
+        approvalsRequired,
       })
       .returning({ id: reviewRequests.id, contentDigest: reviewRequests.contentDigest });
     if (!review) throw new AppError("INTERNAL_ERROR", "The review request was not stored.");
@@ -267,6 +278,7 @@ export async function requestUserReview(
         ...(deadline ? { dueAt: dueAt?.toISOString(), onTimeout: deadline.onTimeout } : {}),
         ...(assignee.userId ? { assignedUserId: assignee.userId } : {}),
         ...(assignee.role ? { assignedRole: assignee.role } : {}),
+        ...(approvalsRequired > 1 ? { approvalsRequired } : {}),
       },
     });
     await queueEvent(tx, ctx.tenantId, "review.requested", review.id, {});
@@ -279,6 +291,7 @@ export async function requestUserReview(
       ...(deadline && dueAt ? { dueAt: dueAt.toISOString(), onTimeout: deadline.onTimeout } : {}),
       assignedUserId: assignee.userId,
       assignedRole: assignee.role,
+      approvalsRequired,
       reviewUrl: reviewPageUrl(plan.id),
       decisionPolicy,
       contentDigest: review.contentDigest,

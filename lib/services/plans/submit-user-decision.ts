@@ -24,6 +24,7 @@ import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { reviewRequests } from "../../db/schema";
 import { AppError, isAppError } from "../../plan-engine/app-error";
+import { approvalQuorum } from "../../plan-engine/checkpoint-guard";
 import {
   approvedResult,
   checkDecider,
@@ -34,12 +35,19 @@ import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-eng
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
 import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
+import { approverOf, keepApproval, readApprovals } from "../reviews/approvals";
 import { readDecisionRules } from "../reviews/decision-rules";
 import { deciderOf } from "../reviews/in-client-trust";
 import { currentReviewDigest } from "../reviews/review-digest";
+import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
-import { firedConditionsOutput, planStatus, stepStatus } from "../shared/output-fields";
+import {
+  approvalsOutput,
+  firedConditionsOutput,
+  planStatus,
+  stepStatus,
+} from "../shared/output-fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep } from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
@@ -51,7 +59,7 @@ export const submitUserDecisionFields = z.object({
   decision: z
     .enum(REVIEW_DECISIONS)
     .describe(
-      "approve: the step is done; reject: it and the plan fail; modify: redo it with the feedback; skip: skip it.",
+      "approve: step done; reject: it and the plan fail; modify: redo it with the feedback; skip: skip it.",
     ),
   feedback: z
     .string()
@@ -67,7 +75,7 @@ export const submitUserDecisionFields = z.object({
     .optional()
     .describe("The review's contentDigest as the person saw it; left out, as requested."),
   result: optionalResultField(
-    "Approve of a review without proposedResult: the result the person entered (must meet the step's outputSchema).",
+    "Approve without proposedResult: the result the person entered (meeting the step's outputSchema).",
   ),
 });
 
@@ -99,6 +107,7 @@ export const userDecisionOutput = z.object({
   firedConditions: firedConditionsOutput,
   // How the decision reached Cairn: web (a person), relayed (an agent), deadline (Cairn).
   channel: z.enum(DECISION_CHANNELS),
+  approvals: approvalsOutput.optional(),
   hint: z.string(),
 });
 
@@ -241,6 +250,73 @@ export async function submitUserDecision(
           : `the step needs a result that satisfies its outputSchema, so this review cannot be approved: modify it (the agent redoes the step with your feedback), skip it or reject it. ${reviewPageUrl(plan.id)}`,
       );
     }
+    // A review that needs several people's approval waits for the rest
+    // (approvalQuorum, the checkpoint rule's count); one person counts once.
+    let approvedBy: string[] | undefined;
+    if (input.decision === "approve" && review.approvalsRequired > 1) {
+      const approverId = approverOf(decider.actor);
+      const approval = {
+        approverId: approverId ?? "",
+        label: decider.actor.label,
+        channel,
+        digest,
+      };
+      const quorum = approvalQuorum(
+        { required: review.approvalsRequired, digest, policy: decisionPolicy },
+        await readApprovals(tx, review.id),
+        approval,
+      );
+      if (quorum.counts && !quorum.repeat && approverId !== null) {
+        await keepApproval(tx, {
+          tenantId: ctx.tenantId,
+          planId: plan.id,
+          reviewRequestId: review.id,
+          approverId,
+          actor: decider.actor,
+          channel,
+          digest,
+        });
+      }
+      const approvals = {
+        count: quorum.counted.length,
+        required: quorum.required,
+        approvedBy: quorum.counted.map((a) => a.label),
+      };
+      if (!quorum.reached) {
+        if (quorum.counts && !quorum.repeat) {
+          await writeAuditLog(tx, decider, {
+            eventType: "user_reviewed",
+            planId: plan.id,
+            stepId: step.id,
+            payload: {
+              action: "approval_recorded",
+              reviewRequestId: review.id,
+              reviewDigest: digest,
+              channel,
+              decisionPolicy,
+              approvals: approvals.count,
+              approvalsRequired: approvals.required,
+            },
+          });
+        }
+        return {
+          planId: plan.id,
+          stepId: step.id,
+          reviewRequestId: review.id,
+          decision: input.decision,
+          stepStatus: step.status,
+          planStatus: plan.status,
+          instructions: step.instructions,
+          firedConditions: [],
+          channel,
+          approvals,
+          hint: quorum.repeat
+            ? `Your approval already counts (${approvals.count} of ${approvals.required}); nothing was changed. The review waits for ${approvals.required - approvals.count} more person's approval.`
+            : `Approval recorded: ${approvals.count} of ${approvals.required}. The review waits for ${approvals.required - approvals.count} more person's approval; get_next_step answers awaiting_review until then.`,
+        };
+      }
+      approvedBy = approvals.approvedBy;
+    }
     const decided = decideReviewDecision(
       {
         id: plan.id,
@@ -268,6 +344,7 @@ export async function submitUserDecision(
         channel,
         reviewDigest: digest,
         decisionPolicy,
+        ...(approvedBy ? { approvedBy } : {}),
       },
     );
     const stepStatus = decided.stepStatus;
@@ -294,6 +371,15 @@ export async function submitUserDecision(
       instructions,
       firedConditions: decided.fired,
       channel,
+      ...(approvedBy
+        ? {
+            approvals: {
+              count: approvedBy.length,
+              required: review.approvalsRequired,
+              approvedBy,
+            },
+          }
+        : {}),
       hint: decisionHint(input.decision, decided),
     };
   });

@@ -83,7 +83,7 @@ export const skillExecutionMetadata = z
       ),
   })
   .describe(
-    "On create: topic, researchType, scope, depthSignals, routingRationale, delegatedTo, originalQuery, clarifyingQuestions or skipQuestionsReason. On update: keys to add or replace.",
+    "On create: topic, researchType, scope, depthSignals, routingRationale, delegatedTo, originalQuery, clarifyingQuestions or skipQuestionsReason. On update: keys to set.",
   );
 
 export const logSkillExecutionInput = z.object({

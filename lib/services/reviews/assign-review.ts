@@ -3,13 +3,16 @@
  * assigned to one team member, or to nobody (the whole team). Assignment only
  * says who is asked; anyone in the team may still answer. Each change writes a
  * `user_reviewed` audit row with the action `review_assigned`; the change is
- * made through `changePendingReview`.
+ * made through `changePendingReview`. Handing a review to a colleague (someone
+ * other than the one acting) may carry a note; the colleague is notified
+ * (`review.handed_over`, docs/reviews.md "Hand-over").
  */
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { queueEvent } from "../notifications/events";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
@@ -19,12 +22,16 @@ export const assignReviewInput = z.object({
   reviewRequestId: z.uuid("must be a review id (a UUID)"),
   /** The team member who should answer; null returns the review to the whole team. */
   userId: z.uuid("must be a user id (a UUID)").nullable(),
+  /** A hand-over's note to the colleague: what to look at, why them. */
+  note: z.string().trim().max(2_000).optional(),
 });
 
 export type ReviewAssigned = {
   reviewRequestId: string;
   assignedUserId: string | null;
   assignedUserEmail: string | null;
+  /** Handed to a colleague (not taken, not returned to the team): they were notified. */
+  handedOver: boolean;
 };
 
 export async function assignReview(
@@ -54,6 +61,15 @@ export async function assignReview(
       }
       email = user.email;
     }
+    const note = input.note && input.note.length > 0 ? input.note : null;
+    const handedOver = input.userId !== null && input.userId !== ctx.actor.id;
+    if (note !== null && !handedOver) {
+      throw new AppError(
+        "VALIDATION_ERROR",
+        "A note goes with a hand-over to a colleague: choose who should answer the review. Nothing was changed.",
+        { field: "note" },
+      );
+    }
     const review = await pending.update({ assignedUserId: input.userId, assignedRole: null });
     await writeAuditLog(tx, ctx, {
       eventType: "user_reviewed",
@@ -65,12 +81,20 @@ export async function assignReview(
         assignedUserId: input.userId,
         assignedUserEmail: email,
         assignedRole: null,
+        ...(handedOver ? { handedOver: true, note } : {}),
       },
     });
+    if (handedOver) {
+      await queueEvent(tx, ctx.tenantId, "review.handed_over", input.reviewRequestId, {
+        handedOverBy: ctx.actor.label,
+        note,
+      });
+    }
     return {
       reviewRequestId: input.reviewRequestId,
       assignedUserId: input.userId,
       assignedUserEmail: email,
+      handedOver,
     };
   });
 }

@@ -1,8 +1,8 @@
 /**
  * The team's trail (docs/reviews.md, "The team's trail"): every change to the
  * team's rules on checkpoints, written with the change in one transaction.
- * Each rule's column is named once here, so the three setters (decision policy,
- * review defaults, trusted clients) share one writer and a new event type does
+ * Each rule's column is named once here, so the setters (decision policy,
+ * review defaults, trusted clients, quorum) share one writer and a new event type does
  * not compile until it says what it changes. The admin page's read of it is
  * lib/services/views/team-rules.ts.
  */
@@ -36,6 +36,10 @@ const TEAM_RULES = {
     read: (team) => team.trustedClients ?? null,
     write: (to) => ({ trustedClients: to }),
   } satisfies TeamRule<string[] | null>,
+  review_quorum_changed: {
+    read: (team): number => team.reviewApprovalsRequired,
+    write: (to) => ({ reviewApprovalsRequired: to }),
+  } satisfies TeamRule<number>,
 } satisfies Record<TeamEventType, TeamRule<unknown>>;
 
 export type TeamRuleValue<Event extends TeamEventType> = ReturnType<

@@ -139,14 +139,14 @@ export const newStepField = z.object({
     .max(100)
     .optional()
     .describe(
-      "A server-run step: search_sources, extract_data or store_research, which Cairn runs with arguments. Left out, your step.",
+      "A server-run step: search_sources, extract_data or store_research, run by Cairn with arguments. Left out, yours.",
     ),
   arguments: jsonAtMost(
     z
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        'The server-run step\'s tool input; "{{steps.N.result.<path>}}" (N: an earlier step) or "{{plan.researchQuestion}}" in a string is replaced by that value.',
+        'The server-run step\'s tool input; "{{steps.N.result.<path>}}" (N earlier) or "{{plan.researchQuestion}}" in a string becomes that value.',
       ),
     MAX_STEP_IO_BYTES,
     STEP_IO_TOO_BIG,
@@ -156,7 +156,7 @@ export const newStepField = z.object({
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        "Your step's inputs, resolved when it is handed out (step.inputs), with bindings as in arguments.",
+        "Your step's inputs, resolved at hand-out (step.inputs), with bindings as in arguments.",
       ),
     MAX_STEP_IO_BYTES,
     STEP_IO_TOO_BIG,

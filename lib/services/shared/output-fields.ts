@@ -105,3 +105,10 @@ export const awaitingStepsOutput = z.object({
   stepOrder: z.number(),
   params: z.record(z.string(), z.unknown()),
 });
+
+/** A review that needs several people's approval: "k of N" and who approved (docs/reviews.md, "Quorum"). */
+export const approvalsOutput = z.object({
+  count: z.number(),
+  required: z.number(),
+  approvedBy: z.array(z.string()),
+});

@@ -11,9 +11,11 @@ import { selectRows } from "../../db/rows";
 import { isoTime } from "../../db/statement";
 import { isLastOpenStep } from "../../plan-engine/loop";
 import { STEP_STATUSES, type StepStatus } from "../../plan-engine/states";
+import { type ApprovalsShown, approvalsShown } from "../reviews/approvals";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
 import { reviewRequestFields } from "../shared/fields";
+import { approvalsOutput } from "../shared/output-fields";
 import {
   proposalFieldRow,
   proposalFields,
@@ -54,6 +56,8 @@ export const pendingReviewView = z.object({
   ...reviewRequestFields,
   assignedUserLabel: z.string().nullable(),
   assignedRole: z.string().nullable(),
+  /** A review needing several people's approval: k of N and who approved; null when one is enough. */
+  approvals: approvalsOutput.nullable(),
 });
 
 export type PendingReviewView = z.infer<typeof pendingReviewView>;
@@ -90,6 +94,7 @@ type PendingReviewSource = {
     escalatedAt: string | null;
     assignedUserId: string | null;
     assignedRole: string | null;
+    approvals: ApprovalsShown | null;
   };
   stepInstructions: string;
   outputSchema: Record<string, unknown> | null;
@@ -132,6 +137,7 @@ function showPendingReview(
       ? (members.find((m) => m.userId === review.assignedUserId)?.label ?? "a former team member")
       : null,
     assignedRole: review.assignedRole,
+    approvals: review.approvals,
   };
 }
 
@@ -210,5 +216,12 @@ export async function readPendingReview(
   ]);
   if (!row) return null;
   const { stepInstructions, outputSchema, steps, ...review } = row;
-  return showPendingReview({ planId, review, stepInstructions, outputSchema, steps }, members);
+  const approvals =
+    (await approvalsShown(ctx.db, ctx.tenantId, [review.reviewRequestId])).get(
+      review.reviewRequestId,
+    ) ?? null;
+  return showPendingReview(
+    { planId, review: { ...review, approvals }, stepInstructions, outputSchema, steps },
+    members,
+  );
 }

@@ -45,6 +45,7 @@ import {
   loadPlanCore,
   type PlanCore,
 } from "../research/research-context";
+import { approvalsShown } from "../reviews/approvals";
 import { readDecisionPolicy } from "../reviews/decision-rules";
 import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
@@ -390,6 +391,11 @@ export async function getPlanPage(
         .map((s) => s.id),
     );
     const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
+    const approvals = await approvalsShown(
+      tx,
+      ctx.tenantId,
+      context.reviews.filter((r) => r.status === "pending").map((r) => r.reviewRequestId),
+    );
     const steps = context.steps.map((step) => {
       const run = runs.find((r) => r.stepId === step.stepId);
       const isSentBack = sentBack.has(step.stepId);
@@ -414,6 +420,8 @@ export async function getPlanPage(
         // What the review shows changed since it was requested (modify_plan rewrote the step).
         instructionsChanged:
           review.currentDigest !== null && review.currentDigest !== review.contentDigest,
+        /** "k of N" and who approved, for a pending review needing several approvals. */
+        approvals: approvals.get(review.reviewRequestId) ?? null,
       })),
       steps,
       // Shortened: ten of them at their longest, in quote marks, were a megabyte of HTML.

@@ -17,6 +17,7 @@ import { z } from "zod";
 import { selectRows } from "../../db/rows";
 import { reviewRequests, type USER_ROLES } from "../../db/schema";
 import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
+import { approvalsShown } from "../reviews/approvals";
 import { reviewContentDigestSql } from "../reviews/review-digest";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
@@ -105,7 +106,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     // (everything else a digest covers is the review's own and never changes).
     selectRows(
       ctx.db,
-      inboxReview.omit({ proposal: true, proposalFieldsOmitted: true }).extend({
+      inboxReview.omit({ proposal: true, proposalFieldsOmitted: true, approvals: true }).extend({
         proposedResult: z.record(z.string(), z.unknown()).nullable(),
         positionAt: z.string(),
         positionId: z.string(),
@@ -156,8 +157,19 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     ...shownProposal(proposedResult),
   }));
   const { items, nextCursor } = page.fitOf(shown, INBOX_PAGE_SIZE, INBOX_PAGE_BYTES, (r) => r);
+  // "k of N" for the page's reviews that need several approvals: one more read, of this page only.
+  const approvals = await approvalsShown(
+    ctx.db,
+    ctx.tenantId,
+    items.map((review) => review.reviewRequestId),
+  );
   return {
-    reviews: items.map(({ positionAt, positionId, ...review }): InboxReview => review),
+    reviews: items.map(
+      ({ positionAt, positionId, ...review }): InboxReview => ({
+        ...review,
+        approvals: approvals.get(review.reviewRequestId) ?? null,
+      }),
+    ),
     nextCursor,
     total: counted?.n ?? 0,
   };

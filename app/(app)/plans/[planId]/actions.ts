@@ -37,9 +37,10 @@ const assignReviewForm = z.object({
   reviewRequestId: assignReviewInput.shape.reviewRequestId,
   take: z.literal("me").optional(),
   handTo: z.union([z.literal("team"), z.uuid("must be a user id (a UUID)")]).optional(),
+  note: assignReviewInput.shape.note,
 });
 
-/** Take a review, or hand it off to a team member or back to the team. */
+/** Take a review, or hand it to a colleague (with a note; they are notified) or back to the team. */
 export const assignReviewAction = serverAction({
   access: "signed-in",
   input: assignReviewForm,
@@ -53,13 +54,14 @@ export const assignReviewAction = serverAction({
       reviewRequestId: input.reviewRequestId,
       userId:
         input.take === "me" ? user.userId : input.handTo === "team" ? null : (input.handTo ?? null),
+      ...(input.take === "me" ? {} : { note: input.note }),
     }),
   success: (assigned, _, user) =>
     assigned.assignedUserId === null
       ? "Handed back to the team: anyone may answer it."
       : assigned.assignedUserId === user.userId
         ? "Assigned to you."
-        : `Handed off to ${assigned.assignedUserEmail}.`,
+        : `Handed over to ${assigned.assignedUserEmail}, who has been notified.`,
   revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
   revalidateAfterFailure: true,
 });
