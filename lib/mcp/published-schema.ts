@@ -3,7 +3,7 @@
  * An input schema is published whole, since the model fills it in; an output
  * schema only as an outline, since the answer itself carries the rest.
  */
-import type { Tool } from "@modelcontextprotocol/server";
+import type { Tool, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 type Node = Record<string, unknown>;
@@ -121,6 +121,26 @@ function portableNode(node: Node): void {
   if (names && Object.keys(names).length === 1 && names.type === "string") {
     delete node.propertyNames;
   }
+  // zod's int() bounds every integer by JavaScript's safe range: no caller
+  // comes near it, and it was 27 bytes of every integer field.
+  if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
+  if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
+}
+
+/**
+ * A tool's annotations as published: the hints MCP's defaults already say
+ * (destructiveHint true, idempotentHint false, openWorldHint true) left out,
+ * and a read-only tool's destructive and idempotent hints too, which MCP reads
+ * only on a tool that writes. `readOnlyHint` always, since a client reads it first.
+ */
+export function publishedAnnotations(annotations: ToolAnnotations): ToolAnnotations {
+  const { readOnlyHint = false, destructiveHint, idempotentHint, openWorldHint } = annotations;
+  return {
+    readOnlyHint,
+    ...(!readOnlyHint && destructiveHint === false ? { destructiveHint } : {}),
+    ...(!readOnlyHint && idempotentHint === true ? { idempotentHint } : {}),
+    ...(openWorldHint === false ? { openWorldHint } : {}),
+  };
 }
 
 function isEmptySchema(value: unknown): boolean {

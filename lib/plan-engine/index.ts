@@ -18,6 +18,7 @@ export * from "./loop";
 export * from "./modify";
 export * from "./progress";
 export * from "./review-deadlines";
+export * from "./revisions";
 export * from "./skill-executions";
 export * from "./source-key";
 export * from "./states";

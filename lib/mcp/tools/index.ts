@@ -4,6 +4,7 @@ import { decideInReviewCardTool, readPlanCardTool, readReviewCardTool } from "./
 import { createResearchPlanTool } from "./create-research-plan";
 import { extractDataTool } from "./extract-data";
 import { getNextStepTool } from "./get-next-step";
+import { getPlanHistoryTool } from "./get-plan-history";
 import { getPlanStatusTool } from "./get-plan-status";
 import { getResearchContextTool } from "./get-research-context";
 import { getSkillTool } from "./get-skill";
@@ -39,6 +40,7 @@ export const TOOLS = [
   modifyPlanTool,
   cancelPlanTool,
   getPlanStatusTool,
+  getPlanHistoryTool,
   listActivePlansTool,
   getResearchContextTool,
   storeResearchOutputTool,
