@@ -29,7 +29,7 @@ export function publishedInputSchema(schema: z.ZodType): Tool["inputSchema"] {
 
 /**
  * A tool's output schema as published: the answer's own fields, each with its
- * type (an enum's values, whether it may be null), and nothing more: a nested
+ * type (a constant's value, whether it may be null), and nothing more: a nested
  * object is `{ "type": "object" }`, a list of them `{ "type": "array",
  * "items": { "type": "object" } }`, with no prose. The answer describes the
  * rest itself, and the whole schemas were over half of tools/list, in every
@@ -51,7 +51,11 @@ export function publishedOutputSchema(schema: z.ZodType): Tool["outputSchema"] {
   return { type: "object", properties: outline };
 }
 
-/** A field's type without its fields: type, enum and const, a list's item type, a union's branches. */
+/**
+ * A field's type without its fields: type and const, a list's item type, a
+ * union's branches. Not an enum's values: the answer carries the value, and
+ * the plan and step statuses alone were 1.7 KB of every agent's context.
+ */
 function typeOnly(node: Node): Node {
   const union = node.anyOf ?? node.oneOf;
   if (Array.isArray(union)) {
@@ -63,7 +67,7 @@ function typeOnly(node: Node): Node {
     return branches.length === 1 ? (branches[0] as Node) : { anyOf: branches };
   }
   const kept: Node = {};
-  for (const key of ["type", "enum", "const"]) if (key in node) kept[key] = node[key];
+  for (const key of ["type", "const"]) if (key in node) kept[key] = node[key];
   if (typeof node.items === "object" && node.items !== null)
     kept.items = typeOnly(node.items as Node);
   return kept;

@@ -14,6 +14,7 @@ export * from "./claims";
 export * from "./conditions";
 export * from "./decisions";
 export * from "./evidence";
+export * from "./fork";
 export * from "./loop";
 export * from "./modify";
 export * from "./progress";

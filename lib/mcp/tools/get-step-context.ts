@@ -9,7 +9,7 @@ export const getStepContextTool = defineTool({
   name: "get_step_context",
   title: "Get a step's context",
   description:
-    "Before a step after the first: earlier steps' results and reports (paged: stepsCursor), the plan's evidence and artifacts, long values cut as in get_research_context. Renews your lease on a step in progress.",
+    "Before a step after the first: earlier steps' results and reports (paged: stepsCursor), the plan's evidence and artifacts, cut as in get_research_context. Renews your lease on the step.",
   inputSchema: getStepContextInput,
   outputSchema: stepContextOutput,
   annotations: {

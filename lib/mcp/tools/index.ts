@@ -3,6 +3,7 @@ import { cancelPlanTool } from "./cancel-plan";
 import { decideInReviewCardTool, readPlanCardTool, readReviewCardTool } from "./cards";
 import { createResearchPlanTool } from "./create-research-plan";
 import { extractDataTool } from "./extract-data";
+import { forkPlanTool } from "./fork-plan";
 import { getNextStepTool } from "./get-next-step";
 import { getPlanHistoryTool } from "./get-plan-history";
 import { getPlanStatusTool } from "./get-plan-status";
@@ -38,6 +39,7 @@ export const TOOLS = [
   requestUserReviewTool,
   submitUserDecisionTool,
   modifyPlanTool,
+  forkPlanTool,
   cancelPlanTool,
   getPlanStatusTool,
   getPlanHistoryTool,

@@ -14,7 +14,7 @@ export const searchSourcesTool = defineTool({
   name: "search_sources",
   title: "Search the research library",
   description:
-    "Search this account's research library: the prior-research check ({ query, limit: 5 }) and search steps. Full-text (English stemming) and typo-tolerant title matches, best first. Changes nothing, unless completesStep is given.",
+    "Search this account's research library: the prior-research check ({ query, limit: 5 }) and search steps. Full-text and typo-tolerant title matches, best first. Changes nothing, unless completesStep is given.",
   inputSchema: searchSourcesInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(searchSourcesOutput),
   annotations: {
