@@ -29,7 +29,8 @@ SELECT p."tenant_id", p."id", 1, 'created', 'Revisions began to be kept after th
   'system', 'Cairn',
   coalesce((SELECT jsonb_agg(jsonb_build_object('id', s."id", 'stepOrder', s."step_order",
       'stepType', s."step_type", 'instructions', s."instructions", 'tool', s."tool",
-      'arguments', s."arguments", 'inputs', s."inputs") ORDER BY s."step_order")
+      'arguments', s."arguments", 'inputs', s."inputs", 'outputSchema', s."output_schema")
+      ORDER BY s."step_order")
     FROM "plan_step" s WHERE s."plan_id" = p."id"), '[]'::jsonb),
   jsonb_build_object('added', '[]'::jsonb, 'removed', '[]'::jsonb, 'moved', '[]'::jsonb,
     'instructions', '[]'::jsonb, 'arguments', '[]'::jsonb, 'status', '[]'::jsonb, 'omitted', 0),

@@ -126,13 +126,18 @@ export function decideFork(
     reopened,
     steps: steps.map((step) => {
       const edit = editOf.get(step.id);
+      const instructions = edit?.instructions ?? step.instructions;
+      const args = edit?.arguments ?? step.arguments;
       return {
         sourceStepId: step.id,
         stepOrder: step.stepOrder,
         carried: step.stepOrder < startOrder,
-        instructions: edit?.instructions ?? step.instructions,
-        arguments: edit?.arguments ?? step.arguments,
-        edited: edit !== undefined,
+        instructions,
+        arguments: args,
+        // An edit that gives a step what it has (a form sends every step) is none.
+        edited:
+          instructions !== step.instructions ||
+          JSON.stringify(args) !== JSON.stringify(step.arguments),
       };
     }),
   };

@@ -16,6 +16,7 @@ const step = (id: string, stepOrder: number, instructions = `do ${id}`): Revisio
   tool: null,
   arguments: null,
   inputs: null,
+  outputSchema: null,
 });
 
 describe("diffRevision", () => {

@@ -18,6 +18,7 @@ export type RevisionStep = {
   tool: string | null;
   arguments: Record<string, unknown> | null;
   inputs: Record<string, unknown> | null;
+  outputSchema: Record<string, unknown> | null;
 };
 
 /** A value in a diff: its first characters, and whether it was cut. */

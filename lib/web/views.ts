@@ -28,6 +28,7 @@ import {
 import { teamMembers } from "../services/views/pending-review";
 import {
   countAwaitingReview,
+  getForkForm,
   getPlanDeliverable,
   getPlanPage,
   getToolCallLog,
@@ -63,6 +64,10 @@ export const views = {
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
     return getPlanPage(ctx, planId, auditCursor, cursors);
+  },
+  /** The "Fork from here" form's steps; undefined for a plan or step not in the user's tenant. */
+  async forkForm(user: SignedInUser, planId: string, stepId: string) {
+    return getForkForm(await userContext(user), planId, stepId);
   },
   /** A page of the plan's revisions with their diffs: get_plan_history's answer. */
   async planHistory(user: SignedInUser, planId: string, cursor: string | undefined) {

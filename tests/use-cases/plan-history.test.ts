@@ -181,4 +181,99 @@ describe.each(BACKENDS)("plan history on %s", (backend) => {
     expect(latest?.diff.instructions[0]?.to).toMatchObject({ cut: true });
     expect(latest?.diff.instructions[0]?.to?.text.length).toBe(400);
   });
+
+  it("reverts to revision 1 as a new revision, and refuses a revert that would touch a started step", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Revert",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze", "synthesize"),
+    });
+    const { planId } = created;
+    const [one, two, three] = created.steps.map((s: { stepId: string }) => s.stepId);
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "update_step_instructions",
+      stepId: two,
+      instructions: "Compare by cost.",
+      modificationRationale: "Cost.",
+    });
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "remove_step",
+      stepId: three,
+      modificationRationale: "No write-up.",
+    });
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "add_steps",
+      insertAfterOrder: 0,
+      steps: [{ stepType: "custom", instructions: "Scope it." }],
+      modificationRationale: "Scope first.",
+    });
+    const reverted = await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "revert_revision",
+      revision: 1,
+      modificationRationale: "Back to the original plan.",
+    });
+    expect(reverted.steps.map((s) => [s.stepId, s.stepOrder, s.status])).toEqual([
+      [one, 1, "pending"],
+      [two, 2, "pending"],
+      [three, 3, "pending"],
+    ]);
+    const context = await tenant.agent.ok("get_research_context", { planId });
+    expect(context.steps.map((s) => s.instructions)).toEqual([
+      "Step 1: do the search work.",
+      "Step 2: do the analyze work.",
+      "Step 3: do the synthesize work.",
+    ]);
+    const [latest] = (await tenant.agent.ok("get_plan_history", { planId })).revisions;
+    expect(latest).toMatchObject({
+      revision: 5,
+      cause: "revert_revision",
+      rationale: "Back to the original plan.",
+      diff: {
+        added: [{ stepId: three, stepOrder: 3 }],
+        removed: [{ stepOrder: 1, instructions: { text: "Scope it." } }],
+        instructions: [{ stepId: two, to: { text: "Step 2: do the analyze work." } }],
+      },
+    });
+
+    // Step 1 done; a revert to a revision where step 1 read otherwise is refused.
+    const first = await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.submit(planId, first.step.stepId);
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "update_step_instructions",
+      stepId: one,
+      instructions: "Search again, wider.",
+      modificationRationale: "Wider.",
+    });
+    expect(
+      await tenant.agent.fails("modify_plan", {
+        planId,
+        action: "revert_revision",
+        revision: 1,
+        modificationRationale: "Back.",
+      }),
+    ).toMatch(
+      /^INVALID_TRANSITION: Step 1 is completed, and reverting plan .* to revision 1 would change its instructions; a revert changes only steps not yet started/,
+    );
+    expect(
+      await tenant.agent.fails("modify_plan", {
+        planId,
+        action: "revert_revision",
+        revision: 99,
+        modificationRationale: "Back.",
+      }),
+    ).toMatch(/^NOT_FOUND: Plan .* has no revision 99/);
+    // Reverting to the latest revision is allowed: step 1 stands as it does now.
+    const again = await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "revert_revision",
+      revision: 6,
+      modificationRationale: "Same as revision 6.",
+    });
+    expect(again.steps.map((s) => s.status)).toEqual(["completed", "pending", "pending"]);
+  });
 });

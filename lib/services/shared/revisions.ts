@@ -30,10 +30,31 @@ export async function readRevisionSteps(
       tool: planSteps.tool,
       arguments: planSteps.arguments,
       inputs: planSteps.inputs,
+      outputSchema: planSteps.outputSchema,
     })
     .from(planSteps)
     .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
     .orderBy(asc(planSteps.stepOrder));
+}
+
+/** A revision's steps (what revert_revision restores); undefined when the plan has no such revision. */
+export async function readRevision(
+  tx: Transaction,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  revision: number,
+): Promise<RevisionStep[] | undefined> {
+  const [row] = await tx
+    .select({ steps: planRevisions.steps })
+    .from(planRevisions)
+    .where(
+      and(
+        eq(planRevisions.planId, planId),
+        eq(planRevisions.tenantId, ctx.tenantId),
+        eq(planRevisions.revision, revision),
+      ),
+    );
+  return row?.steps;
 }
 
 /**
