@@ -172,8 +172,9 @@ export type CarriedDecision = {
  * Rule 2, for a fork (docs/history-and-forks.md): a checkpoint carried into a
  * fork counts as decided only if what was decided is unchanged (its content
  * digest). Under `people_only` it must also have been a person's decision: an
- * agent's relay, or a checkpoint an agent passed with a result while agents
- * could, is decided again. Otherwise the fork starts at the checkpoint.
+ * agent's relay, a deadline's action, or a checkpoint an agent passed with a
+ * result while agents could, is decided again. Otherwise the fork starts at
+ * the checkpoint.
  */
 export function carriedDecisionCounts(
   policy: DecisionPolicy,
@@ -181,7 +182,8 @@ export function carriedDecisionCounts(
 ): boolean {
   if (decision === null) return policy !== "people_only";
   if (decision.decidedDigest !== decision.currentDigest) return false;
-  return policy !== "people_only" || decision.channel !== "relayed";
+  // A person in Cairn or in a client the team trusted: not a relay, nor a deadline.
+  return policy !== "people_only" || decision.channel === "web" || decision.channel === "client";
 }
 
 /** What a plan is asked to take outside the loop. */

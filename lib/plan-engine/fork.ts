@@ -83,7 +83,7 @@ export function decideFork(
             ? `checkpoint step ${step.stepOrder} was passed without a person's decision, and this team lets only people decide checkpoints`
             : step.decision.decidedDigest !== step.decision.currentDigest
               ? `what checkpoint step ${step.stepOrder} showed changed after it was decided`
-              : `checkpoint step ${step.stepOrder} was decided by an agent relaying a person, and this team lets only people decide checkpoints`,
+              : `checkpoint step ${step.stepOrder} was decided by ${step.decision.channel === "deadline" ? "its deadline" : "an agent relaying a person"}, and this team lets only people decide checkpoints`,
       };
     }
   }
