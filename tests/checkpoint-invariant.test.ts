@@ -1160,6 +1160,46 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
     ["agent", "checkpoint", "agent"],
     [cmd.getNextStep("key", 0), cmd.storeResearch("key", 0, 2)],
   ],
+  [
+    // A checkpoint an agent relayed while agents could, then a switch to
+    // people_only: a fork past it starts at it, for a person to decide.
+    "(i) a fork does not carry an agent's checkpoint decision into a people_only team",
+    "people_and_agents",
+    ["checkpoint", "agent", "agent"],
+    [
+      cmd.getNextStep("key", 0),
+      cmd.requestReview("key", 0, 0, "plain", null),
+      cmd.agentDecision("key", 0, "approve"),
+      cmd.getNextStep("key", 0),
+      cmd.submitStep("key", 0, CURRENT),
+      cmd.setPolicy("people_only"),
+      cmd.fork("key", 0, 2, true),
+      cmd.expectStatus(1, 0, "pending"),
+      cmd.getNextStep("key", 1),
+      cmd.submitStep("key", 1, CURRENT),
+      cmd.expectStatus(1, 0, "in_progress"),
+    ],
+  ],
+  [
+    // The same decision under people_and_agents is carried, with the step after it.
+    "(j) a fork carries an unchanged checkpoint decision where agents may relay",
+    "people_and_agents",
+    ["checkpoint", "agent", "agent"],
+    [
+      cmd.getNextStep("key", 0),
+      cmd.requestReview("key", 0, 0, "plain", null),
+      cmd.agentDecision("key", 0, "approve"),
+      cmd.getNextStep("key", 0),
+      cmd.submitStep("key", 0, CURRENT),
+      cmd.fork("key", 0, 2, false),
+      cmd.expectStatus(1, 0, "completed"),
+      cmd.expectStatus(1, 1, "completed"),
+      cmd.getNextStep("key", 1),
+      cmd.expectStatus(1, 2, "in_progress"),
+      // The source is untouched.
+      cmd.expectStatus(0, 2, "pending"),
+    ],
+  ],
 ];
 
 // ---------------------------------------------------------------------------
