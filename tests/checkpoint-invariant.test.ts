@@ -9,6 +9,11 @@
  * sequence that breaks it is shrunk to its shortest form and printed with the
  * seed. The issue's reproductions run first, as fixed sequences.
  *
+ * fork_plan and modify_plan's revert_revision are among the calls: a fork's
+ * steps are held to the rules as they appear (none carried done behind a
+ * checkpoint the fork has not decided; under people_only a checkpoint carried
+ * as decided only with a person's decision).
+ *
  * The invariant (the reference model `checkInvariant` and `probeLiveness` hold):
  *  1. No step that stands after an undecided checkpoint (a step of type
  *     checkpoint, pending/in_progress/awaiting_input, lower step_order) is
@@ -169,6 +174,8 @@ type StepRow = {
   status: string;
   /** Whether the step has an outputSchema. */
   contract: boolean;
+  /** Carried into a fork from its source plan. */
+  carried: boolean;
 };
 type DecisionRow = {
   id: string;
@@ -218,7 +225,8 @@ async function readSnapshot(db: Database, tenantId: string): Promise<Snapshot> {
         from research_plan where tenant_id = ${tenantId}::uuid), '[]') as plans,
       coalesce((select json_agg(json_build_object('id', id, 'planId', plan_id,
           'order', step_order, 'type', step_type, 'status', status,
-          'contract', output_schema is not null) order by plan_id, step_order)
+          'contract', output_schema is not null,
+          'carried', carried_from_step_id is not null) order by plan_id, step_order)
         from plan_step where tenant_id = ${tenantId}::uuid), '[]') as steps,
       coalesce((select json_agg(json_build_object('id', id, 'planId', plan_id, 'stepId', step_id))
         from review_request where tenant_id = ${tenantId}::uuid and status = 'pending'), '[]') as pending,
@@ -294,6 +302,17 @@ function checkInvariant(m: Model, w: World, before: Snapshot, after: Snapshot, o
         );
       }
     }
+    // 1: a fork's step carried done behind a checkpoint the fork has not decided.
+    if (!old && step.status !== "pending") {
+      const c = holder(after, step);
+      if (c) {
+        broken(
+          w,
+          "rule 1",
+          `new step ${step.order} (${step.type}) is ${step.status} behind undecided checkpoint ${c.order} (${c.status})`,
+        );
+      }
+    }
     // 1: an existing step moved from behind an undecided checkpoint to before it.
     if (old) {
       for (const c of stepsOf(after, step.planId)) {
@@ -338,7 +357,29 @@ function checkInvariant(m: Model, w: World, before: Snapshot, after: Snapshot, o
     }
   }
   if (m.policy === "people_only") {
-    for (const d of fresh) {
+    const added = new Set(after.steps.filter((x) => !was.has(x.id)).map((x) => x.id));
+    for (const step of after.steps) {
+      // A fork's checkpoint carried as decided: only on a person's decision, carried with it.
+      if (
+        added.has(step.id) &&
+        step.type === "checkpoint" &&
+        (step.status === "completed" || step.status === "skipped") &&
+        !fresh.some(
+          (d) =>
+            d.stepId === step.id &&
+            d.byType === "user" &&
+            (d.channel === "web" || d.channel === "client"),
+        )
+      ) {
+        broken(
+          w,
+          "rule 2",
+          `under people_only, a fork carried checkpoint ${step.order} as ${step.status} without a person's decision`,
+        );
+      }
+    }
+    // A carried decision is the source's, copied (checked above), not one made now.
+    for (const d of fresh.filter((x) => !added.has(x.stepId))) {
       const byPerson =
         d.byType === "user" &&
         ((d.channel === "web" && (outcome.party === "person" || outcome.party === "colleague")) ||
@@ -842,6 +883,36 @@ const cmd = {
       return { party: who, answer: await call(w, who, "modify_plan", args) };
     }),
 
+  fork: (who: Credential, p: number, s: number, edit: boolean) =>
+    new Step(
+      `fork(${who}, plan ${p}, step ${s}, ${edit ? "edited" : "as it is"})`,
+      async (m, w) => {
+        const planId = planAt(m, p) ?? "";
+        const step = stepAt(w, planId, s);
+        const answer = await call(w, who, "fork_plan", {
+          planId,
+          fromStepId: step?.id ?? "00000000-0000-4000-8000-000000000000",
+          ...(edit && step
+            ? { stepEdits: [{ stepId: step.id, instructions: "Differently." }] }
+            : {}),
+        });
+        // A fork is a plan of its own: held to the rules like the others, a few at most.
+        if (!answer.isError && m.plans.length < MAX_PLANS + 2) m.plans.push(answer.data.planId);
+        return { party: who, answer };
+      },
+    ),
+
+  revert: (who: Credential, p: number, revision: number) =>
+    new Step(`revert(${who}, plan ${p}, revision ${revision})`, async (m, w) => ({
+      party: who,
+      answer: await call(w, who, "modify_plan", {
+        planId: planAt(m, p),
+        action: "revert_revision",
+        revision,
+        modificationRationale: "Back to how it was.",
+      }),
+    })),
+
   cancel: (who: Credential, p: number) =>
     new Step(`cancel(${who}, plan ${p})`, async (m, w) => ({
       party: who,
@@ -1020,6 +1091,11 @@ const weighted: [number, fc.Arbitrary<Step>][] = [
       )
       .map(([c, p, a, s, extra]) => cmd.modify(c, p, a, s, extra)),
   ],
+  [2, fc.tuple(who, planPick, stepPick, fc.boolean()).map(([c, p, s, e]) => cmd.fork(c, p, s, e))],
+  [
+    2,
+    fc.tuple(who, planPick, fc.integer({ min: 1, max: 5 })).map(([c, p, r]) => cmd.revert(c, p, r)),
+  ],
   [1, fc.tuple(who, planPick).map(([c, p]) => cmd.cancel(c, p))],
   [1, fc.tuple(who, planPick).map(([c, p]) => cmd.storeOutput(c, p))],
   [1, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.addEvidence(c, p, s))],
@@ -1151,6 +1227,46 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
     "people_only",
     ["agent", "checkpoint", "agent"],
     [cmd.getNextStep("key", 0), cmd.storeResearch("key", 0, 2)],
+  ],
+  [
+    // A checkpoint an agent relayed while agents could, then a switch to
+    // people_only: a fork past it starts at it, for a person to decide.
+    "(i) a fork does not carry an agent's checkpoint decision into a people_only team",
+    "people_and_agents",
+    ["checkpoint", "agent", "agent"],
+    [
+      cmd.getNextStep("key", 0),
+      cmd.requestReview("key", 0, 0, "plain", null),
+      cmd.agentDecision("key", 0, "approve"),
+      cmd.getNextStep("key", 0),
+      cmd.submitStep("key", 0, CURRENT),
+      cmd.setPolicy("people_only"),
+      cmd.fork("key", 0, 2, true),
+      cmd.expectStatus(1, 0, "pending"),
+      cmd.getNextStep("key", 1),
+      cmd.submitStep("key", 1, CURRENT),
+      cmd.expectStatus(1, 0, "in_progress"),
+    ],
+  ],
+  [
+    // The same decision under people_and_agents is carried, with the step after it.
+    "(j) a fork carries an unchanged checkpoint decision where agents may relay",
+    "people_and_agents",
+    ["checkpoint", "agent", "agent"],
+    [
+      cmd.getNextStep("key", 0),
+      cmd.requestReview("key", 0, 0, "plain", null),
+      cmd.agentDecision("key", 0, "approve"),
+      cmd.getNextStep("key", 0),
+      cmd.submitStep("key", 0, CURRENT),
+      cmd.fork("key", 0, 2, false),
+      cmd.expectStatus(1, 0, "completed"),
+      cmd.expectStatus(1, 1, "completed"),
+      cmd.getNextStep("key", 1),
+      cmd.expectStatus(1, 2, "in_progress"),
+      // The source is untouched.
+      cmd.expectStatus(0, 2, "pending"),
+    ],
   ],
 ];
 

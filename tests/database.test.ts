@@ -40,6 +40,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "plan_audit_log",
       "plan_audit_signature",
       "plan_branching_condition",
+      "plan_revision",
       "plan_source",
       "plan_step",
       "research_artifact",

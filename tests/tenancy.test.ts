@@ -30,6 +30,7 @@ const TENANT_TABLES = [
   "plan_step",
   "plan_branching_condition",
   "plan_audit_log",
+  "plan_revision",
   "review_request",
   "review_decision",
   "mcp_tool_call_log",
@@ -81,7 +82,8 @@ type IdPath =
   | "claimId"
   | "of"
   | "completesStep.planId"
-  | "completesStep.stepId";
+  | "completesStep.stepId"
+  | "fromStepId";
 
 /** The values a call carries for its id fields; a field left undefined is left out. */
 type IdValues = Partial<Record<IdPath, string | string[]>>;
@@ -110,6 +112,7 @@ function call(base: Record<string, unknown>, ids: IdValues): Record<string, unkn
   if (ids.reviewRequestId !== undefined) args.reviewRequestId = ids.reviewRequestId;
   if (ids.claimId !== undefined) args.claimId = ids.claimId;
   if (ids.of !== undefined) args.of = ids.of;
+  if (ids.fromStepId !== undefined) args.fromStepId = ids.fromStepId;
   if (ids["completesStep.planId"] !== undefined || ids["completesStep.stepId"] !== undefined) {
     args.completesStep = {
       planId: ids["completesStep.planId"],
@@ -324,6 +327,8 @@ function idValue(ids: Ids, path: IdPath, uses: Variant["uses"]): string | string
       return ids.planId;
     case "completesStep.stepId":
       return ids.serverStepId;
+    case "fromStepId":
+      return review ? ids.reviewStepId : ids.stepId;
   }
 }
 

@@ -29,6 +29,7 @@ import type { PauseReason } from "../plan-engine/bindings";
 import type { Cancellation } from "../plan-engine/cancel";
 import type { CitationCheck } from "../plan-engine/citations";
 import type { AwaitingSteps } from "../plan-engine/loop";
+import type { RevisionDiff, RevisionStep } from "../plan-engine/revisions";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import type { SourceKind } from "../plan-engine/source-key";
 import {
@@ -408,10 +409,21 @@ export const researchPlans = pgTable(
     cancellation: jsonb("cancellation").$type<Cancellation>(),
     /** Approvals each of the plan's reviews needs at least (create_plan); null: the team's. */
     approvalsRequired: integer("approvals_required"),
+    /**
+     * The plan this one was forked from, and the step of it the fork starts
+     * at (docs/history-and-forks.md); null on a plan made from scratch. No
+     * foreign key: a fork outlives its source, and keeps naming it.
+     */
+    forkedFromPlanId: uuid("forked_from_plan_id"),
+    forkedFromStepId: uuid("forked_from_step_id"),
   },
   (t) => [
     index("research_plan_tenant_status_idx").on(t.tenantId, t.status, t.updatedAt),
     index("research_plan_tenant_updated_idx").on(t.tenantId, t.updatedAt),
+    // A plan's forks, newest first.
+    index("research_plan_forked_from_idx")
+      .on(t.forkedFromPlanId, t.createdAt)
+      .where(sql`${t.forkedFromPlanId} is not null`),
   ],
 );
 
@@ -456,6 +468,8 @@ export const planSteps = pgTable(
     inputs: jsonb("inputs").$type<Record<string, unknown>>(),
     /** A JSON Schema the step's result must satisfy. */
     outputSchema: jsonb("output_schema").$type<Record<string, unknown>>(),
+    /** In a fork: the source plan's step this one was carried from with its result (docs/history-and-forks.md). */
+    carriedFromStepId: uuid("carried_from_step_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -507,6 +521,37 @@ export const planBranchingConditions = pgTable(
     index("plan_branching_condition_step_idx").on(t.afterStepId),
     index("plan_branching_condition_plan_idx").on(t.planId),
   ],
+);
+
+/**
+ * A plan's revisions (docs/history-and-forks.md): its creation is revision 1,
+ * and every change to its definition (a modify_plan action, a decision that
+ * changes a step, a branching action that skips steps or fails the plan, a
+ * revert) the next one, written in the change's transaction
+ * (lib/services/shared/revisions.ts). `steps` is the definition as it stood
+ * after the change (what a revert restores); `diff` the change from the
+ * revision before, with long values already cut (what the history shows).
+ */
+export const planRevisions = pgTable(
+  "plan_revision",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    revision: integer("revision").notNull(),
+    /** What made it: the modify_plan action, `created`, `review_<decision>`, a branch action, `forked`. */
+    cause: text("cause").notNull(),
+    rationale: text("rationale"),
+    actorType: actorType("actor_type").notNull(),
+    actorId: uuid("actor_id"),
+    actorLabel: text("actor_label").notNull(),
+    steps: jsonb("steps").$type<RevisionStep[]>().notNull(),
+    diff: jsonb("diff").$type<RevisionDiff>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("plan_revision_plan_revision_uq").on(t.planId, t.revision)],
 );
 
 export const planAuditLog = pgTable(

@@ -52,7 +52,7 @@ describe("an output schema as published", () => {
     expect(published).toEqual({
       type: "object",
       properties: {
-        status: { type: "string", enum: ["ready", "paused"] },
+        status: { type: "string" },
         step: { type: "object" },
         steps: { type: "array", items: { type: "object" } },
         review: { anyOf: [{ type: "object" }, { type: "null" }] },

@@ -3,7 +3,7 @@
  * An input schema is published whole, since the model fills it in; an output
  * schema only as an outline, since the answer itself carries the rest.
  */
-import type { Tool } from "@modelcontextprotocol/server";
+import type { Tool, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 type Node = Record<string, unknown>;
@@ -29,7 +29,7 @@ export function publishedInputSchema(schema: z.ZodType): Tool["inputSchema"] {
 
 /**
  * A tool's output schema as published: the answer's own fields, each with its
- * type (an enum's values, whether it may be null), and nothing more: a nested
+ * type (a constant's value, whether it may be null), and nothing more: a nested
  * object is `{ "type": "object" }`, a list of them `{ "type": "array",
  * "items": { "type": "object" } }`, with no prose. The answer describes the
  * rest itself, and the whole schemas were over half of tools/list, in every
@@ -51,7 +51,11 @@ export function publishedOutputSchema(schema: z.ZodType): Tool["outputSchema"] {
   return { type: "object", properties: outline };
 }
 
-/** A field's type without its fields: type, enum and const, a list's item type, a union's branches. */
+/**
+ * A field's type without its fields: type and const, a list's item type, a
+ * union's branches. Not an enum's values: the answer carries the value, and
+ * the plan and step statuses alone were 1.7 KB of every agent's context.
+ */
 function typeOnly(node: Node): Node {
   const union = node.anyOf ?? node.oneOf;
   if (Array.isArray(union)) {
@@ -63,7 +67,7 @@ function typeOnly(node: Node): Node {
     return branches.length === 1 ? (branches[0] as Node) : { anyOf: branches };
   }
   const kept: Node = {};
-  for (const key of ["type", "enum", "const"]) if (key in node) kept[key] = node[key];
+  for (const key of ["type", "const"]) if (key in node) kept[key] = node[key];
   if (typeof node.items === "object" && node.items !== null)
     kept.items = typeOnly(node.items as Node);
   return kept;
@@ -121,6 +125,26 @@ function portableNode(node: Node): void {
   if (names && Object.keys(names).length === 1 && names.type === "string") {
     delete node.propertyNames;
   }
+  // zod's int() bounds every integer by JavaScript's safe range: no caller
+  // comes near it, and it was 27 bytes of every integer field.
+  if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
+  if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
+}
+
+/**
+ * A tool's annotations as published: the hints MCP's defaults already say
+ * (destructiveHint true, idempotentHint false, openWorldHint true) left out,
+ * and a read-only tool's destructive and idempotent hints too, which MCP reads
+ * only on a tool that writes. `readOnlyHint` always, since a client reads it first.
+ */
+export function publishedAnnotations(annotations: ToolAnnotations): ToolAnnotations {
+  const { readOnlyHint = false, destructiveHint, idempotentHint, openWorldHint } = annotations;
+  return {
+    readOnlyHint,
+    ...(!readOnlyHint && destructiveHint === false ? { destructiveHint } : {}),
+    ...(!readOnlyHint && idempotentHint === true ? { idempotentHint } : {}),
+    ...(openWorldHint === false ? { openWorldHint } : {}),
+  };
 }
 
 function isEmptySchema(value: unknown): boolean {

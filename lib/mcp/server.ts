@@ -24,7 +24,11 @@ import { refuseUnknownFields } from "../services/shared/validation";
 import { isAppOnly, mayCallAppOnly, reviewLinkWithoutCard } from "./apps";
 import type { ToolDefinition } from "./define-tool";
 import { registerCairnPrompts } from "./prompts";
-import { publishedInputSchema, publishedOutputSchema } from "./published-schema";
+import {
+  publishedAnnotations,
+  publishedInputSchema,
+  publishedOutputSchema,
+} from "./published-schema";
 import { type CairnServerDeps, principalOf, serviceContextFor } from "./request-context";
 import { registerCairnResources } from "./resources";
 import {
@@ -73,7 +77,7 @@ export const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   outputSchema: publishedOutputSchema(tool.outputSchema),
   // The title once: `title` is what clients read since revision 2025-06-18
   // (before it, annotations.title), and every byte here is in every agent's context.
-  annotations: tool.annotations,
+  annotations: publishedAnnotations(tool.annotations),
   ...(tool._meta ? { _meta: tool._meta } : {}),
 }));
 

@@ -22,11 +22,15 @@ import { TOOLS } from "./tools";
  * arguments, get_next_step and two fields). Issue 44's quorum (approvalsRequired
  * on create_research_plan and request_user_review, `approvals` in three answers)
  * fit within the same sizes after shorter descriptions of a dozen tools and
- * fields. A change that adds to either says
+ * fields. History and forks (issue 43) added get_plan_history, fork_plan and
+ * modify_plan's revert_revision (2,000 bytes), paid for by annotations without
+ * MCP's defaults, output outlines without enum values (1.7 KB) and shorter
+ * descriptions: MODEL_TOOLS_BYTES and APP_ONLY_TOOLS_BYTES below, measured
+ * after both were merged. A change that adds to either says
  * so here, and the tools a model sees stay within 40 KB.
  */
-const MODEL_TOOLS_BYTES = 39_900;
-const APP_ONLY_TOOLS_BYTES = 3_932;
+const MODEL_TOOLS_BYTES = 39_917;
+const APP_ONLY_TOOLS_BYTES = 3_458;
 const MODEL_TOOLS_BOUND = 40_000;
 
 const KEYWORDS = ["type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not"];

@@ -21,6 +21,9 @@ export type PlanModifiedAction =
   | "branch_failed_plan"
   | "stall_detected"
   | "decline_add_steps"
+  | "revert_revision"
+  | "forked"
+  | "fork_made"
   | "cancelled";
 
 export type AuditEntry =

@@ -17,6 +17,8 @@
  *    a deadline's action when it fires, `timeoutActionInForce`), and a review
  *    that needs several approvals passes only on that many distinct people's,
  *    each of the content it shows now (`approvalQuorum`).
+ *    A fork carries a checkpoint's decision only where it would stand today
+ *    (`carriedDecisionCounts`).
  * 3. A deliverable, evidence and artifacts only where the plan's state allows
  *    (`checkPlanTakesWork`).
  *
@@ -25,7 +27,13 @@
  */
 import { AppError } from "./app-error";
 import { type DeciderKind, decisionChannel } from "./decisions";
-import type { DecisionChannel, DecisionPolicy, PlanStatus, StepStatus } from "./states";
+import type {
+  DecisionChannel,
+  DecisionPolicy,
+  PlanStatus,
+  ReviewDecision,
+  StepStatus,
+} from "./states";
 
 /** The step statuses of a checkpoint nobody has decided yet. */
 export const UNDECIDED_CHECKPOINT_STATUSES = [
@@ -150,6 +158,34 @@ export function checkCheckpointPass(
     `Step ${step.stepOrder} is a checkpoint and this team lets only people decide checkpoints, so an agent cannot ${act}. Put it up for review instead: get_next_step hands it out, then call request_user_review for it, with your proposedResult if you have one that meets the step's outputSchema (left out, the person enters the result); a person's approve completes it, and they may also skip it.`,
     { decisionPolicy: policy, stepOrder: step.stepOrder, stepType: step.stepType },
   );
+}
+
+/** A checkpoint's last decision as a fork would carry it. */
+export type CarriedDecision = {
+  decision: ReviewDecision;
+  channel: DecisionChannel;
+  /** The content digest the decision was bound to. */
+  decidedDigest: string;
+  /** The same review's digest over the step as it is now (modify_plan may have rewritten it since). */
+  currentDigest: string;
+};
+
+/**
+ * Rule 2, for a fork (docs/history-and-forks.md): a checkpoint carried into a
+ * fork counts as decided only if what was decided is unchanged (its content
+ * digest). Under `people_only` it must also have been a person's decision: an
+ * agent's relay, a deadline's action, or a checkpoint an agent passed with a
+ * result while agents could, is decided again. Otherwise the fork starts at
+ * the checkpoint.
+ */
+export function carriedDecisionCounts(
+  policy: DecisionPolicy,
+  decision: CarriedDecision | null,
+): boolean {
+  if (decision === null) return policy !== "people_only";
+  if (decision.decidedDigest !== decision.currentDigest) return false;
+  // A person in Cairn or in a client the team trusted: not a relay, nor a deadline.
+  return policy !== "people_only" || decision.channel === "web" || decision.channel === "client";
 }
 
 /** What a plan is asked to take outside the loop. */

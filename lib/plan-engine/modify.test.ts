@@ -213,3 +213,67 @@ describe("decideModify", () => {
     ).toThrow(expect.objectContaining({ code: "INVALID_STEP_REFERENCE" }));
   });
 });
+
+describe("decideModify revert_revision", () => {
+  const then = (ids: string[]) =>
+    ids.map((id, i) => ({
+      id,
+      stepOrder: i + 1,
+      stepType: "search" as const,
+      instructions: `Step ${id.slice(1)}.`,
+      tool: null,
+      arguments: null,
+      inputs: null,
+      outputSchema: null,
+    }));
+
+  it("restores the unstarted steps' definitions, places and presence", () => {
+    const now = steps("completed", "pending", "pending").map((s) =>
+      s.id === "s2" ? { ...s, instructions: "Changed." } : s,
+    );
+    const decided = decideModify(
+      plan(),
+      now,
+      event("revert_revision", { revert: { revision: 1, steps: then(["s1", "s4", "s2"]) } }),
+    );
+    expect(decided.steps.map((s) => [s.id, s.stepOrder, s.status])).toEqual([
+      ["s1", 1, "completed"],
+      ["s4", 2, "pending"],
+      ["s2", 3, "pending"],
+    ]);
+    expect(decided.ops).toEqual(
+      expect.arrayContaining([
+        { op: "delete", stepId: "s3" },
+        { op: "insert", steps: [{ id: "s4", stepOrder: 2 }] },
+        { op: "setInstructions", stepId: "s2", instructions: "Step 2." },
+      ]),
+    );
+    expect(decided.audit[0]?.payload).toMatchObject({
+      action: "revert_revision",
+      revision: 1,
+      addedStepIds: ["s4"],
+      removedStepIds: ["s3"],
+    });
+  });
+
+  it("refuses a revert that would touch a started step, and a revision the plan lacks", () => {
+    const now = steps("completed", "pending");
+    expect(() =>
+      decideModify(
+        plan(),
+        now,
+        event("revert_revision", { revert: { revision: 1, steps: then(["s2"]) } }),
+      ),
+    ).toThrow(/Step 1 is completed, and reverting plan p to revision 1 would remove it/);
+    expect(() =>
+      decideModify(
+        plan(),
+        now,
+        event("revert_revision", { revert: { revision: 2, steps: undefined } }),
+      ),
+    ).toThrow(/Plan p has no revision 2/);
+    expect(() => decideModify(plan(), now, event("revert_revision"))).toThrow(
+      /revert_revision needs revision/,
+    );
+  });
+});

@@ -130,3 +130,18 @@ export function isAuditEventType(value: unknown): value is AuditEventType {
  * would stand for good.
  */
 export const MAX_APPROVALS_REQUIRED = 10;
+
+/**
+ * A step's definition as a revision keeps it: what a revert restores. Here,
+ * not in revisions.ts, because modify.ts (the revert) and revisions.ts both need it.
+ */
+export type RevisionStep = {
+  id: string;
+  stepOrder: number;
+  stepType: StepType;
+  instructions: string;
+  tool: string | null;
+  arguments: Record<string, unknown> | null;
+  inputs: Record<string, unknown> | null;
+  outputSchema: Record<string, unknown> | null;
+};

@@ -9,6 +9,7 @@ import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { exportPlanEvidence } from "../services/evidence/export-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
+import { getPlanHistory } from "../services/plans/get-plan-history";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-rules";
 import {
@@ -30,6 +31,7 @@ import {
 import { teamMembers } from "../services/views/pending-review";
 import {
   countAwaitingReview,
+  getForkForm,
   getPlanDeliverable,
   getPlanPage,
   getToolCallLog,
@@ -65,6 +67,14 @@ export const views = {
     // A review whose deadline passed is applied before the page shows it.
     if (UUID.test(planId)) await settleDeadlinesOfPlan(ctx, planId);
     return getPlanPage(ctx, planId, auditCursor, cursors);
+  },
+  /** The "Fork from here" form's steps; undefined for a plan or step not in the user's tenant. */
+  async forkForm(user: SignedInUser, planId: string, stepId: string) {
+    return getForkForm(await userContext(user), planId, stepId);
+  },
+  /** A page of the plan's revisions with their diffs: get_plan_history's answer. */
+  async planHistory(user: SignedInUser, planId: string, cursor: string | undefined) {
+    return getPlanHistory(await userContext(user), { planId, cursor });
   },
   /** A plan's name and newest deliverable; undefined for a plan not in the user's tenant. */
   async planDeliverable(user: SignedInUser, planId: string) {

@@ -3,7 +3,9 @@ import { cancelPlanTool } from "./cancel-plan";
 import { decideInReviewCardTool, readPlanCardTool, readReviewCardTool } from "./cards";
 import { createResearchPlanTool } from "./create-research-plan";
 import { extractDataTool } from "./extract-data";
+import { forkPlanTool } from "./fork-plan";
 import { getNextStepTool } from "./get-next-step";
+import { getPlanHistoryTool } from "./get-plan-history";
 import { getPlanStatusTool } from "./get-plan-status";
 import { getResearchContextTool } from "./get-research-context";
 import { getSkillTool } from "./get-skill";
@@ -37,8 +39,10 @@ export const TOOLS = [
   requestUserReviewTool,
   submitUserDecisionTool,
   modifyPlanTool,
+  forkPlanTool,
   cancelPlanTool,
   getPlanStatusTool,
+  getPlanHistoryTool,
   listActivePlansTool,
   getResearchContextTool,
   storeResearchOutputTool,

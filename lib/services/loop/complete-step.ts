@@ -9,6 +9,7 @@ import type { Transaction } from "../../db/client";
 import { jsonParam, run, statement } from "../../db/statement";
 import type { SubmitDecision } from "../../plan-engine/loop";
 import type { ServiceContext } from "../shared/context";
+import { recordRevision } from "../shared/revisions";
 import { completionAuditInsert, completionEffectsCtes, effectsParams } from "./completion-effects";
 
 const completeStep = statement(
@@ -54,4 +55,5 @@ export async function writeDecidedSubmit(
     step.outputFormattingNotes,
     step.startedAt,
   ]);
+  await recordRevision(tx, ctx, decision.audit);
 }

@@ -17,6 +17,7 @@ import type { DecisionChannel, DecisionPolicy, ReviewDecision } from "../../plan
 import { isTerminalStepStatus } from "../../plan-engine/transitions";
 import { signHeadAtDecision } from "../audit/sign-heads";
 import type { ServiceContext } from "../shared/context";
+import { recordRevision } from "../shared/revisions";
 import { completionAuditInsert, completionEffectsCtes, effectsParams } from "./completion-effects";
 
 const decideReview = statement(
@@ -84,5 +85,6 @@ export async function writeReviewDecision(
     write.digest,
     write.decisionPolicy,
   ]);
+  await recordRevision(tx, ctx, decided.audit);
   await signHeadAtDecision(tx, write.planId);
 }

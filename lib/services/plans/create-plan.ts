@@ -181,6 +181,21 @@ export const createdPlanOutput = z.object({
 
 export type CreatedPlan = z.infer<typeof createdPlanOutput>;
 
+/** Who made a plan, as its row names them (create_research_plan, fork_plan). */
+export function creatorColumns(ctx: ServiceContext) {
+  return {
+    createdByKeyId: ctx.actor.type === "api_key" ? ctx.actor.id : null,
+    // A key names its person through api_key; a connected app acts as the
+    // person who approved it, and has no row a plan could reference.
+    createdByUserId:
+      ctx.actor.type === "user"
+        ? ctx.actor.id
+        : ctx.actor.type === "oauth_app"
+          ? (ctx.actor.credential?.userId ?? null)
+          : null,
+  };
+}
+
 export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Promise<CreatedPlan> {
   const input = parseInput(createPlanInput, raw);
   const conditions = resolveConditions(input.branchingConditions ?? [], input.steps.length);
@@ -207,15 +222,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         outputFormattingNotes: input.outputFormattingNotes,
         approvalsRequired: input.approvalsRequired ?? null,
         sessionId: input.sessionId,
-        createdByKeyId: ctx.actor.type === "api_key" ? ctx.actor.id : null,
-        // A key names its person through api_key; a connected app acts as the
-        // person who approved it, and has no row a plan could reference.
-        createdByUserId:
-          ctx.actor.type === "user"
-            ? ctx.actor.id
-            : ctx.actor.type === "oauth_app"
-              ? (ctx.actor.credential?.userId ?? null)
-              : null,
+        ...creatorColumns(ctx),
         createdAt: now,
         updatedAt: now,
       })

@@ -24,6 +24,7 @@ import {
 } from "../shared/output-fields";
 import { planNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
+import { forkLinksOutput, readForkLinks } from "./fork-plan";
 import { markStalledPlans, stallClock } from "./mark-stalled-plans";
 
 export const getPlanStatusInput = z.object({ planId: planIdField });
@@ -43,6 +44,7 @@ export const planStatusOutput = z.object({
     z.object({ stepId: z.string(), stepOrder: z.number(), stepType, status: stepStatus }),
   ),
   updatedAt: z.string(),
+  ...forkLinksOutput.shape,
 });
 
 export type PlanStatusReport = z.infer<typeof planStatusOutput>;
@@ -89,5 +91,6 @@ export async function getPlanStatus(
       status: s.status,
     })),
     updatedAt: plan.updatedAt,
+    ...(await readForkLinks(ctx.db, ctx, plan.id)),
   };
 }

@@ -30,6 +30,7 @@ import {
 } from "../shared/fields";
 import { planStatus, stepStatus, stepType } from "../shared/output-fields";
 import { loadSteps, lockPlan, setPlanStatusAndQueueEvent } from "../shared/plan-access";
+import { readRevision } from "../shared/revisions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -43,7 +44,7 @@ export const modifyPlanInput = z.object({
   action: z
     .enum(MODIFY_ACTIONS)
     .describe(
-      "add_steps (steps, insertAfterOrder); remove_step, retry_step (stepId); fail_step (stepId, reason; ends the plan on its last open step); reorder_steps (stepIds, all); update_step_instructions (stepId, instructions); decline_add_steps (a fired add_steps you will not follow).",
+      "add_steps (steps, insertAfterOrder); remove_step, retry_step (stepId); fail_step (stepId, reason; on the last open step it ends the plan); reorder_steps (stepIds, all); update_step_instructions (stepId, instructions); decline_add_steps (a fired add_steps you will not follow); revert_revision (revision: unstarted steps as then).",
     ),
   modificationRationale: z
     .string()
@@ -65,6 +66,7 @@ export const modifyPlanInput = z.object({
     .describe("reorder_steps: every step id, in the new order."),
   instructions: instructionsField.optional(),
   reason: z.string().trim().min(1).max(10_000).optional(),
+  revision: z.int().min(1).max(1_000_000_000).optional(),
 });
 
 export type ModifyPlanInput = z.input<typeof modifyPlanInput>;
@@ -92,9 +94,13 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
     const before = await loadSteps(tx, ctx, plan.id);
+    const revert =
+      input.action === "revert_revision" && input.revision !== undefined
+        ? { revision: input.revision, steps: await readRevision(tx, ctx, plan.id, input.revision) }
+        : undefined;
     // The engine's refusals first (a review waits, the step has ended): they
     // say where the plan stands.
-    const decided = decideModify(plan, before, { ...input, steps: newSteps });
+    const decided = decideModify(plan, before, { ...input, steps: newSteps, revert });
     const target = before.find((step) => step.id === input.stepId);
     if (target && (input.action === "remove_step" || input.action === "fail_step")) {
       checkCheckpointPass(
@@ -105,7 +111,21 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
       );
     }
     const now = new Date();
-    await applyOps(tx, ctx, plan.id, decided.ops, newSteps ?? [], now);
+    // A revert's steps that come back are the revision's own, with their ids.
+    const inserted = revert
+      ? (revert.steps ?? [])
+          .filter((step) => !before.some((s) => s.id === step.id))
+          .map((step) => ({
+            id: step.id,
+            stepType: step.stepType,
+            instructions: step.instructions,
+            tool: step.tool ?? undefined,
+            arguments: step.arguments ?? undefined,
+            inputs: step.inputs ?? undefined,
+            outputSchema: step.outputSchema ?? undefined,
+          }))
+      : (newSteps ?? []);
+    await applyOps(tx, ctx, plan.id, decided.ops, inserted, now);
     const planStatus = await setPlanStatusAndQueueEvent(tx, plan, decided.planStatus, now);
     // Any change ends a pause of the server-run steps: get_next_step decides
     // again whether they can run now.

@@ -37,6 +37,7 @@ import { conditionsAfter, type RunStep, readRunSnapshot } from "../loop/read-pla
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
 import type { PlanRow } from "../shared/plan-access";
+import { recordRevision } from "../shared/revisions";
 import { isServerStepTool, SERVER_STEP_TOOLS } from "../shared/server-step-tools";
 
 export type ServerStepRun = {
@@ -408,4 +409,5 @@ async function writeRun(
     ),
     jsonParam(write.steps),
   ]);
+  await recordRevision(tx, ctx, write.audit);
 }

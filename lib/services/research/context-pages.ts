@@ -101,6 +101,7 @@ async function selectSteps(
       startedAt: planSteps.startedAt,
       completedAt: planSteps.completedAt,
       tool: planSteps.tool,
+      carriedFromStepId: planSteps.carriedFromStepId,
       ...cutColumns(stepColumns, chars),
       ...page.position,
     })
@@ -132,6 +133,7 @@ async function selectSteps(
       arguments: row.arguments as JsonObject | null,
       inputs: row.inputs as JsonObject | null,
       outputSchema: row.outputSchema as JsonObject | null,
+      carriedFromStepId: row.carriedFromStepId,
       shortened: shortenedOf(row, STEP_PARTS),
     },
   }));

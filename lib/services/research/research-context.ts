@@ -36,6 +36,7 @@ import {
   planEvidenceOutput,
 } from "../evidence/read-evidence";
 import { renewLease } from "../loop/leases";
+import { type ForkLinks, forkLinksOutput, readForkLinks } from "../plans/fork-plan";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -93,6 +94,7 @@ function stepView(step: StepRow) {
     arguments: step.arguments,
     inputs: step.inputs,
     outputSchema: step.outputSchema,
+    carriedFromStepId: step.carriedFromStepId,
   };
 }
 
@@ -203,6 +205,7 @@ export const researchContextOutput = z.object({
     completedAt: z.string().nullable(),
     pauseReason: pauseReasonOutput.nullable(),
     awaitingSteps: awaitingStepsOutput.nullable(),
+    ...forkLinksOutput.shape,
   }),
   progress,
   steps: z.array(contextStep),
@@ -318,7 +321,7 @@ export async function loadLatestDeliverable(
     : null;
 }
 
-const planHeader = (plan: PlanRow) => ({
+const planHeader = (plan: PlanRow, forks: ForkLinks) => ({
   planId: plan.id,
   name: plan.name,
   researchQuestion: plan.researchQuestion,
@@ -331,6 +334,7 @@ const planHeader = (plan: PlanRow) => ({
   completedAt: iso(plan.completedAt),
   pauseReason: plan.pauseReason,
   awaitingSteps: plan.awaitingSteps,
+  ...forks,
 });
 
 /** The pending reviews' digests over their steps as they are now. */
@@ -439,7 +443,7 @@ export async function loadPlanCore(
   const deliverable = await loadContextDeliverable(db, ctx, plan.id);
   const evidence = await loadPlanEvidence(db, ctx, plan.id, options.evidence);
   return {
-    plan: planHeader(plan),
+    plan: planHeader(plan, await readForkLinks(db, ctx, plan.id)),
     progress: computeProgress(steps.map((s) => s.status)),
     steps: steps.map(stepView),
     branchingConditions: conditions.map((c) => ({
@@ -516,7 +520,7 @@ export async function loadPlanContext(
     await loadCurrentDigests(db, plan.id),
   );
   return {
-    plan: planHeader(plan),
+    plan: planHeader(plan, await readForkLinks(db, ctx, plan.id)),
     progress: computeProgress(summaries.map((s) => s.status)),
     ...steps,
     ...reviews,

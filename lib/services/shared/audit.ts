@@ -1,14 +1,15 @@
 /**
  * The audit trail (docs/execution-loop.md): every plan and step
  * mutation writes its rows through `writeAuditLog` inside the same transaction,
- * before commit, so no change exists without its record. Payloads are typed per
- * event type.
+ * before commit, so no change exists without its record, nor a change to a
+ * plan's definition without its revision. Payloads are typed per event type.
  */
 import "server-only";
 import type { Transaction } from "../../db/client";
 import { planAuditLog } from "../../db/schema";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import type { ServiceContext } from "./context";
+import { recordRevision } from "./revisions";
 
 export type { AuditEntry };
 
@@ -40,4 +41,7 @@ export async function writeAuditLog(
   // The chain trigger takes the locks in the loop writers' order, the plan's
   // row and then the trail's head, for every writer (drizzle/0018_hot_path.sql).
   await tx.insert(planAuditLog).values(list.map((entry) => auditRow(ctx, entry)));
+  // A change to a plan's definition is also its next revision, after the
+  // change's own writes (every caller writes its trail last).
+  await recordRevision(tx, ctx, list);
 }

@@ -50,6 +50,8 @@ export const stepDetail = z.object({
   arguments: z.record(z.string(), z.unknown()).nullable(),
   inputs: z.record(z.string(), z.unknown()).nullable(),
   outputSchema: z.record(z.string(), z.unknown()).nullable(),
+  /** In a fork: the source plan's step this one was carried from, with its result. */
+  carriedFromStepId: z.string().nullable(),
 });
 
 export const artifact = z.object({

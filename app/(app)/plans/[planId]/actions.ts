@@ -1,15 +1,25 @@
 "use server";
 
+import { redirect } from "next/navigation";
 import { z } from "zod";
 import { decisionMessage } from "@/app/_components/review/decision-message";
+import { AppError } from "@/lib/plan-engine/app-error";
 import { cancelPlan, cancelPlanInput } from "@/lib/services/plans/cancel-plan";
+import { forkPlan } from "@/lib/services/plans/fork-plan";
 import {
   submitUserDecision,
   submitUserDecisionFields,
   withDecisionRules,
 } from "@/lib/services/plans/submit-user-decision";
 import { assignReview, assignReviewInput } from "@/lib/services/reviews/assign-review";
-import { jsonObjectText, MAX_RESULT_BYTES, planIdField } from "@/lib/services/shared/fields";
+import {
+  jsonObjectText,
+  MAX_RESULT_BYTES,
+  MAX_STEP_IO_BYTES,
+  MAX_STEPS,
+  planIdField,
+  stepIdField,
+} from "@/lib/services/shared/fields";
 import { serverAction } from "@/lib/web/server-action";
 
 /** The review form's fields: the use case's, with the result the person enters as JSON text. */
@@ -78,4 +88,53 @@ export const cancelPlanAction = serverAction({
     `Cancelled${result.withdrawnReviewIds.length > 0 ? ", and its open review withdrawn" : ""}.`,
   revalidate: (input) => [`/plans/${input.planId}`, "/plans", "/admin/stalled", "/inbox"],
   revalidateAfterFailure: true,
+});
+
+/**
+ * The "Fork from here" form: every step it shows sends its id, its
+ * instructions and (a server-run step) its arguments as JSON text, in order;
+ * fork_plan keeps what is unchanged as it was.
+ */
+const forkPlanForm = z.object({
+  planId: planIdField,
+  fromStepId: stepIdField,
+  name: z.string().trim().max(300).optional(),
+  stepId: z.array(stepIdField).max(MAX_STEPS),
+  instructions: z.array(z.string()).max(MAX_STEPS),
+  arguments: z.array(z.string().max(MAX_STEP_IO_BYTES)).max(MAX_STEPS),
+});
+
+/** The form's lists as fork_plan's stepEdits; arguments that are not a JSON object are refused with the step's place. */
+function stepEditsOf(input: z.output<typeof forkPlanForm>) {
+  return input.stepId.map((stepId, index) => {
+    const text = input.arguments[index]?.trim() ?? "";
+    let args: Record<string, unknown> | undefined;
+    if (text !== "") {
+      const parsed = jsonObjectText(MAX_STEP_IO_BYTES).safeParse(text);
+      if (!parsed.success) {
+        throw new AppError(
+          "VALIDATION_ERROR",
+          `The arguments of the form's step ${index + 1} are not a JSON object: enter one such as {"query": "heat pumps"}.`,
+          { field: "arguments" },
+        );
+      }
+      args = parsed.data;
+    }
+    return { stepId, instructions: input.instructions[index], arguments: args };
+  });
+}
+
+/** Fork the plan from a step with the person's edits: the same use case as fork_plan over MCP; then the fork's page. */
+export const forkPlanAction = serverAction({
+  access: "signed-in",
+  input: forkPlanForm,
+  run: ({ ctx, input }) =>
+    forkPlan(ctx, {
+      planId: input.planId,
+      fromStepId: input.fromStepId,
+      stepEdits: stepEditsOf(input),
+      ...(input.name ? { name: input.name } : {}),
+    }),
+  success: (fork) => redirect(`/plans/${fork.planId}`),
+  revalidate: (input) => [`/plans/${input.planId}`, "/plans"],
 });

@@ -15,6 +15,7 @@ import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
 import { AuditTrail } from "./audit-trail";
 import { DeliverableView } from "./deliverable-view";
+import { HistorySection } from "./history-section";
 import { PlanHeader } from "./plan-header";
 import { PlanNotices } from "./plan-notices";
 import { PlanFlow, StepTimeline } from "./plan-picture";
@@ -38,6 +39,7 @@ type Search = {
   sources?: string | string[];
   claims?: string | string[];
   steps?: string | string[];
+  history?: string | string[];
 };
 
 export default async function PlanPageView({
@@ -68,6 +70,8 @@ export default async function PlanPageView({
   }
   if (!page) notFound();
   const members = await views.teamMembers(user);
+  // Read once the plan is found, so another team's plan is a 404 whatever the cursor.
+  const history = await orCursorRefused(views.planHistory(user, planId, one(search.history)));
 
   return (
     <article className="plan">
@@ -93,6 +97,11 @@ export default async function PlanPageView({
       />
       <StepsSection page={page} />
       <PlanPicture page={page} />
+      {isCursorRefused(history) ? (
+        <CursorRefused firstPage={`/plans/${planId}`} />
+      ) : (
+        <HistorySection planId={planId} history={history} cursor={one(search.history)} />
+      )}
       <AuditTrail page={page} />
     </article>
   );

@@ -1,9 +1,46 @@
+import Link from "next/link";
 import { ProgressBar } from "@/app/_components/progress-bar";
 import { DecisionPolicyNote } from "@/app/_components/review/decision-channel";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { Time } from "@/app/_components/time";
 import { metadataText } from "@/lib/plan-engine/skill-executions";
 import type { PlanPage } from "@/lib/services/views/plan-views";
+
+/** The plan this one was forked from, and its own forks (the newest), each a link. */
+function ForkLinks({ plan }: { plan: PlanPage["plan"] }) {
+  if (!plan.forkedFrom && plan.forks.length === 0) return null;
+  return (
+    <dl className="facts" data-testid="fork-links">
+      {plan.forkedFrom ? (
+        <>
+          <dt>Forked from</dt>
+          <dd>
+            <Link href={`/plans/${plan.forkedFrom.planId}`} data-testid="forked-from">
+              {plan.forkedFrom.name ?? "the source plan"}
+            </Link>
+          </dd>
+        </>
+      ) : null}
+      {plan.forks.length > 0 ? (
+        <>
+          <dt>Forks</dt>
+          <dd>
+            <ul className="inline-list">
+              {plan.forks.map((fork) => (
+                <li key={fork.planId}>
+                  <Link href={`/plans/${fork.planId}`} data-testid="fork-link">
+                    {fork.name}
+                  </Link>{" "}
+                  <span className="muted">({fork.status})</span>
+                </li>
+              ))}
+            </ul>
+          </dd>
+        </>
+      ) : null}
+    </dl>
+  );
+}
 
 /** The plan's name, question, status and progress, and how the skill routed it. */
 export function PlanHeader({ page }: { page: PlanPage }) {
@@ -27,6 +64,7 @@ export function PlanHeader({ page }: { page: PlanPage }) {
         </span>
       </div>
       <DecisionPolicyNote policy={page.decisionPolicy} />
+      <ForkLinks plan={page.plan} />
       {page.skillExecution ? (
         <dl className="facts" data-testid="skill-execution">
           <dt>Research type</dt>

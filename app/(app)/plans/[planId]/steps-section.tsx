@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { Pagination } from "@/app/_components/pagination";
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { StatusBadge } from "@/app/_components/status-badge";
@@ -80,6 +81,17 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           ) : (
             <StatusBadge status={step.status} />
           )}
+          {step.carriedFromStepId ? (
+            <span className="badge" data-testid="step-carried">
+              Carried from the source plan
+            </span>
+          ) : null}
+          <Link
+            href={`/plans/${page.plan.planId}/fork?step=${step.stepId}`}
+            data-testid="fork-from-here"
+          >
+            Fork from here
+          </Link>
         </span>
       </header>
       {step.sentBack ? (

@@ -1,0 +1,18 @@
+import { forkedPlanOutput, forkPlan, forkPlanInput } from "../../services/plans/fork-plan";
+import { defineTool } from "../define-tool";
+
+export const forkPlanTool = defineTool({
+  name: "fork_plan",
+  title: "Fork a plan from a step",
+  description:
+    "A new plan from a step of another: earlier steps carried with results, evidence and decisions; that step and later ones pending, with stepEdits. The source is unchanged.",
+  inputSchema: forkPlanInput,
+  outputSchema: forkedPlanOutput,
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  run: forkPlan,
+});

@@ -1,0 +1,198 @@
+/**
+ * A plan's revisions (docs/history-and-forks.md): which changes make one
+ * (`revisionOf`, read from the audit entries the change writes, so every
+ * writer of a change makes its revision the same way), and the diff between
+ * two revisions' steps (`diffRevision`), linear in the plans' sizes and
+ * bounded in its own.
+ */
+import type { AuditEntry } from "./audit-entries";
+import { MODIFY_ACTIONS } from "./modify";
+import type { RevisionStep, StepStatus, StepType } from "./states";
+
+export type { RevisionStep };
+
+/** A value in a diff: its first characters, and whether it was cut. */
+export type DiffValue = { text: string; cut: boolean } | null;
+
+export type RevisionDiff = {
+  added: { stepId: string; stepOrder: number; stepType: StepType; instructions: DiffValue }[];
+  removed: { stepId: string; stepOrder: number; instructions: DiffValue }[];
+  /** Steps whose place among the steps kept changed (not those that only shifted around an added or removed one). */
+  moved: { stepId: string; from: number; to: number }[];
+  instructions: { stepId: string; stepOrder: number; from: DiffValue; to: DiffValue }[];
+  arguments: { stepId: string; stepOrder: number; from: DiffValue; to: DiffValue }[];
+  /** Steps the change skipped, failed or put back to pending. */
+  status: { stepId: string; stepOrder: number; to: StepStatus }[];
+  /** Entries left out beyond DIFF_ENTRIES per list. */
+  omitted: number;
+};
+
+/** What a revision shows of one value, and how many entries of each list. */
+export const DIFF_VALUE_CHARS = 400;
+export const DIFF_ENTRIES = 40;
+
+/** Why a revision was made, as the trail's entries of the change say it. */
+export type RevisionChange = {
+  planId: string;
+  cause: string;
+  rationale: string | null;
+  /** Steps whose status the change itself set (the diff's `status`). */
+  marked: { stepId: string; to: StepStatus }[];
+};
+
+/** The plan_modified actions that change a plan's definition: every modify_plan action, not a stall or a cancel. */
+const DEFINING_ACTIONS = new Set<string>([
+  ...MODIFY_ACTIONS,
+  "created",
+  "branch_skipped_steps",
+  "branch_failed_plan",
+  "forked",
+]);
+
+/** Review decisions that change the step: modify rewrites it, skip and reject end it. */
+const DEFINING_DECISIONS: Record<string, StepStatus | null> = {
+  modify: null,
+  skip: "skipped",
+  reject: "failed",
+};
+
+const text = (value: unknown): string | null =>
+  typeof value === "string" && value.length > 0 ? value : null;
+
+/**
+ * The revision a change's audit entries make, or null when they change no
+ * plan's definition. One change makes one revision however many entries it
+ * writes; its plan and cause are the first defining entry's.
+ */
+export function revisionOf(entries: readonly AuditEntry[]): RevisionChange | null {
+  let change: RevisionChange | null = null;
+  for (const entry of entries) {
+    const payload = entry.payload as Record<string, unknown>;
+    let cause: string | null = null;
+    let rationale: string | null = null;
+    const marked: RevisionChange["marked"] = [];
+    if (entry.eventType === "plan_modified" && DEFINING_ACTIONS.has(String(payload.action))) {
+      cause = String(payload.action);
+      rationale = text(payload.modificationRationale) ?? text(payload.reason);
+      const stepId = "stepId" in entry ? entry.stepId : undefined;
+      if (cause === "fail_step" && stepId) marked.push({ stepId, to: "failed" });
+      if (cause === "retry_step" && stepId) marked.push({ stepId, to: "pending" });
+      if (cause === "branch_skipped_steps" && Array.isArray(payload.skippedStepIds)) {
+        for (const id of payload.skippedStepIds) marked.push({ stepId: String(id), to: "skipped" });
+      }
+    } else if (
+      entry.eventType === "user_reviewed" &&
+      payload.action === "decision" &&
+      String(payload.decision) in DEFINING_DECISIONS
+    ) {
+      cause = `review_${String(payload.decision)}`;
+      rationale = text(payload.feedback);
+      const to = DEFINING_DECISIONS[String(payload.decision)];
+      if (to && entry.stepId) marked.push({ stepId: entry.stepId, to });
+    }
+    if (cause === null || entry.planId === null) continue;
+    if (change === null) change = { planId: entry.planId, cause, rationale, marked };
+    else if (change.planId === entry.planId) {
+      change.marked.push(...marked);
+      change.rationale ??= rationale;
+    }
+  }
+  return change;
+}
+
+/** The first DIFF_VALUE_CHARS characters of a value (JSON text for anything but a string). */
+export function diffValue(value: unknown): DiffValue {
+  if (value === null || value === undefined) return null;
+  const whole = typeof value === "string" ? value : JSON.stringify(value);
+  // Cut by code points, so a cut never splits a character in two.
+  const points = Array.from(whole.slice(0, DIFF_VALUE_CHARS * 2)).slice(0, DIFF_VALUE_CHARS);
+  const shown = points.join("");
+  return { text: shown, cut: shown.length < whole.length };
+}
+
+/**
+ * The change from `before` (null for the first revision: every step added)
+ * to `after`, each list in the steps' order after the change. One pass over
+ * each side with maps: linear in the two plans' sizes.
+ */
+export function diffRevision(
+  before: readonly RevisionStep[] | null,
+  after: readonly RevisionStep[],
+  marked: RevisionChange["marked"] = [],
+): RevisionDiff {
+  const old = new Map((before ?? []).map((step) => [step.id, step]));
+  const now = new Map(after.map((step) => [step.id, step]));
+  const sortedAfter = [...after].sort((a, b) => a.stepOrder - b.stepOrder);
+  const sortedBefore = [...(before ?? [])].sort((a, b) => a.stepOrder - b.stepOrder);
+  // A kept step's rank among the kept steps, before and after: a step moved
+  // when its rank changed, so steps that only shifted around an added or a
+  // removed one are not reported.
+  const rankBefore = new Map<string, number>();
+  for (const step of sortedBefore) if (now.has(step.id)) rankBefore.set(step.id, rankBefore.size);
+  const diff: RevisionDiff = {
+    added: [],
+    removed: [],
+    moved: [],
+    instructions: [],
+    arguments: [],
+    status: [],
+    omitted: 0,
+  };
+  const push = <K extends Exclude<keyof RevisionDiff, "omitted">>(
+    list: K,
+    entry: RevisionDiff[K][number],
+  ) => {
+    const entries = diff[list] as RevisionDiff[K][number][];
+    if (entries.length < DIFF_ENTRIES) entries.push(entry);
+    else diff.omitted++;
+  };
+  let rank = 0;
+  for (const step of sortedAfter) {
+    const was = old.get(step.id);
+    if (!was) {
+      push("added", {
+        stepId: step.id,
+        stepOrder: step.stepOrder,
+        stepType: step.stepType,
+        instructions: diffValue(step.instructions),
+      });
+      continue;
+    }
+    if (rankBefore.get(step.id) !== rank) {
+      push("moved", { stepId: step.id, from: was.stepOrder, to: step.stepOrder });
+    }
+    rank++;
+    if (was.instructions !== step.instructions) {
+      push("instructions", {
+        stepId: step.id,
+        stepOrder: step.stepOrder,
+        from: diffValue(was.instructions),
+        to: diffValue(step.instructions),
+      });
+    }
+    const argsBefore = JSON.stringify(was.arguments ?? null);
+    const argsAfter = JSON.stringify(step.arguments ?? null);
+    if (argsBefore !== argsAfter) {
+      push("arguments", {
+        stepId: step.id,
+        stepOrder: step.stepOrder,
+        from: diffValue(was.arguments),
+        to: diffValue(step.arguments),
+      });
+    }
+  }
+  for (const step of sortedBefore) {
+    if (!now.has(step.id)) {
+      push("removed", {
+        stepId: step.id,
+        stepOrder: step.stepOrder,
+        instructions: diffValue(step.instructions),
+      });
+    }
+  }
+  for (const { stepId, to } of marked) {
+    const step = now.get(stepId);
+    if (step) push("status", { stepId, stepOrder: step.stepOrder, to });
+  }
+  return diff;
+}

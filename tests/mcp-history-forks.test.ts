@@ -1,0 +1,123 @@
+/**
+ * A plan's history and forks over /api/mcp (docs/history-and-forks.md), as
+ * an agent meets them, in both protocol eras and on both databases. The rules
+ * themselves are tested in process (tests/use-cases/plan-history.test.ts,
+ * tests/use-cases/fork-plan.test.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AppServer, startAppServer } from "./support/app-server";
+import { BACKENDS } from "./support/databases";
+import { CLIENT_REVISIONS, connectAgentOn, type LoopAgent, report } from "./support/mcp-client";
+
+const steps = [
+  { stepType: "search", instructions: "Find heat pump studies." },
+  { stepType: "analyze", instructions: "Compare by efficiency." },
+  { stepType: "synthesize", instructions: "Write it up." },
+];
+
+describe.each(BACKENDS)("history and forks over /api/mcp on %s", (backend) => {
+  let app: AppServer;
+  beforeAll(async () => {
+    app = await startAppServer(backend);
+  }, 120_000);
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  describe.each(CLIENT_REVISIONS)("a %s client", (revision) => {
+    let agent: LoopAgent;
+    beforeAll(async () => {
+      agent = await connectAgentOn(revision, app.mcpUrl, app.tenantA.key);
+    });
+    afterAll(async () => {
+      await agent?.close();
+    });
+
+    it("reads a plan changed three times as its revisions with diffs, newest first", async () => {
+      const created = await agent.ok("create_research_plan", {
+        name: "Heat pumps",
+        researchQuestion: "Are heat pumps worth it?",
+        steps,
+      });
+      const { planId } = created;
+      const analyze = created.steps[1].stepId;
+      for (const instructions of ["Compare by cost.", "Compare by cost and noise."]) {
+        await agent.ok("modify_plan", {
+          planId,
+          action: "update_step_instructions",
+          stepId: analyze,
+          instructions,
+          modificationRationale: `Now: ${instructions}`,
+        });
+      }
+      await agent.ok("modify_plan", {
+        planId,
+        action: "add_steps",
+        steps: [{ stepType: "critique", instructions: "Check the sources." }],
+        modificationRationale: "A critique at the end.",
+      });
+      const history = await agent.ok("get_plan_history", { planId });
+      expect(history.revisions.map((r: { revision: number }) => r.revision)).toEqual([4, 3, 2, 1]);
+      expect(history.revisions[1].diff.instructions).toEqual([
+        {
+          stepId: analyze,
+          stepOrder: 2,
+          from: { text: "Compare by cost.", cut: false },
+          to: { text: "Compare by cost and noise.", cut: false },
+        },
+      ]);
+      expect(history.revisions[0].diff.added).toEqual([
+        expect.objectContaining({ stepOrder: 4, stepType: "critique" }),
+      ]);
+      expect(await agent.fails("get_plan_history", { planId: crypto.randomUUID() })).toMatch(
+        /^NOT_FOUND: /,
+      );
+    });
+
+    it("forks from step 2 with an edited step 2: step 1 carried, the edit handed out, both plans linked", async () => {
+      const created = await agent.ok("create_research_plan", {
+        name: "Heat pumps by cost",
+        researchQuestion: "Are heat pumps worth it?",
+        steps,
+      });
+      const { planId } = created;
+      const first = await agent.ok("get_next_step", { planId });
+      await agent.ok("submit_step_result", {
+        planId,
+        stepId: first.step.stepId,
+        result: { studies: 4 },
+        stepExecutionReport: report,
+      });
+      const fork = await agent.ok("fork_plan", {
+        planId,
+        fromStepId: created.steps[1].stepId,
+        stepEdits: [{ stepId: created.steps[1].stepId, instructions: "Compare by cost." }],
+        name: "By cost",
+      });
+      expect(fork.steps.map((s: { status: string }) => s.status)).toEqual([
+        "completed",
+        "pending",
+        "pending",
+      ]);
+      const next = await agent.ok("get_next_step", { planId: fork.planId });
+      expect(next.step).toMatchObject({ stepOrder: 2, instructions: "Compare by cost." });
+      const context = await agent.ok("get_research_context", { planId: fork.planId });
+      expect(context.steps[0].result).toEqual({ studies: 4 });
+      expect(context.plan.forkedFrom.planId).toBe(planId);
+      const source = await agent.ok("get_plan_status", { planId });
+      expect(source.forks).toEqual([{ planId: fork.planId, name: "By cost", status: "executing" }]);
+      expect(source.steps.map((s: { status: string }) => s.status)).toEqual([
+        "completed",
+        "pending",
+        "pending",
+      ]);
+      const reverted = await agent.ok("modify_plan", {
+        planId: fork.planId,
+        action: "revert_revision",
+        revision: 1,
+        modificationRationale: "As forked.",
+      });
+      expect(reverted.action).toBe("revert_revision");
+    });
+  });
+});

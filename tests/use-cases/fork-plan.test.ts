@@ -1,0 +1,208 @@
+/**
+ * fork_plan (docs/history-and-forks.md): a new plan from a step of another,
+ * the steps before it carried with their results, evidence and decisions,
+ * the step and those after it pending with the edits; both plans name each
+ * other, both trails record the fork, the source is untouched; a carried
+ * checkpoint counts only as the checkpoint rule says. In process, on PGlite
+ * and on PostgreSQL 15.
+ */
+import { and, eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { planAuditLog } from "../../lib/db/schema";
+import { submitUserDecision } from "../../lib/services/plans/submit-user-decision";
+import { setDecisionPolicy } from "../../lib/services/reviews/decision-policy";
+import { BACKENDS } from "../support/databases";
+import { planSteps, signedInAdmin, useFreshTenant } from "../support/in-process";
+import { report } from "../support/mcp-client";
+
+describe.each(BACKENDS)("fork_plan on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("carries step 1 with its result and evidence, hands out the edited step 2, and links both plans", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Heat pumps",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze", "synthesize"),
+      branchingConditions: [
+        {
+          afterStepOrder: 2,
+          conditionExpression: "confidence < 0.1",
+          ifTrueAction: "skip_to",
+          actionParams: { targetStepOrder: 3 },
+        },
+      ],
+    });
+    const { planId } = created;
+    const [one, two] = created.steps.map((s: { stepId: string }) => s.stepId);
+    await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.ok("submit_step_result", {
+      planId,
+      stepId: one,
+      result: { found: 3 },
+      confidence: 0.9,
+      stepExecutionReport: { ...report, webFetches: [{ url: "https://example.org/a" }] },
+      evidence: {
+        claims: [{ text: "A claim.", supports: [{ source: "https://example.org/a" }] }],
+      },
+    });
+    const before = await tenant.agent.ok("get_research_context", { planId });
+
+    const fork = await tenant.agent.ok("fork_plan", {
+      planId,
+      fromStepId: two,
+      stepEdits: [{ stepId: two, instructions: "Compare by cost." }],
+    });
+    expect(fork).toMatchObject({
+      name: "Heat pumps (fork)",
+      status: "executing",
+      forkedFrom: { planId, stepId: two, stepOrder: 2 },
+    });
+    expect(fork.steps.map((s) => [s.stepOrder, s.status, s.carriedFromStepId])).toEqual([
+      [1, "completed", one],
+      [2, "pending", null],
+      [3, "pending", null],
+    ]);
+    const next = await tenant.agent.ok("get_next_step", { planId: fork.planId });
+    expect(next.step).toMatchObject({ stepOrder: 2, instructions: "Compare by cost." });
+
+    const context = await tenant.agent.ok("get_research_context", { planId: fork.planId });
+    expect(context.steps[0]).toMatchObject({
+      result: { found: 3 },
+      confidence: 0.9,
+      carriedFromStepId: one,
+    });
+    expect(context.evidence.sources.map((s) => s.href)).toEqual(["https://example.org/a"]);
+    expect(context.evidence.claims).toHaveLength(1);
+    expect(context.branchingConditions).toEqual([
+      expect.objectContaining({ afterStepOrder: 2, fired: null }),
+    ]);
+    expect(context.plan.forkedFrom).toEqual({ planId, stepId: two, name: "Heat pumps" });
+
+    // The source: the same steps, now naming its fork, and a trail row for the fork.
+    const after = await tenant.agent.ok("get_research_context", { planId });
+    expect(after.steps).toEqual(before.steps);
+    expect(after.plan.forks).toEqual([
+      { planId: fork.planId, name: "Heat pumps (fork)", status: "executing" },
+    ]);
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status.forks.map((f) => f.planId)).toEqual([fork.planId]);
+    const trails = await tenant.handle.db
+      .select({ planId: planAuditLog.planId, payload: planAuditLog.payload })
+      .from(planAuditLog)
+      .where(eq(planAuditLog.eventType, "plan_modified"));
+    expect(trails.filter((row) => row.payload.action === "fork_made")).toEqual([
+      { planId, payload: { action: "fork_made", forkPlanId: fork.planId, fromStepOrder: 2 } },
+    ]);
+    const history = await tenant.agent.ok("get_plan_history", { planId: fork.planId });
+    expect(history.revisions).toEqual([expect.objectContaining({ revision: 1, cause: "forked" })]);
+    expect((await tenant.agent.ok("get_plan_history", { planId })).revisions).toHaveLength(1);
+  });
+
+  it("refuses a fork past an unfinished step, an edit of a carried step, and another plan's step", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Refusals",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze", "synthesize"),
+    });
+    const { planId } = created;
+    const [one, two, three] = created.steps.map((s: { stepId: string }) => s.stepId);
+    expect(await tenant.agent.fails("fork_plan", { planId, fromStepId: three })).toMatch(
+      /^INVALID_TRANSITION: Step 1 of plan .* is pending; a fork carries only steps that are completed or skipped/,
+    );
+    const first = await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.submit(planId, first.step.stepId);
+    expect(
+      await tenant.agent.fails("fork_plan", {
+        planId,
+        fromStepId: two,
+        stepEdits: [{ stepId: one, instructions: "Again." }],
+      }),
+    ).toMatch(/^VALIDATION_ERROR: Step 1 comes before step 2, where the fork starts/);
+    expect(
+      await tenant.agent.fails("fork_plan", {
+        planId,
+        fromStepId: two,
+        stepEdits: [{ stepId: two, arguments: { query: "x" } }],
+      }),
+    ).toMatch(/^VALIDATION_ERROR: steps\[1\]\.arguments needs tool/);
+    expect(
+      await tenant.agent.fails("fork_plan", { planId, fromStepId: crypto.randomUUID() }),
+    ).toMatch(/^NOT_FOUND: /);
+  });
+
+  it("under people_only asks a person again for a checkpoint whose content changed after its decision", async () => {
+    const person = await signedInAdmin(tenant.handle.db, tenant.agent.ctx);
+    await setDecisionPolicy(person, { decisionPolicy: "people_only" });
+    try {
+      const created = await tenant.agent.ok("create_research_plan", {
+        name: "Checkpoint",
+        researchQuestion: "q",
+        steps: planSteps("checkpoint", "analyze", "synthesize"),
+      });
+      const { planId } = created;
+      const checkpoint = await tenant.agent.ok("get_next_step", { planId });
+      const review = await tenant.agent.ok("request_user_review", {
+        planId,
+        stepId: checkpoint.step.stepId,
+        summary: "Scope?",
+        proposedResult: { scope: "Europe" },
+      });
+      await submitUserDecision(person, {
+        planId,
+        reviewRequestId: review.reviewRequestId,
+        decision: "approve",
+        contentDigest: review.contentDigest,
+      });
+      const analyze = await tenant.agent.ok("get_next_step", { planId });
+      await tenant.agent.submit(planId, analyze.step.stepId);
+
+      // Unchanged, the person's decision is carried.
+      const kept = await tenant.agent.ok("fork_plan", {
+        planId,
+        fromStepId: created.steps[2].stepId,
+      });
+      expect(kept.steps.map((s) => s.status)).toEqual(["completed", "completed", "pending"]);
+      expect(kept.reopened).toBeUndefined();
+
+      // What the person decided changed since: the fork starts at the checkpoint.
+      await tenant.agent.ok("modify_plan", {
+        planId,
+        action: "update_step_instructions",
+        stepId: checkpoint.step.stepId,
+        instructions: "Scope it to Asia instead.",
+        modificationRationale: "A new scope.",
+      });
+      const reopened = await tenant.agent.ok("fork_plan", {
+        planId,
+        fromStepId: created.steps[2].stepId,
+      });
+      expect(reopened.reopened).toMatch(
+        /^The fork starts at step 1, not 3: what checkpoint step 1 showed changed/,
+      );
+      expect(reopened.steps.map((s) => s.status)).toEqual(["pending", "pending", "pending"]);
+      const next = await tenant.agent.ok("get_next_step", { planId: reopened.planId });
+      expect(next.step).toMatchObject({ stepOrder: 1, stepType: "checkpoint" });
+      // Only a person passes it: the agent's result is refused.
+      expect(
+        await tenant.agent.fails("submit_step_result", {
+          planId: reopened.planId,
+          stepId: next.step.stepId,
+          result: { scope: "Asia" },
+          stepExecutionReport: report,
+        }),
+      ).toMatch(/^FORBIDDEN: /);
+      const rows = await tenant.handle.db
+        .select({ payload: planAuditLog.payload })
+        .from(planAuditLog)
+        .where(
+          and(
+            eq(planAuditLog.planId, reopened.planId),
+            eq(planAuditLog.eventType, "plan_modified"),
+          ),
+        );
+      expect(rows[0]?.payload).toMatchObject({ action: "forked", startOrder: 1 });
+    } finally {
+      await setDecisionPolicy(person, { decisionPolicy: "people_and_agents" });
+    }
+  });
+});
