@@ -376,7 +376,7 @@ const sourceSpelling = fc.constantFrom(
 /** An id for a uuid field: mostly one that exists, sometimes another tenant's, an unknown or a malformed one. */
 function idFor(name: string, pool: Pool): fc.Arbitrary<unknown> {
   const known: readonly string[] =
-    name === "stepId" || name === "stepIds"
+    name === "stepId" || name === "stepIds" || name === "fromStepId"
       ? pool.steps.map((s) => s.id)
       : name === "reviewRequestId"
         ? pool.reviews.map((r) => r.id)
@@ -467,7 +467,7 @@ function plainFromSchema(schema: JsonSchema, name: string, gen: Gen): fc.Arbitra
 
 type Args = Record<string, unknown>;
 
-/** Sets planId / stepId / stepIds / reviewRequestId (with its contentDigest) / completesStep to ids of one real plan. */
+/** Sets planId / stepId / fromStepId / stepIds / reviewRequestId (with its contentDigest) / completesStep to ids of one real plan. */
 function cohere(args: Args, choice: number[], pool: Pool, schema: JsonSchema): Args {
   const properties = schema.properties ?? {};
   const [which = 0, a = 0, b = 0, c = 0] = choice;
@@ -493,6 +493,8 @@ function cohere(args: Args, choice: number[], pool: Pool, schema: JsonSchema): A
   if ("planId" in properties) out.planId = plan;
   const step = steps[b % Math.max(steps.length, 1)];
   if (step && ("stepId" in properties || "stepId" in out)) out.stepId = step.id;
+  // fork_plan's step of that plan (a fork from its first step needs none finished before it).
+  if ("fromStepId" in properties) out.fromStepId = (c % 2 === 0 ? steps[0] : step)?.id;
   if ("stepIds" in properties && steps.length > 0) {
     const ids = steps.map((s) => s.id);
     // A rotation, sometimes missing one, sometimes with one twice.

@@ -82,6 +82,10 @@ export function replayAudit(
           move(row.stepId, "pending", why);
         } else if (payload.action === "remove_step") {
           removed.add(String(payload.removedStepId));
+        } else if (payload.action === "forked") {
+          // A fork's carried steps arrive settled, as they were in its source: no transition.
+          const carried = (payload.carriedSteps ?? []) as { stepId: string; status: StepStatus }[];
+          for (const { stepId, status } of carried) state.set(stepId, status);
         }
         break;
       default:

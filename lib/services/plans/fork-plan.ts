@@ -167,7 +167,12 @@ export async function forkPlan(ctx: ServiceContext, raw: ForkPlanInput): Promise
           fromStepId: input.fromStepId,
           fromStepOrder: fromOrder,
           startOrder: decided.startOrder,
-          carriedStepIds: carried.map((step) => step.new),
+          // Each carried step arrives settled, in its source's status: the
+          // trail says so, so it alone tells every step's status (as a replay reads it).
+          carriedSteps: carried.map((step) => ({
+            stepId: step.new,
+            status: byId.get(step.old)?.status ?? "completed",
+          })),
           editedStepIds: map.filter((step) => step.edited).map((step) => step.new),
           ...(decided.reopened ? { reopened: decided.reopened.reason } : {}),
         },
