@@ -47,6 +47,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "research_feedback",
       "research_output",
       "research_plan",
+      "review_approval",
       "review_decision",
       "review_request",
       "setup_code",

@@ -92,10 +92,10 @@ describe.each(BACKENDS)("reviews at their limits on %s", (backend) => {
       const { html, htmlBytes, payloadBytes } = await pageBytes(admin, path);
       expect(htmlBytes, path).toBeLessThan(MB);
       expect(payloadBytes, path).toBeLessThan(MB);
-      expect(html, path).toContain('data-testid="review-proposal-more"');
+      expect(html, path).toContain('data-testid="review-proposal-omitted"');
     }
     const { html } = await pageBytes(admin, `/plans/${planIds[0]}`);
-    const link = /<a [^>]*data-testid="review-proposal-whole"[^>]*>/.exec(html)?.[0];
+    const link = /<a [^>]*data-testid="review-proposal-all"[^>]*>/.exec(html)?.[0];
     const href = link && /href="([^"]*)"/.exec(link)?.[1];
     expect(href).toEqual(expect.any(String));
     const whole = await admin.get((href as string).replaceAll("&amp;", "&"));
