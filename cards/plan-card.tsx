@@ -130,7 +130,14 @@ function PlanView({ app, planId }: { app: App; planId: string }) {
         {plan.steps.map((step) => (
           <li key={step.stepId}>
             <span>{step.stepType}</span>{" "}
-            <span className={`badge badge-${step.status}`}>{label(step.status)}</span>
+            {step.sentBack ? (
+              // As the plan page shows it: a person's feedback waits for the agent.
+              <span className="badge badge-pending" data-testid="step-sent-back">
+                sent back
+              </span>
+            ) : (
+              <span className={`badge badge-${step.status}`}>{label(step.status)}</span>
+            )}
           </li>
         ))}
       </ol>

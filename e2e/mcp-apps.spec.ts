@@ -486,6 +486,22 @@ for (const backend of BACKENDS) {
         await expect(card.getByTestId("claim")).toHaveAttribute("data-status", "unsupported");
         await expectAccessible(page);
         await keepScreenshot(page, "mcp-app-plan-card");
+        // Sent back with feedback: the card says so, as the plan page does, until
+        // the agent picks the step up again.
+        await card.getByLabel(/Feedback/).fill("Add the 2024 prices.");
+        await card.getByRole("button", { name: "Modify with feedback" }).click();
+        const checkpointRow = card.getByTestId("plan-steps").getByRole("listitem").nth(1);
+        await expect(checkpointRow.getByTestId("step-sent-back")).toHaveText("sent back");
+        const redo = await agent.ok("get_next_step", { planId });
+        expect(redo.step.stepId).toBe(checkpoint.step.stepId);
+        await expect(checkpointRow).toContainText("in progress");
+        await expect(checkpointRow.getByTestId("step-sent-back")).toHaveCount(0);
+        await agent.ok("request_user_review", {
+          planId,
+          stepId: checkpoint.step.stepId,
+          summary: "Three pumps fit, with 2024 prices.",
+        });
+        await expect(card.getByTestId("review-card")).toBeVisible();
         await card.getByRole("button", { name: "Approve" }).click();
         await expect(card.getByTestId("plan-card-decided")).toContainText("Approved");
 

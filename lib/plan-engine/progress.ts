@@ -67,6 +67,16 @@ export interface TimedStep {
   readonly updatedAt: Date | null;
 }
 
+/**
+ * Sent back: a person's modify returned the step to the agent with feedback,
+ * and no agent has picked it up again. The step stays `in_progress` without a
+ * lease (the claim hands it out again as `redo_requested`), so its start is not
+ * one a reader should show.
+ */
+export function isSentBack(step: Pick<TimedStep, "status" | "leaseExpiresAt">): boolean {
+  return step.status === "in_progress" && step.leaseExpiresAt === null;
+}
+
 /** How long a stall takes to show: the threshold, and the length of a lease (docs/state-machines.md, "Stalls"). */
 export interface StallClock {
   readonly thresholdSeconds: number;

@@ -53,6 +53,17 @@ export async function getPlanStatus(
   ctx: ServiceContext,
   raw: z.input<typeof getPlanStatusInput>,
 ): Promise<PlanStatusReport> {
+  return (await statusWithSteps(ctx, raw)).report;
+}
+
+/**
+ * The answer, and the steps as read (with their leases), for a reader that
+ * shows more of them than the answer does: the plan card tells a sent-back step.
+ */
+export async function statusWithSteps(
+  ctx: ServiceContext,
+  raw: z.input<typeof getPlanStatusInput>,
+) {
   const { planId } = parseInput(getPlanStatusInput, raw);
   const read = async () => {
     const row = await readPlanStatus(ctx.db, ctx, planId);
@@ -74,7 +85,7 @@ export async function getPlanStatus(
   const { steps } = plan;
   const warnings = stallWarnings(steps, now, stallClock(ctx));
 
-  return {
+  const report: PlanStatusReport = {
     planId: plan.id,
     name: plan.name,
     status: plan.status,
@@ -93,4 +104,5 @@ export async function getPlanStatus(
     updatedAt: plan.updatedAt,
     ...(await readForkLinks(ctx.db, ctx, plan.id)),
   };
+  return { report, steps };
 }

@@ -7,9 +7,10 @@
  */
 import "server-only";
 import { z } from "zod";
+import { isSentBack } from "../../plan-engine/progress";
 import { DECISION_POLICIES } from "../../plan-engine/states";
 import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
-import { getPlanStatus, planStatusOutput } from "../plans/get-plan-status";
+import { planStatusOutput, statusWithSteps } from "../plans/get-plan-status";
 import {
   submitUserDecision,
   submitUserDecisionInput,
@@ -112,10 +113,29 @@ export async function decideInReviewCard(
   return submitUserDecision(answeringInClient(ctx, REVIEW_CARD_CLIENT), input);
 }
 
-export const planCardOutput = planStatusOutput.extend({ planUrl: z.string() });
+export const planCardOutput = planStatusOutput.extend({
+  planUrl: z.string(),
+  steps: z.array(
+    planStatusOutput.shape.steps.element.extend({
+      /** Sent back to the agent with a person's feedback, not picked up again yet. */
+      sentBack: z.boolean(),
+    }),
+  ),
+});
 
-/** The plan's progress for the plan card: get_plan_status's answer and the plan page's link. */
-export async function readPlanCard(ctx: ServiceContext, raw: z.input<typeof cardInput>) {
-  const status = await getPlanStatus(ctx, raw);
-  return { ...status, planUrl: planUrlOf(status.planId) };
+/**
+ * The plan's progress for the plan card: get_plan_status's answer, which steps
+ * a person sent back (the plan page shows them so too), and the plan page's link.
+ */
+export async function readPlanCard(
+  ctx: ServiceContext,
+  raw: z.input<typeof cardInput>,
+): Promise<z.infer<typeof planCardOutput>> {
+  const { report, steps } = await statusWithSteps(ctx, raw);
+  const sentBack = new Set(steps.filter(isSentBack).map((s) => s.id));
+  return {
+    ...report,
+    steps: report.steps.map((step) => ({ ...step, sentBack: sentBack.has(step.stepId) })),
+    planUrl: planUrlOf(report.planId),
+  };
 }

@@ -35,7 +35,7 @@ import { undefinedIfNotFound } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
 import { splitUserFeedback } from "../../plan-engine/decisions";
 import { failingEndsPlan } from "../../plan-engine/modify";
-import { computeProgress, stallWarnings } from "../../plan-engine/progress";
+import { computeProgress, isSentBack, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { checkPlanTrailInDatabase } from "../audit/audit-chain";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
@@ -383,13 +383,7 @@ export async function getPlanPage(
     const now = new Date();
     const summaries = await loadStepSummaries(tx, ctx, planId);
     const warnings = stallWarnings(summaries, now, stallClock(ctx));
-    // In progress without a lease: a person's modify sent it back, and no agent
-    // has picked it up again yet (the claim rule's redo_requested).
-    const sentBack = new Set(
-      summaries
-        .filter((s) => s.status === "in_progress" && s.leaseExpiresAt === null)
-        .map((s) => s.id),
-    );
+    const sentBack = new Set(summaries.filter(isSentBack).map((s) => s.id));
     const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
     const approvals = await approvalsShown(
       tx,
