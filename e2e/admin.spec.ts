@@ -123,7 +123,7 @@ test("a researcher cannot open admin pages", async ({ page, app, allowConsoleErr
   await signIn(page, app.tenantA.researcherEmail);
   allowConsoleError(NOT_FOUND);
   await expect(page.getByRole("link", { name: "Stalled" })).toHaveCount(0);
-  for (const path of ["/admin/stalled", "/admin/tool-calls", "/admin/users"]) {
+  for (const path of ["/admin/stalled", "/admin/failed", "/admin/tool-calls", "/admin/users"]) {
     const response = await page.goto(path);
     expect(response?.status(), path).toBe(404);
   }

@@ -114,3 +114,66 @@ test("Fork from here opens the steps' edits in a form, and the fork carries step
   await expect(page.getByTestId("fork-link")).toHaveText("Fork by cost");
   await expect(page.getByTestId("step-2")).toContainText("Compare by efficiency.");
 });
+
+test("an admin forks the team's failed plans from their failed step in one action, and once", async ({
+  page,
+  agent,
+  app,
+}) => {
+  // The worker's database holds other specs' failed plans: the text filter picks these.
+  const tag = `Bulk fork ${Date.now()}`;
+  for (const n of [1, 2]) {
+    const created = await agent.ok("create_research_plan", {
+      name: `${tag} #${n}`,
+      researchQuestion: "Is it worth it?",
+      steps: [
+        { stepType: "search", instructions: "Find heat pump studies." },
+        { stepType: "analyze", instructions: "Compare by cost." },
+      ],
+    });
+    const planId = created.planId as string;
+    const first = await agent.ok("get_next_step", { planId });
+    await agent.ok("submit_step_result", {
+      planId,
+      stepId: first.step.stepId,
+      result: { studies: n },
+      resultSummary: `${n} studies found.`,
+      stepExecutionReport: report,
+    });
+    const second = await agent.ok("get_next_step", { planId });
+    await agent.ok("modify_plan", {
+      planId,
+      action: "fail_step",
+      stepId: second.step.stepId,
+      reason: "The sources disagree.",
+      modificationRationale: "Cannot go on.",
+    });
+  }
+  await signIn(page, app.tenantA.email);
+  await page.goto("/admin/failed");
+  await page.getByLabel("Text", { exact: true }).fill(tag);
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/text=/);
+  await expect(page.getByTestId("failed-count")).toHaveText("2 failed plans match.");
+  const rows = page.getByTestId("failed-plan");
+  await expect(rows).toHaveCount(2);
+  await expect(rows.first().getByTestId("failed-step")).toHaveText(
+    "Step 2 (analyze): The sources disagree.",
+  );
+  await expectHydrated(page);
+  await page.getByRole("button", { name: "Fork these 2 plans from their failed step" }).click();
+  await expect(page.getByTestId("action-message")).toHaveText(
+    "Forked 2 plans from their failed step.",
+  );
+  const links = page.getByTestId("action-item").getByRole("link");
+  await expect(links).toHaveCount(2);
+  await expect(links.first()).toContainText(`(fork): forked from step 2 of ${tag}`);
+  // Forked once: the preview matches them no more, and offers no second action.
+  await expect(page.getByTestId("failed-count")).toHaveText("0 failed plans match.");
+  await expect(page.getByRole("button", { name: /Fork/ })).toHaveCount(0);
+
+  await links.first().click();
+  await expect(page.getByTestId("forked-from")).toContainText(tag);
+  await expect(page.getByTestId("step-1").getByTestId("step-carried")).toBeVisible();
+  await expect(page.getByTestId("step-2")).toContainText("Compare by cost.");
+});

@@ -726,6 +726,7 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
           "recoverStepAction",
           { action: "fail_step", planId: alphaIds.planId, stepId: alphaIds.stepId },
         ],
+        ["/admin/failed", "forkFailedPlansAction", {}],
       ] as const) {
         const answer = await researcher.action(page, action, fields);
         expect(answer.status, action).toBe(404);
@@ -763,6 +764,11 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
       expect(failed.headers.get("x-action-redirect")).toContain("/admin/stalled?done=fail_step");
       const context = await beta.ok("get_research_context", { planId: betaIds.planId });
       expect(context.steps[0]).toMatchObject({ stepId: betaIds.stepId, status: "failed" });
+      // The bulk fork from failure forks Beta's failed plans: that one among them.
+      const forked = await admin.action("/admin/failed", "forkFailedPlansAction", {});
+      expect(forked.text).toMatch(/Forked \d+ plans? from (its|their) failed step/);
+      const forks = (await beta.ok("get_plan_status", { planId: betaIds.planId })).forks;
+      expect(forks).toHaveLength(1);
 
       const revoked = await admin.action("/admin/users", "revokeKeyAction", {
         apiKeyId: betaSpareKey.apiKeyId,

@@ -26,6 +26,7 @@ export async function SignedInHeader({ user }: { user: SignedInUser }) {
           <>
             <Link href="/admin">Admin</Link>
             <Link href="/admin/stalled">Stalled</Link>
+            <Link href="/admin/failed">Failed</Link>
             <Link href="/admin/tool-calls">Tool calls</Link>
             <Link href="/admin/skills">Skill runs</Link>
             <Link href="/admin/users">Users &amp; keys</Link>

@@ -487,6 +487,9 @@ export const planSteps = pgTable(
     index("plan_step_in_progress_idx")
       .on(t.tenantId, t.startedAt)
       .where(sql`${t.status} = 'in_progress'`),
+    // A team's plans holding a failed step (the bulk fork from failure,
+    // lib/services/plans/fork-failed-plans.ts): only failed steps, a few.
+    index("plan_step_failed_idx").on(t.tenantId, t.planId).where(sql`${t.status} = 'failed'`),
     // The checkpoint hold (lib/services/loop/leases.ts and the guard trigger,
     // drizzle/0018_hot_path.sql): a plan's first undecided checkpoint is one
     // probe of an index that holds only those, not a walk of the plan's steps.

@@ -7,9 +7,12 @@ import { z } from "zod";
 import { logUnexpected } from "../log";
 import { isAppError } from "../plan-engine/app-error";
 
+/** A line of a success's list: what an action made or left, with a link to it where it has a page. */
+export type ActionItem = { text: string; href?: string };
+
 export type ActionState =
   | { status: "idle" }
-  | { status: "success"; message: string; data?: Record<string, string> }
+  | { status: "success"; message: string; data?: Record<string, string>; items?: ActionItem[] }
   | { status: "conflict"; message: string }
   | { status: "error"; message: string };
 

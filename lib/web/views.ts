@@ -9,6 +9,7 @@ import type { SignedInUser } from "../services/accounts/signed-in-user";
 import { exportAuditTrail } from "../services/audit/export-audit-trail";
 import { exportPlanEvidence } from "../services/evidence/export-evidence";
 import { webhooksView } from "../services/notifications/webhooks";
+import { listFailedPlans } from "../services/plans/fork-failed-plans";
 import { getPlanHistory } from "../services/plans/get-plan-history";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-rules";
@@ -126,6 +127,10 @@ export const views = {
 
   async stalledPlans(user: SignedInUser) {
     return listStalledPlans(await userContext(user));
+  },
+  /** The bulk fork's preview: how many failed plans match, and a page of them. */
+  async failedPlans(user: SignedInUser, input: Parameters<typeof listFailedPlans>[1]) {
+    return listFailedPlans(await userContext(user), input);
   },
   async toolCalls(user: SignedInUser, input: Parameters<typeof getToolCallLog>[1]) {
     return getToolCallLog(await userContext(user), input);

@@ -120,6 +120,17 @@ export const planSteps = (...types: string[]) =>
     instructions: `Step ${i + 1}: do the ${stepType} work.`,
   }));
 
+/** A server-run step whose tool fails here (no model is configured), so its plan pauses. */
+export const extractStep = {
+  stepType: "extract",
+  instructions: "Extract prices.",
+  tool: "extract_data",
+  arguments: {
+    schema: { type: "object", properties: { price: { type: "number" } } },
+    text: "A heat pump costs 9000 euros.",
+  },
+};
+
 /**
  * A fresh database with tenant Alpha, for the enclosing describe: its hooks open
  * the database before the tests and close it after. Read `agent` in the tests.

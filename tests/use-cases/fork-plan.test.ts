@@ -6,14 +6,25 @@
  * checkpoint counts only as the checkpoint rule says. In process, on PGlite
  * and on PostgreSQL 15.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { planAuditLog } from "../../lib/db/schema";
+import { planAuditLog, researchPlans } from "../../lib/db/schema";
 import { submitUserDecision } from "../../lib/services/plans/submit-user-decision";
 import { setDecisionPolicy } from "../../lib/services/reviews/decision-policy";
 import { BACKENDS } from "../support/databases";
 import { planSteps, signedInAdmin, useFreshTenant } from "../support/in-process";
 import { report } from "../support/mcp-client";
+
+/** The database's own refusal, from the statement or the commit, under any error wrapping it. */
+async function refusal(write: Promise<unknown>): Promise<string> {
+  try {
+    await write;
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return [error, cause].map((e) => (e instanceof Error ? e.message : String(e))).join(" / ");
+  }
+  throw new Error("the database took the write");
+}
 
 describe.each(BACKENDS)("fork_plan on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -45,6 +56,15 @@ describe.each(BACKENDS)("fork_plan on %s", (backend) => {
         claims: [{ text: "A claim.", supports: [{ source: "https://example.org/a" }] }],
       },
     });
+    await tenant.agent.ok("store_research", {
+      planId,
+      stepId: one,
+      artifactType: "finding",
+      title: "Three studies",
+      content: { studies: 3 },
+      contentText: "Three studies of heat pumps.",
+      confidence: 0.8,
+    });
     const before = await tenant.agent.ok("get_research_context", { planId });
 
     const fork = await tenant.agent.ok("fork_plan", {
@@ -73,6 +93,11 @@ describe.each(BACKENDS)("fork_plan on %s", (backend) => {
     });
     expect(context.evidence.sources.map((s) => s.href)).toEqual(["https://example.org/a"]);
     expect(context.evidence.claims).toHaveLength(1);
+    // The research stored for step 1 is carried with it: the fork's own copy, of its step.
+    expect(context.artifacts).toEqual([
+      expect.objectContaining({ stepId: fork.steps[0]?.stepId, title: "Three studies" }),
+    ]);
+    expect(context.artifacts[0]?.artifactId).not.toBe(before.artifacts[0]?.artifactId);
     expect(context.branchingConditions).toEqual([
       expect.objectContaining({ afterStepOrder: 2, fired: null }),
     ]);
@@ -201,6 +226,45 @@ describe.each(BACKENDS)("fork_plan on %s", (backend) => {
           ),
         );
       expect(rows[0]?.payload).toMatchObject({ action: "forked", startOrder: 1 });
+
+      // A writer that skips fork_plan and copies the changed checkpoint as decided, with its
+      // review and decision, is refused by the database at its commit, and nothing stays.
+      const db = tenant.handle.db;
+      const [copy, stepCopy, reviewCopy] = [
+        crypto.randomUUID(),
+        crypto.randomUUID(),
+        crypto.randomUUID(),
+      ];
+      const refused = await refusal(
+        db.transaction(async (tx) => {
+          await tx.execute(sql`insert into research_plan (id, tenant_id, name, research_question)
+            select ${copy}, tenant_id, 'Copied', research_question from research_plan
+            where id = ${planId}`);
+          await tx.execute(sql`insert into plan_step (id, tenant_id, plan_id, step_order, step_type,
+              instructions, status, carried_from_step_id)
+            select ${stepCopy}, tenant_id, ${copy}, step_order, step_type, instructions,
+              'completed', id
+            from plan_step where id = ${checkpoint.step.stepId}`);
+          await tx.execute(sql`insert into review_request (id, tenant_id, plan_id, step_id, summary,
+              questions, proposed_result, proposed_confidence, step_instructions, content_digest,
+              status, requested_by_type, requested_by_id, requested_by_label, created_at, decided_at)
+            select ${reviewCopy}, tenant_id, ${copy}, ${stepCopy}, summary, questions,
+              proposed_result, proposed_confidence, step_instructions, content_digest, status,
+              requested_by_type, requested_by_id, requested_by_label, created_at, decided_at
+            from review_request where id = ${review.reviewRequestId}`);
+          await tx.execute(sql`insert into review_decision (tenant_id, review_request_id, plan_id,
+              step_id, decision, feedback, decided_by_type, decided_by_id, decided_by_label,
+              channel, decision_policy, review_digest, created_at)
+            select tenant_id, ${reviewCopy}, ${copy}, ${stepCopy}, decision, feedback,
+              decided_by_type, decided_by_id, decided_by_label, channel, decision_policy,
+              review_digest, created_at
+            from review_decision where review_request_id = ${review.reviewRequestId}`);
+        }),
+      );
+      expect(refused).toMatch(
+        /checkpoint 1 of plan .* arrives completed on a decision made on other content/,
+      );
+      expect(await db.select().from(researchPlans).where(eq(researchPlans.id, copy))).toEqual([]);
     } finally {
       await setDecisionPolicy(person, { decisionPolicy: "people_and_agents" });
     }

@@ -14,6 +14,7 @@ import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS } from "../support/databases";
 import {
+  extractStep,
   type InProcessAgent,
   inProcessAgent,
   planSteps,
@@ -21,17 +22,6 @@ import {
   useFreshTenant,
 } from "../support/in-process";
 import { readRows } from "../support/rows";
-
-/** A server-run step whose tool fails here (no model is configured), so its plan pauses. */
-const extractStep = {
-  stepType: "extract",
-  instructions: "Extract prices.",
-  tool: "extract_data",
-  arguments: {
-    schema: { type: "object", properties: { price: { type: "number" } } },
-    text: "A heat pump costs 9000 euros.",
-  },
-};
 
 describe.each(BACKENDS)("people-only checkpoints on %s", (backend) => {
   const tenant = useFreshTenant(backend);

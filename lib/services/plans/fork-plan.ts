@@ -4,8 +4,8 @@
  * with their results and which start again with the edits; this file reads
  * the source under its lock and copies, in one transaction and in the
  * database (a carried result never passes through the server): the steps,
- * the branching conditions, the carried steps' sources, claims and decided
- * reviews, and both trails' rows (the fork's is its revision 1). The source
+ * the branching conditions, the carried steps' sources, claims, artifacts and
+ * decided reviews, and both trails' rows (the fork's is its revision 1). The source
  * is read, never changed, but for its trail.
  */
 import "server-only";
@@ -16,6 +16,7 @@ import type { Executor, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { researchPlans } from "../../db/schema";
 import { jsonParam } from "../../db/statement";
+import { AppError } from "../../plan-engine/app-error";
 import { decideFork, type ForkSourceStep } from "../../plan-engine/fork";
 import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { readDecisionPolicy } from "../reviews/decision-rules";
@@ -86,11 +87,24 @@ const lastDecisionRow = z.object({
   currentDigest: z.string(),
 });
 
-export async function forkPlan(ctx: ServiceContext, raw: ForkPlanInput): Promise<ForkedPlan> {
+/**
+ * `once`: refuse (CONFLICT) when the source already has a fork from
+ * `fromStepId`. Checked under the source's lock, so of two calls at once the
+ * second finds the first's fork: how a bulk fork from failure, sent twice,
+ * forks each plan once (fork-failed-plans.ts).
+ */
+export type ForkOptions = { once?: boolean };
+
+export async function forkPlan(
+  ctx: ServiceContext,
+  raw: ForkPlanInput,
+  options: ForkOptions = {},
+): Promise<ForkedPlan> {
   const input = parseInput(forkPlanInput, raw);
   return ctx.db.transaction(async (tx) => {
     // The source's lock holds its changes off while it is copied.
     const source = await lockPlan(tx, ctx, input.planId);
+    if (options.once) await refuseSecondFork(tx, ctx, source.id, input.fromStepId);
     const stepsRead = await loadSteps(tx, ctx, source.id);
     const decisions = await selectRows(
       tx,
@@ -208,6 +222,32 @@ export async function forkPlan(ctx: ServiceContext, raw: ForkPlanInput): Promise
   });
 }
 
+async function refuseSecondFork(
+  tx: Transaction,
+  ctx: ServiceContext,
+  sourceId: string,
+  fromStepId: string,
+): Promise<void> {
+  const [fork] = await tx
+    .select({ id: researchPlans.id })
+    .from(researchPlans)
+    .where(
+      and(
+        eq(researchPlans.forkedFromPlanId, sourceId),
+        eq(researchPlans.forkedFromStepId, fromStepId),
+        eq(researchPlans.tenantId, ctx.tenantId),
+      ),
+    )
+    .limit(1);
+  if (fork) {
+    throw new AppError(
+      "CONFLICT",
+      `Plan ${sourceId} was already forked from this step: plan ${fork.id}. Nothing was made.`,
+      { forkPlanId: fork.id },
+    );
+  }
+}
+
 type StepMap = {
   old: string;
   new: string;
@@ -221,7 +261,8 @@ type StepMap = {
  * The copy, in the database: the steps (carried ones whole, the others as
  * pending definitions with their edits), the conditions (a skip_to's target
  * renamed to the fork's step; verdicts kept only after a carried step), and
- * the carried steps' sources, claims and decided reviews with their decisions.
+ * the carried steps' sources, claims, artifacts (store_research's, with the
+ * step) and decided reviews with their decisions.
  */
 async function copyPlan(
   tx: Transaction,
@@ -275,6 +316,13 @@ async function copyPlan(
       c.contradicts, c.created_at
     from step_claim c join ${steps} on m.old = c.step_id and m.carried
     where c.plan_id = ${sourceId} and c.tenant_id = ${ctx.tenantId}`);
+  await tx.execute(sql`
+    insert into research_artifact (tenant_id, plan_id, step_id, artifact_type, title, content,
+      content_text, confidence, source_urls, created_at)
+    select a.tenant_id, ${forkId}, m.new, a.artifact_type, a.title, a.content, a.content_text,
+      a.confidence, a.source_urls, a.created_at
+    from research_artifact a join ${steps} on m.old = a.step_id and m.carried
+    where a.plan_id = ${sourceId} and a.tenant_id = ${ctx.tenantId}`);
   await tx.execute(sql`
     with carried as (
       select r.*, gen_random_uuid() as new_id, m.new as new_step
