@@ -1,6 +1,6 @@
 "use client";
 
-import { useActionState, useId, useState } from "react";
+import { startTransition, useActionState, useId, useState } from "react";
 import { ActionMessage } from "@/app/_components/action-message";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { Time } from "@/app/_components/time";
@@ -33,7 +33,7 @@ export function ReviewSnooze({
   /** When the user's running snooze of it ends; undefined when they have none. */
   snoozedUntil: string | undefined;
 }) {
-  const [snoozed, snooze] = useActionState(snoozeReviewAction, IDLE);
+  const [snoozed, snooze, snoozing] = useActionState(snoozeReviewAction, IDLE);
   const [unsnoozed, unsnooze] = useActionState(unsnoozeReviewAction, IDLE);
   const [choice, setChoice] = useState<SnoozeChoice>("hour");
   const choiceId = useId();
@@ -41,9 +41,14 @@ export function ReviewSnooze({
   return (
     <div data-testid="review-snooze">
       <form
-        action={(form) => {
+        // Sent from onSubmit, not as the form's action: React resets a form after
+        // its action, which would show the first choice while the state keeps
+        // another, and lose a refused time the reviewer would correct.
+        onSubmit={(event) => {
+          event.preventDefault();
+          const form = new FormData(event.currentTarget);
           form.set("timeZone", Intl.DateTimeFormat().resolvedOptions().timeZone);
-          snooze(form);
+          startTransition(() => snooze(form));
         }}
         className="form form-inline"
       >
@@ -70,7 +75,9 @@ export function ReviewSnooze({
             <input id={atId} type="datetime-local" name="at" required />
           </>
         ) : null}
-        <SubmitButton>Snooze</SubmitButton>
+        <button type="submit" className="button" disabled={snoozing} aria-disabled={snoozing}>
+          Snooze
+        </button>
       </form>
       <ActionMessage state={snoozed} />
       {snoozedUntil ? (
