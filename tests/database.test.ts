@@ -50,6 +50,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "review_approval",
       "review_decision",
       "review_request",
+      "review_snooze",
       "setup_code",
       "skill_execution",
       "step_claim",

@@ -1,7 +1,8 @@
 /**
  * Notifications end to end in process, on PGlite and PostgreSQL 15: events
  * queued in the transaction of their change (plan.completed and plan.failed by
- * the loop itself, review.* as the reviews code queues them, plan.cancelled by
+ * the loop itself, review.* as the reviews code and its scheduler queue them
+ * (a snoozed review's return e-mailed to the snoozer), plan.cancelled by
  * cancel_plan), fanned out and
  * delivered by the dispatcher to a local HTTP receiver (signed, verifiable,
  * retried after an error, never for a rolled-back change, refused for private
@@ -40,6 +41,7 @@ import { requestUserReview } from "@/lib/services/plans/request-user-review";
 import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { runReviewScheduler } from "@/lib/services/reviews/review-deadlines";
+import { snoozeReview } from "@/lib/services/reviews/snooze-review";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import { connectedAppAgent } from "./support/in-process";
@@ -521,6 +523,66 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     const timedOut = JSON.parse(posts("review.timed_out")[0]?.body ?? "{}");
     expect(timedOut).toMatchObject({ event: "review.timed_out", data: { planId, action: "skip" } });
     expect(smtp.mails[1]?.to).toEqual([adminEmail]);
+  });
+
+  it("a snoozed review comes back: the webhook fires, and only the snoozer is e-mailed, whoever it is assigned to", async () => {
+    receiver.received.length = 0;
+    smtp.mails.length = 0;
+    await createWebhookEndpoint(ctx, {
+      url: `${receiver.url}/snoozes`,
+      events: ["review.snooze_returned"],
+    });
+    const snoozerEmail = `snoozer-${backend}@example.com`;
+    const { userId: snoozerId } = await createTenantUser(reviewer, {
+      email: snoozerEmail,
+      password: "a long enough password",
+      role: "researcher",
+    });
+    const snoozer = {
+      ...ctx,
+      actor: { type: "user" as const, id: snoozerId, label: snoozerEmail },
+    } satisfies ServiceContext;
+    const { planId } = await createPlan(ctx, {
+      name: "Snoozed",
+      researchQuestion: "q",
+      steps: [{ stepType: "search", instructions: "Look." }],
+    });
+    const first = await getNextStep(ctx, { planId });
+    if (first.status !== "ready") throw new Error(`expected a step, got ${first.status}`);
+    const { reviewRequestId } = await requestUserReview(ctx, {
+      planId,
+      stepId: first.step.stepId,
+      summary: "Look at this later.",
+      assignTo: adminEmail,
+    });
+    // Two seconds on, to the second, on a UTC clock: the next whole second at least a second away.
+    const at = new Date(Date.now() + 2_000).toISOString().slice(0, 19);
+    const { until } = await snoozeReview(snoozer, {
+      reviewRequestId,
+      until: "at",
+      at,
+      timeZone: "UTC",
+    });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(until) - Date.now() + 100));
+    expect(await runReviewScheduler(handle.db, { stallThresholdSeconds: 1800 })).toMatchObject({
+      snoozesReturned: 1,
+    });
+    const posts = () => receiver.received.filter((r) => r.path === "/snoozes");
+    const returnMails = () => smtp.mails.filter((m) => m.raw.includes("Snoozed review back"));
+    await dispatchUntil(() => posts().length === 1 && returnMails().length === 1);
+    expect(JSON.parse(posts()[0]?.body ?? "{}")).toMatchObject({
+      event: "review.snooze_returned",
+      data: {
+        reviewRequestId,
+        planId,
+        assignedUserEmail: adminEmail,
+        snoozedUserId: snoozerId,
+        snoozedUntil: until,
+      },
+    });
+    expect(returnMails().map((m) => m.to)).toEqual([[snoozerEmail]]);
+    expect(returnMails()[0]?.raw).toContain("The review you snoozed is back in your inbox.");
+    expect(returnMails()[0]?.raw).toContain("because you snoozed this review");
   });
 
   it("cancelling a plan tells the webhooks who cancelled it and why, and e-mails whoever started it unless they opted out", async () => {

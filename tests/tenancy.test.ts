@@ -33,6 +33,7 @@ const TENANT_TABLES = [
   "plan_revision",
   "review_request",
   "review_decision",
+  "review_snooze",
   "mcp_tool_call_log",
   "research_artifact",
   "research_output",
@@ -687,6 +688,16 @@ describe("tenancy on postgres: another tenant's ids change nothing and reveal no
           const answer = await session.action(reviewPage, "decideReviewAction", fields);
           expect(answer.text, JSON.stringify(fields)).toContain(notFound);
         }
+        // Nor can Beta snooze or un-snooze Alpha's review out of its own inbox.
+        const review = { planId: alphaIds.reviewPlanId, reviewRequestId: alphaIds.reviewRequestId };
+        const snoozed = await session.action(reviewPage, "snoozeReviewAction", {
+          ...review,
+          until: "hour",
+          timeZone: "UTC",
+        });
+        expect(snoozed.text).toContain(notFound);
+        const unsnoozed = await session.action(reviewPage, "unsnoozeReviewAction", review);
+        expect(unsnoozed.text).toContain(notFound);
         // Beta's own plan with Alpha's review: refused, Beta's review stays pending.
         const mixed = await session.action(reviewPage, "decideReviewAction", {
           planId: betaIds.reviewPlanId,

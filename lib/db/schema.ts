@@ -758,6 +758,38 @@ export const reviewApprovals = pgTable(
   (t) => [uniqueIndex("review_approval_person_idx").on(t.reviewRequestId, t.approverId)],
 );
 
+/**
+ * A reviewer's snooze of a pending review (docs/reviews.md, "Snooze"): out of
+ * their own inbox until `until`, one row per review and person (a new snooze
+ * replaces theirs). `returned_at` is set when it ends: the scheduler's return
+ * (with its notification), an early un-snooze, or the review's decision (the
+ * trigger of drizzle/0024_review_snooze.sql).
+ */
+export const reviewSnoozes = pgTable(
+  "review_snooze",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    reviewRequestId: uuid("review_request_id")
+      .notNull()
+      .references(() => reviewRequests.id, { onDelete: "cascade" }),
+    planId: planId(),
+    userId: userId(),
+    until: timestamp("until", { withTimezone: true }).notNull(),
+    /** The IANA zone the snoozer chose the time in (their browser's). */
+    timeZone: text("time_zone").notNull(),
+    createdAt: createdAt(),
+    returnedAt: timestamp("returned_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("review_snooze_person_idx").on(t.reviewRequestId, t.userId),
+    // The scheduler's query: snoozes still running, by when they come back.
+    index("review_snooze_due_idx").on(t.until).where(sql`${t.returnedAt} is null`),
+    // One person's running snoozes: the inbox's "Snoozed (n)".
+    index("review_snooze_user_idx").on(t.userId, t.until).where(sql`${t.returnedAt} is null`),
+  ],
+);
+
 export const mcpToolCallLog = pgTable(
   "mcp_tool_call_log",
   {

@@ -112,6 +112,21 @@ export type AuditEntry =
             note?: string | null;
           }
         | {
+            /** Out of the acting person's inbox until `until` (docs/reviews.md, "Snooze"). */
+            action: "review_snoozed";
+            reviewRequestId: string;
+            until: string;
+            /** The zone the person chose the time in. */
+            timeZone: string;
+          }
+        | {
+            /** Back in the person's inbox: they un-snoozed it early (by them), or its time came (by Cairn). */
+            action: "review_unsnoozed" | "snooze_returned";
+            reviewRequestId: string;
+            snoozedUserId: string;
+            until: string;
+          }
+        | {
             /** The deadline passed with onTimeout escalate: the review now waits on the admins. */
             action: "review_escalated";
             reviewRequestId: string;

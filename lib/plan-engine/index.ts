@@ -19,6 +19,7 @@ export * from "./loop";
 export * from "./modify";
 export * from "./progress";
 export * from "./review-deadlines";
+export * from "./review-snooze";
 export * from "./revisions";
 export * from "./skill-executions";
 export * from "./source-key";

@@ -46,6 +46,7 @@ import {
   listInbox,
   recentDecisions,
 } from "../services/views/review-inbox";
+import { countSnoozed, snoozedUntil } from "../services/views/snoozed-reviews";
 import { teamRulesView } from "../services/views/team-rules";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
@@ -101,13 +102,32 @@ export const views = {
   async inbox(user: SignedInUser, filters: InboxFilters) {
     const ctx = await userContext(user);
     await settleDeadlinesOfTenant(ctx);
-    const [inbox, plans, decided, decisionPolicy] = await Promise.all([
+    const [inbox, plans, decided, decisionPolicy, snoozed] = await Promise.all([
       listInbox(ctx, { ...filters, role: user.role }),
       inboxPlans(ctx),
       recentDecisions(ctx),
       getDecisionPolicy(ctx),
+      countSnoozed(ctx),
     ]);
-    return { inbox, plans, decided, decisionPolicy };
+    // On the Snoozed view, when each of the page's reviews comes back.
+    const until = filters.snoozed
+      ? await snoozedUntil(
+          ctx,
+          inbox.reviews.map((review) => review.reviewRequestId),
+        )
+      : new Map<string, string>();
+    return {
+      inbox,
+      plans,
+      decided,
+      decisionPolicy,
+      snoozed,
+      snoozedUntil: Object.fromEntries(until),
+    };
+  },
+  /** When the user's snooze of this review ends; undefined when they have none running. */
+  async snoozedUntil(user: SignedInUser, reviewRequestId: string) {
+    return (await snoozedUntil(await userContext(user), [reviewRequestId])).get(reviewRequestId);
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));

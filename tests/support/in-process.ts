@@ -113,6 +113,24 @@ export async function signedInAdmin(
   };
 }
 
+/**
+ * A new member of the agent's tenant (`tenant`, by name) as a person signed in
+ * to Cairn: their id and the web door's context, on the agent's database.
+ */
+export async function signedInMember(
+  agentCtx: ServiceContext,
+  tenant: string,
+  person: { email: string; label: string; role?: "admin" | "researcher" },
+): Promise<{ userId: string; ctx: ServiceContext }> {
+  const { userId } = await createUser(agentCtx.db, {
+    email: person.email,
+    password: "a long enough password",
+    role: person.role ?? "researcher",
+    tenant,
+  });
+  return { userId, ctx: { ...agentCtx, actor: { type: "user", id: userId, label: person.label } } };
+}
+
 /** Typed steps for create_research_plan: `Step n: do the <type> work.` */
 export const planSteps = (...types: string[]) =>
   types.map((stepType, i) => ({

@@ -7,6 +7,7 @@ import { ReviewAssignment } from "@/app/_components/review/review-assignment";
 import { ReviewContent } from "@/app/_components/review/review-content";
 import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
+import { ReviewSnooze } from "@/app/_components/review/review-snooze";
 import { formatDuration } from "@/app/_components/time";
 import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
 import type { TeamMember } from "@/lib/services/views/pending-review";
@@ -21,10 +22,13 @@ export function InboxList({
   reviews,
   members,
   currentUserId,
+  snoozedUntil,
 }: {
   reviews: InboxReview[];
   members: TeamMember[];
   currentUserId: string;
+  /** On the Snoozed view: when each review comes back for the viewer. */
+  snoozedUntil: Record<string, string>;
 }) {
   const [state, action] = useActionState(decideReviewAction, IDLE);
   return (
@@ -60,6 +64,11 @@ export function InboxList({
               assignedUserId={review.assignedUserId}
               currentUserId={currentUserId}
               members={members}
+            />
+            <ReviewSnooze
+              planId={review.planId}
+              reviewRequestId={review.reviewRequestId}
+              snoozedUntil={snoozedUntil[review.reviewRequestId]}
             />
           </li>
         ))}

@@ -22,6 +22,7 @@ type Search = {
   mine?: string | string[];
   plan?: string | string[];
   age?: string | string[];
+  snoozed?: string | string[];
   cursor?: string | string[];
 };
 
@@ -37,16 +38,24 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
     mine: oneParam(raw.mine),
     plan: oneParam(raw.plan),
     age: oneParam(raw.age),
+    snoozed: oneParam(raw.snoozed),
     cursor: oneParam(raw.cursor),
   };
   const age = (Object.keys(INBOX_AGES) as InboxAge[]).find((a) => a === search.age);
   const mine = search.mine === "1";
-  const filters = { mine, planId: search.plan || undefined, age };
+  // The reviews the user snoozed, which the inbox otherwise leaves out (docs/reviews.md, "Snooze").
+  const snoozedView = search.snoozed === "1";
+  const filters = { mine, planId: search.plan || undefined, age, snoozed: snoozedView };
   const [answer, members] = await Promise.all([
     orCursorRefused(views.inbox(user, { ...filters, cursor: search.cursor || undefined })),
     views.teamMembers(user),
   ]);
-  const params = { mine: mine ? "1" : undefined, plan: search.plan || undefined, age };
+  const params = {
+    mine: mine ? "1" : undefined,
+    plan: search.plan || undefined,
+    age,
+    snoozed: snoozedView ? "1" : undefined,
+  };
   if (isCursorRefused(answer)) {
     return (
       <section>
@@ -55,7 +64,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
       </section>
     );
   }
-  const { inbox, plans, decided, decisionPolicy } = answer;
+  const { inbox, plans, decided, decisionPolicy, snoozed, snoozedUntil } = answer;
   const filtered = mine || Boolean(search.plan) || Boolean(age);
   return (
     <section>
@@ -66,8 +75,18 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         trail names who did.
       </p>
       <DecisionPolicyNote policy={decisionPolicy} />
+      <nav aria-label="Inbox views" className="filters">
+        {snoozedView ? (
+          <Link href={pageHref("/inbox", { ...params, snoozed: undefined })}>← Inbox</Link>
+        ) : (
+          <Link href={pageHref("/inbox", { ...params, snoozed: "1" })} data-testid="snoozed-view">
+            Snoozed ({snoozed})
+          </Link>
+        )}
+      </nav>
       <search aria-label="Filter reviews">
         <form className="filters">
+          {snoozedView ? <input type="hidden" name="snoozed" value="1" /> : null}
           <label>
             <input type="checkbox" name="mine" value="1" defaultChecked={mine} /> Assigned to me
           </label>
@@ -101,12 +120,21 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
       {inbox.reviews.length === 0 ? (
         <div className="empty card" data-testid="inbox-empty">
           <p>
-            {filtered ? "No pending review matches these filters." : "Nothing waits for a review."}
+            {snoozedView
+              ? "You have no snoozed review that matches."
+              : filtered
+                ? "No pending review matches these filters."
+                : "Nothing waits for a review."}
           </p>
-          {filtered ? <Link href="/inbox">Show every pending review</Link> : null}
+          {filtered || snoozedView ? <Link href="/inbox">Show every pending review</Link> : null}
         </div>
       ) : null}
-      <InboxList reviews={inbox.reviews} members={members} currentUserId={user.userId} />
+      <InboxList
+        reviews={inbox.reviews}
+        members={members}
+        currentUserId={user.userId}
+        snoozedUntil={snoozedUntil}
+      />
       <Pagination
         cursor={search.cursor}
         nextCursor={inbox.nextCursor}
@@ -116,7 +144,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         label="Inbox pages"
         testId="inbox"
       >
-        {inbox.reviews.length} of the {inbox.total} pending reviews
+        {inbox.reviews.length} of the {inbox.total} {snoozedView ? "snoozed" : "pending"} reviews
       </Pagination>
       {decided.length > 0 ? (
         <section aria-labelledby="decided-heading">

@@ -13,7 +13,7 @@ import type { PlanStatus } from "../../plan-engine/states";
 import { noteNotificationQueued } from "./queued";
 
 /** Who an e-mailed event goes to (`mailRecipients` in mail.ts), of those who left e-mails on. */
-export type MailRecipients = "reviewers" | "plan-owner";
+export type MailRecipients = "reviewers" | "snoozer" | "plan-owner";
 
 export type EventPayload = Record<string, unknown>;
 
@@ -90,6 +90,20 @@ export const EVENTS = {
           ...reviewDetails(payload, { due: true }),
         ];
       },
+    },
+  },
+  "review.snooze_returned": {
+    label: "Snoozed review back",
+    when: "a review a reviewer snoozed is back in their inbox",
+    about: "review",
+    extra: z.object({ snoozedUserId: z.string(), snoozedUntil: z.string() }),
+    mail: {
+      to: "snoozer",
+      details: (payload) => [
+        "The review you snoozed is back in your inbox.",
+        "",
+        ...reviewDetails(payload, { due: true }),
+      ],
     },
   },
   "plan.stalled": {

@@ -95,7 +95,12 @@ export async function mailRecipients(
   to: MailRecipients,
   payload: EventPayload,
 ): Promise<Recipient[]> {
-  const who = to === "reviewers" ? await reviewers(tx, tenantId, payload) : planOwner(payload);
+  const who =
+    to === "reviewers"
+      ? await reviewers(tx, tenantId, payload)
+      : to === "snoozer"
+        ? snoozer(payload)
+        : planOwner(payload);
   if (who === null) return [];
   return tx
     .select({ userId: users.id, email: users.email })
@@ -134,6 +139,12 @@ async function reviewers(tx: Executor, tenantId: string, payload: EventPayload) 
       : undefined;
 }
 
+/** The reviewer whose snooze ended (`snoozedUserId`), whoever the review is assigned to. */
+function snoozer(payload: EventPayload) {
+  const userId = z.uuid().safeParse(payload.snoozedUserId);
+  return userId.success ? eq(users.id, userId.data) : null;
+}
+
 /**
  * The person who started the plan: the signed-in user, or the owner of the
  * API key it was created with (null: nobody is known, so nobody is e-mailed).
@@ -154,6 +165,11 @@ export const MAIL_RECIPIENTS: Record<
   reviewers: {
     who: "the reviewers",
     because: "you review for your Cairn team",
+    link: "Open the review",
+  },
+  snoozer: {
+    who: "the reviewer who snoozed it",
+    because: "you snoozed this review",
     link: "Open the review",
   },
   "plan-owner": {

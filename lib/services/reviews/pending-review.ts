@@ -19,6 +19,8 @@ export type PendingReview = {
   planId: string;
   /** Writes `set` if the review is still pending (CONFLICT otherwise); its step's id. */
   update(set: ReviewChange): Promise<{ stepId: string }>;
+  /** For a change kept beside the review (a snooze): its step's id if it is still pending, else CONFLICT. */
+  stillPending(): Promise<{ stepId: string }>;
 };
 
 export async function changePendingReview<T>(
@@ -35,6 +37,20 @@ export async function changePendingReview<T>(
       reviewRequestId,
     });
   }
+  const isPending = and(
+    eq(reviewRequests.id, reviewRequestId),
+    eq(reviewRequests.status, "pending"),
+  );
+  const pendingOrConflict = (review: { stepId: string } | undefined) => {
+    if (!review) {
+      throw new AppError(
+        "CONFLICT",
+        "The review was already answered (or withdrawn); nothing was changed. Reload to see its current state.",
+        { reviewRequestId },
+      );
+    }
+    return review;
+  };
   return ctx.db.transaction(async (tx) => {
     await lockPlan(tx, ctx, found.planId);
     return change(tx, {
@@ -43,16 +59,17 @@ export async function changePendingReview<T>(
         const [review] = await tx
           .update(reviewRequests)
           .set(set)
-          .where(and(eq(reviewRequests.id, reviewRequestId), eq(reviewRequests.status, "pending")))
+          .where(isPending)
           .returning({ stepId: reviewRequests.stepId });
-        if (!review) {
-          throw new AppError(
-            "CONFLICT",
-            "The review was already answered (or withdrawn); nothing was changed. Reload to see its current state.",
-            { reviewRequestId },
-          );
-        }
-        return review;
+        return pendingOrConflict(review);
+      },
+      async stillPending() {
+        // The plan's lock, taken above by every decision first, keeps it pending until commit.
+        const [review] = await tx
+          .select({ stepId: reviewRequests.stepId })
+          .from(reviewRequests)
+          .where(isPending);
+        return pendingOrConflict(review);
       },
     });
   });

@@ -35,6 +35,7 @@ import { markStalledPlans } from "../plans/mark-stalled-plans";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
+import { returnDueSnoozes } from "./snooze-returns";
 
 export const DEADLINE_ACTOR: Actor = { type: "system", id: null, label: DEADLINE_ACTOR_LABEL };
 
@@ -237,18 +238,20 @@ export async function queueDueSoonReviews(db: Database): Promise<number> {
 }
 
 /**
- * One scheduler tick: due-soon notices, the deadlines themselves, then the
- * plans whose steps' holders stopped renewing their leases are marked stalled
+ * One scheduler tick: due-soon notices, the deadlines themselves, snoozed
+ * reviews whose time came (snooze-returns.ts), then the plans whose steps'
+ * holders stopped renewing their leases are marked stalled
  * (lib/services/plans/mark-stalled-plans.ts).
  */
 export async function runReviewScheduler(
   db: Database,
   settings: SchedulerSettings,
-): Promise<{ dueSoon: number; applied: number; stalled: number }> {
+): Promise<{ dueSoon: number; applied: number; snoozesReturned: number; stalled: number }> {
   const dueSoon = await queueDueSoonReviews(db);
   const applied = await applyDueReviews(db, settings);
+  const snoozesReturned = await returnDueSnoozes(db, settings);
   const stalled = await markStalledPlans(db, settings);
-  return { dueSoon, applied, stalled };
+  return { dueSoon, applied, snoozesReturned, stalled };
 }
 
 export type TimedOutReview = {
@@ -381,7 +384,7 @@ export function startReviewScheduler(
     try {
       const database = await db();
       await runReviewScheduler(database, settings);
-      // The reviews it applied queued review.timed_out / due_soon: send them now.
+      // The reviews it applied queued review.timed_out / due_soon / snooze_returned: send them now.
       kickIfQueuedSince(queuedBefore);
       await housekeeping?.(database);
     } catch (error) {

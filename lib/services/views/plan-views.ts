@@ -48,11 +48,12 @@ import {
 import { approvalsShown } from "../reviews/approvals";
 import { readDecisionPolicy } from "../reviews/decision-rules";
 import { fitting } from "../shared/bounded";
-import type { ServiceContext } from "../shared/context";
+import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset, readPage } from "../shared/pagination";
 import { getPlan, loadStepSummaries } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 import { shorten, shortenJson } from "./full-values";
+import { snoozedFor } from "./snoozed-reviews";
 
 export const PLAN_FILTERS = [
   "active",
@@ -173,13 +174,21 @@ function shownQuestion(question: string): string {
 
 export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number];
 
-/** The reviewer's inbox: plans of the tenant waiting for a person's decision. */
+/**
+ * The reviewer's inbox: plans of the tenant waiting for a person's decision,
+ * but for those whose review the viewer snoozed (docs/reviews.md, "Snooze").
+ */
 export async function countAwaitingReview(ctx: ServiceContext): Promise<number> {
   const [row] = await ctx.db
     .select({ n: count() })
     .from(researchPlans)
     .where(
-      and(eq(researchPlans.tenantId, ctx.tenantId), eq(researchPlans.status, "awaiting_review")),
+      and(
+        eq(researchPlans.tenantId, ctx.tenantId),
+        eq(researchPlans.status, "awaiting_review"),
+        sql`not exists (select 1 from review_request r where r.plan_id = ${researchPlans.id}
+          and r.status = 'pending' and ${snoozedFor(sql`r.id`, actingUserId(ctx))})`,
+      ),
     );
   return row?.n ?? 0;
 }

@@ -23,6 +23,7 @@ import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
 import { shortenedSql } from "./full-values";
 import { pendingReviewView, shownProposal } from "./pending-review";
+import { snoozedFor } from "./snoozed-reviews";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
 export type InboxAge = keyof typeof INBOX_AGES;
@@ -44,6 +45,8 @@ export const inboxFilters = z.object({
     .enum(Object.keys(INBOX_AGES) as [InboxAge, ...InboxAge[]])
     .optional()
     .catch(undefined),
+  /** The reviews the viewer snoozed (docs/reviews.md, "Snooze"), which the inbox otherwise leaves out. */
+  snoozed: z.boolean().default(false),
   cursor: cursorField,
 });
 export type InboxFilters = z.input<typeof inboxFilters>;
@@ -88,6 +91,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
   // Unaliased: the page's keyset names review_request's columns.
   const matches = sql`review_request.tenant_id = ${ctx.tenantId}::uuid
         and review_request.status = 'pending'
+        and ${snoozedFor(sql`review_request.id`, userId)} = ${filters.snoozed}::boolean
         and (not ${filters.mine}::boolean or review_request.assigned_user_id = ${userId}::uuid
           or review_request.assigned_role = ${raw.role}::user_role)
         and (${filters.planId ?? null}::uuid is null

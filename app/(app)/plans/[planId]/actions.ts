@@ -13,6 +13,12 @@ import {
 } from "@/lib/services/plans/submit-user-decision";
 import { assignReview, assignReviewInput } from "@/lib/services/reviews/assign-review";
 import {
+  snoozeReview,
+  snoozeReviewInput,
+  unsnoozeReview,
+  unsnoozeReviewInput,
+} from "@/lib/services/reviews/snooze-review";
+import {
   jsonObjectText,
   MAX_RESULT_BYTES,
   MAX_STEP_IO_BYTES,
@@ -72,6 +78,33 @@ export const assignReviewAction = serverAction({
       : assigned.assignedUserId === user.userId
         ? "Assigned to you."
         : `Handed over to ${assigned.assignedUserEmail}, who has been notified.`,
+  revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
+  revalidateAfterFailure: true,
+});
+
+/** The Snooze control of the inbox and the review panel: out of the user's own inbox until a time. */
+export const snoozeReviewAction = serverAction({
+  access: "signed-in",
+  input: snoozeReviewInput.extend({ planId: planIdField }),
+  run: ({ ctx, input }) =>
+    snoozeReview(ctx, {
+      reviewRequestId: input.reviewRequestId,
+      until: input.until,
+      at: input.at,
+      timeZone: input.timeZone,
+    }),
+  success: (snoozed) =>
+    `Snoozed until ${snoozed.until.slice(0, 16).replace("T", " ")} UTC: it leaves your inbox until then, and your colleagues still see it.`,
+  revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
+  revalidateAfterFailure: true,
+});
+
+/** Un-snooze: the review is back in the user's inbox now. */
+export const unsnoozeReviewAction = serverAction({
+  access: "signed-in",
+  input: unsnoozeReviewInput.extend({ planId: planIdField }),
+  run: ({ ctx, input }) => unsnoozeReview(ctx, { reviewRequestId: input.reviewRequestId }),
+  success: () => "Back in your inbox.",
   revalidate: (input) => [`/plans/${input.planId}`, "/inbox"],
   revalidateAfterFailure: true,
 });

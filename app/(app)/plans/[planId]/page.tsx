@@ -70,6 +70,8 @@ export default async function PlanPageView({
   }
   if (!page) notFound();
   const members = await views.teamMembers(user);
+  const review = pendingReviewOf(page, members);
+  const snoozedUntil = review ? await views.snoozedUntil(user, review.reviewRequestId) : undefined;
   // Read once the plan is found, so another team's plan is a 404 whatever the cursor.
   const history = await orCursorRefused(views.planHistory(user, planId, one(search.history)));
 
@@ -84,7 +86,8 @@ export default async function PlanPageView({
       <ReviewArea
         planId={page.plan.planId}
         planStatus={page.plan.status}
-        review={pendingReviewOf(page, members)}
+        review={review}
+        snoozedUntil={snoozedUntil}
         evidence={<ReviewEvidence evidence={page.evidence} stepOrder={pendingStepOrder(page)} />}
         currentUserId={user.userId}
         members={members}

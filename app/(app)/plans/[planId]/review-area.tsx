@@ -6,6 +6,7 @@ import { ReviewAssignment } from "@/app/_components/review/review-assignment";
 import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewLead } from "@/app/_components/review/review-lead";
+import { ReviewSnooze } from "@/app/_components/review/review-snooze";
 import type { PendingReviewView, TeamMember } from "@/lib/services/views/pending-review";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
@@ -13,7 +14,7 @@ import { decideReviewAction } from "./actions";
 /**
  * The checkpoint, led by what the person decides on: the agent's request and
  * proposal (ReviewContent) and the claims so far with their sources, then the decision (ReviewDecisionForm), then its
- * deadline and assignee (ReviewFacts, ReviewAssignment). Stays mounted while
+ * deadline and assignee (ReviewFacts, ReviewAssignment), and the user's snooze (ReviewSnooze). Stays mounted while
  * the page refreshes itself, so the reviewer's typing survives, and the answer
  * to their decision (including "the plan changed under you") stays on screen
  * after the pending review is gone. The decision form is keyed to the review
@@ -29,10 +30,13 @@ export function ReviewArea({
   evidence,
   currentUserId,
   members,
+  snoozedUntil,
 }: {
   planId: string;
   planStatus: string;
   review: PendingReviewView | null;
+  /** When the user's snooze of the pending review ends, if they snoozed it. */
+  snoozedUntil: string | undefined;
   /** The claims to check, rendered on the server (ReviewEvidence). */
   evidence: ReactNode;
   currentUserId: string;
@@ -70,6 +74,12 @@ export function ReviewArea({
         assignedUserId={review.assignedUserId}
         currentUserId={currentUserId}
         members={members}
+      />
+      <ReviewSnooze
+        key={`snooze-${review.reviewRequestId}`}
+        planId={planId}
+        reviewRequestId={review.reviewRequestId}
+        snoozedUntil={snoozedUntil}
       />
     </section>
   );
