@@ -12,6 +12,7 @@ import { webhooksView } from "../services/notifications/webhooks";
 import { getPlanHistory } from "../services/plans/get-plan-history";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-rules";
+import { getEscalationChain } from "../services/reviews/escalation-chain";
 import {
   settleDeadlinesOfPlan,
   settleDeadlinesOfTenant,
@@ -110,6 +111,10 @@ export const views = {
   },
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));
+  },
+  /** The team's escalation chain, its people by e-mail; null when it has none. */
+  async escalationChain(user: SignedInUser) {
+    return getEscalationChain(await userContext(user));
   },
   /** The team's quorum: distinct approvals each review needs at least. */
   async reviewQuorum(user: SignedInUser) {
