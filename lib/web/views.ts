@@ -29,7 +29,11 @@ import {
   readArtifactPart,
   skillExecutionOverview,
 } from "../services/views/library-views";
-import { teamMembers } from "../services/views/pending-review";
+import {
+  pendingReviewOfPage,
+  type TeamMember,
+  teamMembers,
+} from "../services/views/pending-review";
 import {
   countAwaitingReview,
   getForkForm,
@@ -38,6 +42,7 @@ import {
   getToolCallLog,
   listPlans,
   listStalledPlans,
+  type PlanPage,
   type PlanPageCursors,
 } from "../services/views/plan-views";
 import {
@@ -123,6 +128,10 @@ export const views = {
   /** The trusted-clients form and the team's trail of rule changes, for the admin page. */
   async teamRules(user: SignedInUser) {
     return teamRulesView(await userContext(user));
+  },
+  /** The plan page's pending review, its assignees named (`page` is this user's plan page). */
+  async pendingReview(user: SignedInUser, page: PlanPage, members: TeamMember[]) {
+    return pendingReviewOfPage(await userContext(user), page, members);
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {

@@ -24,6 +24,12 @@ import {
 } from "@/lib/services/reviews/review-deadlines";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
 import type { ServiceContext } from "@/lib/services/shared/context";
+import {
+  pendingReviewOfPage,
+  readPendingReview,
+  teamMembers,
+} from "@/lib/services/views/pending-review";
+import { getPlanPage } from "@/lib/services/views/plan-views";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, createPostgresDatabase } from "../support/databases";
 import {
@@ -193,8 +199,18 @@ describe.each(BACKENDS)("escalation chains on %s", (backend) => {
       const inbox = await listInbox(who, { mine: true, role: "researcher" });
       expect(inbox.reviews.some((r) => r.reviewRequestId === reviewRequestId)).toBe(mine);
     }
+    // The inbox, the review card's read and the plan page name them as its assignees.
     const [listed] = (await listInbox(people.ada, { mine: true, role: "researcher" })).reviews;
     expect(listed?.assignedUserLabel).toBe("ada@example.com, bob@example.com");
+    const members = await teamMembers(people.ada);
+    expect((await readPendingReview(people.ada, planId))?.assignedUserLabel).toBe(
+      "ada@example.com, bob@example.com",
+    );
+    const page = await getPlanPage(people.ada, planId);
+    if (!page) throw new Error("the plan page is missing");
+    expect((await pendingReviewOfPage(people.ada, page, members))?.assignedUserLabel).toBe(
+      "ada@example.com, bob@example.com",
+    );
     const [levelOne] = await escalatedEvents(db, reviewRequestId);
     expect(levelOne?.payload).toMatchObject({
       level: 1,

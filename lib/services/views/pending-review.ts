@@ -169,6 +169,27 @@ export function pendingReviewOf(page: PlanPage, members: TeamMember[]): PendingR
   );
 }
 
+/**
+ * The plan page's pending review (`pendingReviewOf`) with an escalation
+ * level's people named: the page's read of its reviews does not carry them,
+ * so a review it shows as the whole team's is read once more, by its id.
+ */
+export async function pendingReviewOfPage(
+  ctx: ServiceContext,
+  page: PlanPage,
+  members: TeamMember[],
+): Promise<PendingReviewView | null> {
+  const view = pendingReviewOf(page, members);
+  if (!view || view.assignedUserLabel !== null || view.assignedRole !== null) return view;
+  const [row] = await selectRows(
+    ctx.db,
+    z.object({ ids: z.array(z.string()).nullable() }),
+    sql`select to_jsonb(assigned_user_ids) as ids from review_request
+      where id = ${view.reviewRequestId}::uuid and tenant_id = ${ctx.tenantId}::uuid`,
+  );
+  return { ...view, assignedUserLabel: assigneeLabel(row?.ids ?? [], members) };
+}
+
 const pendingReviewRow = z.object({
   reviewRequestId: z.string(),
   stepId: z.string(),

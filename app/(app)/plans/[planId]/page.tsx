@@ -9,7 +9,6 @@ import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
-import { pendingReviewOf } from "@/lib/services/views/pending-review";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
@@ -84,7 +83,7 @@ export default async function PlanPageView({
       <ReviewArea
         planId={page.plan.planId}
         planStatus={page.plan.status}
-        review={pendingReviewOf(page, members)}
+        review={await views.pendingReview(user, page, members)}
         evidence={<ReviewEvidence evidence={page.evidence} stepOrder={pendingStepOrder(page)} />}
         currentUserId={user.userId}
         members={members}
