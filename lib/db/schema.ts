@@ -29,6 +29,7 @@ import type { PauseReason } from "../plan-engine/bindings";
 import type { Cancellation } from "../plan-engine/cancel";
 import type { CitationCheck } from "../plan-engine/citations";
 import type { AwaitingSteps } from "../plan-engine/loop";
+import { type EscalationLevel, MAX_ESCALATION_LEVELS } from "../plan-engine/review-deadlines";
 import type { RevisionDiff, RevisionStep } from "../plan-engine/revisions";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import type { SourceKind } from "../plan-engine/source-key";
@@ -122,11 +123,22 @@ export const tenants = pgTable(
      * more, never fewer.
      */
     reviewApprovalsRequired: integer("review_approvals_required").notNull().default(1),
+    /**
+     * The team's escalation chain (docs/reviews.md, "Escalation chains"): the
+     * levels a review is handed on through while nobody answers; null, none.
+     * Checked by lib/services/reviews/escalation-chain.ts; copied onto each
+     * review requested while it stands.
+     */
+    reviewEscalationChain: jsonb("review_escalation_chain").$type<EscalationLevel[]>(),
   },
   (t) => [
     check(
       "tenant_review_approvals_required_check",
       sql`${t.reviewApprovalsRequired} between 1 and ${sql.raw(String(MAX_APPROVALS_REQUIRED))}`,
+    ),
+    check(
+      "tenant_review_escalation_chain_check",
+      sql`${t.reviewEscalationChain} is null or jsonb_array_length(${t.reviewEscalationChain}) between 1 and ${sql.raw(String(MAX_ESCALATION_LEVELS))}`,
     ),
   ],
 );
@@ -137,6 +149,7 @@ export const TEAM_EVENT_TYPES = [
   "review_defaults_changed",
   "trusted_clients_changed",
   "review_quorum_changed",
+  "review_escalation_changed",
 ] as const;
 export const teamEventType = pgEnum("team_event_type", TEAM_EVENT_TYPES);
 
@@ -687,6 +700,17 @@ export const reviewRequests = pgTable(
     }),
     /** A role the review is assigned to (escalation assigns to `admin`). */
     assignedRole: userRole("assigned_role"),
+    /**
+     * Several named people the review is assigned to (an escalation level's);
+     * a review is assigned to a person, a role or such a group, at most one.
+     */
+    assignedUserIds: uuid("assigned_user_ids").array(),
+    /** The team's escalation chain when the review was requested; null, none. */
+    escalationChain: jsonb("escalation_chain").$type<EscalationLevel[]>(),
+    /** How many of its chain's levels have been applied. */
+    escalationLevel: integer("escalation_level").notNull().default(0),
+    /** When its next level is due; null when none is left (or it has no chain). */
+    escalationDueAt: timestamp("escalation_due_at", { withTimezone: true }),
     /** Distinct people whose approval passes it (the largest of the team's, the plan's and the request's). */
     approvalsRequired: integer("approvals_required").notNull().default(1),
   },
@@ -700,6 +724,14 @@ export const reviewRequests = pgTable(
     index("review_request_due_idx")
       .on(t.dueAt)
       .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),
+    // The scheduler's escalation step: pending reviews whose next level has come.
+    index("review_request_escalation_idx")
+      .on(t.escalationDueAt)
+      .where(sql`${t.status} = 'pending' and ${t.escalationDueAt} is not null`),
+    check(
+      "review_request_assignee_check",
+      sql`num_nonnulls(${t.assignedUserId}, ${t.assignedRole}, ${t.assignedUserIds}) <= 1`,
+    ),
   ],
 );
 

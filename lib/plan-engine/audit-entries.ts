@@ -127,10 +127,19 @@ export type AuditEntry =
             until: string;
           }
         | {
-            /** The deadline passed with onTimeout escalate: the review now waits on the admins. */
+            /**
+             * Handed on because nobody answered in time: by the deadline's
+             * escalate (to the admins, no `level`), or by a level of the
+             * escalation chain (`level`, 1-based). Whom to: the role or the
+             * people (docs/reviews.md, "Escalation chains").
+             */
             action: "review_escalated";
             reviewRequestId: string;
             reason: string;
+            level?: number;
+            assignedRole?: string | null;
+            assignedUserIds?: string[];
+            assignedUserEmails?: string[];
           }
         | {
             /** A policy in force forbade the deadline's action (timeoutActionInForce): what ran instead. */

@@ -1,10 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  checkEscalationChain,
   decideTimeout,
   dueSoonAt,
+  type EscalationLevel,
+  escalationDueAt,
   MAX_DEADLINE_SECONDS,
+  MAX_LEVEL_SECONDS,
+  MIN_LEVEL_SECONDS,
+  nextEscalation,
   resolveDeadline,
+  TO_ADMINS,
   timeoutActionInForce,
 } from "./review-deadlines";
 
@@ -85,7 +92,7 @@ describe("decideTimeout", () => {
   );
 
   it("escalates without a decision", () => {
-    expect(decideTimeout("escalate", NOW)).toMatchObject({ kind: "escalate" });
+    expect(decideTimeout("escalate", NOW)).toMatchObject({ kind: "escalate", to: TO_ADMINS });
   });
 });
 
@@ -143,5 +150,85 @@ describe("timeoutActionInForce", () => {
         "approve",
       ),
     ).toEqual(kept("approve"));
+  });
+});
+
+const ADA = "00000000-0000-4000-8000-00000000000a";
+const BOB = "00000000-0000-4000-8000-00000000000b";
+const level = (
+  afterSeconds: number,
+  from: EscalationLevel["from"],
+  to: EscalationLevel["to"] = TO_ADMINS,
+): EscalationLevel => ({ afterSeconds, from, to });
+
+describe("checkEscalationChain", () => {
+  it("accepts 1 to 5 levels of 1 minute to 30 days, to the admins or named people", () => {
+    expect(() =>
+      checkEscalationChain([
+        level(MIN_LEVEL_SECONDS, "request", { kind: "people", userIds: [ADA] }),
+        level(MAX_LEVEL_SECONDS, "previous", { kind: "people", userIds: [ADA, BOB] }),
+        level(600, "previous"),
+      ]),
+    ).not.toThrow();
+  });
+
+  it.each([
+    ["no level", [], "levels"],
+    ["six levels", Array.from({ length: 6 }, () => level(60, "previous")), "levels"],
+    ["under a minute", [level(59, "request")], "levels.0"],
+    ["over 30 days", [level(60, "request"), level(MAX_LEVEL_SECONDS + 1, "previous")], "levels.1"],
+    ["a fraction of a second", [level(60.5, "request")], "levels.0"],
+    ["nobody named", [level(60, "request", { kind: "people", userIds: [] })], "levels.0"],
+    ["a person twice", [level(60, "request", { kind: "people", userIds: [ADA, ADA] })], "levels.0"],
+  ])("refuses %s, naming %s", (_name, levels, field) => {
+    expect(() => checkEscalationChain(levels as EscalationLevel[])).toThrow(
+      expect.objectContaining({ code: "VALIDATION_ERROR", metadata: { field } }),
+    );
+  });
+});
+
+describe("nextEscalation", () => {
+  const chain = [level(600, "request"), level(300, "previous"), level(60, "request")];
+
+  it("walks the levels in order: the first after the request, then each from its base", () => {
+    const first = nextEscalation(chain, 0, NOW, NOW);
+    expect(first).toEqual({ level: 1, dueAt: NOW + 600_000 });
+    const second = nextEscalation(chain, 1, NOW, first?.dueAt ?? 0);
+    expect(second).toEqual({ level: 2, dueAt: NOW + 900_000 });
+    // Counted from the request it would come before level 2: it comes right after it instead.
+    expect(nextEscalation(chain, 2, NOW, second?.dueAt ?? 0)).toEqual({
+      level: 3,
+      dueAt: NOW + 900_000,
+    });
+    expect(nextEscalation(chain, 3, NOW, NOW + 900_000)).toBeNull();
+  });
+
+  it("counts a first level from the request whatever it says", () => {
+    expect(escalationDueAt([level(120, "previous")], 0, NOW, NOW + 999_000)).toBe(NOW + 120_000);
+  });
+
+  it("never makes a level due before the one before it, nor before the request", () => {
+    const levelArb = fc.record({
+      afterSeconds: fc.integer({ min: MIN_LEVEL_SECONDS, max: MAX_LEVEL_SECONDS }),
+      from: fc.constantFrom("request" as const, "previous" as const),
+      to: fc.constant(TO_ADMINS),
+    });
+    fc.assert(
+      fc.property(fc.array(levelArb, { minLength: 1, maxLength: 5 }), (levels) => {
+        checkEscalationChain(levels);
+        let applied = 0;
+        let last = NOW;
+        for (;;) {
+          const next = nextEscalation(levels, applied, NOW, last);
+          if (!next) break;
+          expect(next.level).toBe(applied + 1);
+          expect(next.dueAt).toBeGreaterThan(NOW);
+          expect(next.dueAt).toBeGreaterThanOrEqual(last);
+          applied = next.level;
+          last = next.dueAt;
+        }
+        expect(applied).toBe(levels.length);
+      }),
+    );
   });
 });

@@ -97,7 +97,7 @@ export type TimeoutOutcome =
       decision: Extract<ReviewDecision, "approve" | "reject" | "skip">;
       feedback: string;
     }
-  | { kind: "escalate"; reason: string };
+  | { kind: "escalate"; to: EscalationTarget; reason: string };
 
 const DONE: Record<Exclude<TimeoutAction, "escalate">, string> = {
   approve: "Cairn approved the step automatically",
@@ -112,8 +112,10 @@ const DONE: Record<Exclude<TimeoutAction, "escalate">, string> = {
 export function decideTimeout(action: TimeoutAction, dueAt: number): TimeoutOutcome {
   const when = new Date(dueAt).toISOString();
   if (action === "escalate") {
+    // The deadline's own escalation is a chain's level: to the admins.
     return {
       kind: "escalate",
+      to: TO_ADMINS,
       reason: `No reviewer answered by the deadline (${when}); Cairn handed the review to the admins.`,
     };
   }
@@ -173,4 +175,113 @@ export function deadlineReplacedReason(from: TimeoutAction, to: TimeoutAction): 
       ? "hands the review to the admins when it passes"
       : `applies the team's own action when it passes, ${to}`;
   return `The team lets only people decide checkpoints (people_only), so the deadline's "${from}", set by an agent, would pass the checkpoint without a person; Cairn ${instead}.`;
+}
+
+/** A chain's limits (docs/reviews.md, "Escalation chains"). */
+export const MAX_ESCALATION_LEVELS = 5;
+export const MIN_LEVEL_SECONDS = 60;
+export const MAX_LEVEL_SECONDS = 30 * 24 * 60 * 60;
+export const MAX_LEVEL_PEOPLE = 10;
+
+/** What a level's time is counted from: the review's request, or the level before it (the request for the first). */
+export const ESCALATION_FROM = ["request", "previous"] as const;
+export type EscalationFrom = (typeof ESCALATION_FROM)[number];
+
+/** Who a level hands the review to: every admin of the team, or named people (one or more). */
+export type EscalationTarget = { kind: "admins" } | { kind: "people"; userIds: string[] };
+export const TO_ADMINS: EscalationTarget = { kind: "admins" };
+
+export type EscalationLevel = { afterSeconds: number; from: EscalationFrom; to: EscalationTarget };
+
+/**
+ * A chain's shape, checked where it is set: 1 to 5 levels, each after 1 minute
+ * to 30 days, people levels naming 1 to 10 distinct people. Whether those are
+ * active members is the service's check (it needs the database).
+ */
+export function checkEscalationChain(levels: readonly EscalationLevel[]): void {
+  const invalid = (message: string, index?: number) =>
+    new AppError("VALIDATION_ERROR", message, {
+      field: index === undefined ? "levels" : `levels.${index}`,
+    });
+  if (levels.length < 1 || levels.length > MAX_ESCALATION_LEVELS) {
+    throw invalid(`An escalation chain has 1 to ${MAX_ESCALATION_LEVELS} levels.`);
+  }
+  levels.forEach((level, index) => {
+    const n = index + 1;
+    if (
+      !Number.isInteger(level.afterSeconds) ||
+      level.afterSeconds < MIN_LEVEL_SECONDS ||
+      level.afterSeconds > MAX_LEVEL_SECONDS
+    ) {
+      throw invalid(`Level ${n}: the time before it is 1 minute to 30 days.`, index);
+    }
+    if (level.to.kind === "people") {
+      const count = new Set(level.to.userIds).size;
+      if (count === 0 || count > MAX_LEVEL_PEOPLE || count !== level.to.userIds.length) {
+        throw invalid(
+          `Level ${n}: name 1 to ${MAX_LEVEL_PEOPLE} different people, or hand it to the admins.`,
+          index,
+        );
+      }
+    }
+  });
+}
+
+/**
+ * When level `index` (0-based) of a chain is due: its duration after the
+ * request or after the level before it (whose due time is `previousDueAt`;
+ * the request's time for the first). Never before the level before it, so
+ * the levels apply in order even when a later one is counted from the request.
+ */
+export function escalationDueAt(
+  levels: readonly EscalationLevel[],
+  index: number,
+  requestedAt: number,
+  previousDueAt: number,
+): number {
+  const level = levels[index];
+  if (!level) throw new RangeError(`the chain has no level ${index + 1}`);
+  if (index === 0) return requestedAt + level.afterSeconds * 1000;
+  const base = level.from === "request" ? requestedAt : previousDueAt;
+  return Math.max(base + level.afterSeconds * 1000, previousDueAt);
+}
+
+export type NextEscalation = { level: number; dueAt: number } | null;
+
+/**
+ * The level after the `applied` levels already applied (1-based, as the
+ * trail names it) and when it is due, or null when the chain is done. The
+ * last applied level was due at `lastDueAt` (the request's time before any).
+ */
+export function nextEscalation(
+  levels: readonly EscalationLevel[],
+  applied: number,
+  requestedAt: number,
+  lastDueAt: number,
+): NextEscalation {
+  if (applied >= levels.length) return null;
+  return {
+    level: applied + 1,
+    dueAt: escalationDueAt(levels, applied, requestedAt, lastDueAt),
+  };
+}
+
+/** Why a level applied, for the trail and the agent: when it came, and to whom. */
+export function escalationReason(level: number, dueAt: number, toLabel: string): string {
+  return `No reviewer answered by ${new Date(dueAt).toISOString()}; Cairn handed the review to ${toLabel} (escalation level ${level}).`;
+}
+
+/**
+ * A chain in a fixed key order, as the team's trail compares it (jsonb hands
+ * keys back shortest first, a form in its own order).
+ */
+export function canonicalEscalationChain(
+  levels: readonly EscalationLevel[] | null,
+): EscalationLevel[] | null {
+  if (levels === null) return null;
+  return levels.map(({ afterSeconds, from, to }) => ({
+    afterSeconds,
+    from,
+    to: to.kind === "admins" ? { kind: "admins" } : { kind: "people", userIds: [...to.userIds] },
+  }));
 }

@@ -13,6 +13,7 @@ import { listFailedPlans } from "../services/plans/fork-failed-plans";
 import { getPlanHistory } from "../services/plans/get-plan-history";
 import { searchSources } from "../services/research/search-sources";
 import { getDecisionPolicy } from "../services/reviews/decision-rules";
+import { getEscalationChain } from "../services/reviews/escalation-chain";
 import {
   settleDeadlinesOfPlan,
   settleDeadlinesOfTenant,
@@ -29,7 +30,11 @@ import {
   readArtifactPart,
   skillExecutionOverview,
 } from "../services/views/library-views";
-import { teamMembers } from "../services/views/pending-review";
+import {
+  pendingReviewOfPage,
+  type TeamMember,
+  teamMembers,
+} from "../services/views/pending-review";
 import {
   countAwaitingReview,
   getForkForm,
@@ -38,6 +43,7 @@ import {
   getToolCallLog,
   listPlans,
   listStalledPlans,
+  type PlanPage,
   type PlanPageCursors,
 } from "../services/views/plan-views";
 import {
@@ -132,6 +138,10 @@ export const views = {
   async reviewDefaults(user: SignedInUser) {
     return getReviewDefaults(await userContext(user));
   },
+  /** The team's escalation chain, its people by e-mail; null when it has none. */
+  async escalationChain(user: SignedInUser) {
+    return getEscalationChain(await userContext(user));
+  },
   /** The team's quorum: distinct approvals each review needs at least. */
   async reviewQuorum(user: SignedInUser) {
     return getReviewQuorum(await userContext(user));
@@ -139,6 +149,10 @@ export const views = {
   /** The trusted-clients form and the team's trail of rule changes, for the admin page. */
   async teamRules(user: SignedInUser) {
     return teamRulesView(await userContext(user));
+  },
+  /** The plan page's pending review, its assignees named (`page` is this user's plan page). */
+  async pendingReview(user: SignedInUser, page: PlanPage, members: TeamMember[]) {
+    return pendingReviewOfPage(await userContext(user), page, members);
   },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {

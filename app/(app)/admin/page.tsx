@@ -1,9 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { requireAdmin } from "@/lib/auth/session";
+import { MAX_ESCALATION_LEVELS } from "@/lib/plan-engine/review-deadlines";
 import { TOOL_CALL_WINDOW_HOURS } from "@/lib/services/views/admin-overview";
 import { views } from "@/lib/web/views";
 import { DecisionPolicyForm } from "./decision-policy-form";
+import { EscalationChainForm } from "./escalation-chain-form";
 import { ReviewDefaultsForm } from "./review-defaults-form";
 import { ReviewQuorumForm } from "./review-quorum-form";
 import { TeamTrail } from "./team-trail";
@@ -21,6 +23,7 @@ export default async function AdminPage() {
   const overview = await views.adminOverview(admin);
   const defaults = await views.reviewDefaults(admin);
   const approvalsRequired = await views.reviewQuorum(admin);
+  const escalationChain = await views.escalationChain(admin);
   const decisionPolicy = await views.decisionPolicy(admin);
   const rules = await views.teamRules(admin);
   const pages = [
@@ -93,6 +96,18 @@ export default async function AdminPage() {
           deadlineSeconds={defaults.deadlineSeconds}
           onTimeout={defaults.onTimeout}
         />
+      </section>
+      <section className="card" aria-labelledby="escalation-chain-heading">
+        <h2 id="escalation-chain-heading">Escalation chain</h2>
+        <p className="muted">
+          While nobody answers a review, Cairn hands it on, level by level: after the minutes given
+          (counted from the request or from the level before), to the admins or to the people named
+          (active members of the team), who are notified. The review's deadline still applies its
+          action when it comes, and ends the chain. 1 to {MAX_ESCALATION_LEVELS} levels of 1 minute
+          to 30 days; leave every row empty for no chain. Applies to reviews requested after the
+          change.
+        </p>
+        <EscalationChainForm levels={escalationChain} />
       </section>
       <section className="card" aria-labelledby="review-quorum-heading">
         <h2 id="review-quorum-heading">Approvals</h2>

@@ -60,6 +60,18 @@ function describe(
             : `only ${clientIds.map((clientId) => clientLabel(clientId, names)).join(", ")}`;
       return { rule: "In-client answers count from", from: words(entry.from), to: words(entry.to) };
     }
+    case "review_escalation_changed": {
+      const words = (levels: typeof entry.from) =>
+        levels === null
+          ? "no escalation chain"
+          : levels
+              .map(
+                (level, index) =>
+                  `${index + 1}: after ${Math.round(level.afterSeconds / 60)} min (from the ${level.from === "request" || index === 0 ? "request" : "level before"}) to ${level.to.kind === "admins" ? "the admins" : `${level.to.userIds.length} named ${level.to.userIds.length === 1 ? "person" : "people"}`}`,
+              )
+              .join("; ");
+      return { rule: "Escalation chain", from: words(entry.from), to: words(entry.to) };
+    }
     case "review_quorum_changed": {
       const words = (n: number) => (n === 1 ? "one person's approval" : `${n} people's approvals`);
       return { rule: "Approvals a review needs", from: words(entry.from), to: words(entry.to) };

@@ -75,6 +75,20 @@ export const EVENTS = {
       },
     },
   },
+  "review.escalated": {
+    label: "Review escalated",
+    when: "nobody answered a review in time, and Cairn handed it to the next level of the team's escalation chain",
+    about: "review",
+    extra: z.object({ level: z.number(), reason: z.string() }),
+    mail: {
+      to: "reviewers",
+      details: (payload) => [
+        text(payload.reason) ?? "Cairn handed this review to you.",
+        "",
+        ...reviewDetails(payload, { due: true }),
+      ],
+    },
+  },
   "review.handed_over": {
     label: "Review handed over",
     when: "a reviewer handed a review to a colleague, with a note",
@@ -167,7 +181,8 @@ type Subject = "plan" | "review";
 
 /**
  * What each subject's events carry, as SQL over its row (`p` the plan; `r`
- * the review, `s` its step, `u` its assignee). A plan's `status` is given,
+ * the review, `s` its step, `u` its assignee; a group of people assigned by an
+ * escalation level is `assignedUserIds`). A plan's `status` is given,
  * because the loop's statements read the row before their own update.
  */
 const SUBJECTS = {
@@ -200,6 +215,7 @@ const SUBJECTS = {
       assignedUserId: "r.assigned_user_id",
       assignedUserEmail: "u.email",
       assignedRole: "r.assigned_role",
+      assignedUserIds: "to_jsonb(r.assigned_user_ids)",
     }),
   },
 } as const satisfies Record<

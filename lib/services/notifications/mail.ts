@@ -3,7 +3,7 @@
  * the SMTP transport. On only when CAIRN_SMTP_URL and CAIRN_MAIL_FROM are both set.
  */
 import "server-only";
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import nodemailer from "nodemailer";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
@@ -115,28 +115,35 @@ export async function mailRecipients(
     );
 }
 
+const userIdList = z.array(z.uuid()).min(1);
+
 /**
- * The review's assignee when there is one, else the users of the assigned
- * role, else the whole team (undefined: no condition). The payload names the
- * assignment; a payload without it is completed from the review row.
+ * The review's assignee when there is one, else the people of an escalation
+ * level, else the users of the assigned role, else the whole team (undefined:
+ * no condition). The payload names the assignment; a payload without it is
+ * completed from the review row.
  */
 async function reviewers(tx: Executor, tenantId: string, payload: EventPayload) {
   let assignedUserId = text(payload.assignedUserId);
+  let assignedUserIds = userIdList.safeParse(payload.assignedUserIds).data;
   let assignedRole = text(payload.assignedRole) as Role | undefined;
   const reviewId = text(payload.reviewRequestId);
   if (!("assignedUserId" in payload) && !("assignedRole" in payload) && reviewId) {
     const [review] = await tx
-      .select({ userId: reviewRequests.assignedUserId, role: reviewRequests.assignedRole })
+      .select({
+        userId: reviewRequests.assignedUserId,
+        userIds: reviewRequests.assignedUserIds,
+        role: reviewRequests.assignedRole,
+      })
       .from(reviewRequests)
       .where(and(eq(reviewRequests.id, reviewId), eq(reviewRequests.tenantId, tenantId)));
     assignedUserId = review?.userId ?? undefined;
+    assignedUserIds = userIdList.safeParse(review?.userIds).data;
     assignedRole = review?.role ?? undefined;
   }
-  return assignedUserId
-    ? eq(users.id, assignedUserId)
-    : assignedRole
-      ? eq(users.role, assignedRole)
-      : undefined;
+  if (assignedUserId) return eq(users.id, assignedUserId);
+  if (assignedUserIds) return inArray(users.id, assignedUserIds);
+  return assignedRole ? eq(users.role, assignedRole) : undefined;
 }
 
 /** The reviewer whose snooze ended (`snoozedUserId`), whoever the review is assigned to. */

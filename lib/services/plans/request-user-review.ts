@@ -19,6 +19,7 @@ import { checkTimeoutAction } from "../../plan-engine/decisions";
 import { decideReviewRequest } from "../../plan-engine/loop";
 import {
   MAX_DEADLINE_SECONDS,
+  nextEscalation,
   resolveDeadline,
   TIMEOUT_ACTIONS,
 } from "../../plan-engine/review-deadlines";
@@ -183,6 +184,7 @@ export async function requestUserReview(
         reviewOnTimeout: tenants.reviewOnTimeout,
         decisionPolicy: tenants.decisionPolicy,
         approvalsRequired: tenants.reviewApprovalsRequired,
+        escalationChain: tenants.reviewEscalationChain,
       })
       .from(tenants)
       .where(eq(tenants.id, ctx.tenantId))
@@ -224,6 +226,11 @@ export async function requestUserReview(
     );
     const assignee = await resolveAssignee(tx, ctx, input.assignTo);
     const dueAt = deadline ? new Date(deadline.dueAt) : null;
+    // The review keeps the team's chain as it stands now; its first level is counted from now.
+    const escalationChain = team?.escalationChain ?? null;
+    const firstLevel = escalationChain
+      ? nextEscalation(escalationChain, 0, now.getTime(), now.getTime())
+      : null;
     const questions = input.questions ?? [];
     const proposedResult = input.proposedResult ?? null;
     const proposedConfidence = input.proposedConfidence ?? null;
@@ -255,6 +262,8 @@ export async function requestUserReview(
         assignedUserId: assignee.userId,
         assignedRole: assignee.role,
         approvalsRequired,
+        escalationChain,
+        escalationDueAt: firstLevel ? new Date(firstLevel.dueAt) : null,
       })
       .returning({ id: reviewRequests.id, contentDigest: reviewRequests.contentDigest });
     if (!review) throw new AppError("INTERNAL_ERROR", "The review request was not stored.");

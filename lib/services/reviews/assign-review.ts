@@ -70,7 +70,11 @@ export async function assignReview(
         { field: "note" },
       );
     }
-    const review = await pending.update({ assignedUserId: input.userId, assignedRole: null });
+    const review = await pending.update({
+      assignedUserId: input.userId,
+      assignedRole: null,
+      assignedUserIds: null,
+    });
     await writeAuditLog(tx, ctx, {
       eventType: "user_reviewed",
       planId: pending.planId,

@@ -9,10 +9,12 @@
  *
  * approve, reject and skip go through `submitUserDecision`, the one decision
  * service, inside the claiming transaction and as the actor "Cairn (deadline)";
- * escalate hands the review to the admins and leaves it pending.
+ * escalate hands the review to the admins and leaves it pending. A review's
+ * escalation chain (docs/reviews.md, "Escalation chains") is applied level by
+ * level by its own step, `applyDueEscalations`, claimed the same way.
  */
 import "server-only";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
@@ -23,6 +25,9 @@ import {
   DEADLINE_ACTOR_LABEL,
   deadlineReplacedReason,
   decideTimeout,
+  type EscalationTarget,
+  escalationReason,
+  nextEscalation,
   TIMEOUT_ACTIONS,
   type TimeoutAction,
   timeoutActionInForce,
@@ -35,6 +40,7 @@ import { markStalledPlans } from "../plans/mark-stalled-plans";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
+import { escalationAssignee, storedEscalationChain } from "./escalation-chain";
 import { returnDueSnoozes } from "./snooze-returns";
 
 export const DEADLINE_ACTOR: Actor = { type: "system", id: null, label: DEADLINE_ACTOR_LABEL };
@@ -67,38 +73,111 @@ export const DUE_REVIEW = `r.status = 'pending' and r.due_at is not null and r.d
   and r.on_timeout is not null and r.escalated_at is null`;
 const dueWhere = sql.raw(DUE_REVIEW);
 
+type Scope = { planId?: string; tenantId?: string };
+
 /**
- * Claims one due review (with its plan row, the lock order every decision
- * takes) in the caller's transaction, skipping any another transaction holds.
- * The team's row is held in share mode with it, so the policy the firing
+ * Claims one review that `due` (SQL over its row `r`) selects, earliest
+ * `orderBy` first, with its plan row (the lock order every decision takes) in
+ * the caller's transaction, skipping any another transaction holds. The
+ * team's row (`t`) is held in share mode with it, so the policy the firing
  * checks is the one in force until it commits; a review whose team is being
  * switched is passed by until the switch has revisited it.
  */
-async function claimDueReview(
+async function claimReview<Row>(
   tx: Transaction,
-  scope: { planId?: string; tenantId?: string },
+  claim: { row: z.ZodType<Row>; columns: SQL; due: SQL; orderBy: SQL },
+  scope: Scope,
   passedBy: string[],
-): Promise<DueReview | undefined> {
+): Promise<Row | undefined> {
   const [row] = await selectRows(
     tx,
-    dueReview,
-    sql`select r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
-        r.on_timeout as "onTimeout",
-        to_char(r.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "dueAt",
-        r.requested_by_type as "requestedByType", r.deadline_from_team as "deadlineFromTeam",
-        r.on_timeout_replaced as "onTimeoutReplaced",
-        t.decision_policy as "decisionPolicy", t.review_on_timeout as "teamOnTimeout"
+    claim.row,
+    sql`select ${claim.columns}
       from review_request r join research_plan p on p.id = r.plan_id
         join tenant t on t.id = r.tenant_id
-      where ${dueWhere}
+      where ${claim.due}
         and (${scope.planId ?? null}::uuid is null or r.plan_id = ${scope.planId ?? null}::uuid)
         and (${scope.tenantId ?? null}::uuid is null or r.tenant_id = ${scope.tenantId ?? null}::uuid)
         and not (r.id = any(${arrayParam(passedBy)}::uuid[]))
-      order by r.due_at
+      order by ${claim.orderBy}
       limit 1
       for update of p, r skip locked for share of t skip locked`,
   );
   return row;
+}
+
+const utc = (column: string) =>
+  sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+const DUE_TIMEOUT = {
+  row: dueReview,
+  columns: sql`r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
+        r.on_timeout as "onTimeout", ${utc("r.due_at")} as "dueAt",
+        r.requested_by_type as "requestedByType", r.deadline_from_team as "deadlineFromTeam",
+        r.on_timeout_replaced as "onTimeoutReplaced",
+        t.decision_policy as "decisionPolicy", t.review_on_timeout as "teamOnTimeout"`,
+  due: dueWhere,
+  orderBy: sql`r.due_at`,
+};
+
+/**
+ * Hands a pending review to `to` (a deadline's escalation or a chain's
+ * level), in the claiming transaction, and writes the trail's
+ * `review_escalated` row; the caller sets its own columns and queues its
+ * notification.
+ */
+async function escalateReview(
+  tx: Transaction,
+  ctx: ServiceContext,
+  review: { id: string; planId: string; stepId: string },
+  escalation: {
+    to: EscalationTarget;
+    level?: number;
+    reason: (toLabel: string) => string;
+    columns: SQL;
+  },
+): Promise<string> {
+  const assignee = await escalationAssignee(tx, ctx.tenantId, escalation.to);
+  const toLabel = assignee.assignedRole === "admin" ? "the admins" : assignee.emails.join(", ");
+  const reason = escalation.reason(toLabel);
+  await tx.execute(
+    sql`update review_request set assigned_role = ${assignee.assignedRole},
+        assigned_user_id = ${assignee.assignedUserId}::uuid,
+        assigned_user_ids = ${assignee.assignedUserIds === null ? null : arrayParam(assignee.assignedUserIds)}::uuid[],
+        ${escalation.columns}
+      where id = ${review.id}::uuid`,
+  );
+  await writeAuditLog(tx, ctx, {
+    eventType: "user_reviewed",
+    planId: review.planId,
+    stepId: review.stepId,
+    payload: {
+      action: "review_escalated",
+      reviewRequestId: review.id,
+      reason,
+      ...(escalation.level === undefined ? {} : { level: escalation.level }),
+      assignedRole: assignee.assignedRole,
+      assignedUserIds:
+        assignee.assignedUserId !== null
+          ? [assignee.assignedUserId]
+          : (assignee.assignedUserIds ?? []),
+      assignedUserEmails: assignee.emails,
+    },
+  });
+  return reason;
+}
+
+function deadlineContext(tx: Transaction, settings: SchedulerSettings, tenantId: string) {
+  const ctx: ServiceContext = {
+    // The decision service runs inside the claiming transaction (its own
+    // transaction becomes a savepoint), so the claim holds until it commits.
+    db: tx as unknown as Database,
+    tenantId,
+    actor: DEADLINE_ACTOR,
+    stallThresholdSeconds: settings.stallThresholdSeconds,
+    stepLeaseSeconds: settings.stepLeaseSeconds,
+  };
+  return ctx;
 }
 
 async function applyTimeout(
@@ -106,15 +185,7 @@ async function applyTimeout(
   settings: SchedulerSettings,
   review: DueReview,
 ): Promise<void> {
-  const ctx: ServiceContext = {
-    // The decision service runs inside the claiming transaction (its own
-    // transaction becomes a savepoint), so the claim holds until it commits.
-    db: tx as unknown as Database,
-    tenantId: review.tenantId,
-    actor: DEADLINE_ACTOR,
-    stallThresholdSeconds: settings.stallThresholdSeconds,
-    stepLeaseSeconds: settings.stepLeaseSeconds,
-  };
+  const ctx = deadlineContext(tx, settings, review.tenantId);
   // The one place a deadline acts: its action is checked against the policy in force now.
   const inForce = timeoutActionInForce(
     review.decisionPolicy,
@@ -148,6 +219,7 @@ async function applyTimeout(
     });
   }
   const outcome = decideTimeout(inForce.onTimeout, Date.parse(review.dueAt));
+  let reason: string;
   if (outcome.kind === "decide") {
     await submitUserDecision(ctx, {
       planId: review.planId,
@@ -155,46 +227,113 @@ async function applyTimeout(
       decision: outcome.decision satisfies ReviewDecision,
       feedback: outcome.feedback,
     });
+    reason = outcome.feedback;
   } else {
-    await tx.execute(
-      sql`update review_request set assigned_role = 'admin', assigned_user_id = null,
-        escalated_at = now() where id = ${review.id}::uuid`,
-    );
-    await writeAuditLog(tx, ctx, {
-      eventType: "user_reviewed",
-      planId: review.planId,
-      stepId: review.stepId,
-      payload: { action: "review_escalated", reviewRequestId: review.id, reason: outcome.reason },
+    // The deadline's escalation is the last level: the review's chain stops with it.
+    reason = await escalateReview(tx, ctx, review, {
+      to: outcome.to,
+      reason: () => outcome.reason,
+      columns: sql`escalated_at = now(), escalation_due_at = null`,
     });
   }
   await queueEvent(tx, review.tenantId, "review.timed_out", review.id, {
     action: inForce.onTimeout,
-    reason: outcome.kind === "decide" ? outcome.feedback : outcome.reason,
+    reason,
   });
 }
 
+const dueEscalation = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  planId: z.string(),
+  stepId: z.string(),
+  createdAt: z.string(),
+  escalationChain: storedEscalationChain,
+  escalationLevel: z.number(),
+  escalationDueAt: z.string(),
+});
+type DueEscalation = z.infer<typeof dueEscalation>;
+
 /**
- * Applies every due review (of one plan or tenant when scoped), one claiming
- * transaction each, and returns how many this call applied. A review whose
- * action fails (its transaction rolls back) is logged and passed by for the
- * rest of this run, so it cannot hold up the reviews due after it; the next
- * run tries it again.
+ * Pending, its chain's next level come, and not escalated by its deadline
+ * (which ends the chain), over a review_request row `r`; served by the
+ * partial index review_request_escalation_idx.
  */
-export async function applyDueReviews(
+const DUE_ESCALATION = {
+  row: dueEscalation,
+  columns: sql`r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
+        ${utc("r.created_at")} as "createdAt", r.escalation_chain as "escalationChain",
+        r.escalation_level as "escalationLevel", ${utc("r.escalation_due_at")} as "escalationDueAt"`,
+  due: sql`r.status = 'pending' and r.escalation_due_at is not null
+        and r.escalation_due_at <= now() and r.escalated_at is null`,
+  orderBy: sql`r.escalation_due_at`,
+};
+
+/**
+ * Applies a review's next escalation level: hands it on, counts the level and
+ * sets the next one's time (the engine's `nextEscalation`; none after the
+ * last), writes the trail's row and queues `review.escalated` to the people
+ * of that level. The claim's lock, and its condition checked again once the
+ * row is locked, make each level apply once.
+ */
+async function applyEscalation(
+  tx: Transaction,
+  settings: SchedulerSettings,
+  review: DueEscalation,
+): Promise<void> {
+  const ctx = deadlineContext(tx, settings, review.tenantId);
+  const levels = review.escalationChain;
+  const current = levels[review.escalationLevel];
+  if (!current) {
+    // A chain stored with fewer levels than counted (written by hand): nothing is left to apply.
+    await tx.execute(
+      sql`update review_request set escalation_due_at = null where id = ${review.id}::uuid`,
+    );
+    return;
+  }
+  const level = review.escalationLevel + 1;
+  const dueAt = Date.parse(review.escalationDueAt);
+  const following = nextEscalation(levels, level, Date.parse(review.createdAt), dueAt);
+  const nextDue = following ? new Date(following.dueAt).toISOString() : null;
+  const reason = await escalateReview(tx, ctx, review, {
+    to: current.to,
+    level,
+    reason: (toLabel) => escalationReason(level, dueAt, toLabel),
+    columns: sql`escalation_level = ${level}, escalation_due_at = ${nextDue}::timestamptz`,
+  });
+  await queueEvent(tx, review.tenantId, "review.escalated", review.id, { level, reason });
+}
+
+/** One kind of due work on a review: how it is claimed, and how it is applied. */
+type DueWork<Row> = {
+  what: string;
+  claim: { row: z.ZodType<Row>; columns: SQL; due: SQL; orderBy: SQL };
+  apply: (tx: Transaction, settings: SchedulerSettings, review: Row) => Promise<void>;
+};
+
+/**
+ * Claims and applies due work one review and one transaction at a time (of
+ * one plan or tenant when scoped), and returns how many it applied. A review
+ * whose action fails (its transaction rolls back) is logged and passed by for
+ * the rest of this run, so it cannot hold up the reviews due after it; the
+ * next run tries it again.
+ */
+async function applyEachDue<Row extends { id: string }>(
   db: Database,
   settings: SchedulerSettings,
-  scope: { planId?: string; tenantId?: string } = {},
+  scope: Scope,
+  work: DueWork<Row>,
 ): Promise<number> {
   let applied = 0;
   const passedBy: string[] = [];
   for (;;) {
-    let claimed: DueReview | undefined;
+    let claimed: Row | undefined;
     try {
       claimed = await db.transaction(async (tx) => {
-        const review = await claimDueReview(tx, scope, passedBy);
+        const review = await claimReview(tx, work.claim, scope, passedBy);
         if (review) {
           claimed = review;
-          await applyTimeout(tx, settings, review);
+          await work.apply(tx, settings, review);
         }
         return review;
       });
@@ -202,7 +341,7 @@ export async function applyDueReviews(
       if (!claimed) throw error;
       passedBy.push(claimed.id);
       logWarning(
-        `Cairn: the deadline of review ${claimed.id} could not be applied; it is tried again on the next check`,
+        `Cairn: the ${work.what} of review ${claimed.id} could not be applied; it is tried again on the next check`,
         error,
       );
       continue;
@@ -210,6 +349,32 @@ export async function applyDueReviews(
     if (!claimed) return applied;
     applied += 1;
   }
+}
+
+/** Applies every due deadline; answers how many. */
+export function applyDueReviews(
+  db: Database,
+  settings: SchedulerSettings,
+  scope: Scope = {},
+): Promise<number> {
+  return applyEachDue(db, settings, scope, {
+    what: "deadline",
+    claim: DUE_TIMEOUT,
+    apply: applyTimeout,
+  });
+}
+
+/** The scheduler's escalation step: applies every due level of every review's chain; answers how many. */
+export function applyDueEscalations(
+  db: Database,
+  settings: SchedulerSettings,
+  scope: Scope = {},
+): Promise<number> {
+  return applyEachDue(db, settings, scope, {
+    what: "escalation level",
+    claim: DUE_ESCALATION,
+    apply: applyEscalation,
+  });
 }
 
 /**
@@ -238,20 +403,28 @@ export async function queueDueSoonReviews(db: Database): Promise<number> {
 }
 
 /**
- * One scheduler tick: due-soon notices, the deadlines themselves, snoozed
- * reviews whose time came (snooze-returns.ts), then the plans whose steps'
- * holders stopped renewing their leases are marked stalled
- * (lib/services/plans/mark-stalled-plans.ts).
+ * One scheduler tick: due-soon notices, the deadlines themselves, the
+ * escalation chains' levels (after the deadlines, so a deadline that ends a
+ * chain comes first), snoozed reviews whose time came (snooze-returns.ts), then
+ * the plans whose steps' holders stopped renewing their leases are marked
+ * stalled (lib/services/plans/mark-stalled-plans.ts).
  */
 export async function runReviewScheduler(
   db: Database,
   settings: SchedulerSettings,
-): Promise<{ dueSoon: number; applied: number; snoozesReturned: number; stalled: number }> {
+): Promise<{
+  dueSoon: number;
+  applied: number;
+  escalated: number;
+  snoozesReturned: number;
+  stalled: number;
+}> {
   const dueSoon = await queueDueSoonReviews(db);
   const applied = await applyDueReviews(db, settings);
+  const escalated = await applyDueEscalations(db, settings);
   const snoozesReturned = await returnDueSnoozes(db, settings);
   const stalled = await markStalledPlans(db, settings);
-  return { dueSoon, applied, snoozesReturned, stalled };
+  return { dueSoon, applied, escalated, snoozesReturned, stalled };
 }
 
 export type TimedOutReview = {
@@ -283,7 +456,7 @@ export function deadlineStateColumns(plan: string, tenant: string): string {
           left join lateral (select payload from plan_audit_log l
             where l.plan_id = r.plan_id and l.event_type = 'user_reviewed'
               and l.payload->>'action' = 'review_escalated'
-              and l.payload->>'reviewRequestId' = r.id::text
+              and l.payload->>'reviewRequestId' = r.id::text and l.payload->'level' is null
             limit 1) a on true
         where (d.decided_by_type = 'system' and d.decided_by_label = '${DEADLINE_ACTOR_LABEL.replaceAll("'", "''")}')
           or (r.status = 'pending' and r.escalated_at is not null)) as "timedOut"`;

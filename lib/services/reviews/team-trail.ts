@@ -2,7 +2,7 @@
  * The team's trail (docs/reviews.md, "The team's trail"): every change to the
  * team's rules on checkpoints, written with the change in one transaction.
  * Each rule's column is named once here, so the setters (decision policy,
- * review defaults, trusted clients, quorum) share one writer and a new event type does
+ * review defaults, trusted clients, quorum, escalation chain) share one writer and a new event type does
  * not compile until it says what it changes. The admin page's read of it is
  * lib/services/views/team-rules.ts.
  */
@@ -11,6 +11,7 @@ import { eq } from "drizzle-orm";
 import type { Database, Transaction } from "../../db/client";
 import { type TEAM_EVENT_TYPES, teamAuditLog, tenants } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
+import { canonicalEscalationChain, type EscalationLevel } from "../../plan-engine/review-deadlines";
 import type { DecisionPolicy } from "../../plan-engine/states";
 import type { Actor } from "../shared/context";
 
@@ -40,6 +41,10 @@ const TEAM_RULES = {
     read: (team): number => team.reviewApprovalsRequired,
     write: (to) => ({ reviewApprovalsRequired: to }),
   } satisfies TeamRule<number>,
+  review_escalation_changed: {
+    read: (team) => canonicalEscalationChain(team.reviewEscalationChain ?? null),
+    write: (to) => ({ reviewEscalationChain: to }),
+  } satisfies TeamRule<EscalationLevel[] | null>,
 } satisfies Record<TeamEventType, TeamRule<unknown>>;
 
 export type TeamRuleValue<Event extends TeamEventType> = ReturnType<
@@ -67,7 +72,8 @@ export async function changeTeamRule<Event extends TeamEventType>(
     tenantId: string;
     actor: Actor;
     eventType: Event;
-    to: TeamRuleValue<Event>;
+    /** The new value, or how to work it out inside the change's transaction (the team's row locked). */
+    to: TeamRuleValue<Event> | ((tx: Transaction) => Promise<TeamRuleValue<Event>>);
     check?: (tx: Transaction, from: TeamRuleValue<Event>) => Promise<void>;
     effects?: (tx: Transaction, team: TenantRow) => Promise<Record<string, unknown>>;
   },
@@ -83,7 +89,12 @@ export async function changeTeamRule<Event extends TeamEventType>(
     if (!team) throw new AppError("NOT_FOUND", "This team does not exist.");
     const from = rule.read(team);
     await change.check?.(tx, from);
-    const written = rule.write(change.to);
+    // No rule's value is a function, so a function is the value worked out here.
+    const value =
+      typeof change.to === "function"
+        ? await (change.to as (tx: Transaction) => Promise<TeamRuleValue<Event>>)(tx)
+        : (change.to as TeamRuleValue<Event>);
+    const written = rule.write(value);
     // Compared as the row will hold it, so the caller's key order is no change.
     const to = rule.read({ ...team, ...written });
     if (JSON.stringify(from) === JSON.stringify(to)) return { from, to, changed: false };

@@ -93,6 +93,8 @@ type PendingReviewSource = {
     onTimeout: string | null;
     escalatedAt: string | null;
     assignedUserId: string | null;
+    /** An escalation level's people, when the review is assigned to several. */
+    assignedUserIds?: string[] | null;
     assignedRole: string | null;
     approvals: ApprovalsShown | null;
   };
@@ -106,6 +108,14 @@ export function shownProposal(proposedResult: Record<string, unknown> | null) {
   if (proposedResult === null) return { proposal: null, proposalFieldsOmitted: 0 };
   const { fields, omitted } = proposalFields(proposedResult);
   return { proposal: fields, proposalFieldsOmitted: omitted };
+}
+
+/** The people a review is assigned to, by name; null when it is assigned to no one by name. */
+function assigneeLabel(userIds: string[], members: TeamMember[]): string | null {
+  if (userIds.length === 0) return null;
+  return userIds
+    .map((id) => members.find((m) => m.userId === id)?.label ?? "a former team member")
+    .join(", ");
 }
 
 function showPendingReview(
@@ -133,9 +143,10 @@ function showPendingReview(
     onTimeout: review.onTimeout,
     escalatedAt: review.escalatedAt,
     assignedUserId: review.assignedUserId,
-    assignedUserLabel: review.assignedUserId
-      ? (members.find((m) => m.userId === review.assignedUserId)?.label ?? "a former team member")
-      : null,
+    assignedUserLabel: assigneeLabel(
+      review.assignedUserId ? [review.assignedUserId] : (review.assignedUserIds ?? []),
+      members,
+    ),
     assignedRole: review.assignedRole,
     approvals: review.approvals,
   };
@@ -158,6 +169,27 @@ export function pendingReviewOf(page: PlanPage, members: TeamMember[]): PendingR
   );
 }
 
+/**
+ * The plan page's pending review (`pendingReviewOf`) with an escalation
+ * level's people named: the page's read of its reviews does not carry them,
+ * so a review it shows as the whole team's is read once more, by its id.
+ */
+export async function pendingReviewOfPage(
+  ctx: ServiceContext,
+  page: PlanPage,
+  members: TeamMember[],
+): Promise<PendingReviewView | null> {
+  const view = pendingReviewOf(page, members);
+  if (!view || view.assignedUserLabel !== null || view.assignedRole !== null) return view;
+  const [row] = await selectRows(
+    ctx.db,
+    z.object({ ids: z.array(z.string()).nullable() }),
+    sql`select to_jsonb(assigned_user_ids) as ids from review_request
+      where id = ${view.reviewRequestId}::uuid and tenant_id = ${ctx.tenantId}::uuid`,
+  );
+  return { ...view, assignedUserLabel: assigneeLabel(row?.ids ?? [], members) };
+}
+
 const pendingReviewRow = z.object({
   reviewRequestId: z.string(),
   stepId: z.string(),
@@ -175,6 +207,7 @@ const pendingReviewRow = z.object({
   onTimeout: z.string().nullable(),
   escalatedAt: isoTime.nullable(),
   assignedUserId: z.string().nullable(),
+  assignedUserIds: z.array(z.string()).nullable(),
   assignedRole: z.string().nullable(),
   stepInstructions: z.string(),
   outputSchema: z.record(z.string(), z.unknown()).nullable(),
@@ -202,6 +235,7 @@ export async function readPendingReview(
           review.requested_by_label as "requestedBy", review.created_at as "requestedAt",
           review.due_at as "dueAt", review.on_timeout as "onTimeout",
           review.escalated_at as "escalatedAt", review.assigned_user_id as "assignedUserId",
+          to_jsonb(review.assigned_user_ids) as "assignedUserIds",
           review.assigned_role as "assignedRole", step.instructions as "stepInstructions",
           step.output_schema as "outputSchema",
           (select jsonb_agg(jsonb_build_object('id', s.id, 'status', s.status))

@@ -9,7 +9,8 @@
  * sent field by field, each shortened, within a size (`proposalFields`). A
  * page holds as many reviews as fit in INBOX_PAGE_BYTES. Filters: assigned to me (the
  * assignee, or anyone holding the assigned role, e.g. every admin for an
- * escalated review), one plan, and waiting longer than an age.
+ * escalated review, or one of an escalation level's people), one plan, and
+ * waiting longer than an age.
  */
 import "server-only";
 import { sql } from "drizzle-orm";
@@ -80,6 +81,10 @@ const inboxDigest = reviewContentDigestSql({
 
 /** A text column shortened in the database, as a `Shortened` JSON object. */
 const shortened = (column: string) => shortenedSql(sql.raw(column));
+/** A team member as the inbox names an assignee: "Name <e-mail>", or the e-mail. */
+const memberLabel = (user: string) =>
+  sql.raw(`case when ${user}.name is null then ${user}.email
+    else ${user}.name || ' <' || ${user}.email || '>' end`);
 
 /** One page of the inbox, the cursor of the next (null on the last), and how many match in all. */
 export type InboxPage = { reviews: InboxReview[]; nextCursor: string | null; total: number };
@@ -93,6 +98,7 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         and review_request.status = 'pending'
         and ${snoozedFor(sql`review_request.id`, userId)} = ${filters.snoozed}::boolean
         and (not ${filters.mine}::boolean or review_request.assigned_user_id = ${userId}::uuid
+          or ${userId}::uuid = any(review_request.assigned_user_ids)
           or review_request.assigned_role = ${raw.role}::user_role)
         and (${filters.planId ?? null}::uuid is null
           or review_request.plan_id = ${filters.planId ?? null}::uuid)
@@ -139,8 +145,11 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         ${iso("r.due_at")} as "dueAt", r.on_timeout as "onTimeout",
         ${iso("r.escalated_at")} as "escalatedAt",
         r.assigned_user_id as "assignedUserId",
-        case when u.id is null then null
-          when u.name is null then u.email else u.name || ' <' || u.email || '>' end
+        case when u.id is not null then ${memberLabel("u")}
+          -- An escalation level's people (at most 10): each by name.
+          when r.assigned_user_ids is not null then (select string_agg(${memberLabel("g")}, ', '
+            order by array_position(r.assigned_user_ids, g.id))
+            from app_user g where g.id = any(r.assigned_user_ids)) end
           as "assignedUserLabel",
         r.assigned_role as "assignedRole"
       from page

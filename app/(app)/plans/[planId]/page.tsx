@@ -9,7 +9,6 @@ import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
-import { pendingReviewOf } from "@/lib/services/views/pending-review";
 import type { PlanPage } from "@/lib/services/views/plan-views";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
@@ -70,7 +69,7 @@ export default async function PlanPageView({
   }
   if (!page) notFound();
   const members = await views.teamMembers(user);
-  const review = pendingReviewOf(page, members);
+  const review = await views.pendingReview(user, page, members);
   const snoozedUntil = review ? await views.snoozedUntil(user, review.reviewRequestId) : undefined;
   // Read once the plan is found, so another team's plan is a 404 whatever the cursor.
   const history = await orCursorRefused(views.planHistory(user, planId, one(search.history)));
