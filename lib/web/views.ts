@@ -19,6 +19,7 @@ import {
 import { getReviewDefaults } from "../services/reviews/review-defaults";
 import { getReviewQuorum } from "../services/reviews/review-quorum";
 import { adminOverview } from "../services/views/admin-overview";
+import { getForkForm } from "../services/views/fork-form";
 import { type FullValueQuery, readFullValue } from "../services/views/full-values";
 import {
   type ArtifactPart,
@@ -29,23 +30,17 @@ import {
   skillExecutionOverview,
 } from "../services/views/library-views";
 import { teamMembers } from "../services/views/pending-review";
-import {
-  countAwaitingReview,
-  getForkForm,
-  getPlanDeliverable,
-  getPlanPage,
-  getToolCallLog,
-  listPlans,
-  listStalledPlans,
-  type PlanPageCursors,
-} from "../services/views/plan-views";
+import { getPlanDeliverable, getPlanPage, type PlanPageCursors } from "../services/views/plan-page";
+import { countAwaitingReview, listPlans } from "../services/views/plans-list";
 import {
   type InboxFilters,
   inboxPlans,
   listInbox,
   recentDecisions,
 } from "../services/views/review-inbox";
+import { listStalledPlans } from "../services/views/stalled-plans";
 import { teamRulesView } from "../services/views/team-rules";
+import { getToolCallLog } from "../services/views/tool-calls";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

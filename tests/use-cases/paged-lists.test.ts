@@ -13,12 +13,9 @@ import { mcpToolCallLog } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { isCursorRefused } from "@/lib/services/shared/pagination";
 import { ARTIFACT_PAGE_SIZE, listArtifacts } from "@/lib/services/views/library-views";
-import {
-  AUDIT_PAGE_SIZE,
-  getPlanPage,
-  getToolCallLog,
-  listPlans,
-} from "@/lib/services/views/plan-views";
+import { AUDIT_PAGE_SIZE, getPlanPage } from "@/lib/services/views/plan-page";
+import { listPlans } from "@/lib/services/views/plans-list";
+import { getToolCallLog } from "@/lib/services/views/tool-calls";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 

@@ -23,7 +23,7 @@ import { answeringInClient, MAX_CLIENT_NAME_CHARS } from "@/lib/services/reviews
 import { setTrustedClients } from "@/lib/services/reviews/trusted-clients";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { pendingReviewOf, teamMembers } from "@/lib/services/views/pending-review";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { teamRulesView } from "@/lib/services/views/team-rules";
 import { BACKENDS } from "../support/databases";
 import {

@@ -16,7 +16,7 @@ import {
   PROPOSAL_SHOWN_FIELDS,
   readFullValue,
 } from "@/lib/services/views/full-values";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "../support/databases";
 import { planSteps, tenantContext, useFreshTenant } from "../support/in-process";

@@ -23,7 +23,7 @@ import {
   shortenedRow,
   shortenJson,
 } from "./full-values";
-import type { PlanPage } from "./plan-views";
+import type { PlanPage } from "./plan-page";
 import { listTenantUsers } from "./users-and-keys";
 
 export type TeamMember = { userId: string; label: string };

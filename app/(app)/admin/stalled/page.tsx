@@ -7,7 +7,7 @@ import { formatDuration, Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/env";
 import { isPlanStatus } from "@/lib/plan-engine/states";
-import type { StalledPlans } from "@/lib/services/views/plan-views";
+import type { StalledPlans } from "@/lib/services/views/stalled-plans";
 import { views } from "@/lib/web/views";
 import { RecoverForm } from "./recover-form";
 

@@ -5,7 +5,7 @@ import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
 import { trailFailure, trailSigning } from "@/lib/services/audit/audit-chain";
 import { shortenJson } from "@/lib/services/views/full-values";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
 /**
  * Whether the trail's hash chain and signed head hold (docs/audit.md), how

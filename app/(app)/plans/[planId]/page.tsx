@@ -10,7 +10,7 @@ import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
 import { pendingReviewOf } from "@/lib/services/views/pending-review";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
 import { AuditTrail } from "./audit-trail";

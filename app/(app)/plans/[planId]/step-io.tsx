@@ -1,7 +1,7 @@
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
 import { shortenJson } from "@/lib/services/views/full-values";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
 type Step = PlanPage["steps"][number];
 

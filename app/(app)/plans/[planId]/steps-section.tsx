@@ -5,7 +5,7 @@ import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
 import { splitUserFeedback } from "@/lib/plan-engine/decisions";
 import { shorten, shortenJson } from "@/lib/services/views/full-values";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 import { StepIo } from "./step-io";
 
 type Step = PlanPage["steps"][number];
