@@ -13,13 +13,13 @@ import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { computeProgress } from "../../plan-engine/progress";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
-import { DECISION_CHANNELS } from "../../plan-engine/states";
 import { citationCheckOutput } from "../evidence/check-deliverable";
 import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
 import { forkLinksOutput, readForkLinks } from "../plans/fork-plan";
+import { reviewRecord } from "../reviews/review-view";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { planIdField, reviewRequestFields, sessionIdField } from "../shared/fields";
+import { planIdField, sessionIdField } from "../shared/fields";
 import {
   artifact,
   awaitingStepsOutput,
@@ -94,36 +94,7 @@ export const researchContextOutput = z.object({
       fired: z.boolean().nullable(),
     }),
   ),
-  reviews: z.array(
-    z.object({
-      reviewRequestId: z.string(),
-      stepId: z.string(),
-      stepOrder: z.number().nullable(),
-      status: z.string(),
-      summary: z.string(),
-      questions: z.array(z.string()),
-      ...reviewRequestFields,
-      assignedRole: z.string().nullable(),
-      // What the agent asked the person to accept, and the digest of what the review shows.
-      proposedResult: z.record(z.string(), z.unknown()).nullable(),
-      proposedConfidence: z.number().nullable(),
-      contentDigest: z.string(),
-      // Pending only: the digest over the step's instructions as they are now
-      // (differs from contentDigest when they were rewritten while it waited).
-      currentDigest: z.string().nullable(),
-      decision: z
-        .object({
-          decision: z.string(),
-          feedback: z.string().nullable(),
-          decidedBy: z.string(),
-          decidedAt: z.string(),
-          // web: a person in Cairn; relayed: an agent (decidedBy names its key or app); deadline: Cairn.
-          channel: z.enum(DECISION_CHANNELS),
-        })
-        .nullable(),
-      shortened,
-    }),
-  ),
+  reviews: z.array(reviewRecord),
   reviewsNextCursor: z.string().nullable(),
   skillExecution: z
     .object({

@@ -1,47 +1,71 @@
 /**
- * A plan's page: the plan, a page of its steps, its reviews, newest
+ * A plan's page: the plan, a page of its steps, its pending review, newest
  * deliverable and feedback, its newest artifacts, the bindings between its
  * steps, one page of its audit trail and whether the trail's hash chain holds;
  * and its deliverable for download. Reads only, scoped to the tenant.
  */
-import type { EvidenceCursors } from "../evidence/read-evidence";
 import "server-only";
-import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
-import { planAuditLog, planSteps, researchPlans } from "../../db/schema";
+import { selectRows } from "../../db/rows";
+import { planAuditLog, planBranchingConditions, planSteps, researchPlans } from "../../db/schema";
+import { isoTime } from "../../db/statement";
 import { undefinedIfNotFound } from "../../plan-engine/app-error";
 import { findBindings } from "../../plan-engine/bindings";
-import { splitUserFeedback } from "../../plan-engine/decisions";
-import { stallWarnings } from "../../plan-engine/progress";
+import { USER_FEEDBACK_MARK } from "../../plan-engine/decisions";
+import { computeProgress, stallWarnings } from "../../plan-engine/progress";
+import { STEP_STATUSES } from "../../plan-engine/states";
 import { checkPlanTrailInDatabase } from "../audit/audit-chain";
+import { type EvidenceCursors, loadPlanEvidence } from "../evidence/read-evidence";
+import { readForkLinks } from "../plans/fork-plan";
 import { stallClock } from "../plans/mark-stalled-plans";
+import { loadContextDeliverable } from "../research/context-pages";
 import { loadLatestDeliverable } from "../research/latest-deliverable";
 import { artifactSummaries } from "../research/plan-artifacts";
-import { loadPlanCore, type PlanCore } from "../research/plan-core";
-import { approvalsShown } from "../reviews/approvals";
+import { loadExecution, loadFeedback, planHeader } from "../research/plan-parts";
 import { readDecisionPolicy } from "../reviews/decision-rules";
 import type { ServiceContext } from "../shared/context";
 import { keyset, readPage } from "../shared/pagination";
 import { getPlan, loadStepSummaries } from "../shared/plan-access";
-import { shorten, shortenJson } from "./full-values";
+import { shorten, shortenedRow, shortenedSql } from "./full-values";
+import { readPendingReviewRow } from "./pending-review";
 
 export const AUDIT_PAGE_SIZE = 25;
+
+/** What the flow reads of a step's arguments and inputs: the texts that may be bindings, as JSON writes them. */
+const BINDING_TEXT = "\\{\\{[^{}]*\\}\\}";
+
+/**
+ * The texts of `candidates` (cut from a value's JSON text in the database) as
+ * the value holds them: one that spans two strings is no text of the value,
+ * and does not parse.
+ */
+const unescaped = (candidates: string[]) =>
+  candidates.flatMap((candidate) => {
+    try {
+      return [JSON.parse(`"${candidate}"`) as string];
+    } catch {
+      return [];
+    }
+  });
 
 /**
  * Every binding of a step on an earlier step's result, as an edge of the flow
  * from the producing step to the consuming one: one edge per pair and field,
  * carrying the binding texts. `{{plan.researchQuestion}}` reads no step, so it
- * draws no edge.
+ * draws no edge. A binding lies within one string, so the engine finds the
+ * same ones in the `{{…}}` texts of a value as in the whole of it.
  */
-function bindingEdges(steps: PlanCore["steps"]) {
+function bindingEdges(steps: OutlineRow[]) {
   const idOf = new Map(steps.map((s) => [s.stepOrder, s.stepId]));
   return steps.flatMap((step) =>
     (["arguments", "inputs"] as const).flatMap((field) => {
       const byProducer = new Map<number, Set<string>>();
-      for (const binding of findBindings(step[field]).bindings) {
+      const texts = field === "arguments" ? step.argumentBindings : step.inputBindings;
+      for (const binding of findBindings(unescaped(texts)).bindings) {
         if (binding.kind !== "step") continue;
-        const texts = byProducer.get(binding.stepOrder) ?? new Set<string>();
-        byProducer.set(binding.stepOrder, texts.add(binding.text));
+        const found = byProducer.get(binding.stepOrder) ?? new Set<string>();
+        byProducer.set(binding.stepOrder, found.add(binding.text));
       }
       return [...byProducer].flatMap(([fromStepOrder, texts]) => {
         const fromStepId = idOf.get(fromStepOrder);
@@ -73,11 +97,13 @@ export const PLAN_PAGE_EVIDENCE_BYTES = 24 * 1024;
 
 /**
  * The most JSON text of what one page of the plan's Steps section shows of its
- * steps (each long value shortened, every feedback and condition after it),
- * for the same reasons as its evidence: 200 steps at their limits would be
- * megabytes of HTML. A page shows at least one step.
+ * steps (each long value shortened, every condition after it), for the same
+ * reasons as its evidence: 200 steps at their limits would be megabytes of
+ * HTML. A page shows at least one step, and at most PLAN_PAGE_STEP_ROWS: the
+ * rows one page reads, each long value cut in the database.
  */
 export const PLAN_PAGE_STEP_BYTES = 48 * 1024;
+export const PLAN_PAGE_STEP_ROWS = 20;
 
 /** How much of each feedback's summary and suggestions the plan page shows. */
 const FEEDBACK_PREVIEW_CHARS = 1_000;
@@ -85,45 +111,162 @@ const FEEDBACK_PREVIEW_CHARS = 1_000;
 /** Where the plan page's lists start: its evidence's cursors, and its steps'. */
 export type PlanPageCursors = EvidenceCursors & { stepsCursor?: string };
 
-/**
- * The texts the Steps section shows of a step (steps-section.tsx, step-io.tsx),
- * as it shows them; `conditions`: those after it.
- */
-function shownTexts(
-  step: PlanCore["steps"][number],
-  conditions: PlanCore["branchingConditions"],
-): unknown[] {
-  const { original, feedback } = splitUserFeedback(step.instructions);
-  const json = (value: unknown) => (value === null ? null : shortenJson(value).text);
-  return [
-    step.stepType,
-    shorten(original).text,
-    ...feedback.map((text) => shorten(text).text),
-    step.resultSummary === null ? null : shorten(step.resultSummary).text,
-    step.failureReason === null ? null : shorten(step.failureReason).text,
-    json(step.result),
-    ...Object.values(step.stepExecutionReport ?? {}).map(json),
-    json(step.arguments),
-    json(step.inputs),
-    json(step.outputSchema),
-    ...conditions.map((c) => c.conditionExpression),
-  ];
-}
-
 /** How many of a plan's artifacts its page lists (newest first); the rest are counted, and found in the Library. */
 export const PLAN_PAGE_ARTIFACTS = 10;
 
+/** Every step as the flow, the timeline and the lists that name steps draw it: no long value. */
+const outlineRow = z.object({
+  stepId: z.string(),
+  stepOrder: z.number(),
+  stepType: z.string(),
+  status: z.enum(STEP_STATUSES),
+  startedAt: isoTime.nullable(),
+  completedAt: isoTime.nullable(),
+  tool: z.string().nullable(),
+  carriedFromStepId: z.string().nullable(),
+  /** The `{{…}}` texts of the step's arguments and inputs, as their JSON text writes them. */
+  argumentBindings: z.array(z.string()),
+  inputBindings: z.array(z.string()),
+});
+type OutlineRow = z.infer<typeof outlineRow>;
+
+const outlineOf = (ctx: Pick<ServiceContext, "tenantId">, planId: string) => sql`select
+    s.id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType", s.status,
+    s.started_at as "startedAt", s.completed_at as "completedAt", s.tool,
+    s.carried_from_step_id as "carriedFromStepId",
+    to_json(array(select m[1] from regexp_matches(coalesce(s.arguments::text, ''),
+      ${BINDING_TEXT}, 'g') m)) as "argumentBindings",
+    to_json(array(select m[1] from regexp_matches(coalesce(s.inputs::text, ''),
+      ${BINDING_TEXT}, 'g') m)) as "inputBindings"
+  from plan_step s
+  where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid
+  order by s.step_order`;
+
+/** The kinds of work a step's execution report lists, each shown in a foldout of its own. */
+export const REPORT_PARTS = [
+  "thinking",
+  "webSearches",
+  "webFetches",
+  "otherToolCalls",
+  "subagents",
+] as const;
+
+/** A text value shortened in the database, or null. */
+const shortenedOrNull = (value: SQL) =>
+  sql`case when ${value} is null then null else ${shortenedSql(value)} end`;
+/** A JSON value as indented text, shortened in the database, or null. */
+const prettyOrNull = (value: SQL) => shortenedOrNull(sql`jsonb_pretty(${value})`);
+
 /**
- * The plan page: the plan, its steps, reviews, newest deliverable and feedback,
- * its newest artifacts by title and excerpt (never their content) with their
- * count, stall information, the bindings between steps, the arguments each
- * server-run step last ran with, one page of its audit trail, newest first, and
- * whether the whole trail's hash chain holds (`trail`, a promise: the check is
- * the slowest read, so the page renders around it). It is read again every few
- * seconds while the plan runs, so it reads only what it shows. Its Steps
- * section shows one page of the steps (`stepsPage`, within
- * PLAN_PAGE_STEP_BYTES, from `stepsCursor`); the flow and timeline draw every
- * step by its type and status.
+ * One part of the execution report: how many entries a list holds, whether it
+ * is empty, whether it is text (else shown as JSON), what is shown of it.
+ */
+const reportPart = (part: string) => {
+  const value = sql`(step.step_execution_report -> ${sql.raw(`'${part}'`)})`;
+  return sql`case when ${value} is null then null else json_build_object(
+    'count', case when jsonb_typeof(${value}) = 'array' then jsonb_array_length(${value}) end,
+    'empty', ${value} in ('""'::jsonb, '[]'::jsonb),
+    'isText', jsonb_typeof(${value}) = 'string',
+    'value', ${shortenedSql(sql`case when jsonb_typeof(${value}) = 'string' then ${value} #>> '{}' else jsonb_pretty(${value}) end`)}) end`;
+};
+
+const reportPartRow = z
+  .object({
+    count: z.number().nullable(),
+    empty: z.boolean(),
+    isText: z.boolean(),
+    value: shortenedRow,
+  })
+  .nullable();
+
+/** A step as one page of the Steps section shows it: each long value cut in the database. */
+const shownStepRow = z.object({
+  positionAt: z.string(),
+  positionId: z.string(),
+  stepId: z.string(),
+  confidence: z.number().nullable(),
+  /** The instructions as written, then each person's feedback appended by a modify, each shortened. */
+  instructions: z.tuple([shortenedRow], shortenedRow),
+  resultSummary: shortenedRow.nullable(),
+  failureReason: shortenedRow.nullable(),
+  result: shortenedRow.nullable(),
+  report: z
+    .object(
+      Object.fromEntries(REPORT_PARTS.map((part) => [part, reportPartRow])) as {
+        [Part in (typeof REPORT_PARTS)[number]]: typeof reportPartRow;
+      },
+    )
+    .nullable(),
+  arguments: shortenedRow.nullable(),
+  inputs: shortenedRow.nullable(),
+  outputSchema: shortenedRow.nullable(),
+  /** The arguments Cairn last ran this server step with, bindings resolved, and its audit row. */
+  ranWith: z.object({ arguments: shortenedRow, at: isoTime, auditId: z.string() }).nullable(),
+  /** The plan ended before anyone answered a review of this step. */
+  reviewWithdrawn: z.boolean(),
+});
+
+/**
+ * One page of the Steps section from the keyset's cursor: at most
+ * PLAN_PAGE_STEP_ROWS + 1 steps, each long value cut in the database (a step
+ * at its limits holds about 800 KB), the arguments a server step last ran
+ * with from its newest step_started row Cairn wrote.
+ */
+const shownStepsOf = (
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  page: ReturnType<typeof keyset>,
+) => sql`with page as (
+    select plan_step.id, ${page.position.positionAt} as "positionAt",
+      ${page.position.positionId} as "positionId"
+    from plan_step
+    where plan_step.plan_id = ${planId}::uuid and plan_step.tenant_id = ${ctx.tenantId}::uuid
+      and ${page.where ?? sql`true`}
+    order by ${sql.join(page.orderBy, sql`, `)}
+    limit ${PLAN_PAGE_STEP_ROWS + 1})
+  select page."positionAt", page."positionId", step.id as "stepId", step.confidence,
+    (select json_agg(${shortenedSql(sql`part`)} order by n)
+      from unnest(string_to_array(step.instructions, ${USER_FEEDBACK_MARK}::text))
+        with ordinality as parts(part, n)) as instructions,
+    ${shortenedOrNull(sql`step.result_summary`)} as "resultSummary",
+    ${shortenedOrNull(sql`step.failure_reason`)} as "failureReason",
+    ${prettyOrNull(sql`step.result`)} as result,
+    case when step.step_execution_report is null then null else json_build_object(
+      ${sql.join(
+        REPORT_PARTS.map((part) => sql`${sql.raw(`'${part}'`)}, ${reportPart(part)}`),
+        sql`, `,
+      )}) end as report,
+    ${prettyOrNull(sql`step.arguments`)} as arguments,
+    ${prettyOrNull(sql`step.inputs`)} as inputs,
+    ${prettyOrNull(sql`step.output_schema`)} as "outputSchema",
+    ran.value as "ranWith",
+    exists (select 1 from review_request withdrawn
+      where withdrawn.step_id = step.id and withdrawn.status = 'withdrawn') as "reviewWithdrawn"
+  from page
+    join plan_step step on step.id = page.id
+    left join lateral (
+      select json_build_object(
+          'arguments', ${shortenedSql(sql`coalesce(jsonb_pretty(run.payload -> 'arguments'), 'null')`)},
+          'at', run.created_at, 'auditId', run.id) as value
+        from plan_audit_log run
+        where step.tool is not null and run.plan_id = step.plan_id and run.step_id = step.id
+          and run.event_type = 'step_started' and run.actor_type = 'system'
+        order by run.seq desc
+        limit 1) ran on true
+  order by step.step_order, step.id`;
+
+/**
+ * The plan page: the plan, its steps, its pending review, newest deliverable
+ * and feedback, its newest artifacts by title and excerpt (never their
+ * content) with their count, stall information, the bindings between steps,
+ * one page of its audit trail, newest first, and whether the whole trail's
+ * hash chain holds (`trail`, a promise: the check is the slowest read, so the
+ * page renders around it). It is read again every few seconds while the plan
+ * runs, so it reads only what it shows, however much the plan holds: every
+ * step by its type and status for the flow and the timeline (`steps`), one
+ * page of them with each long value cut in the database for the Steps section
+ * (`stepsPage`, within PLAN_PAGE_STEP_BYTES, from `stepsCursor`), and the
+ * pending review with its long texts cut (reviewShownColumns).
  */
 export async function getPlanPage(
   ctx: ServiceContext,
@@ -142,13 +285,8 @@ export async function getPlanPage(
   trail.catch(() => {});
   const read = await ctx.db.transaction(async (tx) => {
     // Another tenant's plan, or none: the page answers 404 either way.
-    const context = await undefinedIfNotFound(
-      loadPlanCore(tx, ctx, planId, {
-        pendingProposalsOnly: true,
-        evidence: { ...evidenceCursors, pageBytes: PLAN_PAGE_EVIDENCE_BYTES },
-      }),
-    );
-    if (!context) return undefined;
+    const plan = await undefinedIfNotFound(getPlan(tx, ctx, planId));
+    if (!plan) return undefined;
     // Refused once the plan is found, so another tenant's plan is a 404 whatever the cursor.
     const auditPage = keyset(
       { list: "plan page audit", at: planAuditLog.seq, sequence: true, id: planAuditLog.id },
@@ -166,61 +304,47 @@ export async function getPlanPage(
       stepsCursor,
       "stepsCursor",
     );
-    // The ids of the steps from the cursor on: the page's are those whose shown texts fit.
-    const byId = new Map(context.steps.map((s) => [s.stepId, s]));
-    const after = (
+    const outline = await selectRows(tx, outlineRow, outlineOf(ctx, planId));
+    const orderOf = new Map(outline.map((s) => [s.stepId, s.stepOrder]));
+    const conditions = (
       await tx
-        .select({ id: planSteps.id, ...stepsOrder.position })
-        .from(planSteps)
+        .select()
+        .from(planBranchingConditions)
         .where(
-          and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId), stepsOrder.where),
+          and(
+            eq(planBranchingConditions.planId, planId),
+            eq(planBranchingConditions.tenantId, ctx.tenantId),
+          ),
         )
-        .orderBy(...stepsOrder.orderBy)
-    ).flatMap((row) => {
-      // A step added since the core was read waits for the next read.
-      const step = byId.get(row.id);
-      return step ? [{ ...row, step }] : [];
-    });
-    const conditionsAfter = new Map<string, PlanCore["branchingConditions"]>();
-    for (const condition of context.branchingConditions) {
+        .orderBy(asc(planBranchingConditions.position))
+    ).map((c) => ({
+      conditionId: c.id,
+      afterStepId: c.afterStepId,
+      afterStepOrder: orderOf.get(c.afterStepId) ?? null,
+      conditionExpression: c.conditionExpression,
+      ifTrueAction: c.ifTrueAction,
+      actionParams: c.actionParams,
+      evaluatedAt: c.evaluatedAt ? c.evaluatedAt.toISOString() : null,
+      fired: c.fired,
+    }));
+    const conditionsAfter = new Map<string, typeof conditions>();
+    for (const condition of conditions) {
       const list = conditionsAfter.get(condition.afterStepId);
       if (list) list.push(condition);
       else conditionsAfter.set(condition.afterStepId, [condition]);
     }
-    const stepsShown = stepsOrder.fitOf(after, after.length, PLAN_PAGE_STEP_BYTES, ({ step }) =>
-      shownTexts(step, conditionsAfter.get(step.stepId) ?? []),
+    const stepsShown = stepsOrder.fitOf(
+      await selectRows(tx, shownStepRow, shownStepsOf(ctx, planId, stepsOrder)),
+      PLAN_PAGE_STEP_ROWS,
+      PLAN_PAGE_STEP_BYTES,
+      (step) => [step, conditionsAfter.get(step.stepId) ?? []],
     );
-    const shownIds = new Set(stepsShown.items.map(({ id }) => id));
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
     const audit = await readPage(tx, planAuditLog, where, auditPage, AUDIT_PAGE_SIZE);
-    // A server step's resolved arguments are kept only on the step_started row
-    // Cairn wrote when it ran the step; the latest one is the run its result
-    // (or failure) came from. Plans without server steps skip the query.
-    const serverStepIds = context.steps.filter((s) => s.tool).map((s) => s.stepId);
-    const runs =
-      serverStepIds.length === 0
-        ? []
-        : await tx
-            .selectDistinctOn([planAuditLog.stepId], {
-              stepId: planAuditLog.stepId,
-              id: planAuditLog.id,
-              arguments: sql<unknown>`${planAuditLog.payload} -> 'arguments'`,
-              createdAt: planAuditLog.createdAt,
-            })
-            .from(planAuditLog)
-            .where(
-              and(
-                where,
-                eq(planAuditLog.eventType, "step_started"),
-                eq(planAuditLog.actorType, "system"),
-                inArray(planAuditLog.stepId, serverStepIds),
-              ),
-            )
-            .orderBy(planAuditLog.stepId, desc(planAuditLog.seq));
     const now = new Date();
     const summaries = await loadStepSummaries(tx, ctx, planId);
     const warnings = stallWarnings(summaries, now, stallClock(ctx));
@@ -231,42 +355,33 @@ export async function getPlanPage(
         .filter((s) => s.status === "in_progress" && s.leaseExpiresAt === null)
         .map((s) => s.id),
     );
-    const { cancellation, awaitingSteps } = await getPlan(tx, ctx, planId);
-    const approvals = await approvalsShown(
-      tx,
-      ctx.tenantId,
-      context.reviews.filter((r) => r.status === "pending").map((r) => r.reviewRequestId),
-    );
-    const steps = context.steps.map((step) => {
-      const run = runs.find((r) => r.stepId === step.stepId);
+    const steps = outline.map(({ argumentBindings, inputBindings, ...step }) => {
       const isSentBack = sentBack.has(step.stepId);
       return {
         ...step,
         // A sent-back step starts again when an agent picks it up: until then
         // the page shows no start (the modify's own time is not one).
         startedAt: isSentBack ? null : step.startedAt,
-        /** The arguments Cairn last ran this server step with, bindings resolved, and its audit row. */
-        ranWith: run
-          ? { arguments: run.arguments, at: run.createdAt.toISOString(), auditId: run.id }
-          : null,
         /** Sent back to the agent with feedback, and not picked up again yet. */
         sentBack: isSentBack,
       };
     });
+    const stepOf = new Map(steps.map((step) => [step.stepId, step]));
     return {
-      ...context,
-      artifacts,
-      reviews: context.reviews.map((review) => ({
-        ...review,
-        // What the review shows changed since it was requested (modify_plan rewrote the step).
-        instructionsChanged:
-          review.currentDigest !== null && review.currentDigest !== review.contentDigest,
-        /** "k of N" and who approved, for a pending review needing several approvals. */
-        approvals: approvals.get(review.reviewRequestId) ?? null,
-      })),
+      plan: planHeader(plan, await readForkLinks(tx, ctx, planId)),
+      progress: computeProgress(summaries.map((s) => s.status)),
       steps,
+      branchingConditions: conditions,
+      pendingReview: await readPendingReviewRow(tx, ctx, planId),
+      skillExecution: await loadExecution(tx, ctx, planId),
+      deliverable: await loadContextDeliverable(tx, ctx, planId),
+      evidence: await loadPlanEvidence(tx, ctx, planId, {
+        ...evidenceCursors,
+        pageBytes: PLAN_PAGE_EVIDENCE_BYTES,
+      }),
+      artifacts,
       // Shortened: ten of them at their longest, in quote marks, were a megabyte of HTML.
-      feedback: context.feedback.map((item) => ({
+      feedback: (await loadFeedback(tx, ctx, planId)).map((item) => ({
         ...item,
         summary: shorten(item.summary, FEEDBACK_PREVIEW_CHARS),
         improvementSuggestions:
@@ -277,15 +392,22 @@ export async function getPlanPage(
       stepsPage: {
         cursor: stepsCursor ?? null,
         nextCursor: stepsShown.nextCursor,
-        steps: steps.filter((step) => shownIds.has(step.stepId)),
+        steps: stepsShown.items.flatMap(({ positionAt, positionId, ...shown }) => {
+          // A step added since the outline was read waits for the next read.
+          const step = stepOf.get(shown.stepId);
+          return step ? [{ ...step, ...shown }] : [];
+        }),
       },
-      bindingEdges: bindingEdges(context.steps),
+      bindingEdges: bindingEdges(outline),
       stallWarnings: warnings,
       stallThresholdSeconds: ctx.stallThresholdSeconds,
-      cancellation,
+      cancellation: plan.cancellation,
       /** A fired add_steps waits for the agent's steps: the plan is not running meanwhile. */
-      awaitingSteps: awaitingSteps
-        ? { stepOrder: awaitingSteps.stepOrder, condition: awaitingSteps.conditionExpression }
+      awaitingSteps: plan.awaitingSteps
+        ? {
+            stepOrder: plan.awaitingSteps.stepOrder,
+            condition: plan.awaitingSteps.conditionExpression,
+          }
         : null,
       now: now.toISOString(),
       decisionPolicy,

@@ -8,8 +8,8 @@ import { CursorRefused, oneParam } from "@/app/_components/pagination";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
+import { pendingReviewOf } from "@/lib/services/reviews/review-view";
 import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
-import { pendingReviewOf } from "@/lib/services/views/pending-review";
 import type { PlanPage } from "@/lib/services/views/plan-page";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
@@ -108,8 +108,7 @@ export default async function PlanPageView({
 }
 
 /** The step of the review waiting for a decision: its claims and those before it are shown with it. */
-const pendingStepOrder = (page: PlanPage) =>
-  page.reviews.find((r) => r.status === "pending")?.stepOrder ?? null;
+const pendingStepOrder = (page: PlanPage) => page.pendingReview?.stepOrder ?? null;
 
 /** The plan as a flow of steps and conditions, and as a timeline. */
 function PlanPicture({ page }: { page: PlanPage }) {

@@ -6,7 +6,7 @@ import { ReviewAssignment } from "@/app/_components/review/review-assignment";
 import { ReviewDecisionForm } from "@/app/_components/review/review-decision-form";
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewLead } from "@/app/_components/review/review-lead";
-import type { PendingReviewView, TeamMember } from "@/lib/services/views/pending-review";
+import type { PendingReviewView, TeamMember } from "@/lib/services/reviews/review-view";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
 
