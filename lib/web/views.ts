@@ -119,8 +119,8 @@ export const views = {
     return teamMembers(await userContext(user));
   },
 
-  async stalledPlans(user: SignedInUser) {
-    return listStalledPlans(await userContext(user));
+  async stalledPlans(user: SignedInUser, cursor: string | undefined) {
+    return listStalledPlans(await userContext(user), { cursor });
   },
   async toolCalls(user: SignedInUser, input: Parameters<typeof getToolCallLog>[1]) {
     return getToolCallLog(await userContext(user), input);

@@ -4,16 +4,30 @@
  * scoped to the tenant.
  */
 import "server-only";
-import { and, asc, eq, inArray, isNotNull, notInArray, or, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  eq,
+  getTableColumns,
+  inArray,
+  isNotNull,
+  notInArray,
+  or,
+  sql,
+} from "drizzle-orm";
+import { z } from "zod";
 import { planSteps, researchPlans } from "../../db/schema";
 import { failingEndsPlan } from "../../plan-engine/modify";
 import { stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
-import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
+import { cursorField, keyset } from "../shared/pagination";
+import { parseInput } from "../shared/validation";
 
-/** How many plans the stalled plans' page reads, least recently active first. */
+export const stalledPlansInput = z.object({ cursor: cursorField });
+
+/** How many plans one page of the stalled plans reads at most, least recently active first. */
 const STALLED_PLANS_READ = 50;
 /** How much of a failed step's reason the stalled plans' page shows (the plan page shows more). */
 const STALLED_REASON_CHARS = 200;
@@ -29,15 +43,27 @@ const STALLED_PAGE_BYTES = 48 * 1024;
  * the reason; a plan listed there is not listed again under `stalled`, but
  * keeps its stalled and failed steps (a tool error leaves its step failed).
  * Bounded however many plans need a person and however long their failure
- * reasons: the STALLED_PLANS_READ least recently active plans are read, each
- * step without its long values but the failure reason's beginning, and the
- * cards shown are those that fit in STALLED_PAGE_BYTES (`more`: whether
- * others wait; they show here as these are dealt with).
+ * reasons: a page reads at most STALLED_PLANS_READ plans from `cursor`, each
+ * step without its long values but the failure reason's beginning, and shows
+ * the cards that fit in STALLED_PAGE_BYTES, with the cursor of the next page.
  */
-export async function listStalledPlans(ctx: ServiceContext) {
+export async function listStalledPlans(
+  ctx: ServiceContext,
+  raw: z.input<typeof stalledPlansInput> = {},
+) {
+  const input = parseInput(stalledPlansInput, raw);
   const now = new Date();
+  const page = keyset(
+    {
+      list: "stalled plans",
+      at: researchPlans.updatedAt,
+      id: researchPlans.id,
+      direction: "asc",
+    },
+    input.cursor,
+  );
   const candidates = await ctx.db
-    .select()
+    .select({ ...getTableColumns(researchPlans), ...page.position })
     .from(researchPlans)
     .where(
       and(
@@ -58,12 +84,13 @@ export async function listStalledPlans(ctx: ServiceContext) {
             isNotNull(researchPlans.awaitingSteps),
           ),
         ),
+        page.where,
       ),
     )
-    .orderBy(asc(researchPlans.updatedAt), asc(researchPlans.id))
+    .orderBy(...page.orderBy)
     .limit(STALLED_PLANS_READ + 1);
-  const read = candidates.slice(0, STALLED_PLANS_READ);
-  const ids = read.map((p) => p.id);
+  // The plan past the page too, if there is one: its card tells fitOf that more follow.
+  const ids = candidates.map((p) => p.id);
   const steps =
     ids.length === 0
       ? []
@@ -90,9 +117,11 @@ export async function listStalledPlans(ctx: ServiceContext) {
     if (own) own.push(step);
     else stepsOf.set(step.planId, [step]);
   }
-  const cards = read.map((plan) => {
+  const cards = candidates.map((plan) => {
     const own = stepsOf.get(plan.id) ?? [];
     return {
+      positionAt: plan.positionAt,
+      positionId: plan.positionId,
       planId: plan.id,
       name: plan.name,
       status: plan.status,
@@ -113,9 +142,16 @@ export async function listStalledPlans(ctx: ServiceContext) {
       awaitingSteps: plan.awaitingSteps,
     };
   });
-  const shown = cards.slice(0, fitting(cards, STALLED_PAGE_BYTES));
+  const { items, nextCursor } = page.fitOf(
+    cards,
+    STALLED_PLANS_READ,
+    STALLED_PAGE_BYTES,
+    ({ positionAt, positionId, ...card }) => card,
+  );
+  const shown = items.map(({ positionAt, positionId, ...card }) => card);
   return {
-    more: shown.length < candidates.length,
+    cursor: input.cursor ?? null,
+    nextCursor,
     stalled: shown.filter((card) => !card.pauseReason),
     paused: shown.flatMap(({ pauseReason, ...card }) =>
       pauseReason ? [{ ...card, pauseReason }] : [],
