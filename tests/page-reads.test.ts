@@ -1,14 +1,15 @@
 /**
  * The plan page and the inbox read only what they show (issue 40): bounded in
  * what the server reads from the database, not only in what it sends. A plan
- * of the most steps, each holding every long value at its limit (about 160 MB
- * in all), and 21 plans waiting on the longest proposals: one render of the
+ * of the most steps, each holding every long value at its limit, and a page of
+ * its trail of the largest payloads (about 165 MB in all), and 21 plans waiting on the longest proposals: one render of the
  * plan page or of its next steps reads under 2 MB (about 1.5 MB), one of the
  * inbox under 256 KB (about 100 KB), counted as the bytes the database sends (tests/support/metered-database.ts),
  * on PGlite and on PostgreSQL 15.
  */
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_RESOLVED_BYTES } from "@/lib/plan-engine/bindings";
 import { USER_FEEDBACK_MARK } from "@/lib/plan-engine/decisions";
 import { MAX_PLAN_STEPS } from "@/lib/plan-engine/modify";
 import { MAX_REVIEWS_PER_STEP } from "@/lib/services/reviews/review-limits";
@@ -18,7 +19,7 @@ import {
   MAX_RESULT_BYTES,
   MAX_STEP_IO_BYTES,
 } from "@/lib/services/shared/fields";
-import { getPlanPage, PLAN_PAGE_STEP_ROWS } from "@/lib/services/views/plan-page";
+import { AUDIT_PAGE_SIZE, getPlanPage, PLAN_PAGE_STEP_ROWS } from "@/lib/services/views/plan-page";
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "./support/databases";
 import { inProcessAgent, planSteps, signedInAdmin, tenantContext } from "./support/in-process";
@@ -29,8 +30,9 @@ const MB = 1024 * 1024;
 /**
  * The most one render may read: a page of steps (PLAN_PAGE_STEP_ROWS and one
  * more, each long value cut to 2,000 characters, every feedback of a step
- * too), the pending review with its proposal as stored, a page of each other
- * list. The plan holds about 160 MB.
+ * too), the pending review with each field of its proposal cut, a page of the
+ * trail with each payload cut, a page of each other list. The plan holds about
+ * 165 MB.
  */
 const RENDER_BYTES = 2 * MB;
 /** The inbox: a page of reviews, each summary, instructions and proposal cut in the database. */
@@ -80,6 +82,16 @@ describe.each(BACKENDS)("what the plan page and the inbox read on %s", (backend)
         arguments = ${jsonOf(MAX_STEP_IO_BYTES)},
         output_schema = ${jsonOf(MAX_STEP_IO_BYTES)}
       where plan_id = ${planId}::uuid and step_order > 1`);
+    // A page of the trail of server-step runs, each with resolved arguments at
+    // their limit, as Cairn writes them when it runs a step.
+    await metered.db.execute(sql`insert into plan_audit_log
+        (tenant_id, plan_id, step_id, event_type, actor_type, actor_label, payload)
+      select ${ctx.tenantId}::uuid, ${planId}::uuid, step.id, 'step_started', 'system', 'Cairn',
+          jsonb_build_object('stepOrder', step.step_order, 'tool', 'search_sources',
+            'arguments', jsonb_build_object('query', repeat('x', ${MAX_RESOLVED_BYTES - 20})))
+        from plan_step step
+        where step.plan_id = ${planId}::uuid and step.step_order <= ${AUDIT_PAGE_SIZE + 1}
+        order by step.step_order`);
     // The inbox: more plans than a page, each waiting on the longest proposal.
     for (let i = 0; i <= INBOX_PAGE_SIZE; i++) {
       const waiting = await agent.ok("create_research_plan", {

@@ -25,9 +25,9 @@ import { artifactSummaries } from "../research/plan-artifacts";
 import { loadExecution, loadFeedback, planHeader } from "../research/plan-parts";
 import { readDecisionPolicy } from "../reviews/decision-rules";
 import type { ServiceContext } from "../shared/context";
-import { keyset, readPage } from "../shared/pagination";
+import { keyset } from "../shared/pagination";
 import { getPlan, loadStepSummaries } from "../shared/plan-access";
-import { shorten, shortenedRow, shortenedSql } from "./full-values";
+import { PREVIEW_CHARS, type Shortened, shorten, shortenedRow, shortenedSql } from "./full-values";
 import { readPendingReviewRow } from "./pending-review";
 
 export const AUDIT_PAGE_SIZE = 25;
@@ -344,7 +344,32 @@ export async function getPlanPage(
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
     const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
-    const audit = await readPage(tx, planAuditLog, where, auditPage, AUDIT_PAGE_SIZE);
+    // A row's payload may hold a server step's resolved arguments (up to 200 KB):
+    // it is read indented and cut, with the few facts the trail names beside it.
+    const pretty = sql`jsonb_pretty(${planAuditLog.payload})`;
+    const audit = auditPage.pageOf(
+      await tx
+        .select({
+          id: planAuditLog.id,
+          eventType: planAuditLog.eventType,
+          actorType: planAuditLog.actorType,
+          actorLabel: planAuditLog.actorLabel,
+          stepId: planAuditLog.stepId,
+          createdAt: planAuditLog.createdAt,
+          action: sql<string | null>`${planAuditLog.payload} ->> 'action'`,
+          decision: sql<string | null>`${planAuditLog.payload} ->> 'decision'`,
+          channel: sql<string | null>`${planAuditLog.payload} ->> 'channel'`,
+          text: sql<string>`left(${pretty}, ${sql.raw(String(PREVIEW_CHARS))})`,
+          shortened: sql<boolean>`char_length(${pretty}) > ${sql.raw(String(PREVIEW_CHARS))}`,
+          bytes: sql<number>`octet_length(${pretty})`,
+          ...auditPage.position,
+        })
+        .from(planAuditLog)
+        .where(and(where, auditPage.where))
+        .orderBy(...auditPage.orderBy)
+        .limit(AUDIT_PAGE_SIZE + 1),
+      AUDIT_PAGE_SIZE,
+    );
     const now = new Date();
     const summaries = await loadStepSummaries(tx, ctx, planId);
     const warnings = stallWarnings(summaries, now, stallClock(ctx));
@@ -415,15 +440,14 @@ export async function getPlanPage(
         cursor: auditCursor ?? null,
         nextCursor: audit.nextCursor,
         total: total?.n ?? 0,
-        entries: audit.items.map((entry) => ({
-          id: entry.id,
-          eventType: entry.eventType,
-          actorType: entry.actorType,
-          actorLabel: entry.actorLabel,
-          stepId: entry.stepId,
-          payload: entry.payload,
-          createdAt: entry.createdAt.toISOString(),
-        })),
+        entries: audit.items.map(
+          ({ text, shortened, bytes, positionAt, positionId, ...entry }) => ({
+            ...entry,
+            /** The payload as indented JSON, shortened. */
+            payload: { text, shortened, bytes } satisfies Shortened,
+            createdAt: entry.createdAt.toISOString(),
+          }),
+        ),
       },
     };
   });
