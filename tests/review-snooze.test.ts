@@ -16,7 +16,7 @@ import { startReviewScheduler } from "@/lib/services/reviews/review-deadlines";
 import { returnDueSnoozes } from "@/lib/services/reviews/snooze-returns";
 import { snoozeReview, unsnoozeReview } from "@/lib/services/reviews/snooze-review";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { countAwaitingReview } from "@/lib/services/views/plan-views";
+import { countAwaitingReview } from "@/lib/services/views/plans-list";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { countSnoozed, snoozedUntil } from "@/lib/services/views/snoozed-reviews";
 import { BACKENDS, createPostgresDatabase } from "./support/databases";

@@ -1,7 +1,7 @@
 import { Time } from "@/app/_components/time";
 import { type ClaimStatus, claimsForReview } from "@/lib/plan-engine/evidence";
 import type { EvidenceClaim, PlanEvidence } from "@/lib/services/evidence/read-evidence";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 import { citationSummary } from "@/lib/web/citation-summary";
 
 const STATUS_LABELS: Record<ClaimStatus, string> = {

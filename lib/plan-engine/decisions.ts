@@ -35,7 +35,7 @@ export function applyReviewDecision(decision: ReviewDecision): ReviewOutcome {
 }
 
 /** What `modify` puts between a step's instructions and a person's feedback. */
-const USER_FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
+export const USER_FEEDBACK_MARK = "\n\n---\n\nUser feedback: ";
 
 /**
  * `modify` appends the person's feedback to the step's instructions, after a

@@ -21,6 +21,7 @@ import {
 import { getReviewDefaults } from "../services/reviews/review-defaults";
 import { getReviewQuorum } from "../services/reviews/review-quorum";
 import { adminOverview } from "../services/views/admin-overview";
+import { getForkForm } from "../services/views/fork-form";
 import { type FullValueQuery, readFullValue } from "../services/views/full-values";
 import {
   type ArtifactPart,
@@ -30,22 +31,9 @@ import {
   readArtifactPart,
   skillExecutionOverview,
 } from "../services/views/library-views";
-import {
-  pendingReviewOfPage,
-  type TeamMember,
-  teamMembers,
-} from "../services/views/pending-review";
-import {
-  countAwaitingReview,
-  getForkForm,
-  getPlanDeliverable,
-  getPlanPage,
-  getToolCallLog,
-  listPlans,
-  listStalledPlans,
-  type PlanPage,
-  type PlanPageCursors,
-} from "../services/views/plan-views";
+import { teamMembers } from "../services/views/pending-review";
+import { getPlanDeliverable, getPlanPage, type PlanPageCursors } from "../services/views/plan-page";
+import { countAwaitingReview, listPlans } from "../services/views/plans-list";
 import {
   type InboxFilters,
   inboxPlans,
@@ -53,7 +41,9 @@ import {
   recentDecisions,
 } from "../services/views/review-inbox";
 import { countSnoozed, snoozedUntil } from "../services/views/snoozed-reviews";
+import { listStalledPlans } from "../services/views/stalled-plans";
 import { teamRulesView } from "../services/views/team-rules";
+import { getToolCallLog } from "../services/views/tool-calls";
 import { listTenantApiKeys, listTenantUsers } from "../services/views/users-and-keys";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -150,17 +140,13 @@ export const views = {
   async teamRules(user: SignedInUser) {
     return teamRulesView(await userContext(user));
   },
-  /** The plan page's pending review, its assignees named (`page` is this user's plan page). */
-  async pendingReview(user: SignedInUser, page: PlanPage, members: TeamMember[]) {
-    return pendingReviewOfPage(await userContext(user), page, members);
-  },
   /** The active team members a review can be handed to. */
   async teamMembers(user: SignedInUser) {
     return teamMembers(await userContext(user));
   },
 
-  async stalledPlans(user: SignedInUser) {
-    return listStalledPlans(await userContext(user));
+  async stalledPlans(user: SignedInUser, cursor: string | undefined) {
+    return listStalledPlans(await userContext(user), { cursor });
   },
   /** The bulk fork's preview: how many failed plans match, and a page of them. */
   async failedPlans(user: SignedInUser, input: Parameters<typeof listFailedPlans>[1]) {

@@ -20,7 +20,7 @@ import {
 import { exportAuditTrail } from "@/lib/services/audit/export-audit-trail";
 import { writeAuditLog } from "@/lib/services/shared/audit";
 import { lockPlan } from "@/lib/services/shared/plan-access";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { expectExportChecks, readAuditExport, verifiedTrail } from "../support/audit-export";
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";

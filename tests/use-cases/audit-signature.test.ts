@@ -26,7 +26,7 @@ import {
 } from "@/lib/services/audit/audit-key";
 import { type SigningPass, signGrownHeads } from "@/lib/services/audit/sign-heads";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { readAuditExport, verifiedTrail } from "../support/audit-export";
 import { BACKENDS } from "../support/databases";
 import {

@@ -23,13 +23,10 @@ import {
   runReviewScheduler,
 } from "@/lib/services/reviews/review-deadlines";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
+import { pendingReviewOf } from "@/lib/services/reviews/review-view";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import {
-  pendingReviewOfPage,
-  readPendingReview,
-  teamMembers,
-} from "@/lib/services/views/pending-review";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { readPendingReview, teamMembers } from "@/lib/services/views/pending-review";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, createPostgresDatabase } from "../support/databases";
 import {
@@ -208,7 +205,7 @@ describe.each(BACKENDS)("escalation chains on %s", (backend) => {
     );
     const page = await getPlanPage(people.ada, planId);
     if (!page) throw new Error("the plan page is missing");
-    expect((await pendingReviewOfPage(people.ada, page, members))?.assignedUserLabel).toBe(
+    expect(pendingReviewOf(page, members)?.assignedUserLabel).toBe(
       "ada@example.com, bob@example.com",
     );
     const [levelOne] = await escalatedEvents(db, reviewRequestId);

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { verifyPlanTrail } from "@/lib/services/audit/audit-chain";
 import { exportPlanEvidence } from "@/lib/services/evidence/export-evidence";
 import { MAX_EXTRACT_CHARS } from "@/lib/services/evidence/record-evidence";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 import { report } from "../support/mcp-client";

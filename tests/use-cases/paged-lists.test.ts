@@ -1,7 +1,7 @@
 /**
  * The web pages' lists that page (docs/web.md, "Lists that page"): the plans
- * list, a plan's audit trail, the library's artifacts and the admin's tool-call
- * log, each read by cursor with its filters. Page by page, no row is skipped or
+ * list, a plan's audit trail, the library's artifacts, the admin's stalled
+ * plans and tool-call log, each read by cursor with its filters. Page by page, no row is skipped or
  * repeated even when rows are added between pages; a cursor a list did not give
  * (list_active_plans' for the plans list, which reads the same plans in the
  * same order, and the other way round) is a VALIDATION_ERROR the page answers
@@ -13,12 +13,10 @@ import { mcpToolCallLog } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { isCursorRefused } from "@/lib/services/shared/pagination";
 import { ARTIFACT_PAGE_SIZE, listArtifacts } from "@/lib/services/views/library-views";
-import {
-  AUDIT_PAGE_SIZE,
-  getPlanPage,
-  getToolCallLog,
-  listPlans,
-} from "@/lib/services/views/plan-views";
+import { AUDIT_PAGE_SIZE, getPlanPage } from "@/lib/services/views/plan-page";
+import { listPlans } from "@/lib/services/views/plans-list";
+import { listStalledPlans } from "@/lib/services/views/stalled-plans";
+import { getToolCallLog } from "@/lib/services/views/tool-calls";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 
@@ -178,6 +176,42 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
     expect(new Set(all).size).toBe(120);
     const log = await getToolCallLog(agent.ctx, { tool: "get_next_step" });
     expect(log.total).toBe(121);
+  });
+
+  it("the admin's stalled plans: each plan needing a person once, least recently active first, a page at a time", async () => {
+    const agent = await freshAgent("Stalled");
+    // More plans holding a failed step than one page reads.
+    const count = 53;
+    const failing: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const { planId, steps } = await agent.ok("create_research_plan", {
+        name: `Failing ${i}`,
+        researchQuestion: "q",
+        steps: planSteps("analyze", "analyze"),
+      });
+      await agent.ok("modify_plan", {
+        planId,
+        action: "fail_step",
+        stepId: steps[0].stepId,
+        reason: "It cannot be done.",
+        modificationRationale: "Failed.",
+      });
+      failing.push(planId);
+      await apartInTime();
+    }
+    const ids = (cursor: string | undefined) =>
+      listStalledPlans(agent.ctx, { cursor }).then((list) => ({
+        rows: list.stalled.map((plan) => plan.planId),
+        nextCursor: list.nextCursor,
+      }));
+    const { first, all } = await readAll(ids, async () => {});
+    expect(first.length).toBeLessThan(count);
+    expect(all).toEqual(failing);
+    // Another list's cursor is refused.
+    const plansCursor = (await listPlans(agent.ctx, { pageSize: 1 })).nextCursor ?? undefined;
+    expect(
+      isCursorRefused(await refusal(() => listStalledPlans(agent.ctx, { cursor: plansCursor }))),
+    ).toBe(true);
   });
 
   it("refuses a cursor the list did not give: made up, or another list's (list_active_plans' too)", async () => {

@@ -20,10 +20,11 @@ import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import { answeringInClient, MAX_CLIENT_NAME_CHARS } from "@/lib/services/reviews/in-client-trust";
+import { pendingReviewOf } from "@/lib/services/reviews/review-view";
 import { setTrustedClients } from "@/lib/services/reviews/trusted-clients";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { pendingReviewOf, teamMembers } from "@/lib/services/views/pending-review";
-import { getPlanPage } from "@/lib/services/views/plan-views";
+import { teamMembers } from "@/lib/services/views/pending-review";
+import { getPlanPage } from "@/lib/services/views/plan-page";
 import { teamRulesView } from "@/lib/services/views/team-rules";
 import { BACKENDS } from "../support/databases";
 import {

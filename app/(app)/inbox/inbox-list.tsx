@@ -10,7 +10,7 @@ import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewSnooze } from "@/app/_components/review/review-snooze";
 import { formatDuration } from "@/app/_components/time";
 import { decideReviewAction } from "@/app/(app)/plans/[planId]/actions";
-import type { TeamMember } from "@/lib/services/views/pending-review";
+import type { TeamMember } from "@/lib/services/reviews/review-view";
 import type { InboxReview } from "@/lib/services/views/review-inbox";
 import { IDLE } from "@/lib/web/action-state";
 

@@ -10,7 +10,7 @@ import { requireUser } from "@/lib/auth/session";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
 import type { SignedInUser } from "@/lib/services/accounts/signed-in-user";
 import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
-import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plan-views";
+import { PLAN_FILTERS, type PlanFilter } from "@/lib/services/views/plans-list";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Plans" };

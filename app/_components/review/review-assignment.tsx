@@ -3,7 +3,7 @@
 import { useActionState, useId } from "react";
 import { SubmitButton } from "@/app/_components/submit-button";
 import { assignReviewAction } from "@/app/(app)/plans/[planId]/actions";
-import type { TeamMember } from "@/lib/services/views/pending-review";
+import type { TeamMember } from "@/lib/services/reviews/review-view";
 import { IDLE } from "@/lib/web/action-state";
 
 /**

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { PendingReviewView } from "@/lib/services/views/pending-review";
+import type { PendingReviewView } from "@/lib/services/reviews/review-view";
 import { ReviewContent } from "./review-content";
 
 /**

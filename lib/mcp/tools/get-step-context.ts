@@ -2,7 +2,7 @@ import {
   getStepContext,
   getStepContextInput,
   stepContextOutput,
-} from "../../services/research/research-context";
+} from "../../services/research/step-context";
 import { defineTool } from "../define-tool";
 
 export const getStepContextTool = defineTool({

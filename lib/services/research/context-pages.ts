@@ -16,6 +16,7 @@ import {
   reviewRequests,
 } from "../../db/schema";
 import { arrayParam } from "../../db/statement";
+import { reviewRecordColumns, reviewRecordOf } from "../reviews/review-view";
 import { cutColumns, shortenedOf } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
 import { keyset } from "../shared/pagination";
@@ -240,27 +241,6 @@ export async function loadPriorStepPage(
   return { priorSteps: views, stepsNextCursor: nextCursor };
 }
 
-/** Who asked for a review, when, its deadline and assignment: as every context shows them. */
-export const reviewRequestView = (r: {
-  questions: string[];
-  requestedByLabel: string;
-  createdAt: Date;
-  dueAt: Date | null;
-  onTimeout: string | null;
-  escalatedAt: Date | null;
-  assignedUserId: string | null;
-  assignedRole: string | null;
-}) => ({
-  questions: r.questions,
-  requestedBy: r.requestedByLabel,
-  requestedAt: r.createdAt.toISOString(),
-  dueAt: iso(r.dueAt),
-  onTimeout: r.onTimeout,
-  escalatedAt: iso(r.escalatedAt),
-  assignedUserId: r.assignedUserId,
-  assignedRole: r.assignedRole,
-});
-
 /**
  * A page of a plan's reviews, oldest first, each with its decision; the
  * summary, proposal and feedback cut. `currentDigests`: the pending reviews'
@@ -279,32 +259,7 @@ export async function loadReviewPage(
     "reviewsCursor",
   );
   const rows = await db
-    .select({
-      id: reviewRequests.id,
-      stepId: reviewRequests.stepId,
-      stepOrder: planSteps.stepOrder,
-      status: reviewRequests.status,
-      questions: reviewRequests.questions,
-      requestedByLabel: reviewRequests.requestedByLabel,
-      createdAt: reviewRequests.createdAt,
-      dueAt: reviewRequests.dueAt,
-      onTimeout: reviewRequests.onTimeout,
-      escalatedAt: reviewRequests.escalatedAt,
-      assignedUserId: reviewRequests.assignedUserId,
-      assignedRole: reviewRequests.assignedRole,
-      proposedConfidence: reviewRequests.proposedConfidence,
-      contentDigest: reviewRequests.contentDigest,
-      decision: reviewDecisions.decision,
-      decidedByLabel: reviewDecisions.decidedByLabel,
-      decidedAt: reviewDecisions.createdAt,
-      channel: reviewDecisions.channel,
-      ...cutColumns({
-        summary: reviewRequests.summary,
-        proposedResult: reviewRequests.proposedResult,
-        feedback: reviewDecisions.feedback,
-      }),
-      ...page.position,
-    })
+    .select({ ...reviewRecordColumns, ...page.position })
     .from(reviewRequests)
     .leftJoin(planSteps, eq(planSteps.id, reviewRequests.stepId))
     .leftJoin(reviewDecisions, eq(reviewDecisions.reviewRequestId, reviewRequests.id))
@@ -316,29 +271,7 @@ export async function loadReviewPage(
   const entries = rows.map((r) => ({
     positionAt: r.positionAt,
     positionId: r.positionId,
-    view: {
-      reviewRequestId: r.id,
-      stepId: r.stepId,
-      stepOrder: r.stepOrder,
-      status: r.status,
-      summary: r.summary as string,
-      ...reviewRequestView(r),
-      proposedResult: r.proposedResult as JsonObject | null,
-      proposedConfidence: r.proposedConfidence,
-      contentDigest: r.contentDigest,
-      currentDigest: currentDigests.find((d) => d.id === r.id)?.digest ?? null,
-      decision:
-        r.decision && r.decidedByLabel && r.decidedAt && r.channel
-          ? {
-              decision: r.decision,
-              feedback: r.feedback as string | null,
-              decidedBy: r.decidedByLabel,
-              decidedAt: r.decidedAt.toISOString(),
-              channel: r.channel,
-            }
-          : null,
-      shortened: shortenedOf(r, ["summary", "proposedResult", "feedback"] as const),
-    },
+    view: reviewRecordOf(r, currentDigests.find((d) => d.id === r.id)?.digest ?? null),
   }));
   const { views: reviews, nextCursor } = fitViews(page, entries);
   return { reviews, reviewsNextCursor: nextCursor };

@@ -21,9 +21,10 @@ import { planIdField } from "../shared/fields";
 import { getPlan } from "../shared/plan-access";
 import { publicBaseUrl, reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
-import { pendingReviewView, readPendingReview } from "../views/pending-review";
+import { readPendingReview } from "../views/pending-review";
 import { answeringInClient, inClientAnswerer } from "./in-client-trust";
 import { settleDeadlinesOfPlan } from "./review-deadlines";
+import { pendingReviewView } from "./review-view";
 
 /** How the trail names the client a card decision was made in. */
 export const REVIEW_CARD_CLIENT = "Cairn's review card";

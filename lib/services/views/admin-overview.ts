@@ -7,7 +7,7 @@ import "server-only";
 import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
 import { apiKeys, mcpToolCallLog, skillExecutions, users } from "../../db/schema";
 import type { ServiceContext } from "../shared/context";
-import { listStalledPlans } from "./plan-views";
+import { listStalledPlans } from "./stalled-plans";
 
 /** The window of the overview's tool-call count. */
 export const TOOL_CALL_WINDOW_HOURS = 24;

@@ -53,30 +53,105 @@ export const PROPOSAL_SHOWN_FIELDS = 40;
 const PROPOSAL_KEY_CHARS = 200;
 
 /**
- * A proposed result field by field, in the order the agent sent them (the
- * json column keeps it; JSON.parse puts integer-like keys first, as every
- * JavaScript object does), each shortened on its own, so one long field does
- * not hide all the keys after it; within PROPOSAL_SHOWN_CHARS and
- * PROPOSAL_SHOWN_FIELDS, with how many fields are left out (`omitted`: the
- * whole proposal has them).
+ * A proposed result's fields as read for showing (`proposalSql`): how many it
+ * has, and the first PROPOSAL_SHOWN_FIELDS whose keys are short enough, each
+ * with the start of its JSON text (`whole` when that is all of it) and the
+ * size of all of it.
  */
-export function proposalFields(proposal: Record<string, unknown>): {
-  fields: ProposalField[];
-  omitted: number;
-} {
-  const fields: ProposalField[] = [];
-  let omitted = 0;
-  let room = PROPOSAL_SHOWN_CHARS;
-  for (const [key, value] of Object.entries(proposal)) {
-    if (room <= 0 || fields.length === PROPOSAL_SHOWN_FIELDS || key.length > PROPOSAL_KEY_CHARS) {
-      omitted++;
-      continue;
+export const proposalRead = z.object({
+  count: z.number(),
+  fields: z.array(
+    z.object({ key: z.string(), start: z.string(), whole: z.boolean(), bytes: z.number() }),
+  ),
+});
+export type ProposalRead = z.infer<typeof proposalRead>;
+
+/**
+ * A proposal (a json column: it keeps the agent's key order, which jsonb and
+ * JSON.parse would not) read for showing, cut in the database: its fields in
+ * the agent's order, each value's JSON text to one character past the most a
+ * field shows, so a page of 128 KB proposals never reads them whole. Null for
+ * a null proposal.
+ */
+export const proposalSql = (proposal: SQL) =>
+  sql`case when ${proposal} is null then null else json_build_object(
+    'count', (select count(*) from json_each(${proposal})),
+    'fields', coalesce((select json_agg(json_build_object('key', field.key,
+        'start', left(field.value::text, ${sql.raw(String(PREVIEW_CHARS + 1))}),
+        'whole', char_length(field.value::text) <= ${sql.raw(String(PREVIEW_CHARS + 1))},
+        'bytes', octet_length(field.value::text)) order by field.n)
+      from (select key, value, n from json_each(${proposal}) with ordinality as each(key, value, n)
+        where char_length(key) <= ${sql.raw(String(PROPOSAL_KEY_CHARS))}
+        order by n limit ${sql.raw(String(PROPOSAL_SHOWN_FIELDS))}) field), '[]'::json)) end`;
+
+/**
+ * The first `chars` characters of JSON.stringify(JSON.parse(json), null, 2),
+ * from the start of a JSON text as JSON.stringify writes it (as Cairn stores a
+ * proposal): one pass, stopping once `chars` are written, so a value cut in
+ * the database shows as its whole would.
+ */
+export function indentedStart(json: string, chars: number): string {
+  let out = "";
+  let depth = 0;
+  let inString = false;
+  const newline = () => `\n${"  ".repeat(depth)}`;
+  for (let i = 0; i < json.length && out.length < chars; i++) {
+    const c = json.charAt(i);
+    if (inString) {
+      if (c === "\\") {
+        out += c + json.charAt(i + 1);
+        i++;
+      } else {
+        out += c;
+        inString = c !== '"';
+      }
+    } else if (c === '"') {
+      out += c;
+      inString = true;
+    } else if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
+      if (json.charAt(i + 1) === close) {
+        out += c + close;
+        i++;
+      } else {
+        depth++;
+        out += c + newline();
+      }
+    } else if (c === "}" || c === "]") {
+      depth--;
+      out += newline() + c;
+    } else if (c === ",") {
+      out += `,${newline()}`;
+    } else if (c === ":") {
+      out += ": ";
+    } else {
+      out += c;
     }
-    const shown = shorten(JSON.stringify(value, null, 2) ?? "null", Math.min(PREVIEW_CHARS, room));
-    room -= shown.text.length;
-    fields.push({ key, value: shown });
   }
-  return { fields, omitted };
+  return out;
+}
+
+/**
+ * A proposed result field by field, in the order the agent sent them, each
+ * shortened on its own as indented JSON, so one long field does not hide all
+ * the keys after it; within PROPOSAL_SHOWN_CHARS and PROPOSAL_SHOWN_FIELDS,
+ * with how many fields are left out (`omitted`: the whole proposal has them).
+ * A field whose key is longer than PROPOSAL_KEY_CHARS is left out.
+ */
+export function proposalFields(read: ProposalRead): { fields: ProposalField[]; omitted: number } {
+  const fields: ProposalField[] = [];
+  let room = PROPOSAL_SHOWN_CHARS;
+  for (const field of read.fields) {
+    if (room <= 0) break;
+    const chars = Math.min(PREVIEW_CHARS, room);
+    const shown = field.whole
+      ? shorten(JSON.stringify(JSON.parse(field.start), null, 2), chars)
+      : // Longer than any field shows, indented or not: its size is the whole's as stored.
+        { ...shorten(indentedStart(field.start, chars + 1), chars), bytes: field.bytes };
+    room -= shown.text.length;
+    fields.push({ key: field.key, value: shown });
+  }
+  return { fields, omitted: read.count - fields.length };
 }
 
 /** Which value: a part of a review (one field of its proposal), of a step, or an audit row's payload. */

@@ -4,10 +4,10 @@
  * questions, its deadline and who it is assigned to. The page refreshes itself
  * every few seconds, so the summary and the step's instructions come
  * shortened from the database (`Shortened`; the whole of each behind a "Show
- * all" link, full-values.ts), never whole; the proposal is read as stored (the
- * json column keeps the agent's key order, which jsonb_pretty would lose) and
- * sent field by field, each shortened, within a size (`proposalFields`). A
- * page holds as many reviews as fit in INBOX_PAGE_BYTES. Filters: assigned to me (the
+ * all" link, full-values.ts), never whole; so does the proposal, field by
+ * field in the agent's order (`proposalSql`), shown within a size
+ * (`proposalFields`): one read with the plan page's panel and the review card
+ * (`reviewShownColumns`). A page holds as many reviews as fit in INBOX_PAGE_BYTES. Filters: assigned to me (the
  * assignee, or anyone holding the assigned role, e.g. every admin for an
  * escalated review, or one of an escalation level's people), one plan, and
  * waiting longer than an age.
@@ -19,11 +19,14 @@ import { selectRows } from "../../db/rows";
 import { reviewRequests, type USER_ROLES } from "../../db/schema";
 import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { approvalsShown } from "../reviews/approvals";
-import { reviewContentDigestSql } from "../reviews/review-digest";
+import {
+  pendingReviewView,
+  reviewShownColumns,
+  reviewShownRow,
+  shownProposal,
+} from "../reviews/review-view";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
-import { shortenedSql } from "./full-values";
-import { pendingReviewView, shownProposal } from "./pending-review";
 import { snoozedFor } from "./snoozed-reviews";
 
 export const INBOX_AGES = { "1h": 3600, "1d": 86_400, "1w": 604_800 } as const;
@@ -71,16 +74,16 @@ export type InboxReview = z.infer<typeof inboxReview>;
 const iso = (column: string) =>
   sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
-const inboxDigest = reviewContentDigestSql({
-  summary: sql`r.summary`,
-  questions: sql`r.questions`,
-  proposedResult: sql`r.proposed_result`,
-  proposedConfidence: sql`r.proposed_confidence`,
-  instructions: sql`s.instructions`,
+/** A page's row: the review as shown (`reviewShownColumns`), with its plan, step type, age and assignee. */
+const inboxRow = reviewShownRow.extend({
+  planName: z.string(),
+  stepType: z.string(),
+  waitingSeconds: z.number(),
+  assignedUserLabel: z.string().nullable(),
+  positionAt: z.string(),
+  positionId: z.string(),
 });
 
-/** A text column shortened in the database, as a `Shortened` JSON object. */
-const shortened = (column: string) => shortenedSql(sql.raw(column));
 /** A team member as the inbox names an assignee: "Name <e-mail>", or the e-mail. */
 const memberLabel = (user: string) =>
   sql.raw(`case when ${user}.name is null then ${user}.email
@@ -109,18 +112,11 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
     filters.cursor,
   );
   const [rows, [counted]] = await Promise.all([
-    // The page's rows first, by the index; only then, on those rows, the costly
-    // parts: the proposal's indented text (once per row, `offset 0` keeps the
-    // planner from copying it into each use), and the digest, which needs
-    // hashing only when the step's instructions changed since the request
-    // (everything else a digest covers is the review's own and never changes).
+    // The page's rows first, by the index; only then, on those rows, what is
+    // shown of each (`reviewShownColumns`: its long texts shortened, its digest).
     selectRows(
       ctx.db,
-      inboxReview.omit({ proposal: true, proposalFieldsOmitted: true, approvals: true }).extend({
-        proposedResult: z.record(z.string(), z.unknown()).nullable(),
-        positionAt: z.string(),
-        positionId: z.string(),
-      }),
+      inboxRow,
       sql`with page as (
         select review_request.id, ${page.position.positionAt} as "positionAt",
           ${page.position.positionId} as "positionId"
@@ -128,36 +124,21 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         where ${matches} and ${page.where ?? sql`true`}
         order by ${sql.join(page.orderBy, sql`, `)}
         limit ${INBOX_PAGE_SIZE + 1})
-      select page."positionAt", page."positionId", r.id as "reviewRequestId", r.plan_id as "planId", p.name as "planName",
-        r.step_id as "stepId", s.step_order as "stepOrder", s.step_type as "stepType",
-        ${shortened("r.summary")} as summary, r.questions,
-        r.proposed_result as "proposedResult",
-        r.proposed_confidence as "proposedConfidence",
-        case when r.proposed_result is null and s.output_schema is not null
-          then ${shortened("jsonb_pretty(s.output_schema)")} end as "resultSchema",
-        ${shortened("s.instructions")} as "stepInstructions",
-        case when s.instructions = r.step_instructions then r.content_digest
-          else ${inboxDigest} end as "contentDigest",
-        s.instructions <> r.step_instructions as "instructionsChanged",
-        r.requested_by_label as "requestedBy",
-        ${iso("r.created_at")} as "createdAt",
-        floor(extract(epoch from now() - r.created_at))::int as "waitingSeconds",
-        ${iso("r.due_at")} as "dueAt", r.on_timeout as "onTimeout",
-        ${iso("r.escalated_at")} as "escalatedAt",
-        r.assigned_user_id as "assignedUserId",
+      select page."positionAt", page."positionId", ${reviewShownColumns},
+        p.name as "planName", step.step_type as "stepType",
+        floor(extract(epoch from now() - review.created_at))::int as "waitingSeconds",
         case when u.id is not null then ${memberLabel("u")}
           -- An escalation level's people (at most 10): each by name.
-          when r.assigned_user_ids is not null then (select string_agg(${memberLabel("g")}, ', '
-            order by array_position(r.assigned_user_ids, g.id))
-            from app_user g where g.id = any(r.assigned_user_ids)) end
-          as "assignedUserLabel",
-        r.assigned_role as "assignedRole"
+          when review.assigned_user_ids is not null then (select string_agg(${memberLabel("g")}, ', '
+            order by array_position(review.assigned_user_ids, g.id))
+            from app_user g where g.id = any(review.assigned_user_ids)) end
+          as "assignedUserLabel"
       from page
-        join review_request r on r.id = page.id
-        join research_plan p on p.id = r.plan_id
-        join plan_step s on s.id = r.step_id
-        left join app_user u on u.id = r.assigned_user_id
-      order by r.created_at, r.id`,
+        join review_request review on review.id = page.id
+        join research_plan p on p.id = review.plan_id
+        join plan_step step on step.id = review.step_id
+        left join app_user u on u.id = review.assigned_user_id
+      order by review.created_at, review.id`,
     ),
     selectRows(
       ctx.db,
@@ -165,9 +146,10 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
       sql`select count(*)::int as n from review_request where ${matches}`,
     ),
   ]);
-  const shown = rows.map(({ proposedResult, ...row }) => ({
+  const shown = rows.map(({ proposalRead, requestedAt, ...row }) => ({
     ...row,
-    ...shownProposal(proposedResult),
+    createdAt: requestedAt,
+    ...shownProposal(proposalRead),
   }));
   const { items, nextCursor } = page.fitOf(shown, INBOX_PAGE_SIZE, INBOX_PAGE_BYTES, (r) => r);
   // "k of N" for the page's reviews that need several approvals: one more read, of this page only.

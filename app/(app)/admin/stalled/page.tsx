@@ -2,12 +2,14 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
+import { CursorRefused, oneParam, Pagination } from "@/app/_components/pagination";
 import { PauseDetails, pauseHeadline } from "@/app/_components/pause-reason";
 import { formatDuration, Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/env";
 import { isPlanStatus } from "@/lib/plan-engine/states";
-import type { StalledPlans } from "@/lib/services/views/plan-views";
+import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
+import type { StalledPlans } from "@/lib/services/views/stalled-plans";
 import { views } from "@/lib/web/views";
 import { RecoverForm } from "./recover-form";
 
@@ -17,16 +19,42 @@ const DONE = { fail_step: "Step failed", retry_step: "Step set back to pending" 
 export default async function StalledPage({
   searchParams,
 }: {
-  searchParams: Promise<{ done?: string; status?: string }>;
+  searchParams: Promise<{
+    done?: string | string[];
+    status?: string | string[];
+    cursor?: string | string[];
+  }>;
 }) {
   const admin = await requireAdmin();
-  const { stalled, paused, more } = await views.stalledPlans(admin);
-  const { done, status } = await searchParams;
+  const search = await searchParams;
+  const listed = await orCursorRefused(views.stalledPlans(admin, oneParam(search.cursor)));
+  if (isCursorRefused(listed)) {
+    return (
+      <section>
+        <h1>Stalled plans</h1>
+        <CursorRefused firstPage="/admin/stalled" />
+      </section>
+    );
+  }
+  const { stalled, paused, cursor, nextCursor } = listed;
+  const done = oneParam(search.done);
+  const status = oneParam(search.status);
   const doneText = done === "fail_step" || done === "retry_step" ? DONE[done] : null;
   return (
     <section>
       <h1>Stalled plans</h1>
       <p className="muted">Active plans that need a person before they can go on.</p>
+      <Pagination
+        cursor={cursor}
+        nextCursor={nextCursor}
+        basePath="/admin/stalled"
+        params={{}}
+        linkNames={{ first: "← Least recently active", next: "More plans →" }}
+        label="Stalled plans pages"
+        testId="stalled"
+      >
+        Least recently active first
+      </Pagination>
       {doneText && status && isPlanStatus(status) ? (
         <p role="status" className="notice notice-success" data-testid="recovery-done">
           {doneText}; the plan is now {status.replace("_", " ")}.
@@ -50,12 +78,6 @@ export default async function StalledPage({
           </ul>
         )}
       </section>
-      {more ? (
-        <p className="notice" data-testid="stalled-more">
-          More plans need a person than this page shows: they are listed here as these are dealt
-          with, and under <Link href="/plans?filter=stalled">Stalled</Link> in the plans list.
-        </p>
-      ) : null}
       <section aria-labelledby="paused-heading">
         <h2 id="paused-heading">Paused plans</h2>
         <p className="muted">

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { Time } from "@/app/_components/time";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
 /** The plan's newest artifacts by title and excerpt; the full content is one click away, in the Library. */
 export function ArtifactList({ page }: { page: PlanPage }) {

@@ -4,8 +4,7 @@ import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
 import { trailFailure, trailSigning } from "@/lib/services/audit/audit-chain";
-import { shortenJson } from "@/lib/services/views/full-values";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
 /**
  * Whether the trail's hash chain and signed head hold (docs/audit.md), how
@@ -35,8 +34,8 @@ async function TrailIntegrity({ page }: { page: PlanPage }) {
 
 /** How a decision row was made: a person, an agent relaying, or Cairn. */
 function decidedHow(entry: PlanPage["audit"]["entries"][number]): string | null {
-  if (entry.payload.action !== "decision" || !isDecisionChannel(entry.payload.channel)) return null;
-  return decisionChannelText(entry.payload.channel, entry.actorLabel);
+  if (entry.action !== "decision" || !isDecisionChannel(entry.channel)) return null;
+  return decisionChannelText(entry.channel, entry.actorLabel);
 }
 
 /** Every event of the plan, newest first, a page at a time (`?audit=`, a cursor). */
@@ -64,11 +63,11 @@ export function AuditTrail({ page }: { page: PlanPage }) {
                 </td>
                 <td>
                   <code>{entry.eventType}</code>
-                  {typeof entry.payload.action === "string" ? ` · ${entry.payload.action}` : ""}
+                  {entry.action !== null ? ` · ${entry.action}` : ""}
                   {decidedHow(entry) ? (
                     <span className="muted" data-testid="decision-channel">
                       {" "}
-                      ({String(entry.payload.decision)} {decidedHow(entry)})
+                      ({entry.decision} {decidedHow(entry)})
                     </span>
                   ) : null}
                 </td>
@@ -86,7 +85,7 @@ export function AuditTrail({ page }: { page: PlanPage }) {
                   <details>
                     <summary>Payload</summary>
                     <ShortenedText
-                      value={shortenJson(entry.payload)}
+                      value={entry.payload}
                       href={fullValueHref(page.plan.planId, { audit: entry.id })}
                       testId="audit-payload"
                       json

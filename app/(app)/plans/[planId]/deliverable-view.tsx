@@ -2,7 +2,7 @@ import ReactMarkdown, { type Components, defaultUrlTransform } from "react-markd
 import remarkGfm from "remark-gfm";
 import { CitationCheckView } from "@/app/_components/evidence-view";
 import { Time } from "@/app/_components/time";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 import { isAllowedImageSource, rendersAsMarkdown } from "@/lib/web/deliverable";
 
 /**

@@ -8,8 +8,9 @@ import { CursorRefused, oneParam } from "@/app/_components/pagination";
 import { requireUser } from "@/lib/auth/session";
 import { publicOrigin } from "@/lib/oauth/config";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
+import { pendingReviewOf } from "@/lib/services/reviews/review-view";
 import { isCursorRefused, orCursorRefused } from "@/lib/services/shared/pagination";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 import { views } from "@/lib/web/views";
 import { ArtifactList } from "./artifact-list";
 import { AuditTrail } from "./audit-trail";
@@ -69,7 +70,7 @@ export default async function PlanPageView({
   }
   if (!page) notFound();
   const members = await views.teamMembers(user);
-  const review = await views.pendingReview(user, page, members);
+  const review = pendingReviewOf(page, members);
   const snoozedUntil = review ? await views.snoozedUntil(user, review.reviewRequestId) : undefined;
   // Read once the plan is found, so another team's plan is a 404 whatever the cursor.
   const history = await orCursorRefused(views.planHistory(user, planId, one(search.history)));
@@ -110,8 +111,7 @@ export default async function PlanPageView({
 }
 
 /** The step of the review waiting for a decision: its claims and those before it are shown with it. */
-const pendingStepOrder = (page: PlanPage) =>
-  page.reviews.find((r) => r.status === "pending")?.stepOrder ?? null;
+const pendingStepOrder = (page: PlanPage) => page.pendingReview?.stepOrder ?? null;
 
 /** The plan as a flow of steps and conditions, and as a timeline. */
 function PlanPicture({ page }: { page: PlanPage }) {

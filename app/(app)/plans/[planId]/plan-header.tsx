@@ -4,7 +4,7 @@ import { DecisionPolicyNote } from "@/app/_components/review/decision-channel";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { Time } from "@/app/_components/time";
 import { metadataText } from "@/lib/plan-engine/skill-executions";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
 /** The plan this one was forked from, and its own forks (the newest), each a link. */
 function ForkLinks({ plan }: { plan: PlanPage["plan"] }) {

@@ -2,7 +2,7 @@ import { CancelPlanForm } from "@/app/_components/cancel-plan-form";
 import { PauseDetails, pauseHeadline } from "@/app/_components/pause-reason";
 import { formatDuration, Time } from "@/app/_components/time";
 import { isTerminalPlanStatus } from "@/lib/plan-engine/transitions";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
 /**
  * What holds the plan up (a pause of a server-run step, steps whose holders

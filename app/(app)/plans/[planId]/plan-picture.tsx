@@ -1,5 +1,5 @@
 import { shorten } from "@/lib/services/views/full-values";
-import type { BindingEdge, PlanPage } from "@/lib/services/views/plan-views";
+import type { BindingEdge, PlanPage } from "@/lib/services/views/plan-page";
 
 type Step = PlanPage["steps"][number];
 type Condition = PlanPage["branchingConditions"][number];

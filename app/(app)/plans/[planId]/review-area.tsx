@@ -7,7 +7,7 @@ import { ReviewDecisionForm } from "@/app/_components/review/review-decision-for
 import { ReviewFacts } from "@/app/_components/review/review-facts";
 import { ReviewLead } from "@/app/_components/review/review-lead";
 import { ReviewSnooze } from "@/app/_components/review/review-snooze";
-import type { PendingReviewView, TeamMember } from "@/lib/services/views/pending-review";
+import type { PendingReviewView, TeamMember } from "@/lib/services/reviews/review-view";
 import { IDLE } from "@/lib/web/action-state";
 import { decideReviewAction } from "./actions";
 

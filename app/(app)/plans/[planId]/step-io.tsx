@@ -1,11 +1,14 @@
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
-import { shortenJson } from "@/lib/services/views/full-values";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import type { Shortened } from "@/lib/services/views/full-values";
+import type { PlanPage } from "@/lib/services/views/plan-page";
 
-type Step = PlanPage["steps"][number];
+type Step = PlanPage["stepsPage"]["steps"][number];
 
 const BINDING = /(\{\{[^{}]*\}\})/;
+
+/** A server step stored without arguments runs with none. */
+const NO_ARGUMENTS: Shortened = { text: "{}", shortened: false, bytes: 2 };
 
 /**
  * A value as indented JSON with each `{{…}}` binding marked, so a reader sees
@@ -13,15 +16,14 @@ const BINDING = /(\{\{[^{}]*\}\})/;
  * shortened, with a link to the whole.
  */
 function JsonWithBindings({
-  value,
+  shown,
   testId,
   href,
 }: {
-  value: unknown;
+  shown: Shortened;
   testId: string;
   href: string;
 }) {
-  const shown = shortenJson(value);
   // split with a capturing group puts the bindings at the odd indexes.
   const parts = (shown.shortened ? `${shown.text}…` : shown.text).split(BINDING);
   return (
@@ -62,7 +64,7 @@ export function StepIo({ step, planId }: { step: Step; planId: string }) {
     <details>
       <summary>Output schema</summary>
       <ShortenedText
-        value={shortenJson(step.outputSchema)}
+        value={step.outputSchema}
         href={href("outputSchema")}
         testId="step-output-schema"
         json
@@ -75,7 +77,7 @@ export function StepIo({ step, planId }: { step: Step; planId: string }) {
         {step.inputs ? (
           <details>
             <summary>Inputs (with bindings, resolved when the step is handed out)</summary>
-            <JsonWithBindings value={step.inputs} testId="step-inputs" href={href("inputs")} />
+            <JsonWithBindings shown={step.inputs} testId="step-inputs" href={href("inputs")} />
           </details>
         ) : null}
         {schema}
@@ -87,7 +89,7 @@ export function StepIo({ step, planId }: { step: Step; planId: string }) {
       <details>
         <summary>Arguments (as written in the plan, with bindings)</summary>
         <JsonWithBindings
-          value={step.arguments ?? {}}
+          shown={step.arguments ?? NO_ARGUMENTS}
           testId="step-arguments"
           href={href("arguments")}
         />
@@ -99,7 +101,7 @@ export function StepIo({ step, planId }: { step: Step; planId: string }) {
           </summary>
           {/* Bindings may have brought whole results in: the audit row has them all. */}
           <ShortenedText
-            value={shortenJson(step.ranWith.arguments)}
+            value={step.ranWith.arguments}
             href={fullValueHref(planId, { audit: step.ranWith.auditId })}
             testId="step-resolved-arguments"
             json

@@ -3,12 +3,11 @@ import { Pagination } from "@/app/_components/pagination";
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { formatDuration, Time } from "@/app/_components/time";
-import { splitUserFeedback } from "@/lib/plan-engine/decisions";
-import { shorten, shortenJson } from "@/lib/services/views/full-values";
-import type { PlanPage } from "@/lib/services/views/plan-views";
+import { type PlanPage, REPORT_PARTS } from "@/lib/services/views/plan-page";
 import { StepIo } from "./step-io";
 
 type Step = PlanPage["steps"][number];
+type ShownStep = PlanPage["stepsPage"]["steps"][number];
 type Condition = PlanPage["branchingConditions"][number];
 
 /**
@@ -42,18 +41,14 @@ export function StepsSection({ page }: { page: PlanPage }) {
   );
 }
 
-function StepItem({ step, page }: { step: Step; page: PlanPage }) {
-  const { original: instructions, feedback } = splitUserFeedback(step.instructions);
+function StepItem({ step, page }: { step: ShownStep; page: PlanPage }) {
+  const [instructions, ...feedback] = step.instructions;
   const instructionsHref = fullValueHref(page.plan.planId, {
     step: step.stepId,
     part: "instructions",
   });
   const stall = page.stallWarnings.find((w) => w.stepId === step.stepId);
   const conditions = page.branchingConditions.filter((c) => c.afterStepId === step.stepId);
-  const withdrawn = page.reviews.some(
-    (r) => r.status === "withdrawn" && r.stepOrder === step.stepOrder,
-  );
-  const report = (step.stepExecutionReport ?? null) as Record<string, unknown> | null;
   const duration =
     step.startedAt && step.completedAt
       ? (Date.parse(step.completedAt) - Date.parse(step.startedAt)) / 1000
@@ -106,21 +101,17 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           {formatDuration(page.stallThresholdSeconds)}).
         </p>
       ) : null}
-      {withdrawn ? (
+      {step.reviewWithdrawn ? (
         <p className="notice" data-testid="review-withdrawn">
           Review withdrawn: the plan ended before anyone answered it.
         </p>
       ) : null}
-      <ShortenedText
-        value={shorten(instructions)}
-        href={instructionsHref}
-        testId="step-instructions"
-      />
-      {feedback.map((text) => {
+      <ShortenedText value={instructions} href={instructionsHref} testId="step-instructions" />
+      {feedback.map((shown, index) => {
         // Each modify appends a person's feedback (up to 20,000 characters, 20 reviews a step).
-        const shown = shorten(text);
         return (
-          <blockquote key={text} className="feedback" data-testid="user-feedback">
+          // biome-ignore lint/suspicious/noArrayIndexKey: feedback is only ever appended
+          <blockquote key={index} className="feedback" data-testid="user-feedback">
             <strong>User feedback:</strong>{" "}
             <span className="pre-wrap">{shown.shortened ? `${shown.text}…` : shown.text}</span>
             {shown.shortened ? (
@@ -152,7 +143,7 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
             <dd>
               {/* A rejection's reason carries the reviewer's feedback: up to 20,000 characters. */}
               <ShortenedText
-                value={shorten(step.failureReason)}
+                value={step.failureReason}
                 href={fullValueHref(page.plan.planId, { step: step.stepId, part: "failureReason" })}
                 testId="step-failure"
               />
@@ -163,7 +154,7 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
       {step.resultSummary ? (
         <div className="summary">
           <ShortenedText
-            value={shorten(step.resultSummary)}
+            value={step.resultSummary}
             href={fullValueHref(page.plan.planId, { step: step.stepId, part: "resultSummary" })}
             testId="step-summary"
           />
@@ -176,16 +167,16 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
           <details>
             <summary>Result</summary>
             <ShortenedText
-              value={shortenJson(step.result)}
+              value={step.result}
               href={fullValueHref(page.plan.planId, { step: step.stepId, part: "result" })}
               testId="step-result"
               json
             />
           </details>
         ) : null}
-        {report ? (
+        {step.report ? (
           <ExecutionReport
-            report={report}
+            report={step.report}
             href={fullValueHref(page.plan.planId, { step: step.stepId, part: "report" })}
           />
         ) : null}
@@ -196,37 +187,37 @@ function StepItem({ step, page }: { step: Step; page: PlanPage }) {
 }
 
 /** What the agent reported doing for the step, one foldout per kind of work, each shortened. */
-function ExecutionReport({ report, href }: { report: Record<string, unknown>; href: string }) {
+function ExecutionReport({
+  report,
+  href,
+}: {
+  report: NonNullable<ShownStep["report"]>;
+  href: string;
+}) {
   return (
     <details>
       <summary>Execution report</summary>
-      {(["thinking", "webSearches", "webFetches", "otherToolCalls", "subagents"] as const).map(
-        (key) => {
-          const value = report[key];
-          const empty =
-            value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
-          return (
-            <details key={key} className="nested">
-              <summary>
-                {REPORT_LABELS[key]}
-                {Array.isArray(value) ? ` (${value.length})` : ""}
-              </summary>
-              {empty ? (
-                <p className="muted">None.</p>
-              ) : typeof value === "string" ? (
-                <ShortenedText value={shorten(value)} href={href} testId={`report-${key}`} />
-              ) : (
-                <ShortenedText
-                  value={shortenJson(value)}
-                  href={href}
-                  testId={`report-${key}`}
-                  json
-                />
-              )}
-            </details>
-          );
-        },
-      )}
+      {REPORT_PARTS.map((key) => {
+        const part = report[key];
+        return (
+          <details key={key} className="nested">
+            <summary>
+              {REPORT_LABELS[key]}
+              {part?.count != null ? ` (${part.count})` : ""}
+            </summary>
+            {!part || part.empty ? (
+              <p className="muted">None.</p>
+            ) : (
+              <ShortenedText
+                value={part.value}
+                href={href}
+                testId={`report-${key}`}
+                json={!part.isText}
+              />
+            )}
+          </details>
+        );
+      })}
     </details>
   );
 }

@@ -1,0 +1,155 @@
+/**
+ * The plans list with its filters and paging, and the count of plans waiting
+ * for a person's decision (the navigation's inbox badge). Reads only, scoped
+ * to the tenant.
+ */
+import "server-only";
+import { and, count, eq, ilike, inArray, notInArray, or, sql } from "drizzle-orm";
+import { z } from "zod";
+import { planAuditLog, planSteps, researchPlans } from "../../db/schema";
+import { computeProgress, stallWarnings } from "../../plan-engine/progress";
+import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
+import { actingUserId, type ServiceContext } from "../shared/context";
+import { cursorField, keyset, readPage } from "../shared/pagination";
+import { parseInput } from "../shared/validation";
+import { shorten } from "./full-values";
+import { snoozedFor } from "./snoozed-reviews";
+
+export const PLAN_FILTERS = [
+  "active",
+  "awaiting_review",
+  "stalled",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+export type PlanFilter = (typeof PLAN_FILTERS)[number];
+
+export const listPlansInput = z.object({
+  filter: z.enum(PLAN_FILTERS).optional(),
+  q: z.string().trim().max(200).optional(),
+  cursor: cursorField,
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+/**
+ * How much of a plan's question the plans list shows (two lines of it are
+ * seen): 100 plans a page with 5,000-character questions would be megabytes.
+ */
+const LIST_QUESTION_CHARS = 300;
+
+export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPlansInput>) {
+  const input = parseInput(listPlansInput, raw);
+  const now = new Date();
+  const stalledStep = hasStalledStep(sql`${researchPlans.id}`, ctx);
+  const conditions = [eq(researchPlans.tenantId, ctx.tenantId)];
+  if (input.filter === "active") {
+    conditions.push(notInArray(researchPlans.status, [...TERMINAL_PLAN_STATUSES]));
+  } else if (input.filter === "stalled") {
+    // Stalled as the UI shows it: marked so, or executing with a step its holder stopped renewing.
+    conditions.push(
+      or(
+        eq(researchPlans.status, "stalled"),
+        and(eq(researchPlans.status, "executing"), stalledStep),
+      ) ?? sql`false`,
+    );
+  } else if (input.filter) {
+    conditions.push(eq(researchPlans.status, input.filter));
+  }
+  if (input.q) {
+    const pattern = `%${input.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(
+      or(ilike(researchPlans.name, pattern), ilike(researchPlans.researchQuestion, pattern)) ??
+        sql`false`,
+    );
+  }
+  const where = and(...conditions);
+  const page = keyset(
+    { list: "plans page", at: researchPlans.updatedAt, id: researchPlans.id },
+    input.cursor,
+  );
+  const [total] = await ctx.db.select({ n: count() }).from(researchPlans).where(where);
+  const { items: plans, nextCursor } = await readPage(
+    ctx.db,
+    researchPlans,
+    where,
+    page,
+    input.pageSize,
+  );
+  const ids = plans.map((p) => p.id);
+  const steps =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({
+            id: planSteps.id,
+            planId: planSteps.planId,
+            stepOrder: planSteps.stepOrder,
+            status: planSteps.status,
+            startedAt: planSteps.startedAt,
+            leaseExpiresAt: planSteps.leaseExpiresAt,
+            updatedAt: planSteps.updatedAt,
+          })
+          .from(planSteps)
+          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
+  const activity =
+    ids.length === 0
+      ? []
+      : await ctx.db
+          .select({
+            planId: planAuditLog.planId,
+            last: sql<string>`max(${planAuditLog.createdAt})`,
+          })
+          .from(planAuditLog)
+          .where(and(eq(planAuditLog.tenantId, ctx.tenantId), inArray(planAuditLog.planId, ids)))
+          .groupBy(planAuditLog.planId);
+  return {
+    ...input,
+    total: total?.n ?? 0,
+    nextCursor,
+    plans: plans.map((plan) => {
+      const own = steps.filter((s) => s.planId === plan.id);
+      const last = activity.find((a) => a.planId === plan.id)?.last;
+      const lastActivity = last ? new Date(last) : plan.updatedAt;
+      return {
+        planId: plan.id,
+        name: plan.name,
+        researchQuestion: shownQuestion(plan.researchQuestion),
+        status: plan.status,
+        progress: computeProgress(own.map((s) => s.status)),
+        stallWarnings: stallWarnings(own, now, stallClock(ctx)),
+        lastActivityAt: (lastActivity > plan.updatedAt
+          ? lastActivity
+          : plan.updatedAt
+        ).toISOString(),
+      };
+    }),
+  };
+}
+
+function shownQuestion(question: string): string {
+  const shown = shorten(question, LIST_QUESTION_CHARS);
+  return shown.shortened ? `${shown.text}…` : shown.text;
+}
+
+export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number];
+
+/**
+ * The reviewer's inbox: plans of the tenant waiting for a person's decision,
+ * but for those whose review the viewer snoozed (docs/reviews.md, "Snooze").
+ */
+export async function countAwaitingReview(ctx: ServiceContext): Promise<number> {
+  const [row] = await ctx.db
+    .select({ n: count() })
+    .from(researchPlans)
+    .where(
+      and(
+        eq(researchPlans.tenantId, ctx.tenantId),
+        eq(researchPlans.status, "awaiting_review"),
+        sql`not exists (select 1 from review_request r where r.plan_id = ${researchPlans.id}
+          and r.status = 'pending' and ${snoozedFor(sql`r.id`, actingUserId(ctx))})`,
+      ),
+    );
+  return row?.n ?? 0;
+}
