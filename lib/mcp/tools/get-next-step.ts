@@ -1,4 +1,5 @@
-import { getNextStep, getNextStepInput, nextStepOutput } from "../../services/plans/get-next-step";
+import { getNextStep, getNextStepInput } from "../../services/plans/get-next-step";
+import { nextStepOutput } from "../../services/plans/next-step-output";
 import { cardLink, REVIEW_CARD_URI } from "../apps";
 import { defineTool } from "../define-tool";
 

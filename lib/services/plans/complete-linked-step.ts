@@ -11,7 +11,7 @@ import { z } from "zod";
 import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkNotHeldByCheckpoint } from "../../plan-engine/checkpoint-guard";
-import { checkNotHeldByReview } from "../../plan-engine/loop";
+import { checkNotHeldByReview } from "../../plan-engine/review-request";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import type { ServiceContext } from "../shared/context";

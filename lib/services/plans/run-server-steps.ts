@@ -25,8 +25,10 @@ import {
   resolveBindings,
 } from "../../plan-engine/bindings";
 import { firstClaimable } from "../../plan-engine/claims";
-import { decideSubmit, type PlanSnapshot, planStatusAfter } from "../../plan-engine/loop";
+import type { PlanSnapshot } from "../../plan-engine/plan-snapshot";
+import { planStatusAfter } from "../../plan-engine/plan-status";
 import type { PlanStatus, StepStatus } from "../../plan-engine/states";
+import { decideSubmit } from "../../plan-engine/submit";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import {
   completionAuditInsert,

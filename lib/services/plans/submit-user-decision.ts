@@ -31,7 +31,10 @@ import {
   checkEnteredResult,
   decisionChannel,
 } from "../../plan-engine/decisions";
-import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
+import {
+  decideReviewDecision,
+  type ReviewDecisionOutcome,
+} from "../../plan-engine/review-decision";
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
 import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
 import { isoTime } from "../../db/statement";
-import { isLastOpenStep } from "../../plan-engine/loop";
+import { isLastOpenStep } from "../../plan-engine/plan-status";
 import { STEP_STATUSES, type StepStatus } from "../../plan-engine/states";
 import { type ApprovalsShown, approvalsShown } from "../reviews/approvals";
 import { currentReviewDigest } from "../reviews/review-digest";
