@@ -13,6 +13,7 @@
 import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
+import type { BindingSource } from "../../plan-engine/bindings";
 import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
 import { claimNextStep } from "../loop/claim-next-step";
 import { claimStep } from "../loop/claim-step";
@@ -169,9 +170,11 @@ async function claimInTransaction(
 ): Promise<NextStepWithInputs | "retry"> {
   let plan = locked;
   let serverSteps: ServerStepRun[] | undefined;
+  let bindingSource: BindingSource | undefined;
   if (exclusive) {
     const run = await runServerSteps(tx, ctx, plan);
     serverSteps = run.ran.length > 0 ? run.ran : undefined;
+    bindingSource = run.bindingSource;
     plan = { ...plan, status: run.planStatus, awaitingSteps: run.awaitingSteps };
     if (run.pause) {
       return {
@@ -204,7 +207,7 @@ async function claimInTransaction(
     if (plan.status !== "executing") {
       await setPlanStatusAndQueueEvent(tx, plan, transitionPlan(plan.status, "executing"), now);
     }
-    return { ...ready, serverSteps, inputsToResolve: claimed.inputs };
+    return { ...ready, serverSteps, inputsToResolve: claimed.inputs, bindingSource };
   }
   return { ...(await noPendingSteps(tx, plan)), serverSteps };
 }

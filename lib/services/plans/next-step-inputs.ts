@@ -1,19 +1,24 @@
 /**
- * A ready step's inputs (docs/protocol.md, "Bindings"), resolved from the
- * plan as it is when the answer leaves, after the claim's transaction.
+ * A ready step's inputs (docs/protocol.md, "Bindings"), resolved after the
+ * claim's transaction: from the steps a run of server steps left in that
+ * transaction when one ran, else from the plan as it is when the answer leaves.
  */
 import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
-import { resolveBindings } from "../../plan-engine/bindings";
+import { type BindingSource, resolveBindings } from "../../plan-engine/bindings";
 import { STEP_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import type { NextStep, ReadyStep } from "./next-step-output";
 
 export type NextStepWithInputs =
   | Exclude<NextStep, ReadyStep>
-  | (ReadyStep & { inputsToResolve?: Record<string, unknown> | null });
+  | (ReadyStep & {
+      inputsToResolve?: Record<string, unknown> | null;
+      /** The steps as a run of server steps left them (the exclusive path): no second read. */
+      bindingSource?: BindingSource;
+    });
 
 /** A ready step's inputs, with their bindings resolved from the plan as it is now. */
 export async function withInputs(
@@ -32,10 +37,18 @@ export async function withInputs(
     from research_plan p where p.id = ${ready.planId}::uuid and p.tenant_id = ${ctx.tenantId}::uuid`,
   );
   if (!plan) return ready;
-  const resolved = resolveBindings(inputs, {
+  return resolvedFrom(ready, inputs, {
     researchQuestion: plan.researchQuestion,
     steps: new Map(plan.steps.map((s) => [s.stepOrder, s])),
   });
+}
+
+function resolvedFrom(
+  ready: ReadyStep,
+  inputs: Record<string, unknown>,
+  source: BindingSource,
+): ReadyStep {
+  const resolved = resolveBindings(inputs, source);
   const step = { ...ready.step, inputs: resolved.value as Record<string, unknown> };
   if (resolved.unresolved.length > 0) {
     step.unresolvedInputs = resolved.unresolved.map((u) => u.binding);
@@ -56,6 +69,7 @@ export async function resolveInputs(
   outcome: NextStepWithInputs,
 ): Promise<NextStep> {
   if (outcome.status !== "ready") return outcome;
-  const { inputsToResolve, ...ready } = outcome;
+  const { inputsToResolve, bindingSource, ...ready } = outcome;
+  if (inputsToResolve && bindingSource) return resolvedFrom(ready, inputsToResolve, bindingSource);
   return withInputs(ctx, ready, inputsToResolve ?? null);
 }
