@@ -4,7 +4,7 @@
  * that ends withdraws. Shared by a submit, an approve and a server-run step.
  */
 import { AppError } from "./app-error";
-import type { AuditEntry } from "./audit-entries";
+import { type AuditEntry, reviewWithdrawnEntry } from "./audit-entries";
 import { type BranchAction, evaluateBranching, stepsToSkip } from "./branch-actions";
 import { buildConditionContext } from "./conditions";
 import type { AwaitingSteps, LoopCondition, PlanSnapshot } from "./plan-snapshot";
@@ -41,16 +41,9 @@ export function withdrawOnEnd(
   if (!isTerminalPlanStatus(planStatus)) return [];
   const withdrawn = plan.pendingReviews.filter((review) => review.id !== except);
   for (const review of withdrawn) {
-    audit.push({
-      eventType: "user_reviewed",
-      planId: plan.id,
-      stepId: review.stepId,
-      payload: {
-        action: "review_withdrawn",
-        reviewRequestId: review.id,
-        reason: `The plan ${planStatus} before anyone answered.`,
-      },
-    });
+    audit.push(
+      reviewWithdrawnEntry(plan.id, review, `The plan ${planStatus} before anyone answered.`),
+    );
   }
   return withdrawn.map((review) => review.id);
 }

@@ -3,13 +3,8 @@
  * as they were at a revision, as far as the steps already started allow.
  */
 import { AppError } from "./app-error";
-import {
-  type ModifyEvent,
-  type ModifyOp,
-  type ModifyStep,
-  missingFieldError,
-  ordersOf,
-} from "./modify-change";
+import type { ModifyEvent, ModifyOp, ModifyStep } from "./modify-change";
+import { missingFieldError, ordersOf } from "./modify-change";
 
 const sameJson = (a: unknown, b: unknown) =>
   JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

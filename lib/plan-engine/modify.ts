@@ -10,7 +10,7 @@
  * the plan).
  */
 import { AppError } from "./app-error";
-import type { AuditEntry } from "./audit-entries";
+import { type AuditEntry, retryStepEntry } from "./audit-entries";
 import { validateBindings } from "./bindings";
 import { checkOrderKeepsCheckpoints } from "./checkpoint-guard";
 import { bindingsFollow } from "./modify-bindings";
@@ -253,17 +253,13 @@ export function decideModify(
       }
       setStatus(after, step.id, transitionStep("failed", "pending"));
       ops.push({ op: "retry", stepId: step.id });
-      audit.push({
-        eventType: "plan_modified",
-        planId: plan.id,
-        stepId: step.id,
-        payload: {
-          action: "retry_step",
+      audit.push(
+        retryStepEntry(plan.id, step.id, {
           ...base,
           previousFailureReason: step.failureReason,
           ...(reopening ? { reopened: true, previousPlanStatus: plan.status } : {}),
-        },
-      });
+        }),
+      );
       break;
     }
     case "decline_add_steps": {

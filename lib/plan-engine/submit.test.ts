@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cond, plan, submitOf } from "@/tests/support/plan-snapshots";
-import type { PlanStatus, StepStatus } from "./states";
+import { type PlanStatus, STEP_STATUSES } from "./states";
 import { decideCommonSubmit, decideSubmit } from "./submit";
 
 describe("decideSubmit", () => {
@@ -145,16 +145,8 @@ describe("a pause holds", () => {
 
 describe("decideCommonSubmit", () => {
   it("decides, for every state of the other steps, what decideSubmit decides", () => {
-    const statuses: StepStatus[] = [
-      "pending",
-      "in_progress",
-      "awaiting_input",
-      "completed",
-      "skipped",
-      "failed",
-    ];
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...statuses), { maxLength: 8 }), (others) => {
+      fc.property(fc.array(fc.constantFrom(...STEP_STATUSES), { maxLength: 8 }), (others) => {
         const common = decideCommonSubmit("p", submitOf("s0"));
         const snapshot = plan([]);
         const full = decideSubmit(

@@ -6,7 +6,7 @@
  * read, for the one guarded statement that writes it.
  */
 import { AppError } from "./app-error";
-import type { AuditEntry } from "./audit-entries";
+import { type AuditEntry, retryStepEntry } from "./audit-entries";
 import { checkNotHeldByCheckpoint } from "./checkpoint-guard";
 import { type CompletionEffects, completionEffects } from "./completion";
 import type { LoopCondition, LoopStep, PlanSnapshot } from "./plan-snapshot";
@@ -82,16 +82,12 @@ export function decideSubmit(
   );
   const audit: AuditEntry[] = [];
   if (retried) {
-    audit.push({
-      eventType: "plan_modified",
-      planId: plan.id,
-      stepId: step.id,
-      payload: {
-        action: "retry_step",
+    audit.push(
+      retryStepEntry(plan.id, step.id, {
         modificationRationale:
           "The agent submitted the result of a server-run step whose tool failed.",
-      },
-    });
+      }),
+    );
   }
   if (autoStarted) {
     audit.push({
