@@ -14,7 +14,7 @@ import {
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Sql } from "postgres";
-import type { NextStep } from "@/lib/services/plans/get-next-step";
+import type { NextStep } from "@/lib/services/plans/next-step-output";
 import { OWN_PLAN_STEPS } from "./core";
 import { measureServerCpu, type ServerCpu } from "./server-cpu";
 import { type CairnCalls, type LoopRun, runOwnPlans } from "./support/agents";

@@ -11,12 +11,8 @@ import { isDecisionPolicy } from "@/lib/plan-engine/states";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { issueSetupCode } from "@/lib/services/accounts/setup-codes";
-import {
-  trailFailure,
-  trailSigning,
-  verifyAllTrails,
-  verifyPlanTrail,
-} from "@/lib/services/audit/audit-chain";
+import { verifyAllTrails, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
+import { trailFailure, trailSigning } from "@/lib/services/audit/chain-verifier";
 import { teamDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import { teamReviewQuorum } from "@/lib/services/reviews/review-quorum";
 

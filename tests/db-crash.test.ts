@@ -18,7 +18,8 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { planAuditLog, planSteps } from "@/lib/db/schema";
-import { trailFailure, verifyAllTrails } from "@/lib/services/audit/audit-chain";
+import { verifyAllTrails } from "@/lib/services/audit/audit-chain";
+import { trailFailure } from "@/lib/services/audit/chain-verifier";
 import { storedAuditProblems } from "./support/audit-replay";
 import {
   type InProcessAgent,

@@ -4,7 +4,7 @@
  * (service functions) and over MCP, through one small interface.
  */
 import type { CreatePlanInput } from "@/lib/services/plans/create-plan";
-import type { NextStep } from "@/lib/services/plans/get-next-step";
+import type { NextStep } from "@/lib/services/plans/next-step-output";
 import { type LatencySummary, round, sleep, summarise, timed } from "./stats";
 import { planInput, submitInput } from "./workload";
 

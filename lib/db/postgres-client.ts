@@ -32,12 +32,27 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { logWarning } from "../log";
+import {
+  CONNECT_TIMEOUT_SECONDS,
+  Deadlines,
+  type QueryStandIn,
+  reserveWithin,
+  Watch,
+  watched,
+} from "./postgres-deadlines";
+import {
+  CONNECTION_LOST,
+  CommitNotCarriedOut,
+  codeOf,
+  connectionClosed,
+  PREPARED_STATEMENT_MISSING,
+  READ_ONLY,
+} from "./postgres-failures";
+import { behindTransactionPooler, POOLER_ADVICE } from "./postgres-pooler";
 
 /** The most distinct statement texts a pool names (prepares once per connection). */
 export const MAX_NAMED_STATEMENTS = 1_000;
 
-/** postgres.js waits 30 s by default; an unreachable host must fail a call sooner. */
-const CONNECT_TIMEOUT_SECONDS = 5;
 /** How long closing the client waits for statements under way. */
 const CLOSE_TIMEOUT_SECONDS = 5;
 /** How long a lost listening connection waits before it connects again. */
@@ -78,265 +93,8 @@ export type PostgresClient = {
   end(): Promise<void>;
 };
 
-/** The error a transaction whose connection closed under it fails with: a connection error, as postgres.js's. */
-function connectionClosed(): Error {
-  return Object.assign(new Error("The database connection closed during the transaction."), {
-    code: "CONNECTION_CLOSED",
-  });
-}
-
-/** A commit PostgreSQL answered with something else than COMMIT: nothing was kept. */
-class CommitNotCarriedOut extends Error {
-  readonly code = "COMMIT_NOT_CARRIED_OUT";
-  constructor(answer: string) {
-    super(`The database answered the commit with ${answer}: the transaction was not kept.`);
-    this.name = "CommitNotCarriedOut";
-  }
-}
-
-const PREPARED_STATEMENT_MISSING = new Set(["26000", "42P05"]);
-const READ_ONLY = "25006";
-/**
- * A connection lost under a statement (a server shut down or failed over) or
- * one that stopped answering (a statement past its deadline). Its pool is
- * replaced: postgres.js 3.4.9 keeps a lost connection's last error and fails
- * the first query it runs after reconnecting with it (its issue #1223), and a
- * connection whose host is gone holds every statement queued behind it.
- */
-const CONNECTION_LOST = new Set([
-  "57P01",
-  "57P02",
-  "CONNECTION_CLOSED",
-  "ECONNRESET",
-  "CONNECT_TIMEOUT",
-]);
-
-/** The SQLSTATE or driver code of an error, through drizzle's wrapping. */
-function codeOf(error: unknown): string | undefined {
-  let node = error;
-  for (let depth = 0; node instanceof Error && depth < 5; depth += 1) {
-    const code = (node as { code?: unknown }).code;
-    if (typeof code === "string") return code;
-    node = node.cause;
-  }
-  return undefined;
-}
-
-type Pending = postgres.PendingQuery<postgres.Row[]>;
 /** Every statement named (see `noteNamed`): one options object, not one per statement. */
 const PREPARED: postgres.UnsafeQueryOptions = { prepare: true };
-/** What drizzle uses of a postgres.js query: awaiting it, or its rows as arrays. */
-type QueryStandIn = PromiseLike<unknown> & { values(): PromiseLike<unknown> };
-
-/** How often the statements in flight are checked against their deadline. */
-const SWEEP_EVERY_MS = 1_000;
-
-function deadlinePassed(ms: number): Error {
-  return Object.assign(new Error(`The database did not answer within ${ms / 1000} seconds.`), {
-    code: "CONNECT_TIMEOUT",
-  });
-}
-
-/**
- * `waiting` (a connection postgres.js is to reserve) or a deadline error after
- * `ms`; a connection that arrives too late is given back.
- */
-async function reserveWithin(
-  waiting: Promise<postgres.ReservedSql>,
-  ms: number,
-): Promise<postgres.ReservedSql> {
-  let timer: NodeJS.Timeout | undefined;
-  let late = false;
-  try {
-    return await Promise.race([
-      waiting,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          late = true;
-          waiting.then((reserved) => reserved.release()).catch(() => {});
-          reject(deadlinePassed(ms));
-        }, ms);
-      }),
-    ]);
-  } finally {
-    if (!late) clearTimeout(timer);
-  }
-}
-
-/** How a statement under way is failed. */
-type Fail = (error: Error, cancel: boolean) => void;
-
-/**
- * What a deadline watches: a transaction (one for its whole life, its
- * statements one after the other) or a statement sent on its own. The clock
- * restarts with each statement, so the deadline is a statement's, but a
- * transaction registers with `Deadlines` once, not once per statement.
- */
-class Watch {
-  /** The statements under way: each one's way to fail. */
-  private readonly inFlight = new Set<Fail>();
-  /** When the oldest statement under way started (or was next in line). */
-  since = 0;
-  /** Why every statement fails from now on (its transaction's connection closed). */
-  private closedWith: Error | undefined;
-
-  /** `fail` runs if the deadline passes or `end` is called before `done` (what this returns). */
-  track(fail: Fail): () => void {
-    if (this.closedWith) {
-      fail(this.closedWith, false);
-      return () => {};
-    }
-    if (this.inFlight.size === 0) this.since = Date.now();
-    this.inFlight.add(fail);
-    return () => {
-      this.inFlight.delete(fail);
-      // The next in line starts now on the transaction's one connection.
-      this.since = Date.now();
-    };
-  }
-
-  get busy(): boolean {
-    return this.inFlight.size > 0;
-  }
-
-  /** Fails every statement under way (and asks the server to cancel them: `cancel`). */
-  end(error: Error, cancel: boolean) {
-    for (const fail of this.inFlight) fail(error, cancel);
-    this.inFlight.clear();
-  }
-
-  /** Fails every statement under way and every one after. */
-  close(error: Error) {
-    this.closedWith = error;
-    // Nothing to cancel on a connection that is gone.
-    this.end(error, false);
-  }
-}
-
-/**
- * The watches with a deadline: one sweep a second fails the statements past
- * it, instead of a timer per statement on the loop's hot path (the
- * benchmark's core step). So a statement past its deadline fails between `ms`
- * and a second later.
- */
-class Deadlines {
-  private readonly watches = new Set<Watch>();
-  private sweeper: NodeJS.Timeout | undefined;
-
-  constructor(readonly ms: number) {}
-
-  /** Watched until `done` (what this returns) runs. */
-  start(watch: Watch): () => void {
-    this.watches.add(watch);
-    if (!this.sweeper) {
-      this.sweeper = setInterval(() => this.sweep(), SWEEP_EVERY_MS);
-      // A process with nothing else to do must not stay up for the sweep.
-      this.sweeper.unref();
-    }
-    return () => this.watches.delete(watch);
-  }
-
-  private sweep() {
-    const now = Date.now();
-    for (const watch of this.watches) {
-      if (watch.busy && now - watch.since >= this.ms) watch.end(deadlinePassed(this.ms), true);
-    }
-    if (this.watches.size === 0) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
-  }
-}
-
-/**
- * A query's stand-in that observes its failure and fails with its watch (its
- * deadline, its transaction's connection closing; with no watch, none: the
- * query is cancelled and the call fails). A statement sent on its own gets a
- * watch of its own from `ownWatch`, only when it is awaited.
- */
-function watched(
-  query: Pending,
-  onError: (error: unknown) => void,
-  watch: Watch | undefined,
-  ownWatch?: () => { watch: Watch; done: () => void },
-) {
-  const settle = <T>(promise: Promise<T>) =>
-    new Promise<T>((resolve, reject) => {
-      const own = watch ? undefined : ownWatch?.();
-      const on = watch ?? own?.watch;
-      let settled = false;
-      // Assigned after `track`, which fails at once on a closed connection.
-      let untrack: (() => void) | undefined;
-      const finish = () => {
-        settled = true;
-        untrack?.();
-        own?.done();
-      };
-      untrack = on?.track((error, cancel) => {
-        if (settled) return;
-        finish();
-        if (cancel) query.cancel();
-        onError(error);
-        reject(error);
-      });
-      promise.then(
-        (value) => {
-          if (settled) return;
-          finish();
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          finish();
-          onError(error);
-          reject(error);
-        },
-      );
-    });
-  const stand: QueryStandIn = {
-    values: () => settle(query.values()),
-    // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
-    then: (resolve, reject) => settle(Promise.resolve(query)).then(resolve, reject),
-  };
-  return stand;
-}
-
-const POOLER_ADVICE =
-  "DATABASE_URL points at a transaction pooler (PgBouncer in transaction mode, Supavisor, RDS Proxy…), which cannot carry named prepared statements. Set CAIRN_PREPARED_STATEMENTS=off. This process now sends every statement unprepared.";
-
-/**
- * Whether two sessions of Cairn's share one server connection, one after the
- * other: only a pooler in transaction (or statement) mode does that, directly
- * or in session mode every session has a server process of its own. PgBouncer
- * hands the server connection freed last to the next client, so the second
- * session gets the first one's. A pooler that hands out another is caught at
- * the first statement it loses (see `observe`). Unknown (false) when the
- * database cannot be reached now: calls will say so.
- */
-async function behindTransactionPooler(url: string): Promise<boolean> {
-  const probe = postgres(url, {
-    max: 2,
-    prepare: false,
-    connect_timeout: CONNECT_TIMEOUT_SECONDS,
-    onnotice: () => {},
-  });
-  try {
-    // Within the connect timeout: a database without a primary now must not hold up the start.
-    const within = CONNECT_TIMEOUT_SECONDS * 1000;
-    const first = await reserveWithin(probe.reserve(), within);
-    const second = await reserveWithin(probe.reserve(), within);
-    const pid = async (session: postgres.ReservedSql) =>
-      (await session.unsafe<{ pid: number }[]>("select pg_backend_pid() as pid"))[0]?.pid;
-    const [a, b] = [await pid(first), await pid(second)];
-    first.release();
-    second.release();
-    return a === b;
-  } catch {
-    return false;
-  } finally {
-    await probe.end({ timeout: 1 });
-  }
-}
 
 export async function openPostgresClient(options: PostgresClientOptions): Promise<PostgresClient> {
   let prepare = options.preparedStatements;

@@ -28,7 +28,7 @@ import {
 import type { PauseReason } from "../plan-engine/bindings";
 import type { Cancellation } from "../plan-engine/cancel";
 import type { CitationCheck } from "../plan-engine/citations";
-import type { AwaitingSteps } from "../plan-engine/loop";
+import type { AwaitingSteps } from "../plan-engine/plan-snapshot";
 import { type EscalationLevel, MAX_ESCALATION_LEVELS } from "../plan-engine/review-deadlines";
 import type { RevisionDiff, RevisionStep } from "../plan-engine/revisions";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";

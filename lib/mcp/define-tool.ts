@@ -30,3 +30,19 @@ export function defineTool<In extends z.ZodType, Out extends z.ZodType, const Na
 ): ToolDefinition<In, Out, Name> {
   return tool;
 }
+
+/**
+ * A tool's annotations from what it does, each hint false unless named: most
+ * tools change Cairn's own records, none destroyed, nothing outside Cairn.
+ * The hints keep tools/list's order (read-only, destructive, idempotent, open world).
+ */
+export function annotations(
+  does: { readOnly?: true; destructive?: true; idempotent?: true; openWorld?: true } = {},
+): ToolAnnotations {
+  return {
+    readOnlyHint: does.readOnly ?? false,
+    destructiveHint: does.destructive ?? false,
+    idempotentHint: does.idempotent ?? false,
+    openWorldHint: does.openWorld ?? false,
+  };
+}

@@ -41,7 +41,7 @@ const GRANTS = ["authorization_code", "refresh_token"];
 type FlowUser = { id: string; tenantId: string; resource: string; grantId?: string };
 type FlowClient = { id: string; rowId: string; grants: string[]; redirectUris: string[] };
 
-function flowClient(client: OAuthClient): FlowClient {
+function flowClient(client: Pick<OAuthClient, "id" | "clientId" | "redirectUris">): FlowClient {
   return {
     id: client.clientId,
     rowId: client.id,
@@ -161,13 +161,7 @@ function model(db: Database, resource: string, clients: ClientLookup) {
         scope: scopeList(row.code.scope),
         codeChallenge: row.code.codeChallenge,
         codeChallengeMethod: row.code.codeChallengeMethod,
-        client: flowClient({
-          id: row.client.id,
-          clientId: row.client.clientId,
-          kind: row.client.kind,
-          clientName: row.client.clientName,
-          redirectUris: row.client.redirectUris,
-        }),
+        client: flowClient(row.client),
         user: {
           id: row.code.userId,
           tenantId: row.code.tenantId,
@@ -273,13 +267,7 @@ function model(db: Database, resource: string, clients: ClientLookup) {
         refreshToken,
         refreshTokenExpiresAt: row.token.expiresAt,
         scope: scopeList(row.grant.scope),
-        client: flowClient({
-          id: row.client.id,
-          clientId: row.client.clientId,
-          kind: row.client.kind,
-          clientName: row.client.clientName,
-          redirectUris: row.client.redirectUris,
-        }),
+        client: flowClient(row.client),
         user: {
           id: row.grant.userId,
           tenantId: row.grant.tenantId,

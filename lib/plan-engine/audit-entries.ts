@@ -215,3 +215,31 @@ export type AuditEntry =
       planId: string | null;
       payload: { executionId: string; skillName: string; status: string } & Record<string, unknown>;
     };
+
+/** The row of a pending review withdrawn because its plan ended (cancelled, completed or failed). */
+export function reviewWithdrawnEntry(
+  planId: string,
+  review: { id: string; stepId: string },
+  reason: string,
+): AuditEntry {
+  return {
+    eventType: "user_reviewed",
+    planId,
+    stepId: review.stepId,
+    payload: { action: "review_withdrawn", reviewRequestId: review.id, reason },
+  };
+}
+
+/** The row of a failed step put back to pending (retry_step, or an agent's result for a server-run step whose tool failed). */
+export function retryStepEntry(
+  planId: string,
+  stepId: string,
+  payload: { modificationRationale: string } & Record<string, unknown>,
+): AuditEntry {
+  return {
+    eventType: "plan_modified",
+    planId,
+    stepId,
+    payload: { action: "retry_step", ...payload },
+  };
+}

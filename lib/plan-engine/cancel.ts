@@ -8,7 +8,7 @@
  * work stood.
  */
 import { AppError } from "./app-error";
-import type { AuditEntry } from "./audit-entries";
+import { type AuditEntry, reviewWithdrawnEntry } from "./audit-entries";
 import type { PlanStatus, StepStatus } from "./states";
 import { transitionPlan } from "./transitions";
 
@@ -49,16 +49,13 @@ export function decideCancel(
     reason: event.reason,
     at: event.at.toISOString(),
   };
-  const audit: AuditEntry[] = plan.pendingReviews.map((review) => ({
-    eventType: "user_reviewed",
-    planId: plan.id,
-    stepId: review.stepId,
-    payload: {
-      action: "review_withdrawn",
-      reviewRequestId: review.id,
-      reason: `The plan was cancelled before anyone answered: ${event.reason}`,
-    },
-  }));
+  const audit: AuditEntry[] = plan.pendingReviews.map((review) =>
+    reviewWithdrawnEntry(
+      plan.id,
+      review,
+      `The plan was cancelled before anyone answered: ${event.reason}`,
+    ),
+  );
   audit.push({
     eventType: "plan_modified",
     planId: plan.id,

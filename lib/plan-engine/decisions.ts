@@ -28,7 +28,7 @@ const REVIEW_OUTCOMES: Readonly<Record<ReviewDecision, ReviewOutcome>> = {
 /**
  * The decision table as written. `planStatus` is the immediate move out of
  * `awaiting_review`; the plan's stored status is decided by `decideReviewDecision`
- * (loop.ts), since the reviewed step may have been the last open one.
+ * (review-decision.ts), since the reviewed step may have been the last open one.
  */
 export function applyReviewDecision(decision: ReviewDecision): ReviewOutcome {
   return REVIEW_OUTCOMES[decision];

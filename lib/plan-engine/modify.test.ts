@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { AwaitingSteps } from "./loop";
-import { decideModify, type ModifyEvent, type ModifyStep } from "./modify";
+import { decideModify } from "./modify";
+import type { ModifyEvent, ModifyStep } from "./modify-change";
+import type { AwaitingSteps } from "./plan-snapshot";
 import type { PlanStatus, StepStatus } from "./states";
 
 const steps = (...statuses: StepStatus[]): ModifyStep[] =>

@@ -10,82 +10,28 @@
  * the plan).
  */
 import { AppError } from "./app-error";
-import type { AuditEntry } from "./audit-entries";
-import { renumberBindings, validateBindings } from "./bindings";
+import { type AuditEntry, retryStepEntry } from "./audit-entries";
+import { validateBindings } from "./bindings";
 import { checkOrderKeepsCheckpoints } from "./checkpoint-guard";
-import { type AwaitingSteps, decidePlanStatusAfterModify } from "./loop";
-import type { PlanStatus, RevisionStep, StepStatus, StepType } from "./states";
+import { bindingsFollow } from "./modify-bindings";
+import {
+  isNew,
+  type ModifyDecision,
+  type ModifyEvent,
+  type ModifyOp,
+  type ModifyStep,
+  missingFieldError,
+  ordersOf,
+} from "./modify-change";
+import { decideRevert } from "./modify-revert";
+import type { AwaitingSteps } from "./plan-snapshot";
+import { decidePlanStatusAfterModify } from "./plan-status";
+import type { PlanStatus, StepStatus } from "./states";
 import { derivePlanStatus, transitionStep } from "./transitions";
-
-export const MODIFY_ACTIONS = [
-  "add_steps",
-  "remove_step",
-  "reorder_steps",
-  "update_step_instructions",
-  "fail_step",
-  "retry_step",
-  "decline_add_steps",
-  "revert_revision",
-] as const;
-export type ModifyAction = (typeof MODIFY_ACTIONS)[number];
-
-export type ModifyStep = {
-  id: string;
-  stepOrder: number;
-  stepType: StepType;
-  status: StepStatus;
-  instructions: string;
-  failureReason: string | null;
-  arguments: Record<string, unknown> | null;
-  inputs: Record<string, unknown> | null;
-};
-
-export type NewStep = { id: string; stepType: StepType; instructions: string };
-
-/** revert_revision: the revision asked for and its steps as the service read them (undefined: no such revision). */
-export type RevertTarget = { revision: number; steps: readonly RevisionStep[] | undefined };
-
-export type ModifyEvent = {
-  action: ModifyAction;
-  modificationRationale: string;
-  /** add_steps: the new steps, with ids the caller generated for them. */
-  steps?: readonly NewStep[] | undefined;
-  insertAfterOrder?: number | undefined;
-  stepId?: string | undefined;
-  stepIds?: readonly string[] | undefined;
-  instructions?: string | undefined;
-  reason?: string | undefined;
-  revert?: RevertTarget | undefined;
-};
-
-/** The writes, in order; `setOrders` gives every remaining step its final order. */
-export type ModifyOp =
-  | { op: "insert"; steps: { id: string; stepOrder: number }[] }
-  | { op: "delete"; stepId: string }
-  | { op: "setOrders"; orders: { id: string; stepOrder: number }[] }
-  | { op: "setInstructions"; stepId: string; instructions: string }
-  | { op: "fail"; stepId: string; reason: string }
-  | { op: "retry"; stepId: string }
-  | { op: "setBindings"; stepId: string; arguments?: unknown; inputs?: unknown };
-
-export type ModifyDecision = {
-  ops: ModifyOp[];
-  audit: AuditEntry[];
-  planStatus: PlanStatus;
-  awaitingSteps: AwaitingSteps | null;
-  /** The steps as they will be, in order. */
-  steps: { id: string; stepOrder: number; stepType: StepType; status: StepStatus }[];
-  /** Set when this change ended the plan: what happened and how to go on. */
-  planEnded?: string;
-};
 
 const MODIFIABLE: readonly PlanStatus[] = ["planning", "executing", "stalled"];
 /** A plan's most steps (create_research_plan's limit too). */
 export const MAX_PLAN_STEPS = 200;
-
-function missingFieldError(action: string, field: string, what: string): AppError {
-  return new AppError("VALIDATION_ERROR", `${action} needs ${field}: ${what}.`, { field });
-}
 
 function findStep(steps: readonly ModifyStep[], planId: string, event: ModifyEvent): ModifyStep {
   if (!event.stepId)
@@ -307,17 +253,13 @@ export function decideModify(
       }
       setStatus(after, step.id, transitionStep("failed", "pending"));
       ops.push({ op: "retry", stepId: step.id });
-      audit.push({
-        eventType: "plan_modified",
-        planId: plan.id,
-        stepId: step.id,
-        payload: {
-          action: "retry_step",
+      audit.push(
+        retryStepEntry(plan.id, step.id, {
           ...base,
           previousFailureReason: step.failureReason,
           ...(reopening ? { reopened: true, previousPlanStatus: plan.status } : {}),
-        },
-      });
+        }),
+      );
       break;
     }
     case "decline_add_steps": {
@@ -424,150 +366,6 @@ function endedNotice(
   };
 }
 
-function isNew(step: ModifyStep, event: ModifyEvent): boolean {
-  return event.steps?.some((s) => s.id === step.id) ?? false;
-}
-
-function ordersOf(steps: readonly { id: string; stepOrder: number }[]) {
-  return steps.map(({ id, stepOrder }) => ({ id, stepOrder }));
-}
-
 function setStatus(steps: ModifyStep[], id: string, status: StepStatus) {
   for (const step of steps) if (step.id === id) step.status = status;
-}
-
-/**
- * Bindings name steps by order, so the bindings of the steps that were there
- * before follow their steps. A binding to a removed step, or one that would
- * now read a step that is not earlier, refuses the change.
- */
-function bindingsFollow(
-  before: readonly ModifyStep[],
-  after: readonly ModifyStep[],
-  event: ModifyEvent,
-): ModifyOp[] {
-  const newOrderById = new Map(after.map((s) => [s.id, s.stepOrder]));
-  const idByOldOrder = new Map(before.map((s) => [s.stepOrder, s.id]));
-  const orderOf = (old: number) => {
-    const id = idByOldOrder.get(old);
-    return id === undefined ? undefined : newOrderById.get(id);
-  };
-  const ops: ModifyOp[] = [];
-  for (const step of after) {
-    if (isNew(step, event) || (step.arguments === null && step.inputs === null)) continue;
-    const change: Extract<ModifyOp, { op: "setBindings" }> = { op: "setBindings", stepId: step.id };
-    for (const field of ["arguments", "inputs"] as const) {
-      const value = step[field];
-      if (value === null) continue;
-      const renumbered = renumberBindings(value, orderOf);
-      if (renumbered.lost) {
-        throw new AppError(
-          "INVALID_STEP_REFERENCE",
-          `Step ${step.stepOrder}'s ${field} bind ${renumbered.lost}, whose step this change removes; change or remove step ${step.stepOrder} first.`,
-          { stepId: step.id, field },
-        );
-      }
-      validateBindings(step.stepOrder, field, renumbered.value);
-      if (JSON.stringify(renumbered.value) !== JSON.stringify(value)) {
-        change[field] = renumbered.value;
-      }
-    }
-    if (change.arguments !== undefined || change.inputs !== undefined) ops.push(change);
-  }
-  return ops;
-}
-
-const sameJson = (a: unknown, b: unknown) =>
-  JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-
-/**
- * revert_revision: the plan's steps as they were at `event.revert.revision`.
- * Steps not yet started take that revision's definitions, place and presence
- * (a step added since is removed, one removed since comes back pending); a
- * started step keeps its status and result, and must stand as it did then,
- * in the same order among the started ones: else the revert is refused, with
- * the step and why.
- */
-function decideRevert(planId: string, before: readonly ModifyStep[], event: ModifyEvent) {
-  const revert = event.revert;
-  if (!revert) {
-    throw missingFieldError(
-      "revert_revision",
-      "revision",
-      "the revision to restore (get_plan_history)",
-    );
-  }
-  const { revision } = revert;
-  if (!revert.steps) {
-    throw new AppError(
-      "NOT_FOUND",
-      `Plan ${planId} has no revision ${revision}. Call get_plan_history for its revisions.`,
-      { revision },
-    );
-  }
-  const target = [...revert.steps].sort((a, b) => a.stepOrder - b.stepOrder);
-  const then = new Map(target.map((step) => [step.id, step]));
-  const now = new Map(before.map((step) => [step.id, step]));
-  const refuse = (step: ModifyStep, why: string) =>
-    new AppError(
-      "INVALID_TRANSITION",
-      `Step ${step.stepOrder} is ${step.status}, and reverting plan ${planId} to revision ${revision} would ${why}; a revert changes only steps not yet started. Nothing was changed.`,
-      { stepId: step.id, stepStatus: step.status, revision },
-    );
-  const started = before.filter((step) => step.status !== "pending");
-  for (const step of started) {
-    const was = then.get(step.id);
-    if (!was) throw refuse(step, "remove it (it was added after that revision)");
-    if (was.instructions !== step.instructions) throw refuse(step, "change its instructions");
-    if (!sameJson(was.arguments, step.arguments) || !sameJson(was.inputs, step.inputs)) {
-      throw refuse(step, "change its arguments or inputs");
-    }
-  }
-  const startedIds = new Set(started.map((step) => step.id));
-  const startedThen = target.filter((step) => startedIds.has(step.id)).map((step) => step.id);
-  started.forEach((step, index) => {
-    if (startedThen[index] !== step.id) throw refuse(step, "move it among the started steps");
-  });
-  const after: ModifyStep[] = target.map((was, index) => {
-    const current = now.get(was.id);
-    return {
-      id: was.id,
-      stepOrder: index + 1,
-      stepType: was.stepType,
-      status: current?.status ?? "pending",
-      failureReason: current?.failureReason ?? null,
-      instructions: was.instructions,
-      arguments: was.arguments,
-      inputs: was.inputs,
-    };
-  });
-  const removed = before.filter((step) => !then.has(step.id));
-  const added = after.filter((step) => !now.has(step.id));
-  const ops: ModifyOp[] = removed.map((step) => ({ op: "delete" as const, stepId: step.id }));
-  ops.push({ op: "setOrders", orders: ordersOf(after.filter((step) => now.has(step.id))) });
-  if (added.length > 0) ops.push({ op: "insert", steps: ordersOf(added) });
-  for (const step of after) {
-    const current = now.get(step.id);
-    if (current?.status !== "pending") continue;
-    if (current.instructions !== step.instructions) {
-      ops.push({ op: "setInstructions", stepId: step.id, instructions: step.instructions });
-    }
-    const args = !sameJson(current.arguments, step.arguments);
-    const inputs = !sameJson(current.inputs, step.inputs);
-    if (args || inputs) {
-      ops.push({
-        op: "setBindings",
-        stepId: step.id,
-        ...(args ? { arguments: step.arguments } : {}),
-        ...(inputs ? { inputs: step.inputs } : {}),
-      });
-    }
-  }
-  return {
-    revision,
-    after,
-    ops,
-    addedStepIds: added.map((step) => step.id),
-    removedStepIds: removed.map((step) => step.id),
-  };
 }

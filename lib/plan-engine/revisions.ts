@@ -6,7 +6,7 @@
  * bounded in its own.
  */
 import type { AuditEntry } from "./audit-entries";
-import { MODIFY_ACTIONS } from "./modify";
+import { MODIFY_ACTIONS } from "./modify-change";
 import type { RevisionStep, StepStatus, StepType } from "./states";
 
 export type { RevisionStep };

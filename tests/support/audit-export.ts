@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import type { ChainHead, TrailVerification } from "@/lib/services/audit/audit-chain";
-import { sha256Hex } from "@/lib/services/audit/audit-chain";
 import { auditKeyring } from "@/lib/services/audit/audit-key";
+import type { ChainHead, TrailVerification } from "@/lib/services/audit/chain-verifier";
+import { sha256Hex } from "@/lib/services/audit/chain-verifier";
 import { CANONICAL_FIELDS, exportAuditTrail } from "@/lib/services/audit/export-audit-trail";
 import type { ServiceContext } from "@/lib/services/shared/context";
 

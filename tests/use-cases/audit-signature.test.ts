@@ -12,18 +12,14 @@
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  checkPlanTrailInDatabase,
-  trailFailure,
-  trailSigning,
-  verifyPlanTrail,
-} from "@/lib/services/audit/audit-chain";
+import { checkPlanTrailInDatabase, verifyPlanTrail } from "@/lib/services/audit/audit-chain";
 import {
   type AuditKeyring,
   auditKeyFromSecret,
   auditKeyring,
   signHead,
 } from "@/lib/services/audit/audit-key";
+import { trailFailure, trailSigning } from "@/lib/services/audit/chain-verifier";
 import { type SigningPass, signGrownHeads } from "@/lib/services/audit/sign-heads";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { getPlanPage } from "@/lib/services/views/plan-page";

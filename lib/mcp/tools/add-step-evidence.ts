@@ -3,7 +3,7 @@ import {
   addStepEvidence,
   addStepEvidenceInput,
 } from "../../services/evidence/add-step-evidence";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const addStepEvidenceTool = defineTool({
   name: "add_step_evidence",
@@ -12,11 +12,6 @@ export const addStepEvidenceTool = defineTool({
     "Add sources and claims to a completed step, e.g. a contradicting source found later. A claim cites only sources the plan has read. An open step's go with submit_step_result.",
   inputSchema: addStepEvidenceInput,
   outputSchema: addedStepEvidenceOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: addStepEvidence,
 });

@@ -1,5 +1,5 @@
 import { cancelPlan, cancelPlanInput, planCancelledOutput } from "../../services/plans/cancel-plan";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const cancelPlanTool = defineTool({
   name: "cancel_plan",
@@ -8,11 +8,6 @@ export const cancelPlanTool = defineTool({
     "End an unfinished plan for good, with a reason: its pending reviews are withdrawn, its leases end, later calls say who cancelled it and why.",
   inputSchema: cancelPlanInput,
   outputSchema: planCancelledOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations({ destructive: true }),
   run: cancelPlan,
 });

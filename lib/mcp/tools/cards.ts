@@ -9,7 +9,7 @@ import {
   reviewCardOutput,
 } from "../../services/reviews/review-card";
 import { APP_ONLY } from "../apps";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 // The cards' own tools (lib/mcp/apps.ts): hidden from the model, called by the
 // review card and the plan card through the host.
@@ -22,12 +22,7 @@ export const readReviewCardTool = defineTool({
   inputSchema: cardInput,
   outputSchema: reviewCardOutput,
   _meta: APP_ONLY,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: annotations({ readOnly: true, idempotent: true }),
   run: readReviewCard,
 });
 
@@ -39,12 +34,7 @@ export const decideInReviewCardTool = defineTool({
   inputSchema: cardDecisionInput,
   outputSchema: cardDecisionOutput,
   _meta: APP_ONLY,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations({ destructive: true }),
   run: decideInReviewCard,
 });
 
@@ -56,11 +46,6 @@ export const readPlanCardTool = defineTool({
   inputSchema: cardInput,
   outputSchema: planCardOutput,
   _meta: APP_ONLY,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: annotations({ idempotent: true }),
   run: readPlanCard,
 });

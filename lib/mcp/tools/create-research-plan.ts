@@ -1,6 +1,6 @@
 import { createdPlanOutput, createPlan, createPlanInput } from "../../services/plans/create-plan";
 import { cardLink, PLAN_CARD_URI } from "../apps";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const createResearchPlanTool = defineTool({
   name: "create_research_plan",
@@ -10,11 +10,6 @@ export const createResearchPlanTool = defineTool({
   inputSchema: createPlanInput,
   outputSchema: createdPlanOutput,
   _meta: cardLink(PLAN_CARD_URI),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: createPlan,
 });

@@ -8,7 +8,7 @@ import {
   extractDataInput,
   extractedDataOutput,
 } from "../../services/research/extract-data";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const extractDataTool = defineTool({
   name: "extract_data",
@@ -17,11 +17,6 @@ export const extractDataTool = defineTool({
     "For extract steps: Cairn's language model turns text or stored artifacts into a JSON object matching your schema (checked, retried once). On LLM_NOT_CONFIGURED, structure it yourself. Stores nothing, unless completesStep is given.",
   inputSchema: extractDataInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(extractedDataOutput),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
+  annotations: annotations({ openWorld: true }),
   run: withStepLink("extract_data", extractData),
 });

@@ -1,5 +1,5 @@
 import { forkedPlanOutput, forkPlan, forkPlanInput } from "../../services/plans/fork-plan";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const forkPlanTool = defineTool({
   name: "fork_plan",
@@ -8,11 +8,6 @@ export const forkPlanTool = defineTool({
     "A new plan from a step of another: earlier steps carried with results, evidence and decisions; that step and later ones pending, with stepEdits. The source is unchanged.",
   inputSchema: forkPlanInput,
   outputSchema: forkedPlanOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: forkPlan,
 });

@@ -1,6 +1,7 @@
-import { getNextStep, getNextStepInput, nextStepOutput } from "../../services/plans/get-next-step";
+import { getNextStep, getNextStepInput } from "../../services/plans/get-next-step";
+import { nextStepOutput } from "../../services/plans/next-step-output";
 import { cardLink, REVIEW_CARD_URI } from "../apps";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const getNextStepTool = defineTool({
   name: "get_next_step",
@@ -10,11 +11,6 @@ export const getNextStepTool = defineTool({
   inputSchema: getNextStepInput,
   outputSchema: nextStepOutput,
   _meta: cardLink(REVIEW_CARD_URI),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: getNextStep,
 });

@@ -4,7 +4,7 @@ import {
   planStatusOutput,
 } from "../../services/plans/get-plan-status";
 import { cardLink, PLAN_CARD_URI } from "../apps";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const getPlanStatusTool = defineTool({
   name: "get_plan_status",
@@ -14,11 +14,6 @@ export const getPlanStatusTool = defineTool({
   inputSchema: getPlanStatusInput,
   outputSchema: planStatusOutput,
   _meta: cardLink(PLAN_CARD_URI),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: annotations({ idempotent: true }),
   run: getPlanStatus,
 });

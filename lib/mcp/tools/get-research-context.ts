@@ -4,7 +4,7 @@ import {
   researchContextOutput,
 } from "../../services/research/research-context";
 import { cardLink, PLAN_CARD_URI } from "../apps";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const getResearchContextTool = defineTool({
   name: "get_research_context",
@@ -14,11 +14,6 @@ export const getResearchContextTool = defineTool({
   inputSchema: getResearchContextInput,
   outputSchema: researchContextOutput,
   _meta: cardLink(PLAN_CARD_URI),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: annotations({ idempotent: true }),
   run: getResearchContext,
 });

@@ -3,7 +3,7 @@ import {
   getStepContextInput,
   stepContextOutput,
 } from "../../services/research/step-context";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const getStepContextTool = defineTool({
   name: "get_step_context",
@@ -12,11 +12,6 @@ export const getStepContextTool = defineTool({
     "Before a step after the first: earlier steps' results and reports (paged: stepsCursor), the plan's evidence and artifacts, long values cut. Renews your lease on a step in progress.",
   inputSchema: getStepContextInput,
   outputSchema: stepContextOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: annotations({ idempotent: true }),
   run: getStepContext,
 });

@@ -3,7 +3,7 @@ import {
   logSkillExecution,
   logSkillExecutionInput,
 } from "../../services/research/log-skill-execution";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const logSkillExecutionTool = defineTool({
   name: "log_skill_execution",
@@ -12,11 +12,6 @@ export const logSkillExecutionTool = defineTool({
     "A research request's tracking record: create it after the interview and routing (status started, sessionId, metadata); create_research_plan with that sessionId sets it executing. Close it completed (closedReason; metadata stepsCompleted, artifactsStored, checkpointFeedback) or failed (errorMessage).",
   inputSchema: logSkillExecutionInput,
   outputSchema: loggedSkillExecutionOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: logSkillExecution,
 });

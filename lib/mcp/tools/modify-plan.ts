@@ -1,5 +1,5 @@
 import { modifyPlan, modifyPlanInput, planModifiedOutput } from "../../services/plans/modify-plan";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const modifyPlanTool = defineTool({
   name: "modify_plan",
@@ -8,11 +8,6 @@ export const modifyPlanTool = defineTool({
     "Change a planning, executing or stalled plan (retry_step also re-opens one completed with that step failed), with a modificationRationale; action says what each change takes. To end a plan, use cancel_plan.",
   inputSchema: modifyPlanInput,
   outputSchema: planModifiedOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations({ destructive: true }),
   run: modifyPlan,
 });

@@ -4,7 +4,7 @@ import {
   reviewRequestedOutput,
 } from "../../services/plans/request-user-review";
 import { cardLink, REVIEW_CARD_URI } from "../apps";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const requestUserReviewTool = defineTool({
   name: "request_user_review",
@@ -14,11 +14,6 @@ export const requestUserReviewTool = defineTool({
   inputSchema: requestUserReviewInput,
   outputSchema: reviewRequestedOutput,
   _meta: cardLink(REVIEW_CARD_URI),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: requestUserReview,
 });

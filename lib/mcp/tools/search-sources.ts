@@ -8,7 +8,7 @@ import {
   searchSourcesInput,
   searchSourcesOutput,
 } from "../../services/research/search-sources";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const searchSourcesTool = defineTool({
   name: "search_sources",
@@ -17,11 +17,6 @@ export const searchSourcesTool = defineTool({
     "Search this account's research library: the prior-research check ({ query, limit: 5 }) and search steps. Full-text and typo-tolerant title matches, best first. Changes nothing, unless completesStep is given.",
   inputSchema: searchSourcesInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(searchSourcesOutput),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: annotations({ idempotent: true }),
   run: withStepLink("search_sources", searchSources),
 });

@@ -3,7 +3,7 @@ import {
   storeResearchOutput,
   storeResearchOutputInput,
 } from "../../services/research/store-research-output";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const storeResearchOutputTool = defineTool({
   name: "store_research_output",
@@ -12,11 +12,6 @@ export const storeResearchOutputTool = defineTool({
     "Store the final deliverable when get_next_step says plan_complete, before presenting it. The answer's hint says what to fix in its citations. If storing fails, present it anyway.",
   inputSchema: storeResearchOutputInput,
   outputSchema: storedOutputOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: storeResearchOutput,
 });

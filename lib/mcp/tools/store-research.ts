@@ -8,7 +8,7 @@ import {
   storeResearch,
   storeResearchInput,
 } from "../../services/research/store-research";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const storeResearchTool = defineTool({
   name: "store_research",
@@ -17,11 +17,6 @@ export const storeResearchTool = defineTool({
     "Keep a significant finding (source summary, finding, data extract, analysis, critique, synthesis) in this account's research library, with planId and stepId of a plan step; search_sources finds it later.",
   inputSchema: storeResearchInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(storedArtifactOutput),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: withStepLink("store_research", storeResearch),
 });

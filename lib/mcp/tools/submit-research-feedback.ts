@@ -3,7 +3,7 @@ import {
   submitResearchFeedbackInput,
   submittedFeedbackOutput,
 } from "../../services/research/submit-research-feedback";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const submitResearchFeedbackTool = defineTool({
   name: "submit_research_feedback",
@@ -12,11 +12,6 @@ export const submitResearchFeedbackTool = defineTool({
     "Record the user's view of the research: initial right after you present it (ask how it turned out), closing when the conversation moves on (unless initial said all). If it fails, carry on silently.",
   inputSchema: submitResearchFeedbackInput,
   outputSchema: submittedFeedbackOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: submitResearchFeedback,
 });

@@ -3,7 +3,7 @@ import {
   submitStepResultInput,
   submittedStepOutput,
 } from "../../services/plans/submit-step-result";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const submitStepResultTool = defineTool({
   name: "submit_step_result",
@@ -12,11 +12,6 @@ export const submitStepResultTool = defineTool({
     "Complete a step from get_next_step with its result, summary, confidence, execution report and evidence; its branching conditions then run (they may skip steps, fail the plan or ask for steps).",
   inputSchema: submitStepResultInput,
   outputSchema: submittedStepOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations(),
   run: submitStepResult,
 });

@@ -3,7 +3,7 @@ import {
   submitUserDecisionInput,
   userDecisionOutput,
 } from "../../services/plans/submit-user-decision";
-import { defineTool } from "../define-tool";
+import { annotations, defineTool } from "../define-tool";
 
 export const submitUserDecisionTool = defineTool({
   name: "submit_user_decision",
@@ -12,11 +12,6 @@ export const submitUserDecisionTool = defineTool({
     "Relay a person's answer to a pending review, given after you showed them what it shows. A review no longer pending, or changed since its contentDigest, is a CONFLICT; where only people decide, FORBIDDEN: show them the reviewUrl. Then get_next_step.",
   inputSchema: submitUserDecisionInput,
   outputSchema: userDecisionOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: annotations({ destructive: true }),
   run: submitUserDecision,
 });

@@ -12,14 +12,13 @@
 import "server-only";
 import type { ServiceContext } from "../shared/context";
 import { getPlan } from "../shared/plan-access";
+import { chainPages, loadHead } from "./audit-chain";
 import {
   type ChainedRow,
   type ChainHead,
   ChainVerifier,
-  chainPages,
-  loadHead,
   type StoredSignature,
-} from "./audit-chain";
+} from "./chain-verifier";
 
 export const AUDIT_EXPORT_FORMAT = "cairn-audit-trail/2";
 

@@ -15,13 +15,9 @@ import { z } from "zod";
 import type { Database, Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { logWarning } from "../../log";
-import {
-  DECISION_ROW,
-  type StoredSignature,
-  signedHeadFailure,
-  unsignedDecisionFailure,
-} from "./audit-chain";
+import { DECISION_ROW } from "./audit-chain";
 import { type AuditKeyring, auditKeyring, signHead } from "./audit-key";
+import { type StoredSignature, signedHeadFailure, unsignedDecisionFailure } from "./chain-verifier";
 
 const signingState = z.object({
   tenantId: z.string(),

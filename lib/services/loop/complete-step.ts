@@ -7,7 +7,7 @@ import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { jsonParam, run, statement } from "../../db/statement";
-import type { SubmitDecision } from "../../plan-engine/loop";
+import type { SubmitDecision } from "../../plan-engine/submit";
 import type { ServiceContext } from "../shared/context";
 import { recordRevision } from "../shared/revisions";
 import { completionAuditInsert, completionEffectsCtes, effectsParams } from "./completion-effects";

@@ -16,7 +16,7 @@ import "server-only";
 import { jsonParam, sqlLiterals } from "../../db/statement";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import type { PauseReason } from "../../plan-engine/bindings";
-import type { CompletionEffects } from "../../plan-engine/loop";
+import type { CompletionEffects } from "../../plan-engine/completion";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
 import { planStatusEvent, planStatusEventCte } from "../notifications/events";

@@ -12,7 +12,7 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { jsonParam, run, statement } from "../../db/statement";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
-import type { ReviewDecisionOutcome } from "../../plan-engine/loop";
+import type { ReviewDecisionOutcome } from "../../plan-engine/review-decision";
 import type { DecisionChannel, DecisionPolicy, ReviewDecision } from "../../plan-engine/states";
 import { isTerminalStepStatus } from "../../plan-engine/transitions";
 import { signHeadAtDecision } from "../audit/sign-heads";

@@ -11,7 +11,7 @@ import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { isoTime, run, statement } from "../../db/statement";
-import type { LoopCondition, LoopStep } from "../../plan-engine/loop";
+import type { LoopCondition, LoopStep } from "../../plan-engine/plan-snapshot";
 import { STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 
 /**

@@ -1,6 +1,6 @@
 /**
- * docs/notifications.md's table of events and docs/reviews.md's list of review
- * events and their payload against their facts (`EVENTS`), and the e-mail each
+ * docs/notifications.md's table of events and docs/reviews.md's table of the
+ * review events' payload against their facts (`EVENTS`), and the e-mail each
  * mailed event makes of them.
  */
 import { readFileSync } from "node:fs";
@@ -63,12 +63,8 @@ describe("notification events", () => {
     }
   });
 
-  it("about a review are docs/reviews.md's list, with the payload its table gives", () => {
+  it("about a review carry the payload docs/reviews.md's table gives", () => {
     const reviews = section("docs/reviews.md", "## Notifications queued");
-    const listed = [...reviews.matchAll(/^- `([\w.]+)`:/gm)].map((match) => match[1]);
-    expect(listed).toEqual(
-      NOTIFICATION_EVENTS.filter((event) => eventFacts(event).about === "review"),
-    );
     expect(firstCells(reviews)).toEqual(subjectPayloadKeys("review"));
   });
 

@@ -6,12 +6,13 @@
  * the ended leases, the audit rows and plan.cancelled in one transaction.
  */
 import "server-only";
-import { and, eq, inArray } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { researchPlans, reviewRequests } from "../../db/schema";
 import { decideCancel } from "../../plan-engine/cancel";
 import { endLeases } from "../loop/leases";
 import { queueEvent } from "../notifications/events";
+import { pendingReviewsOf } from "../reviews/pending-review";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
@@ -56,13 +57,7 @@ export async function cancelPlan(
       tx
         .select({ id: reviewRequests.id, stepId: reviewRequests.stepId })
         .from(reviewRequests)
-        .where(
-          and(
-            eq(reviewRequests.planId, plan.id),
-            eq(reviewRequests.tenantId, ctx.tenantId),
-            eq(reviewRequests.status, "pending"),
-          ),
-        ),
+        .where(pendingReviewsOf(plan.id, ctx.tenantId)),
     ]);
     const now = new Date();
     const decided = decideCancel(

@@ -11,9 +11,10 @@ import { z } from "zod";
 import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkNotHeldByCheckpoint } from "../../plan-engine/checkpoint-guard";
-import { checkNotHeldByReview } from "../../plan-engine/loop";
+import { checkNotHeldByReview } from "../../plan-engine/review-request";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
+import { pendingReviewsOf } from "../reviews/pending-review";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
@@ -84,13 +85,7 @@ export async function checkLinkedStep(
     })
     .from(reviewRequests)
     .innerJoin(planSteps, eq(planSteps.id, reviewRequests.stepId))
-    .where(
-      and(
-        eq(reviewRequests.planId, link.planId),
-        eq(reviewRequests.tenantId, ctx.tenantId),
-        eq(reviewRequests.status, "pending"),
-      ),
-    );
+    .where(pendingReviewsOf(link.planId, ctx.tenantId));
   checkNotHeldByReview(
     {
       id: link.planId,

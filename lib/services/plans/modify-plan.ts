@@ -12,12 +12,8 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
 import { checkCheckpointPass } from "../../plan-engine/checkpoint-guard";
-import {
-  decideModify,
-  MODIFY_ACTIONS,
-  type ModifyAction,
-  type ModifyOp,
-} from "../../plan-engine/modify";
+import { decideModify } from "../../plan-engine/modify";
+import { MODIFY_ACTIONS, type ModifyAction, type ModifyOp } from "../../plan-engine/modify-change";
 import { readDecisionPolicy } from "../reviews/decision-rules";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";

@@ -16,13 +16,13 @@ import type { Transaction } from "../../db/client";
 import { planSteps, reviewRequests, tenants, USER_ROLES, users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkTimeoutAction } from "../../plan-engine/decisions";
-import { decideReviewRequest } from "../../plan-engine/loop";
 import {
   MAX_DEADLINE_SECONDS,
   nextEscalation,
   resolveDeadline,
   TIMEOUT_ACTIONS,
 } from "../../plan-engine/review-deadlines";
+import { decideReviewRequest } from "../../plan-engine/review-request";
 import { DECISION_POLICIES, DEFAULT_DECISION_POLICY } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
 import { queueEvent } from "../notifications/events";

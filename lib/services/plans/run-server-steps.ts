@@ -25,8 +25,10 @@ import {
   resolveBindings,
 } from "../../plan-engine/bindings";
 import { firstClaimable } from "../../plan-engine/claims";
-import { decideSubmit, type PlanSnapshot, planStatusAfter } from "../../plan-engine/loop";
+import type { PlanSnapshot } from "../../plan-engine/plan-snapshot";
+import { planStatusAfter } from "../../plan-engine/plan-status";
 import type { PlanStatus, StepStatus } from "../../plan-engine/states";
+import { decideSubmit } from "../../plan-engine/submit";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import {
   completionAuditInsert,
@@ -55,6 +57,11 @@ export type ServerRunOutcome = {
   /** A fired add_steps the plan now waits on: no further step runs or is handed out. */
   awaitingSteps: PlanSnapshot["awaitingSteps"];
   planStatus: PlanStatus;
+  /**
+   * The plan's steps as the run leaves them, results included: the step handed
+   * out next has its inputs resolved from these, without reading the steps again.
+   */
+  bindingSource: BindingSource;
 };
 
 type StepWrite = {
@@ -63,6 +70,22 @@ type StepWrite = {
   result: unknown;
   failureReason: string | null;
 };
+
+/** The plan's steps by order with their status and result, as bindings read them. */
+function bindingSourceOf(
+  researchQuestion: string,
+  steps: readonly Pick<RunStep, "id" | "stepOrder" | "status" | "result" | "tool">[],
+): BindingSource {
+  return {
+    researchQuestion,
+    steps: new Map(
+      steps.map((s) => [
+        s.stepOrder,
+        { stepId: s.id, status: s.status, result: s.result, tool: s.tool },
+      ]),
+    ),
+  };
+}
 
 function errorOf(error: unknown): { code: string; message: string } {
   if (error instanceof AppError) return { code: error.code, message: error.message };
@@ -91,6 +114,7 @@ export async function runServerSteps(
         waiting: null,
         planStatus: plan.status,
         awaitingSteps: plan.awaitingSteps,
+        bindingSource: bindingSourceOf(plan.researchQuestion, steps),
       };
     }
   }
@@ -125,24 +149,19 @@ export async function runServerSteps(
 
   const statusOf = (id: string) => snapshot.steps.find((s) => s.id === id)?.status ?? "pending";
   const resultOf = (row: RunStep) => (writes.has(row.id) ? writes.get(row.id)?.result : row.result);
+  const stepsNow = () => steps.map((s) => ({ ...s, status: statusOf(s.id), result: resultOf(s) }));
 
   for (;;) {
     // A fired add_steps holds the steps after it, Cairn's own too.
     if (isTerminalPlanStatus(snapshot.status) || snapshot.awaitingSteps) break;
-    const current = steps.map((s) => ({ ...s, status: statusOf(s.id) }));
+    const current = stepsNow();
     const next = firstClaimable(current, now);
     if (!next?.tool || !isServerStepTool(next.tool)) break;
     const tool = SERVER_STEP_TOOLS[next.tool];
-    const source: BindingSource = {
-      researchQuestion: plan.researchQuestion,
-      steps: new Map(
-        current.map((s) => [
-          s.stepOrder,
-          { stepId: s.id, status: s.status, result: resultOf(s), tool: s.tool },
-        ]),
-      ),
-    };
-    const resolved = resolveBindings(next.arguments ?? {}, source);
+    const resolved = resolveBindings(
+      next.arguments ?? {},
+      bindingSourceOf(plan.researchQuestion, current),
+    );
     const args = (resolved.value ?? {}) as Record<string, unknown>;
     const stepRef = { stepId: next.id, stepOrder: next.stepOrder, tool: next.tool };
     const notYet = resolved.unresolved.filter((u) => u.reason === "not_completed");
@@ -353,6 +372,7 @@ export async function runServerSteps(
     waiting,
     planStatus: snapshot.status,
     awaitingSteps: snapshot.awaitingSteps,
+    bindingSource: bindingSourceOf(plan.researchQuestion, stepsNow()),
   };
 }
 

@@ -12,15 +12,11 @@ import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { checkCheckpointPass } from "../../plan-engine/checkpoint-guard";
+import type { FiredCondition } from "../../plan-engine/completion";
 import { sourcesFromFetches } from "../../plan-engine/evidence";
-import {
-  type AwaitingSteps,
-  decideCommonSubmit,
-  decideSubmit,
-  type FiredCondition,
-  type PlanSnapshot,
-} from "../../plan-engine/loop";
+import type { AwaitingSteps, PlanSnapshot } from "../../plan-engine/plan-snapshot";
 import type { PlanStatus } from "../../plan-engine/states";
+import { decideCommonSubmit, decideSubmit } from "../../plan-engine/submit";
 import {
   evidenceInput,
   hasEvidence,

@@ -18,7 +18,7 @@
  * names the current state, never a second application.
  */
 import "server-only";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { desc, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
@@ -31,13 +31,17 @@ import {
   checkEnteredResult,
   decisionChannel,
 } from "../../plan-engine/decisions";
-import { decideReviewDecision, type ReviewDecisionOutcome } from "../../plan-engine/loop";
+import {
+  decideReviewDecision,
+  type ReviewDecisionOutcome,
+} from "../../plan-engine/review-decision";
 import { DECISION_CHANNELS, REVIEW_DECISIONS, type ReviewDecision } from "../../plan-engine/states";
 import { writeReviewDecision } from "../loop/decide-review";
 import { conditionsAfter, readPlanSnapshot } from "../loop/read-plan-snapshot";
 import { approverOf, keepApproval, readApprovals } from "../reviews/approvals";
 import { readDecisionRules } from "../reviews/decision-rules";
 import { deciderOf } from "../reviews/in-client-trust";
+import { pendingReviewsOf } from "../reviews/pending-review";
 import { currentReviewDigest } from "../reviews/review-digest";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -139,13 +143,7 @@ async function parseDecision(ctx: ServiceContext, raw: unknown): Promise<Decisio
     const [pending] = await ctx.db
       .select({ id: reviewRequests.id })
       .from(reviewRequests)
-      .where(
-        and(
-          eq(reviewRequests.planId, planId),
-          eq(reviewRequests.tenantId, ctx.tenantId),
-          eq(reviewRequests.status, "pending"),
-        ),
-      );
+      .where(pendingReviewsOf(planId, ctx.tenantId));
     throw new AppError(
       "VALIDATION_ERROR",
       `reviewRequestId is required: name the review the person answered. ${
@@ -175,13 +173,7 @@ export async function submitUserDecision(
     const [review] = await tx
       .select()
       .from(reviewRequests)
-      .where(
-        and(
-          eq(reviewRequests.planId, plan.id),
-          eq(reviewRequests.tenantId, ctx.tenantId),
-          eq(reviewRequests.status, "pending"),
-        ),
-      )
+      .where(pendingReviewsOf(plan.id, ctx.tenantId))
       .orderBy(desc(reviewRequests.createdAt))
       .limit(1);
     if (plan.status !== "awaiting_review" || !review) {

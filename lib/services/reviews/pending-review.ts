@@ -6,7 +6,7 @@
  * the review is pending, else CONFLICT.
  */
 import "server-only";
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { Transaction } from "../../db/client";
 import { reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
@@ -14,6 +14,15 @@ import type { ServiceContext } from "../shared/context";
 import { lockPlan } from "../shared/plan-access";
 
 type ReviewChange = Partial<Omit<typeof reviewRequests.$inferInsert, "id" | "tenantId">>;
+
+/** The where of a plan's reviews still waiting for a person, in the caller's tenant. */
+export function pendingReviewsOf(planId: string, tenantId: string): SQL | undefined {
+  return and(
+    eq(reviewRequests.planId, planId),
+    eq(reviewRequests.tenantId, tenantId),
+    eq(reviewRequests.status, "pending"),
+  );
+}
 
 export type PendingReview = {
   planId: string;

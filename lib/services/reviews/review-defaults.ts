@@ -11,7 +11,7 @@ import { tenants } from "../../db/schema";
 import { MAX_DEADLINE_SECONDS, TIMEOUT_ACTIONS } from "../../plan-engine/review-deadlines";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
-import { changeTeamRule } from "./team-trail";
+import { setOwnTeamRule } from "./team-trail";
 
 export const reviewDefaultsInput = z
   .object({
@@ -37,12 +37,5 @@ export async function setReviewDefaults(
   ctx: ServiceContext,
   raw: z.input<typeof reviewDefaultsInput>,
 ): Promise<ReviewDefaults> {
-  const input = parseInput(reviewDefaultsInput, raw);
-  const change = await changeTeamRule(ctx.db, {
-    tenantId: ctx.tenantId,
-    actor: ctx.actor,
-    eventType: "review_defaults_changed",
-    to: input,
-  });
-  return change.to;
+  return setOwnTeamRule(ctx, "review_defaults_changed", parseInput(reviewDefaultsInput, raw));
 }

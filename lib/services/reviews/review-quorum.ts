@@ -16,7 +16,7 @@ import { MAX_APPROVALS_REQUIRED } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
 import { ADMIN_CLI_ACTOR } from "./decision-policy";
-import { changeTeamRule } from "./team-trail";
+import { changeTeamRule, setOwnTeamRule } from "./team-trail";
 
 export const approvalsRequiredField = z
   .number()
@@ -40,13 +40,7 @@ export async function setReviewQuorum(
   raw: z.input<typeof reviewQuorumInput>,
 ): Promise<number> {
   const input = parseInput(reviewQuorumInput, raw);
-  const change = await changeTeamRule(ctx.db, {
-    tenantId: ctx.tenantId,
-    actor: ctx.actor,
-    eventType: "review_quorum_changed",
-    to: input.approvalsRequired,
-  });
-  return change.to;
+  return setOwnTeamRule(ctx, "review_quorum_changed", input.approvalsRequired);
 }
 
 /** The admin CLI's counterpart, by team name: sets the quorum when one is given, and answers it. */

@@ -13,7 +13,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, reviewDecisions, reviewRequests } from "../../db/schema";
 import { isoTime } from "../../db/statement";
-import { isLastOpenStep } from "../../plan-engine/loop";
+import { isLastOpenStep } from "../../plan-engine/plan-status";
 import { DECISION_CHANNELS, type DecisionChannel, type StepStatus } from "../../plan-engine/states";
 import { cutColumns, shortenedOf } from "../shared/bounded";
 import { reviewRequestFields } from "../shared/fields";

@@ -13,7 +13,7 @@ import { type TEAM_EVENT_TYPES, teamAuditLog, tenants } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { canonicalEscalationChain, type EscalationLevel } from "../../plan-engine/review-deadlines";
 import type { DecisionPolicy } from "../../plan-engine/states";
-import type { Actor } from "../shared/context";
+import type { Actor, ServiceContext } from "../shared/context";
 
 export type TeamEventType = (typeof TEAM_EVENT_TYPES)[number];
 type TenantRow = typeof tenants.$inferSelect;
@@ -110,4 +110,19 @@ export async function changeTeamRule<Event extends TeamEventType>(
     });
     return { from, to, changed: true };
   });
+}
+
+/** A signed-in admin's change to one rule of their own team; answers the rule as it now stands. */
+export async function setOwnTeamRule<Event extends TeamEventType>(
+  ctx: ServiceContext,
+  eventType: Event,
+  to: TeamRuleValue<Event>,
+): Promise<TeamRuleValue<Event>> {
+  const change = await changeTeamRule(ctx.db, {
+    tenantId: ctx.tenantId,
+    actor: ctx.actor,
+    eventType,
+    to,
+  });
+  return change.to;
 }

@@ -10,7 +10,7 @@ import type { Executor, Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkPlanTakesWork, type PlanWork } from "../../plan-engine/checkpoint-guard";
-import { planStatusAfter } from "../../plan-engine/loop";
+import { planStatusAfter } from "../../plan-engine/plan-status";
 import type { PlanStatus } from "../../plan-engine/states";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import { planStatusEvent, queueEvent } from "../notifications/events";

@@ -3,7 +3,7 @@ import { decisionChannelText } from "@/app/_components/review/decision-channel";
 import { fullValueHref, ShortenedText } from "@/app/_components/shortened-text";
 import { Time } from "@/app/_components/time";
 import { isDecisionChannel } from "@/lib/plan-engine/states";
-import { trailFailure, trailSigning } from "@/lib/services/audit/audit-chain";
+import { trailFailure, trailSigning } from "@/lib/services/audit/chain-verifier";
 import type { PlanPage } from "@/lib/services/views/plan-page";
 
 /**
