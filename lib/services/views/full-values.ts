@@ -35,8 +35,59 @@ export function shorten(text: string, chars = PREVIEW_CHARS): Shortened {
   return { text: text.slice(0, end), shortened: true, bytes };
 }
 
-/** A JSON value as indented text, shortened. */
-export const shortenJson = (value: unknown) => shorten(JSON.stringify(value, null, 2) ?? "null");
+/**
+ * A JSON value as indented text (JSON.stringify's, two spaces a level),
+ * shortened as `shorten` would: its first `chars` characters written, the
+ * rest only counted. Each level of nesting indents every line inside it, so a
+ * value nested 90 deep is about 180 times longer indented: written whole to
+ * show its start, twenty such proposals kept an inbox page 2.5-3.4 s on the
+ * event loop and another team's ping 1.3-2.2 s (docs/security.md). One walk,
+ * linear in the value's own size.
+ */
+export function shortenJson(value: unknown, chars = PREVIEW_CHARS): Shortened {
+  let text = "";
+  let length = 0;
+  let bytes = 0;
+  const put = (piece: string) => {
+    length += piece.length;
+    bytes += Buffer.byteLength(piece, "utf8");
+    if (text.length <= chars) text += piece.slice(0, chars + 1 - text.length);
+  };
+  // A new line and its indentation, counted without being written once the text is full.
+  const newLine = (depth: number) => {
+    length += 1 + 2 * depth;
+    bytes += 1 + 2 * depth;
+    if (text.length <= chars)
+      text += `\n${" ".repeat(2 * depth)}`.slice(0, chars + 1 - text.length);
+  };
+  const walk = (node: unknown, depth: number) => {
+    if (node === null || typeof node !== "object") {
+      put(JSON.stringify(node) ?? "null");
+      return;
+    }
+    const array = Array.isArray(node);
+    const entries = array
+      ? node.map((item, i) => [String(i), item ?? null] as const)
+      : Object.entries(node).filter(([, item]) => item !== undefined);
+    if (entries.length === 0) {
+      put(array ? "[]" : "{}");
+      return;
+    }
+    put(array ? "[" : "{");
+    entries.forEach(([key, item], i) => {
+      if (i > 0) put(",");
+      newLine(depth + 1);
+      if (!array) put(`${JSON.stringify(key)}: `);
+      walk(item, depth + 1);
+    });
+    newLine(depth);
+    put(array ? "]" : "}");
+  };
+  walk(value, 0);
+  if (length <= chars) return { text, shortened: false, bytes };
+  const end = /[\ud800-\udbff]/.test(text.charAt(chars - 1)) ? chars - 1 : chars;
+  return { text: text.slice(0, end), shortened: true, bytes };
+}
 
 /** One field of a proposed result: its key, and its value as indented JSON, shortened. */
 export const proposalFieldRow = z.object({ key: z.string(), value: shortenedRow });
@@ -72,7 +123,7 @@ export function proposalFields(proposal: Record<string, unknown>): {
       omitted++;
       continue;
     }
-    const shown = shorten(JSON.stringify(value, null, 2) ?? "null", Math.min(PREVIEW_CHARS, room));
+    const shown = shortenJson(value, Math.min(PREVIEW_CHARS, room));
     room -= shown.text.length;
     fields.push({ key, value: shown });
   }

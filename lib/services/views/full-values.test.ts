@@ -1,0 +1,32 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { PREVIEW_CHARS, shorten, shortenJson } from "./full-values";
+
+describe("shortenJson", () => {
+  it("shows what shortening the whole indented text shows", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: 1, max: 300 }), (value, chars) => {
+        expect(shortenJson(value, chars)).toEqual(
+          shorten(JSON.stringify(value, null, 2) ?? "null", chars),
+        );
+      }),
+      { seed: 40_43, numRuns: 500 },
+    );
+    const pair = { key: "a😀b".repeat(10) };
+    for (let chars = 1; chars < 40; chars++) {
+      expect(shortenJson(pair, chars)).toEqual(shorten(JSON.stringify(pair, null, 2), chars));
+    }
+  });
+
+  it("never writes the indented text of a deep value whole (security review, docs/security.md)", () => {
+    // 400 levels deep, its innermost list of 700,000 zeros: 1.4 MB as JSON,
+    // over 560 million characters indented, more than a string can hold.
+    let deep: unknown = Array.from({ length: 700_000 }, () => 0);
+    for (let level = 0; level < 400; level++) deep = [deep];
+    const shown = shortenJson(deep);
+    expect(shown.shortened).toBe(true);
+    expect(shown.text).toHaveLength(PREVIEW_CHARS);
+    expect(shown.text.startsWith("[\n  [\n    [\n")).toBe(true);
+    expect(shown.bytes).toBeGreaterThan(560_000_000);
+  });
+});
