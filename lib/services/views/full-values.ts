@@ -37,28 +37,19 @@ export function shorten(text: string, chars = PREVIEW_CHARS): Shortened {
 
 /**
  * A JSON value as indented text (JSON.stringify's, two spaces a level),
- * shortened as `shorten` would: its first `chars` characters written, the
- * rest only counted. Each level of nesting indents every line inside it, so a
- * value nested 90 deep is about 180 times longer indented: written whole to
- * show its start, twenty such proposals kept an inbox page 2.5-3.4 s on the
- * event loop and another team's ping 1.3-2.2 s (docs/security.md). One walk,
- * linear in the value's own size.
+ * shortened as `shorten` would, with `bytes` the size of the value as stored
+ * (its JSON text unindented). Only the characters shown are written: each
+ * level of nesting indents every line inside it, so a value nested 90 deep
+ * is about 180 times longer indented, and indenting it whole to show its
+ * start kept an inbox page of twenty such proposals 2.5-3.4 s on the event
+ * loop, another team's ping 1.3-2.2 s (docs/security.md). The walk stops once
+ * the text is full; the size is one native, unindented JSON.stringify.
  */
 export function shortenJson(value: unknown, chars = PREVIEW_CHARS): Shortened {
   let text = "";
-  let length = 0;
-  let bytes = 0;
+  const full = () => text.length > chars;
   const put = (piece: string) => {
-    length += piece.length;
-    bytes += Buffer.byteLength(piece, "utf8");
-    if (text.length <= chars) text += piece.slice(0, chars + 1 - text.length);
-  };
-  // A new line and its indentation, counted without being written once the text is full.
-  const newLine = (depth: number) => {
-    length += 1 + 2 * depth;
-    bytes += 1 + 2 * depth;
-    if (text.length <= chars)
-      text += `\n${" ".repeat(2 * depth)}`.slice(0, chars + 1 - text.length);
+    text += piece.slice(0, chars + 1 - text.length);
   };
   const walk = (node: unknown, depth: number) => {
     if (node === null || typeof node !== "object") {
@@ -66,25 +57,26 @@ export function shortenJson(value: unknown, chars = PREVIEW_CHARS): Shortened {
       return;
     }
     const array = Array.isArray(node);
-    const entries = array
-      ? node.map((item, i) => [String(i), item ?? null] as const)
-      : Object.entries(node).filter(([, item]) => item !== undefined);
-    if (entries.length === 0) {
+    const record = node as Record<string, unknown>;
+    const keys = array ? null : Object.keys(record).filter((key) => record[key] !== undefined);
+    const count = array ? node.length : (keys?.length ?? 0);
+    if (count === 0) {
       put(array ? "[]" : "{}");
       return;
     }
     put(array ? "[" : "{");
-    entries.forEach(([key, item], i) => {
-      if (i > 0) put(",");
-      newLine(depth + 1);
-      if (!array) put(`${JSON.stringify(key)}: `);
-      walk(item, depth + 1);
-    });
-    newLine(depth);
-    put(array ? "]" : "}");
+    const indent = " ".repeat(2 * (depth + 1));
+    for (let i = 0; i < count && !full(); i++) {
+      put(i > 0 ? `,\n${indent}` : `\n${indent}`);
+      const key = keys?.[i];
+      if (key !== undefined) put(`${JSON.stringify(key)}: `);
+      walk(array ? (node[i] ?? null) : record[key ?? ""], depth + 1);
+    }
+    put(`\n${" ".repeat(2 * depth)}${array ? "]" : "}"}`);
   };
   walk(value, 0);
-  if (length <= chars) return { text, shortened: false, bytes };
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? "null", "utf8");
+  if (!full()) return { text, shortened: false, bytes };
   const end = /[\ud800-\udbff]/.test(text.charAt(chars - 1)) ? chars - 1 : chars;
   return { text: text.slice(0, end), shortened: true, bytes };
 }
