@@ -33,7 +33,7 @@ import {
   type LoopAgent,
   report,
 } from "./support/mcp-client";
-import { signInOverHttp, type WebSession } from "./support/web-session";
+import { pageBytes, signInOverHttp, type WebSession } from "./support/web-session";
 
 const MB = 1024 * 1024;
 
@@ -49,18 +49,9 @@ const longUrl = (i: number) => `https://long-${i}.example/${"p".repeat(1_900)}`;
  * its cache-busting `_rsc` parameter to the address with it). The HTML.
  */
 async function boundedPage(session: WebSession, path: string): Promise<string> {
-  const page = await session.get(path);
-  expect(page.status, path).toBe(200);
-  const html = await page.text();
-  expect(Buffer.byteLength(html, "utf8"), path).toBeLessThan(MB);
-  const asked = await session.get(path, { RSC: "1" });
-  const payload =
-    asked.status === 307
-      ? await session.get(asked.headers.get("location") ?? "", { RSC: "1" })
-      : asked;
-  expect(payload.status, path).toBe(200);
-  expect(payload.headers.get("content-type")).toMatch(/^text\/x-component/);
-  expect(Buffer.byteLength(await payload.text(), "utf8"), path).toBeLessThan(MB);
+  const { html, htmlBytes, payloadBytes } = await pageBytes(session, path);
+  expect(htmlBytes, path).toBeLessThan(MB);
+  expect(payloadBytes, path).toBeLessThan(MB);
   return html;
 }
 

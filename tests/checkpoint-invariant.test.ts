@@ -395,6 +395,21 @@ function checkInvariant(m: Model, w: World, before: Snapshot, after: Snapshot, o
         );
       }
     }
+    // Nor does an agent remove or fail one (remove_step, fail_step, a
+    // revert_revision to before it was added).
+    if (outcome.party === "key" || outcome.party === "trustedApp" || outcome.party === "otherApp") {
+      const now = new Map(after.steps.map((x) => [x.id, x]));
+      for (const old of before.steps.filter(isUndecidedCheckpoint)) {
+        const step = now.get(old.id);
+        if (after.plans.has(old.planId) && (!step || step.status === "failed")) {
+          broken(
+            w,
+            "rule 2",
+            `under people_only, undecided checkpoint ${old.order} was ${step ? "failed" : "removed"} by ${outcome.party}`,
+          );
+        }
+      }
+    }
     for (const step of after.steps) {
       const old = was.get(step.id);
       if (
@@ -1266,6 +1281,17 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
       cmd.expectStatus(1, 2, "in_progress"),
       // The source is untouched.
       cmd.expectStatus(0, 2, "pending"),
+    ],
+  ],
+  [
+    // revert_revision removes the steps added since the revision it restores:
+    // a checkpoint among them is removed only as remove_step would be.
+    "(k) a revert to before a checkpoint was added does not remove it where only people decide",
+    "people_only",
+    ["agent", "agent"],
+    [
+      cmd.modify("key", 0, "add_steps", 0, { ranks: [0], insertAfter: 1, kinds: ["checkpoint"] }),
+      cmd.revert("key", 0, 1),
     ],
   ],
 ];

@@ -220,4 +220,53 @@ describe.each(BACKENDS)("history and forks over /api/mcp on %s", (backend) => {
       }
     });
   });
+
+  // The other team, where only people decide: a revert removes the steps
+  // added since its revision, and a checkpoint among them only as
+  // remove_step would (security review, docs/security.md).
+  describe.each(CLIENT_REVISIONS)("a %s client where only people decide", (revision) => {
+    let agent: LoopAgent;
+    beforeAll(async () => {
+      const admin = await signInOverHttp(app.url, app.tenantB.email);
+      const saved = await admin.action("/admin", "setDecisionPolicyAction", {
+        decisionPolicy: "people_only",
+      });
+      expect(saved.status).toBe(200);
+      agent = await connectAgentOn(revision, app.mcpUrl, app.tenantB.key);
+    });
+    afterAll(async () => {
+      await agent?.close();
+    });
+
+    it("cannot revert to before a checkpoint was added: the checkpoint stays for a person", async () => {
+      const created = await agent.ok("create_research_plan", {
+        name: "Heat pumps, checked",
+        researchQuestion: "Are heat pumps worth it?",
+        steps,
+      });
+      const { planId } = created;
+      await agent.ok("modify_plan", {
+        planId,
+        action: "add_steps",
+        steps: [{ stepType: "checkpoint", instructions: "Confirm the studies with the person." }],
+        insertAfterOrder: 1,
+        modificationRationale: "A person confirms the studies.",
+      });
+      expect(
+        await agent.fails("modify_plan", {
+          planId,
+          action: "revert_revision",
+          revision: 1,
+          modificationRationale: "Without the checkpoint.",
+        }),
+      ).toMatch(/^FORBIDDEN: Step 2 is a checkpoint and this team lets only people decide/);
+      const status = await agent.ok("get_plan_status", { planId });
+      expect(status.steps.map((s: { stepType: string }) => s.stepType)).toEqual([
+        "search",
+        "checkpoint",
+        "analyze",
+        "synthesize",
+      ]);
+    });
+  });
 });

@@ -16,7 +16,7 @@ import { INBOX_PAGE_SIZE } from "@/lib/services/views/review-inbox";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
 import { connectAgent, type LoopAgent } from "./support/mcp-client";
-import { signInOverHttp, type WebSession } from "./support/web-session";
+import { pageBytes, signInOverHttp, type WebSession } from "./support/web-session";
 
 const MB = 1024 * 1024;
 
@@ -34,24 +34,6 @@ function tinyFields(): Record<string, number> {
     proposal[key] = 0;
     bytes += entry;
   }
-}
-
-/** A page's HTML and the RSC payload a client-side navigation to it fetches, in bytes. */
-async function pageBytes(session: WebSession, path: string) {
-  const page = await session.get(path);
-  expect(page.status, path).toBe(200);
-  const html = await page.text();
-  const asked = await session.get(path, { RSC: "1" });
-  const payload =
-    asked.status === 307
-      ? await session.get(asked.headers.get("location") ?? "", { RSC: "1" })
-      : asked;
-  expect(payload.status, path).toBe(200);
-  return {
-    html,
-    htmlBytes: Buffer.byteLength(html, "utf8"),
-    payloadBytes: Buffer.byteLength(await payload.text(), "utf8"),
-  };
 }
 
 describe.each(BACKENDS)("reviews at their limits on %s", (backend) => {

@@ -173,9 +173,10 @@ export type CarriedDecision = {
 /**
  * Rule 2, for a fork (docs/history-and-forks.md): a checkpoint carried into a
  * fork counts as decided only if what was decided is unchanged (its content
- * digest). Under `people_only` it must also have been a person's decision: an
- * agent's relay, a deadline's action, or a checkpoint an agent passed with a
- * result while agents could, is decided again. Otherwise the fork starts at
+ * digest). Under `people_only` it must also have been a person's approve or
+ * skip: an agent's relay, a deadline's action, or a checkpoint an agent passed
+ * with a result while agents could (after a person's modify, too), is decided
+ * again. Otherwise the fork starts at
  * the checkpoint.
  */
 export function carriedDecisionCounts(
@@ -184,8 +185,14 @@ export function carriedDecisionCounts(
 ): boolean {
   if (decision === null) return policy !== "people_only";
   if (decision.decidedDigest !== decision.currentDigest) return false;
-  // A person in Cairn or in a client the team trusted: not a relay, nor a deadline.
-  return policy !== "people_only" || decision.channel === "web" || decision.channel === "client";
+  if (policy !== "people_only") return true;
+  // A person in Cairn or in a client the team trusted (not a relay, nor a
+  // deadline) who passed it: a modify handed the step back to the agent, which
+  // then completed it.
+  return (
+    (decision.channel === "web" || decision.channel === "client") &&
+    (decision.decision === "approve" || decision.decision === "skip")
+  );
 }
 
 /** What a plan is asked to take outside the loop. */

@@ -115,5 +115,18 @@ describe("carriedDecisionCounts", () => {
     expect(carriedDecisionCounts("people_only", decided({ channel: "deadline" }))).toBe(false);
     expect(carriedDecisionCounts("people_only", null)).toBe(false);
     expect(carriedDecisionCounts("people_only", decided({ currentDigest: "d2" }))).toBe(false);
+    expect(carriedDecisionCounts("people_only", decided({ decision: "skip" }))).toBe(true);
+  });
+
+  it("under people_only does not count a person's modify the agent then completed", () => {
+    expect(carriedDecisionCounts("people_only", decided({ decision: "modify" }))).toBe(false);
+    expect(
+      carriedDecisionCounts("people_only", decided({ decision: "modify", channel: "client" })),
+    ).toBe(false);
+    expect(carriedDecisionCounts("people_and_agents", decided({ decision: "modify" }))).toBe(true);
+    const modified = [step(1, "completed", "checkpoint", decided({ decision: "modify" }))];
+    expect(
+      decideFork("p", [...modified, step(2, "pending")], "s2", [], "people_only").reopened?.reason,
+    ).toMatch(/handed back to the agent by a person's modify/);
   });
 });

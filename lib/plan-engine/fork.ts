@@ -44,6 +44,13 @@ export type ForkDecision = {
   reopened: { stepOrder: number; reason: string } | null;
 };
 
+/** Who passed a carried checkpoint whose decision does not count under people_only, in a refusal's words. */
+function passedBy(decision: CarriedDecision): string {
+  if (decision.channel === "deadline") return "decided by its deadline";
+  if (decision.channel === "relayed") return "decided by an agent relaying a person";
+  return "handed back to the agent by a person's modify, and completed by the agent";
+}
+
 /** The statuses a carried step may have: a fork carries only work that is done. */
 const CARRIABLE: readonly StepStatus[] = ["completed", "skipped"];
 
@@ -83,7 +90,7 @@ export function decideFork(
             ? `checkpoint step ${step.stepOrder} was passed without a person's decision, and this team lets only people decide checkpoints`
             : step.decision.decidedDigest !== step.decision.currentDigest
               ? `what checkpoint step ${step.stepOrder} showed changed after it was decided`
-              : `checkpoint step ${step.stepOrder} was decided by ${step.decision.channel === "deadline" ? "its deadline" : "an agent relaying a person"}, and this team lets only people decide checkpoints`,
+              : `checkpoint step ${step.stepOrder} was ${passedBy(step.decision)}, and this team lets only people decide checkpoints`,
       };
     }
   }

@@ -6,6 +6,7 @@
  * The action's id comes from the production build's server-reference manifest.
  */
 import { readFileSync } from "node:fs";
+import { expect } from "vitest";
 import { SEED_PASSWORD } from "./app-server";
 
 export type WebSession = {
@@ -105,5 +106,27 @@ export async function signInOverHttp(
       });
       return { status: response.status, text: await response.text(), headers: response.headers };
     },
+  };
+}
+
+/**
+ * A page's HTML and the RSC payload a client-side navigation to it fetches, in
+ * bytes (the page-size tests: each must stay under 1 MB).
+ */
+export async function pageBytes(session: WebSession, path: string) {
+  const page = await session.get(path);
+  expect(page.status, path).toBe(200);
+  const html = await page.text();
+  const asked = await session.get(path, { RSC: "1" });
+  const payload =
+    asked.status === 307
+      ? await session.get(asked.headers.get("location") ?? "", { RSC: "1" })
+      : asked;
+  expect(payload.status, path).toBe(200);
+  expect(payload.headers.get("content-type")).toMatch(/^text\/x-component/);
+  return {
+    html,
+    htmlBytes: Buffer.byteLength(html, "utf8"),
+    payloadBytes: Buffer.byteLength(await payload.text(), "utf8"),
   };
 }

@@ -155,6 +155,26 @@ describe.each(BACKENDS)("fork_plan on %s", (backend) => {
     ).toMatch(/^NOT_FOUND: /);
   });
 
+  it("keeps the approvals the source plan's reviews need (security review)", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Two approvals",
+      researchQuestion: "q",
+      steps: planSteps("checkpoint", "synthesize"),
+      approvalsRequired: 2,
+    });
+    const fork = await tenant.agent.ok("fork_plan", {
+      planId: created.planId,
+      fromStepId: created.steps[0].stepId,
+    });
+    const checkpoint = await tenant.agent.ok("get_next_step", { planId: fork.planId });
+    const review = await tenant.agent.ok("request_user_review", {
+      planId: fork.planId,
+      stepId: checkpoint.step.stepId,
+      summary: "Scope?",
+    });
+    expect(review.approvalsRequired).toBe(2);
+  });
+
   it("under people_only asks a person again for a checkpoint whose content changed after its decision", async () => {
     const person = await signedInAdmin(tenant.handle.db, tenant.agent.ctx);
     await setDecisionPolicy(person, { decisionPolicy: "people_only" });

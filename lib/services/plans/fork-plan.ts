@@ -151,6 +151,8 @@ export async function forkPlan(
         researchQuestion: source.researchQuestion,
         planDesignRationale: source.planDesignRationale,
         outputFormattingNotes: source.outputFormattingNotes,
+        // The approvals its reviews need, as the source asked (never fewer than the team's).
+        approvalsRequired: source.approvalsRequired,
         status: carriedAny ? "executing" : "planning",
         ...creatorColumns(ctx),
         forkedFromPlanId: source.id,

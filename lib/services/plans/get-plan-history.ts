@@ -59,9 +59,36 @@ export const planHistoryOutput = z.object({
 export type PlanRevisionView = z.infer<typeof planRevisionOutput>;
 export type PlanHistory = z.infer<typeof planHistoryOutput>;
 
-/** Revisions a page holds at most, and the JSON text they fit in. */
+/**
+ * Revisions a page holds at most, the JSON text they fit in, and the most of
+ * one revision's diff shown. The plan page carries a page twice (its HTML and
+ * React's payload), and a `<` in a diff is 10 bytes there: a revert's diff of
+ * 160 values of 400 `<` made a 1.5 MB plan page (docs/security.md).
+ */
 export const HISTORY_PAGE_SIZE = 10;
-export const HISTORY_PAGE_BYTES = 96 * 1024;
+export const HISTORY_PAGE_BYTES = 32 * 1024;
+export const REVISION_DIFF_BYTES = 16 * 1024;
+
+const DIFF_LISTS = ["added", "removed", "moved", "instructions", "arguments", "status"] as const;
+
+/** A stored diff within `budget` bytes of JSON text: each list's first entries that fit, the rest counted in `omitted`. */
+function fitDiff(diff: PlanRevisionView["diff"], budget: number): PlanRevisionView["diff"] {
+  const shown = { ...diff };
+  let room = budget;
+  for (const list of DIFF_LISTS) {
+    const entries = diff[list] as readonly unknown[];
+    let kept = 0;
+    for (const entry of entries) {
+      const bytes = Buffer.byteLength(JSON.stringify(entry), "utf8");
+      if (bytes > room) break;
+      room -= bytes;
+      kept++;
+    }
+    shown.omitted += entries.length - kept;
+    Object.assign(shown, { [list]: entries.slice(0, kept) });
+  }
+  return shown;
+}
 
 export async function getPlanHistory(
   ctx: ServiceContext,
@@ -99,7 +126,7 @@ export async function getPlanHistory(
     cause: row.cause,
     rationale: typeof row.rationale === "string" ? row.rationale : null,
     rationaleCut: row.rationaleCut,
-    diff: row.diff,
+    diff: fitDiff(row.diff, REVISION_DIFF_BYTES),
   }));
   // However long the diffs, the page stays within its bytes: fewer revisions, then the cursor.
   const fit = Math.min(fitting(revisions, HISTORY_PAGE_BYTES), HISTORY_PAGE_SIZE);

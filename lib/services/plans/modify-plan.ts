@@ -97,15 +97,7 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
     // The engine's refusals first (a review waits, the step has ended): they
     // say where the plan stands.
     const decided = decideModify(plan, before, { ...input, steps: newSteps, revert });
-    const target = before.find((step) => step.id === input.stepId);
-    if (target && (input.action === "remove_step" || input.action === "fail_step")) {
-      checkCheckpointPass(
-        await readDecisionPolicy(tx, ctx.tenantId),
-        ctx.actor.type,
-        target,
-        input.action,
-      );
-    }
+    await checkCheckpointsPassed(tx, ctx, before, decided.ops);
     const now = new Date();
     // A revert's steps that come back are the revision's own, with their ids.
     const inserted = revert
@@ -148,6 +140,34 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
 }
 
 type NewStepInput = NonNullable<Input["steps"]>[number] & { id: string };
+
+/**
+ * The checkpoint rule for every step a change removes or fails, whichever
+ * action does it: remove_step and fail_step name their step, and a
+ * revert_revision removes each pending step added since the revision (a
+ * checkpoint among them would otherwise be gone without a person's decision).
+ */
+async function checkCheckpointsPassed(
+  tx: Transaction,
+  ctx: ServiceContext,
+  before: readonly { id: string; stepOrder: number; stepType: string }[],
+  ops: readonly ModifyOp[],
+): Promise<void> {
+  const byId = new Map(before.map((step) => [step.id, step]));
+  const passed: {
+    step: { stepOrder: number; stepType: string };
+    how: "remove_step" | "fail_step";
+  }[] = [];
+  for (const op of ops) {
+    const step = op.op === "delete" || op.op === "fail" ? byId.get(op.stepId) : undefined;
+    if (step?.stepType === "checkpoint") {
+      passed.push({ step, how: op.op === "delete" ? "remove_step" : "fail_step" });
+    }
+  }
+  if (passed.length === 0) return;
+  const policy = await readDecisionPolicy(tx, ctx.tenantId);
+  for (const { step, how } of passed) checkCheckpointPass(policy, ctx.actor.type, step, how);
+}
 
 /** Performs the engine's operations, in order. */
 async function applyOps(

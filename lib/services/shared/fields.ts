@@ -80,6 +80,18 @@ export const optionalResultField = (description: string) =>
   );
 
 /**
+ * A stored JSON object as a form shows it to be edited: indented, unless the
+ * indentation takes it past `maxBytes` (each level of nesting indents every
+ * line inside it, so a deeply nested value grows many times over); then as
+ * compact as it was stored, which the form's `jsonObjectText(maxBytes)` takes
+ * back unchanged.
+ */
+export function editableJsonText(value: Record<string, unknown> | null, maxBytes: number): string {
+  const indented = JSON.stringify(value ?? {}, null, 2);
+  return Buffer.byteLength(indented, "utf8") <= maxBytes ? indented : JSON.stringify(value ?? {});
+}
+
+/**
  * A JSON object typed into a form as text (a result a person enters): at most
  * `maxBytes` of text, parsed, and refused with where the JSON breaks or what it
  * is instead of an object. The use case then checks the object itself.

@@ -4,11 +4,18 @@ import { and, asc, eq, gte } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps } from "../../db/schema";
 import { undefinedIfNotFound } from "../../plan-engine/app-error";
+import { fitting } from "../shared/bounded";
 import type { ServiceContext } from "../shared/context";
+import { editableJsonText, MAX_STEP_IO_BYTES } from "../shared/fields";
 import { getPlan } from "../shared/plan-access";
 
-/** How many steps from the fork point the fork form lets a person edit; later ones are forked as they are. */
+/**
+ * How many steps from the fork point the fork form lets a person edit, and
+ * the JSON text of their instructions and arguments it holds (at least the
+ * first step's, whole); later ones are forked as they are.
+ */
 export const FORK_FORM_STEPS = 20;
+export const FORK_FORM_BYTES = 64 * 1024;
 
 /**
  * The "Fork from here" form (docs/history-and-forks.md): the plan's name, the
@@ -52,12 +59,18 @@ export async function getForkForm(ctx: ServiceContext, planId: string, stepId: s
     )
     .orderBy(asc(planSteps.stepOrder))
     .limit(FORK_FORM_STEPS + 1);
+  const shown = steps.slice(0, FORK_FORM_STEPS).map(({ arguments: args, ...step }) => ({
+    ...step,
+    argumentsText: step.tool ? editableJsonText(args, MAX_STEP_IO_BYTES) : null,
+  }));
+  // The page carries each value twice (the form, and its props for the browser).
+  const fit = fitting(shown, FORK_FORM_BYTES);
   return {
     planId: plan.id,
     name: plan.name,
     fromStepId: stepId,
     fromStepOrder: from.stepOrder,
-    steps: steps.slice(0, FORK_FORM_STEPS),
-    moreSteps: steps.length > FORK_FORM_STEPS,
+    steps: shown.slice(0, fit),
+    moreSteps: steps.length > fit,
   };
 }

@@ -35,8 +35,51 @@ export function shorten(text: string, chars = PREVIEW_CHARS): Shortened {
   return { text: text.slice(0, end), shortened: true, bytes };
 }
 
-/** A JSON value as indented text, shortened. */
-export const shortenJson = (value: unknown) => shorten(JSON.stringify(value, null, 2) ?? "null");
+/**
+ * A JSON value as indented text (JSON.stringify's, two spaces a level),
+ * shortened as `shorten` would, with `bytes` the size of the value as stored
+ * (its JSON text unindented). Only the characters shown are written: each
+ * level of nesting indents every line inside it, so a value nested 90 deep
+ * is about 180 times longer indented, and indenting it whole to show its
+ * start kept an inbox page of twenty such proposals 2.5-3.4 s on the event
+ * loop, another team's ping 1.3-2.2 s (docs/security.md). The walk stops once
+ * the text is full; the size is one native, unindented JSON.stringify.
+ */
+export function shortenJson(value: unknown, chars = PREVIEW_CHARS): Shortened {
+  let text = "";
+  const full = () => text.length > chars;
+  const put = (piece: string) => {
+    text += piece.slice(0, chars + 1 - text.length);
+  };
+  const walk = (node: unknown, depth: number) => {
+    if (node === null || typeof node !== "object") {
+      put(JSON.stringify(node) ?? "null");
+      return;
+    }
+    const array = Array.isArray(node);
+    const record = node as Record<string, unknown>;
+    const keys = array ? null : Object.keys(record).filter((key) => record[key] !== undefined);
+    const count = array ? node.length : (keys?.length ?? 0);
+    if (count === 0) {
+      put(array ? "[]" : "{}");
+      return;
+    }
+    put(array ? "[" : "{");
+    const indent = " ".repeat(2 * (depth + 1));
+    for (let i = 0; i < count && !full(); i++) {
+      put(i > 0 ? `,\n${indent}` : `\n${indent}`);
+      const key = keys?.[i];
+      if (key !== undefined) put(`${JSON.stringify(key)}: `);
+      walk(array ? (node[i] ?? null) : record[key ?? ""], depth + 1);
+    }
+    put(`\n${" ".repeat(2 * depth)}${array ? "]" : "}"}`);
+  };
+  walk(value, 0);
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? "null", "utf8");
+  if (!full()) return { text, shortened: false, bytes };
+  const end = /[\ud800-\udbff]/.test(text.charAt(chars - 1)) ? chars - 1 : chars;
+  return { text: text.slice(0, end), shortened: true, bytes };
+}
 
 /** One field of a proposed result: its key, and its value as indented JSON, shortened. */
 export const proposalFieldRow = z.object({ key: z.string(), value: shortenedRow });
@@ -145,7 +188,8 @@ export function proposalFields(read: ProposalRead): { fields: ProposalField[]; o
     if (room <= 0) break;
     const chars = Math.min(PREVIEW_CHARS, room);
     const shown = field.whole
-      ? shorten(JSON.stringify(JSON.parse(field.start), null, 2), chars)
+      ? // Indented only as far as it is shown: a value nested deep is many times longer indented.
+        shortenJson(JSON.parse(field.start), chars)
       : // Longer than any field shows, indented or not: its size is the whole's as stored.
         { ...shorten(indentedStart(field.start, chars + 1), chars), bytes: field.bytes };
     room -= shown.text.length;

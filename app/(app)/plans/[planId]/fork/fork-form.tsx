@@ -12,7 +12,8 @@ type FormStep = {
   stepType: string;
   instructions: string;
   tool: string | null;
-  arguments: Record<string, unknown> | null;
+  /** A server-run step's arguments as JSON text to edit; null for a step without a tool. */
+  argumentsText: string | null;
 };
 
 /** The fork's name and the editable steps from the fork point on, posted to fork_plan's use case. */
@@ -53,14 +54,10 @@ export function ForkForm({
               rows={4}
             />
           </label>
-          {step.tool ? (
+          {step.argumentsText !== null ? (
             <label>
               Arguments (JSON)
-              <textarea
-                name="arguments"
-                defaultValue={JSON.stringify(step.arguments ?? {}, null, 2)}
-                rows={4}
-              />
+              <textarea name="arguments" defaultValue={step.argumentsText} rows={4} />
             </label>
           ) : (
             <input type="hidden" name="arguments" value="" />
