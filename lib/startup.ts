@@ -19,7 +19,7 @@ import { issueSetupCode, setupCodeAnnouncement } from "./services/accounts/setup
 import { auditKeyring } from "./services/audit/audit-key";
 import { headSigner } from "./services/audit/sign-heads";
 import { startNotifier } from "./services/notifications/runtime";
-import { startReviewScheduler } from "./services/reviews/review-deadlines";
+import { startReviewScheduler } from "./services/reviews/review-scheduler";
 import { publicBaseUrl } from "./services/shared/public-url";
 
 export async function startCairn(): Promise<void> {

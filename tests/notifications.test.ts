@@ -40,7 +40,7 @@ import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { requestUserReview } from "@/lib/services/plans/request-user-review";
 import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
-import { runReviewScheduler } from "@/lib/services/reviews/review-deadlines";
+import { runReviewScheduler } from "@/lib/services/reviews/review-scheduler";
 import { snoozeReview } from "@/lib/services/reviews/snooze-review";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";

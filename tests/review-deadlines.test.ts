@@ -23,13 +23,13 @@ import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
 import { requestUserReview } from "@/lib/services/plans/request-user-review";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
+import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
+import { settleDeadlinesOfTenant } from "@/lib/services/reviews/deadline-state";
 import {
-  applyDueReviews,
   queueDueSoonReviews,
   runReviewScheduler,
-  settleDeadlinesOfTenant,
   startReviewScheduler,
-} from "@/lib/services/reviews/review-deadlines";
+} from "@/lib/services/reviews/review-scheduler";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";

@@ -12,7 +12,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { notificationEvents, planAuditLog, reviewSnoozes } from "@/lib/db/schema";
-import { startReviewScheduler } from "@/lib/services/reviews/review-deadlines";
+import { startReviewScheduler } from "@/lib/services/reviews/review-scheduler";
 import { returnDueSnoozes } from "@/lib/services/reviews/snooze-returns";
 import { snoozeReview, unsnoozeReview } from "@/lib/services/reviews/snooze-review";
 import type { ServiceContext } from "@/lib/services/shared/context";

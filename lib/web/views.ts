@@ -12,12 +12,9 @@ import { webhooksView } from "../services/notifications/webhooks";
 import { listFailedPlans } from "../services/plans/fork-failed-plans";
 import { getPlanHistory } from "../services/plans/get-plan-history";
 import { searchSources } from "../services/research/search-sources";
+import { settleDeadlinesOfPlan, settleDeadlinesOfTenant } from "../services/reviews/deadline-state";
 import { getDecisionPolicy } from "../services/reviews/decision-rules";
 import { getEscalationChain } from "../services/reviews/escalation-chain";
-import {
-  settleDeadlinesOfPlan,
-  settleDeadlinesOfTenant,
-} from "../services/reviews/review-deadlines";
 import { getReviewDefaults } from "../services/reviews/review-defaults";
 import { getReviewQuorum } from "../services/reviews/review-quorum";
 import { adminOverview } from "../services/views/admin-overview";

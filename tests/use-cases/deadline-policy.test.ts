@@ -7,8 +7,8 @@
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
-import { applyDueReviews } from "@/lib/services/reviews/review-deadlines";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS } from "../support/databases";

@@ -15,14 +15,12 @@ import { createUser } from "@/lib/services/accounts/create-user";
 import { setUserDisabled } from "@/lib/services/accounts/set-user-disabled";
 import { mailRecipients } from "@/lib/services/notifications/mail";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
+import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import { getEscalationChain, setEscalationChain } from "@/lib/services/reviews/escalation-chain";
-import {
-  applyDueEscalations,
-  applyDueReviews,
-  runReviewScheduler,
-} from "@/lib/services/reviews/review-deadlines";
+import { applyDueEscalations } from "@/lib/services/reviews/escalation-levels";
 import { setReviewDefaults } from "@/lib/services/reviews/review-defaults";
+import { runReviewScheduler } from "@/lib/services/reviews/review-scheduler";
 import { pendingReviewOf } from "@/lib/services/reviews/review-view";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { readPendingReview, teamMembers } from "@/lib/services/views/pending-review";

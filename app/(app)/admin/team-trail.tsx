@@ -1,6 +1,6 @@
 import { Time } from "@/app/_components/time";
 import type { TimeoutAction } from "@/lib/plan-engine/review-deadlines";
-import type { DeadlinesRevisited } from "@/lib/services/reviews/review-deadlines";
+import type { DeadlinesRevisited } from "@/lib/services/reviews/deadline-revisit";
 import type { TeamClient } from "@/lib/services/reviews/trusted-clients";
 import { TEAM_TRAIL_LIMIT, type TeamTrailEntry } from "@/lib/services/views/team-rules";
 

@@ -21,7 +21,7 @@ import type { Executor } from "../../db/client";
 import { isoTime, run, statement } from "../../db/statement";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
-import { deadlineStateColumns, deadlineStateRow } from "../reviews/review-deadlines";
+import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { isoTime, run, statement } from "../../db/statement";
 import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
-import { deadlineStateColumns, deadlineStateRow } from "../reviews/review-deadlines";
+import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { cancellationOutput, pauseReasonOutput } from "../shared/output-fields";
 

@@ -17,7 +17,7 @@ import type { BindingSource } from "../../plan-engine/bindings";
 import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
 import { claimNextStep } from "../loop/claim-next-step";
 import { claimStep } from "../loop/claim-step";
-import { applyDueReviewsOfPlan, type TimedOutReview } from "../reviews/review-deadlines";
+import { applyDueReviewsOfPlan, type TimedOutReview } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {

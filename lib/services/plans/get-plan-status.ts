@@ -10,7 +10,7 @@ import "server-only";
 import { z } from "zod";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { readPlanStatus } from "../loop/read-plan-status";
-import { applyDueReviewsOfPlan } from "../reviews/review-deadlines";
+import { applyDueReviewsOfPlan } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import {

@@ -2,7 +2,7 @@
  * Marks stalled plans (docs/state-machines.md, "Stalls"): an `executing` plan
  * with a step whose holder stopped renewing its lease moves to `stalled`, with
  * a `plan_modified/stall_detected` row written as Cairn. The review scheduler
- * every instance runs calls it on each tick (lib/services/reviews/review-deadlines.ts),
+ * every instance runs calls it on each tick (lib/services/reviews/review-scheduler.ts),
  * so the plan page, the inbox counts and the Stalled page agree without anyone
  * reading the plan over MCP; get_plan_status calls it for its one plan so its
  * answer is current. Each plan is claimed `FOR UPDATE SKIP LOCKED` and must

@@ -4,7 +4,7 @@
  * engine's (`checkDecider`, `checkTimeoutAction`); this sets the team's
  * choice, for the admin page and the CLI (the use cases that enforce it read
  * it with decision-rules.ts). A change is written to the team's trail
- * (team-trail.ts) and revisits the pending deadlines (review-deadlines.ts).
+ * (team-trail.ts) and revisits the pending deadlines (deadline-revisit.ts).
  */
 import "server-only";
 import { eq } from "drizzle-orm";
@@ -15,7 +15,7 @@ import { AppError } from "../../plan-engine/app-error";
 import { DECISION_POLICIES, type DecisionPolicy } from "../../plan-engine/states";
 import type { Actor, ServiceContext } from "../shared/context";
 import { parseInput } from "../shared/validation";
-import { revisitPendingDeadlines } from "./review-deadlines";
+import { revisitPendingDeadlines } from "./deadline-revisit";
 import { changeTeamRule } from "./team-trail";
 
 export const decisionPolicyInput = z.strictObject({

@@ -4,7 +4,7 @@
  * the admins or to named people of the team. Set on the admin page; a change
  * is written to the team's trail (team-trail.ts) and applies to reviews
  * requested after it, each of which keeps a copy. The scheduler's step that
- * applies the levels is `applyDueEscalations` in review-deadlines.ts.
+ * applies the levels is `applyDueEscalations` in escalation-levels.ts.
  */
 import "server-only";
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";

@@ -22,8 +22,8 @@ import { getPlan } from "../shared/plan-access";
 import { publicBaseUrl, reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 import { readPendingReview } from "../views/pending-review";
+import { settleDeadlinesOfPlan } from "./deadline-state";
 import { answeringInClient, inClientAnswerer } from "./in-client-trust";
-import { settleDeadlinesOfPlan } from "./review-deadlines";
 import { pendingReviewView } from "./review-view";
 
 /** How the trail names the client a card decision was made in. */

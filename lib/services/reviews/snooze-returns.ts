@@ -1,6 +1,6 @@
 /**
  * The scheduler's return of snoozed reviews (docs/reviews.md, "Snooze"), a
- * step of every tick (review-deadlines.ts). A snooze whose time has come is
+ * step of every tick (review-scheduler.ts). A snooze whose time has come is
  * claimed with its plan `FOR UPDATE SKIP LOCKED` and ended in the same
  * transaction as its trail row and its `review.snooze_returned`, so with
  * several instances exactly one returns it, once; a restart's first tick
