@@ -7,9 +7,9 @@
  */
 import type { AuditEntry } from "./audit-entries";
 import { MODIFY_ACTIONS } from "./modify-change";
-import type { RevisionStep, StepStatus, StepType } from "./states";
+import type { RevisionEntry, RevisionStep, ShownDefinition, StepStatus, StepType } from "./states";
 
-export type { RevisionStep };
+export type { RevisionEntry, RevisionStep, ShownDefinition };
 
 /** A value in a diff: its first characters, and whether it was cut. */
 export type DiffValue = { text: string; cut: boolean } | null;
@@ -111,15 +111,45 @@ export function diffValue(value: unknown): DiffValue {
 }
 
 /**
+ * The definitions a diff from `before` to `after` shows (their digests): the
+ * added and removed steps', and both sides of a kept step whose digest
+ * changed. An unchanged step's definition is never read, so a change reads
+ * what it changed, not the plan.
+ */
+export function definitionsShown(
+  before: readonly RevisionEntry[] | null,
+  after: readonly RevisionEntry[],
+): string[] {
+  const old = new Map((before ?? []).map((step) => [step.id, step.digest]));
+  const now = new Set(after.map((step) => step.id));
+  const wanted = new Set<string>();
+  for (const step of after) {
+    const was = old.get(step.id);
+    if (was === step.digest) continue;
+    wanted.add(step.digest);
+    if (was !== undefined) wanted.add(was);
+  }
+  for (const step of before ?? []) if (!now.has(step.id)) wanted.add(step.digest);
+  return [...wanted];
+}
+
+/**
  * The change from `before` (null for the first revision: every step added)
- * to `after`, each list in the steps' order after the change. One pass over
- * each side with maps: linear in the two plans' sizes.
+ * to `after`, each list in the steps' order after the change. Steps are
+ * compared by digest; `definitions` holds what `definitionsShown` named. One
+ * pass over each side with maps: linear in the two lists' lengths.
  */
 export function diffRevision(
-  before: readonly RevisionStep[] | null,
-  after: readonly RevisionStep[],
+  before: readonly RevisionEntry[] | null,
+  after: readonly RevisionEntry[],
+  definitions: ReadonlyMap<string, ShownDefinition>,
   marked: RevisionChange["marked"] = [],
 ): RevisionDiff {
+  const shown = (digest: string): ShownDefinition => {
+    const definition = definitions.get(digest);
+    if (!definition) throw new Error(`diffRevision: no definition for digest ${digest}`);
+    return definition;
+  };
   const old = new Map((before ?? []).map((step) => [step.id, step]));
   const now = new Map(after.map((step) => [step.id, step]));
   const sortedAfter = [...after].sort((a, b) => a.stepOrder - b.stepOrder);
@@ -150,11 +180,12 @@ export function diffRevision(
   for (const step of sortedAfter) {
     const was = old.get(step.id);
     if (!was) {
+      const definition = shown(step.digest);
       push("added", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        stepType: step.stepType,
-        instructions: diffValue(step.instructions),
+        stepType: definition.stepType,
+        instructions: diffValue(definition.instructions),
       });
       continue;
     }
@@ -162,22 +193,26 @@ export function diffRevision(
       push("moved", { stepId: step.id, from: was.stepOrder, to: step.stepOrder });
     }
     rank++;
-    if (was.instructions !== step.instructions) {
+    // The same digest is the same definition: nothing of it to show.
+    if (was.digest === step.digest) continue;
+    const from = shown(was.digest);
+    const to = shown(step.digest);
+    if (from.instructions !== to.instructions) {
       push("instructions", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        from: diffValue(was.instructions),
-        to: diffValue(step.instructions),
+        from: diffValue(from.instructions),
+        to: diffValue(to.instructions),
       });
     }
-    const argsBefore = JSON.stringify(was.arguments ?? null);
-    const argsAfter = JSON.stringify(step.arguments ?? null);
+    const argsBefore = JSON.stringify(from.arguments ?? null);
+    const argsAfter = JSON.stringify(to.arguments ?? null);
     if (argsBefore !== argsAfter) {
       push("arguments", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        from: diffValue(was.arguments),
-        to: diffValue(step.arguments),
+        from: diffValue(from.arguments),
+        to: diffValue(to.arguments),
       });
     }
   }
@@ -186,7 +221,7 @@ export function diffRevision(
       push("removed", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        instructions: diffValue(step.instructions),
+        instructions: diffValue(shown(step.digest).instructions),
       });
     }
   }
