@@ -2,8 +2,9 @@
  * A plan's revisions (docs/history-and-forks.md): which changes make one
  * (`revisionOf`, read from the audit entries the change writes, so every
  * writer of a change makes its revision the same way), and the diff between
- * two revisions' steps (`diffRevision`), linear in the plans' sizes and
- * bounded in its own.
+ * two revisions' steps (`diffRevision`), compared by their definitions'
+ * digests, linear in the lists' lengths and bounded in its own; of the
+ * definitions it reads only those it shows (`definitionsShown`).
  */
 import type { AuditEntry } from "./audit-entries";
 import { MODIFY_ACTIONS } from "./modify-change";
