@@ -113,9 +113,9 @@ export function diffValue(value: unknown): DiffValue {
 
 /**
  * The definitions a diff from `before` to `after` shows (their digests): the
- * added and removed steps', and both sides of a kept step whose digest
- * changed. An unchanged step's definition is never read, so a change reads
- * what it changed, not the plan.
+ * first DIFF_ENTRIES added and removed steps' (the rest are only counted),
+ * and both sides of a kept step whose digest changed. An unchanged step's
+ * definition is never read, so a change reads what it changed, not the plan.
  */
 export function definitionsShown(
   before: readonly RevisionEntry[] | null,
@@ -124,13 +124,17 @@ export function definitionsShown(
   const old = new Map((before ?? []).map((step) => [step.id, step.digest]));
   const now = new Set(after.map((step) => step.id));
   const wanted = new Set<string>();
-  for (const step of after) {
+  let added = 0;
+  for (const step of [...after].sort((a, b) => a.stepOrder - b.stepOrder)) {
     const was = old.get(step.id);
     if (was === step.digest) continue;
-    wanted.add(step.digest);
-    if (was !== undefined) wanted.add(was);
+    if (was !== undefined) wanted.add(was).add(step.digest);
+    else if (added++ < DIFF_ENTRIES) wanted.add(step.digest);
   }
-  for (const step of before ?? []) if (!now.has(step.id)) wanted.add(step.digest);
+  let removed = 0;
+  for (const step of [...(before ?? [])].sort((a, b) => a.stepOrder - b.stepOrder)) {
+    if (!now.has(step.id) && removed++ < DIFF_ENTRIES) wanted.add(step.digest);
+  }
   return [...wanted];
 }
 
@@ -181,6 +185,11 @@ export function diffRevision(
   for (const step of sortedAfter) {
     const was = old.get(step.id);
     if (!was) {
+      // Beyond the list's entries only counted: its definition was not read.
+      if (diff.added.length === DIFF_ENTRIES) {
+        diff.omitted++;
+        continue;
+      }
       const definition = shown(step.digest);
       push("added", {
         stepId: step.id,
@@ -218,7 +227,8 @@ export function diffRevision(
     }
   }
   for (const step of sortedBefore) {
-    if (!now.has(step.id)) {
+    if (!now.has(step.id) && diff.removed.length === DIFF_ENTRIES) diff.omitted++;
+    else if (!now.has(step.id)) {
       push("removed", {
         stepId: step.id,
         stepOrder: step.stepOrder,
