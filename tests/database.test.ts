@@ -43,6 +43,7 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       "plan_revision",
       "plan_source",
       "plan_step",
+      "plan_step_definition",
       "research_artifact",
       "research_feedback",
       "research_output",

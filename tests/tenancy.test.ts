@@ -31,6 +31,7 @@ const TENANT_TABLES = [
   "plan_branching_condition",
   "plan_audit_log",
   "plan_revision",
+  "plan_step_definition",
   "review_request",
   "review_decision",
   "review_snooze",

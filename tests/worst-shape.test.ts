@@ -175,6 +175,15 @@ describe.each(BACKENDS)("the worst shape of every tool's input on %s", (backend)
     await agent.ok("create_research_plan", most);
     const planned = await within("create_research_plan", "the most steps and bindings", most);
     expect(planned.steps).toHaveLength(MAX_PLAN_STEPS);
+    // A change of one step of the largest plan: its revision writes and reads
+    // what changed, not every step (docs/history-and-forks.md).
+    await within("modify_plan", "one step rewritten in the plan of the most steps", {
+      planId: planned.planId,
+      action: "update_step_instructions",
+      stepId: planned.steps[MAX_PLAN_STEPS - 1].stepId,
+      instructions: run("Rewritten: ", "}", 20_000),
+      modificationRationale: run("", "(", 2_000),
+    });
 
     const expressions = [
       `result.${run("", "a.", 480)}b > 1`,

@@ -30,7 +30,7 @@ import type { Cancellation } from "../plan-engine/cancel";
 import type { CitationCheck } from "../plan-engine/citations";
 import type { AwaitingSteps } from "../plan-engine/plan-snapshot";
 import { type EscalationLevel, MAX_ESCALATION_LEVELS } from "../plan-engine/review-deadlines";
-import type { RevisionDiff, RevisionStep } from "../plan-engine/revisions";
+import type { RevisionDiff, RevisionEntry, RevisionStep } from "../plan-engine/revisions";
 import { SKILL_EXECUTION_STATUSES } from "../plan-engine/skill-executions";
 import type { SourceKind } from "../plan-engine/source-key";
 import {
@@ -483,6 +483,13 @@ export const planSteps = pgTable(
     outputSchema: jsonb("output_schema").$type<Record<string, unknown>>(),
     /** In a fork: the source plan's step this one was carried from with its result (docs/history-and-forks.md). */
     carriedFromStepId: uuid("carried_from_step_id"),
+    /**
+     * The digest of the step's definition (`cairn_step_digest`: its type,
+     * instructions, tool, arguments, inputs and output schema), kept by the
+     * `plan_step_definition_digest` trigger whenever one of them is written,
+     * so a revision lists steps by digest without reading their definitions.
+     */
+    definitionDigest: text("definition_digest").notNull().default(""),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -563,11 +570,31 @@ export const planRevisions = pgTable(
     actorType: actorType("actor_type").notNull(),
     actorId: uuid("actor_id"),
     actorLabel: text("actor_label").notNull(),
-    steps: jsonb("steps").$type<RevisionStep[]>().notNull(),
+    /** The plan's steps after it, in order: id, place and definition digest (`plan_step_definition`). */
+    steps: jsonb("steps").$type<RevisionEntry[]>().notNull(),
     diff: jsonb("diff").$type<RevisionDiff>().notNull(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("plan_revision_plan_revision_uq").on(t.planId, t.revision)],
+);
+
+/**
+ * Each step definition a plan's revisions name, once per plan and digest
+ * (docs/history-and-forks.md): a change writes only the definitions no
+ * revision of the plan had, so its cost grows with what it changed.
+ */
+export const planStepDefinitions = pgTable(
+  "plan_step_definition",
+  {
+    id: id(),
+    tenantId: tenantId(),
+    planId: uuid("plan_id")
+      .notNull()
+      .references(() => researchPlans.id, { onDelete: "cascade" }),
+    digest: text("digest").notNull(),
+    definition: jsonb("definition").$type<Omit<RevisionStep, "id" | "stepOrder">>().notNull(),
+  },
+  (t) => [uniqueIndex("plan_step_definition_plan_digest_uq").on(t.planId, t.digest)],
 );
 
 export const planAuditLog = pgTable(

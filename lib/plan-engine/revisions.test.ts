@@ -2,10 +2,12 @@ import { describe, expect, it } from "vitest";
 import {
   DIFF_ENTRIES,
   DIFF_VALUE_CHARS,
+  definitionsShown,
   diffRevision,
   diffValue,
   type RevisionStep,
   revisionOf,
+  type ShownDefinition,
 } from "./revisions";
 
 const step = (id: string, stepOrder: number, instructions = `do ${id}`): RevisionStep => ({
@@ -19,9 +21,49 @@ const step = (id: string, stepOrder: number, instructions = `do ${id}`): Revisio
   outputSchema: null,
 });
 
+/**
+ * The diff of two lists of whole steps, as recordRevision makes it: each step
+ * by its digest (here its definition's JSON), and only the definitions
+ * `definitionsShown` names handed to the diff.
+ */
+function diffSteps(
+  before: readonly RevisionStep[] | null,
+  after: readonly RevisionStep[],
+  marked: Parameters<typeof diffRevision>[3] = [],
+) {
+  const all = new Map<string, ShownDefinition>();
+  const entries = (steps: readonly RevisionStep[]) =>
+    steps.map(({ id, stepOrder, ...definition }) => {
+      const digest = JSON.stringify(definition);
+      all.set(digest, definition);
+      return { id, stepOrder, digest };
+    });
+  const old = before && entries(before);
+  const now = entries(after);
+  const shown = new Map<string, ShownDefinition>();
+  for (const digest of definitionsShown(old, now)) {
+    const definition = all.get(digest);
+    if (definition) shown.set(digest, definition);
+  }
+  return diffRevision(old, now, shown, marked);
+}
+
 describe("diffRevision", () => {
+  it("reads the definitions of changed, added and removed steps only", () => {
+    const before = [step("a", 1), step("b", 2), step("c", 3)];
+    const after = [step("a", 1, "changed"), step("c", 2), step("d", 3)];
+    const digestOf = (s: RevisionStep) => {
+      const { id: _id, stepOrder: _order, ...definition } = s;
+      return JSON.stringify(definition);
+    };
+    const entry = (s: RevisionStep) => ({ id: s.id, stepOrder: s.stepOrder, digest: digestOf(s) });
+    expect(new Set(definitionsShown(before.map(entry), after.map(entry)))).toEqual(
+      new Set([before[0], after[0], before[1], after[2]].map((s) => digestOf(s as RevisionStep))),
+    );
+  });
+
   it("makes every step of the first revision an addition", () => {
-    const diff = diffRevision(null, [step("a", 1), step("b", 2)]);
+    const diff = diffSteps(null, [step("a", 1), step("b", 2)]);
     expect(diff.added.map((s) => s.stepId)).toEqual(["a", "b"]);
     expect(diff.added[0]?.instructions).toEqual({ text: "do a", cut: false });
     expect(diff.moved).toEqual([]);
@@ -30,7 +72,7 @@ describe("diffRevision", () => {
   it("reports an added step without calling the steps it pushed down moved", () => {
     const before = [step("a", 1), step("b", 2)];
     const after = [step("n", 1), step("a", 2), step("b", 3)];
-    const diff = diffRevision(before, after);
+    const diff = diffSteps(before, after);
     expect(diff.added.map((s) => [s.stepId, s.stepOrder])).toEqual([["n", 1]]);
     expect(diff.moved).toEqual([]);
   });
@@ -38,7 +80,7 @@ describe("diffRevision", () => {
   it("reports a removed step, and the steps that changed places among the kept ones", () => {
     const before = [step("a", 1), step("b", 2), step("c", 3), step("d", 4)];
     const after = [step("a", 1), step("d", 2), step("c", 3)];
-    const diff = diffRevision(before, after);
+    const diff = diffSteps(before, after);
     expect(diff.removed).toEqual([
       { stepId: "b", stepOrder: 2, instructions: { text: "do b", cut: false } },
     ]);
@@ -51,7 +93,7 @@ describe("diffRevision", () => {
   it("gives instructions and arguments old and new, and the statuses the change set", () => {
     const before = [{ ...step("a", 1), arguments: { query: "cost" } }, step("b", 2)];
     const after = [{ ...step("a", 1), arguments: { query: "price" } }, step("b", 2, "new")];
-    const diff = diffRevision(before, after, [{ stepId: "a", to: "skipped" }]);
+    const diff = diffSteps(before, after, [{ stepId: "a", to: "skipped" }]);
     expect(diff.instructions).toEqual([
       {
         stepId: "b",
@@ -74,7 +116,7 @@ describe("diffRevision", () => {
   it("stays bounded: long values cut, lists capped with the rest counted", () => {
     const long = "x".repeat(DIFF_VALUE_CHARS * 10);
     const steps = Array.from({ length: DIFF_ENTRIES + 5 }, (_, i) => step(`s${i}`, i + 1, long));
-    const diff = diffRevision(null, steps);
+    const diff = diffSteps(null, steps);
     expect(diff.added).toHaveLength(DIFF_ENTRIES);
     expect(diff.omitted).toBe(5);
     expect(diff.added[0]?.instructions).toEqual({ text: "x".repeat(DIFF_VALUE_CHARS), cut: true });

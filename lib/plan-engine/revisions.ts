@@ -2,14 +2,15 @@
  * A plan's revisions (docs/history-and-forks.md): which changes make one
  * (`revisionOf`, read from the audit entries the change writes, so every
  * writer of a change makes its revision the same way), and the diff between
- * two revisions' steps (`diffRevision`), linear in the plans' sizes and
- * bounded in its own.
+ * two revisions' steps (`diffRevision`), compared by their definitions'
+ * digests, linear in the lists' lengths and bounded in its own; of the
+ * definitions it reads only those it shows (`definitionsShown`).
  */
 import type { AuditEntry } from "./audit-entries";
 import { MODIFY_ACTIONS } from "./modify-change";
-import type { RevisionStep, StepStatus, StepType } from "./states";
+import type { RevisionEntry, RevisionStep, ShownDefinition, StepStatus, StepType } from "./states";
 
-export type { RevisionStep };
+export type { RevisionEntry, RevisionStep, ShownDefinition };
 
 /** A value in a diff: its first characters, and whether it was cut. */
 export type DiffValue = { text: string; cut: boolean } | null;
@@ -111,15 +112,49 @@ export function diffValue(value: unknown): DiffValue {
 }
 
 /**
+ * The definitions a diff from `before` to `after` shows (their digests): the
+ * first DIFF_ENTRIES added and removed steps' (the rest are only counted),
+ * and both sides of a kept step whose digest changed. An unchanged step's
+ * definition is never read, so a change reads what it changed, not the plan.
+ */
+export function definitionsShown(
+  before: readonly RevisionEntry[] | null,
+  after: readonly RevisionEntry[],
+): string[] {
+  const old = new Map((before ?? []).map((step) => [step.id, step.digest]));
+  const now = new Set(after.map((step) => step.id));
+  const wanted = new Set<string>();
+  let added = 0;
+  for (const step of [...after].sort((a, b) => a.stepOrder - b.stepOrder)) {
+    const was = old.get(step.id);
+    if (was === step.digest) continue;
+    if (was !== undefined) wanted.add(was).add(step.digest);
+    else if (added++ < DIFF_ENTRIES) wanted.add(step.digest);
+  }
+  let removed = 0;
+  for (const step of [...(before ?? [])].sort((a, b) => a.stepOrder - b.stepOrder)) {
+    if (!now.has(step.id) && removed++ < DIFF_ENTRIES) wanted.add(step.digest);
+  }
+  return [...wanted];
+}
+
+/**
  * The change from `before` (null for the first revision: every step added)
- * to `after`, each list in the steps' order after the change. One pass over
- * each side with maps: linear in the two plans' sizes.
+ * to `after`, each list in the steps' order after the change. Steps are
+ * compared by digest; `definitions` holds what `definitionsShown` named. One
+ * pass over each side with maps: linear in the two lists' lengths.
  */
 export function diffRevision(
-  before: readonly RevisionStep[] | null,
-  after: readonly RevisionStep[],
+  before: readonly RevisionEntry[] | null,
+  after: readonly RevisionEntry[],
+  definitions: ReadonlyMap<string, ShownDefinition>,
   marked: RevisionChange["marked"] = [],
 ): RevisionDiff {
+  const shown = (digest: string): ShownDefinition => {
+    const definition = definitions.get(digest);
+    if (!definition) throw new Error(`diffRevision: no definition for digest ${digest}`);
+    return definition;
+  };
   const old = new Map((before ?? []).map((step) => [step.id, step]));
   const now = new Map(after.map((step) => [step.id, step]));
   const sortedAfter = [...after].sort((a, b) => a.stepOrder - b.stepOrder);
@@ -150,11 +185,17 @@ export function diffRevision(
   for (const step of sortedAfter) {
     const was = old.get(step.id);
     if (!was) {
+      // Beyond the list's entries only counted: its definition was not read.
+      if (diff.added.length === DIFF_ENTRIES) {
+        diff.omitted++;
+        continue;
+      }
+      const definition = shown(step.digest);
       push("added", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        stepType: step.stepType,
-        instructions: diffValue(step.instructions),
+        stepType: definition.stepType,
+        instructions: diffValue(definition.instructions),
       });
       continue;
     }
@@ -162,31 +203,36 @@ export function diffRevision(
       push("moved", { stepId: step.id, from: was.stepOrder, to: step.stepOrder });
     }
     rank++;
-    if (was.instructions !== step.instructions) {
+    // The same digest is the same definition: nothing of it to show.
+    if (was.digest === step.digest) continue;
+    const from = shown(was.digest);
+    const to = shown(step.digest);
+    if (from.instructions !== to.instructions) {
       push("instructions", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        from: diffValue(was.instructions),
-        to: diffValue(step.instructions),
+        from: diffValue(from.instructions),
+        to: diffValue(to.instructions),
       });
     }
-    const argsBefore = JSON.stringify(was.arguments ?? null);
-    const argsAfter = JSON.stringify(step.arguments ?? null);
+    const argsBefore = JSON.stringify(from.arguments ?? null);
+    const argsAfter = JSON.stringify(to.arguments ?? null);
     if (argsBefore !== argsAfter) {
       push("arguments", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        from: diffValue(was.arguments),
-        to: diffValue(step.arguments),
+        from: diffValue(from.arguments),
+        to: diffValue(to.arguments),
       });
     }
   }
   for (const step of sortedBefore) {
-    if (!now.has(step.id)) {
+    if (!now.has(step.id) && diff.removed.length === DIFF_ENTRIES) diff.omitted++;
+    else if (!now.has(step.id)) {
       push("removed", {
         stepId: step.id,
         stepOrder: step.stepOrder,
-        instructions: diffValue(step.instructions),
+        instructions: diffValue(shown(step.digest).instructions),
       });
     }
   }

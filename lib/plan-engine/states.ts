@@ -145,3 +145,13 @@ export type RevisionStep = {
   inputs: Record<string, unknown> | null;
   outputSchema: Record<string, unknown> | null;
 };
+
+/**
+ * A step as a revision lists it: its place and the digest of its definition
+ * (kept once per plan and digest, `plan_step_definition`), so a revision
+ * costs a few bytes per step however long the steps are.
+ */
+export type RevisionEntry = { id: string; stepOrder: number; digest: string };
+
+/** What a diff shows of a step's definition. */
+export type ShownDefinition = Pick<RevisionStep, "stepType" | "instructions" | "arguments">;

@@ -7,13 +7,18 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { planSteps, researchPlans } from "../../db/schema";
 import { checkCheckpointPass } from "../../plan-engine/checkpoint-guard";
 import { decideModify } from "../../plan-engine/modify";
-import { MODIFY_ACTIONS, type ModifyAction, type ModifyOp } from "../../plan-engine/modify-change";
+import {
+  MODIFY_ACTIONS,
+  type ModifyAction,
+  type ModifyOp,
+  type ModifyStep,
+} from "../../plan-engine/modify-change";
 import { readDecisionPolicy } from "../reviews/decision-rules";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
@@ -25,7 +30,7 @@ import {
   stepIdField,
 } from "../shared/fields";
 import { planStatus, stepStatus, stepType } from "../shared/output-fields";
-import { loadSteps, lockPlan, setPlanStatusAndQueueEvent } from "../shared/plan-access";
+import { lockPlan, setPlanStatusAndQueueEvent } from "../shared/plan-access";
 import { readRevision } from "../shared/revisions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
@@ -89,7 +94,7 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
   const newSteps = input.steps?.map((step) => ({ ...step, id: randomUUID() }));
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
-    const before = await loadSteps(tx, ctx, plan.id);
+    const before = await loadModifySteps(tx, ctx, plan.id);
     const revert =
       input.action === "revert_revision" && input.revision !== undefined
         ? { revision: input.revision, steps: await readRevision(tx, ctx, plan.id, input.revision) }
@@ -167,6 +172,32 @@ async function checkCheckpointsPassed(
   if (passed.length === 0) return;
   const policy = await readDecisionPolicy(tx, ctx.tenantId);
   for (const { step, how } of passed) checkCheckpointPass(policy, ctx.actor.type, step, how);
+}
+
+/**
+ * The plan's steps as the engine decides a change on them: not their results,
+ * reports or output schemas, which no change reads, so a change of a plan of
+ * long results does not read them all in its transaction.
+ */
+function loadModifySteps(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+): Promise<ModifyStep[]> {
+  return tx
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+      instructions: planSteps.instructions,
+      failureReason: planSteps.failureReason,
+      arguments: planSteps.arguments,
+      inputs: planSteps.inputs,
+    })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder));
 }
 
 /** Performs the engine's operations, in order. */

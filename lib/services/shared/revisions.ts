@@ -8,39 +8,47 @@
  * server steps) are every path to a plan's definition.
  */
 import "server-only";
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Transaction } from "../../db/client";
-import { planRevisions, planSteps } from "../../db/schema";
+import { planRevisions, planStepDefinitions, planSteps } from "../../db/schema";
+import { arrayParam } from "../../db/statement";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
-import { diffRevision, type RevisionStep, revisionOf } from "../../plan-engine/revisions";
+import {
+  definitionsShown,
+  diffRevision,
+  type RevisionEntry,
+  type RevisionStep,
+  revisionOf,
+} from "../../plan-engine/revisions";
 import type { ServiceContext } from "./context";
 
-/** A plan's steps as a revision keeps them, in order. */
-export async function readRevisionSteps(
+type PlanOf = Pick<ServiceContext, "tenantId">;
+
+/** The plan's step definitions of these digests, by digest. */
+async function readDefinitions(
   tx: Transaction,
-  ctx: Pick<ServiceContext, "tenantId">,
+  ctx: PlanOf,
   planId: string,
-): Promise<RevisionStep[]> {
-  return tx
-    .select({
-      id: planSteps.id,
-      stepOrder: planSteps.stepOrder,
-      stepType: planSteps.stepType,
-      instructions: planSteps.instructions,
-      tool: planSteps.tool,
-      arguments: planSteps.arguments,
-      inputs: planSteps.inputs,
-      outputSchema: planSteps.outputSchema,
-    })
-    .from(planSteps)
-    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
-    .orderBy(asc(planSteps.stepOrder));
+  digests: readonly string[],
+): Promise<Map<string, Omit<RevisionStep, "id" | "stepOrder">>> {
+  if (digests.length === 0) return new Map();
+  const rows = await tx
+    .select({ digest: planStepDefinitions.digest, definition: planStepDefinitions.definition })
+    .from(planStepDefinitions)
+    .where(
+      and(
+        eq(planStepDefinitions.planId, planId),
+        eq(planStepDefinitions.tenantId, ctx.tenantId),
+        sql`${planStepDefinitions.digest} = any(${arrayParam(digests)}::text[])`,
+      ),
+    );
+  return new Map(rows.map((row) => [row.digest, row.definition]));
 }
 
 /** A revision's steps (what revert_revision restores); undefined when the plan has no such revision. */
 export async function readRevision(
   tx: Transaction,
-  ctx: Pick<ServiceContext, "tenantId">,
+  ctx: PlanOf,
   planId: string,
   revision: number,
 ): Promise<RevisionStep[] | undefined> {
@@ -54,13 +62,26 @@ export async function readRevision(
         eq(planRevisions.revision, revision),
       ),
     );
-  return row?.steps;
+  if (!row) return undefined;
+  const definitions = await readDefinitions(tx, ctx, planId, [
+    ...new Set(row.steps.map((step) => step.digest)),
+  ]);
+  return row.steps.map(({ id, stepOrder, digest }) => {
+    const definition = definitions.get(digest);
+    if (!definition) throw new Error(`revision ${revision} names a definition the plan lacks`);
+    return { id, stepOrder, ...definition };
+  });
 }
 
 /**
  * The next revision of the plan `entries` change, when they change its
  * definition; nothing otherwise. The caller holds the plan's row lock (every
  * writer of a definition does), which orders the revisions' numbers.
+ *
+ * It reads the steps' ids, places and digests (kept by the
+ * `plan_step_definition_digest` trigger), writes only the definitions the
+ * previous revision did not have, and reads only those the diff shows: a
+ * change's cost grows with what it changed, not with how long the steps are.
  */
 export async function recordRevision(
   tx: Transaction,
@@ -76,7 +97,30 @@ export async function recordRevision(
     .where(and(eq(planRevisions.planId, planId), eq(planRevisions.tenantId, ctx.tenantId)))
     .orderBy(desc(planRevisions.revision))
     .limit(1);
-  const steps = await readRevisionSteps(tx, ctx, planId);
+  const steps: RevisionEntry[] = await tx
+    .select({
+      id: planSteps.id,
+      stepOrder: planSteps.stepOrder,
+      digest: planSteps.definitionDigest,
+    })
+    .from(planSteps)
+    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
+    .orderBy(asc(planSteps.stepOrder));
+  const before = previous?.steps ?? null;
+  const known = new Set(before?.map((step) => step.digest));
+  const fresh = steps.filter((step) => !known.has(step.digest)).map((step) => step.id);
+  if (fresh.length > 0) {
+    // An older revision may have had it (a revert): kept once all the same.
+    await tx.execute(sql`
+      insert into plan_step_definition (tenant_id, plan_id, digest, definition)
+      select distinct on (definition_digest) tenant_id, plan_id, definition_digest,
+        cairn_step_definition(step_type::text, instructions, tool, arguments, inputs, output_schema)
+      from plan_step
+      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
+        and id = any(${arrayParam(fresh)}::uuid[])
+      on conflict (plan_id, digest) do nothing`);
+  }
+  const definitions = await readDefinitions(tx, ctx, planId, definitionsShown(before, steps));
   await tx.insert(planRevisions).values({
     tenantId: ctx.tenantId,
     planId,
@@ -87,6 +131,6 @@ export async function recordRevision(
     actorId: ctx.actor.id,
     actorLabel: ctx.actor.label,
     steps,
-    diff: diffRevision(previous?.steps ?? null, steps, change.marked),
+    diff: diffRevision(before, steps, definitions, change.marked),
   });
 }
