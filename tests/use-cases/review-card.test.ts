@@ -170,7 +170,13 @@ describe.each(BACKENDS)("the review card and the plan card on %s", (backend) => 
     expect(card.review?.proposal).toEqual([
       {
         key: "shortlist",
-        value: { text: JSON.stringify(["A", "B", "C"], null, 2), shortened: false, bytes: 23 },
+        // Shown indented; its size is the value's as stored, unindented, as every
+        // shortened JSON value's is (shortenJson, docs/security.md).
+        value: {
+          text: JSON.stringify(["A", "B", "C"], null, 2),
+          shortened: false,
+          bytes: JSON.stringify(["A", "B", "C"]).length,
+        },
       },
     ]);
     expect(card.reviewUrl).toMatch(new RegExp(`/plans/${planId}#review$`));
