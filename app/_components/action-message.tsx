@@ -1,4 +1,3 @@
-import Link from "next/link";
 import type { ActionState } from "@/lib/web/action-state";
 
 /** The answer of a server action, announced to screen readers, and the list of what it made. */
@@ -17,7 +16,8 @@ export function ActionMessage({ state }: { state: ActionState }) {
             // Lines may repeat (two plans of one name); their place is their identity.
             // biome-ignore lint/suspicious/noArrayIndexKey: the list is fixed once answered
             <li key={index} data-testid="action-item">
-              {item.href ? <Link href={item.href}>{item.text}</Link> : item.text}
+              {/* A plain link: the MCP App cards render this component outside Next, where next/link cannot run. */}
+              {item.href ? <a href={item.href}>{item.text}</a> : item.text}
             </li>
           ))}
         </ul>
