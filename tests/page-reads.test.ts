@@ -23,7 +23,7 @@ import { AUDIT_PAGE_SIZE, getPlanPage, PLAN_PAGE_STEP_ROWS } from "@/lib/service
 import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "./support/databases";
 import { inProcessAgent, planSteps, signedInAdmin, tenantContext } from "./support/in-process";
-import { type MeteredDatabase, meteredDatabase } from "./support/metered-database";
+import { bytesDuring, type MeteredDatabase, meteredDatabase } from "./support/metered-database";
 
 const MB = 1024 * 1024;
 
@@ -112,16 +112,9 @@ describe.each(BACKENDS)("what the plan page and the inbox read on %s", (backend)
     await metered?.close();
   });
 
-  /** The bytes the database sends for `read`. */
-  async function bytesRead(read: () => Promise<unknown>): Promise<number> {
-    const before = metered.bytesSent();
-    await read();
-    return metered.bytesSent() - before;
-  }
-
   it("renders the plan page, and its next page of steps, reading under 2 MB of a plan of 160 MB", async () => {
     let nextCursor: string | null = null;
-    const first = await bytesRead(async () => {
+    const first = await bytesDuring(metered, async () => {
       const page = await getPlanPage(viewer, planId);
       if (!page) throw new Error("no plan page");
       await page.trail;
@@ -131,7 +124,7 @@ describe.each(BACKENDS)("what the plan page and the inbox read on %s", (backend)
     });
     expect(first).toBeLessThan(RENDER_BYTES);
     expect(nextCursor).toEqual(expect.any(String));
-    const next = await bytesRead(async () => {
+    const next = await bytesDuring(metered, async () => {
       const page = await getPlanPage(viewer, planId, undefined, {
         stepsCursor: nextCursor ?? undefined,
       });
@@ -143,7 +136,7 @@ describe.each(BACKENDS)("what the plan page and the inbox read on %s", (backend)
   });
 
   it("renders a page of the inbox reading under 256 KB of reviews with proposals of 128 KB each", async () => {
-    const read = await bytesRead(async () => {
+    const read = await bytesDuring(metered, async () => {
       const inbox = await listInbox(viewer, { role: "admin" });
       // The plan of many steps waits too.
       expect(inbox.total).toBe(INBOX_PAGE_SIZE + 2);

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
+  type ComparedDefinition,
   DIFF_ENTRIES,
   DIFF_VALUE_CHARS,
+  definitionsCompared,
   definitionsShown,
   diffRevision,
   diffValue,
+  type RevisionEntry,
   type RevisionStep,
   revisionOf,
   type ShownDefinition,
@@ -21,45 +24,106 @@ const step = (id: string, stepOrder: number, instructions = `do ${id}`): Revisio
   outputSchema: null,
 });
 
-/**
- * The diff of two lists of whole steps, as recordRevision makes it: each step
- * by its digest (here its definition's JSON), and only the definitions
- * `definitionsShown` names handed to the diff.
- */
-function diffSteps(
-  before: readonly RevisionStep[] | null,
-  after: readonly RevisionStep[],
-  marked: Parameters<typeof diffRevision>[3] = [],
-) {
-  const all = new Map<string, ShownDefinition>();
-  const entries = (steps: readonly RevisionStep[]) =>
-    steps.map(({ id, stepOrder, ...definition }) => {
-      const digest = JSON.stringify(definition);
-      all.set(digest, definition);
-      return { id, stepOrder, digest };
-    });
-  const old = before && entries(before);
-  const now = entries(after);
-  const shown = new Map<string, ShownDefinition>();
-  for (const digest of definitionsShown(old, now)) {
-    const definition = all.get(digest);
-    if (definition) shown.set(digest, definition);
-  }
-  return diffRevision(old, now, shown, marked);
+type Definition = Omit<RevisionStep, "id" | "stepOrder">;
+
+/** Each step as a revision names it: by its digest (here its definition's JSON). */
+function entriesOf(steps: readonly RevisionStep[], all: Map<string, Definition>): RevisionEntry[] {
+  return steps.map(({ id, stepOrder, ...definition }) => {
+    const digest = JSON.stringify(definition);
+    all.set(digest, definition);
+    return { id, stepOrder, digest };
+  });
 }
 
+/**
+ * The diff of two lists of whole steps, as recordRevision makes it: only the
+ * fingerprints `definitionsCompared` names and the cut values
+ * `definitionsShown` names handed to the diff; and the digests it read.
+ */
+function diffAndReads(
+  before: readonly RevisionStep[] | null,
+  after: readonly RevisionStep[],
+  marked: Parameters<typeof diffRevision>[4] = [],
+) {
+  const all = new Map<string, Definition>();
+  const old = before && entriesOf(before, all);
+  const now = entriesOf(after, all);
+  const definition = (digest: string) => {
+    const found = all.get(digest);
+    if (!found) throw new Error(`no definition ${digest}`);
+    return found;
+  };
+  const comparedDigests = definitionsCompared(old, now);
+  const compared = new Map<string, ComparedDefinition>(
+    comparedDigests.map((digest) => [
+      digest,
+      {
+        instructions: definition(digest).instructions,
+        arguments: JSON.stringify(definition(digest).arguments),
+      },
+    ]),
+  );
+  const shownDigests = definitionsShown(old, now, compared);
+  const shown = new Map<string, ShownDefinition>(
+    shownDigests.map((digest) => [
+      digest,
+      {
+        stepType: definition(digest).stepType,
+        instructions: diffValue(definition(digest).instructions),
+        arguments: diffValue(definition(digest).arguments),
+      },
+    ]),
+  );
+  return {
+    diff: diffRevision(old, now, compared, shown, marked),
+    compared: comparedDigests,
+    shown: shownDigests,
+  };
+}
+
+const diffSteps = (...args: Parameters<typeof diffAndReads>) => diffAndReads(...args).diff;
+
+const digestOf = ({ id: _id, stepOrder: _order, ...definition }: RevisionStep) =>
+  JSON.stringify(definition);
+
 describe("diffRevision", () => {
-  it("reads the definitions of changed, added and removed steps only", () => {
-    const before = [step("a", 1), step("b", 2), step("c", 3)];
-    const after = [step("a", 1, "changed"), step("c", 2), step("d", 3)];
-    const digestOf = (s: RevisionStep) => {
-      const { id: _id, stepOrder: _order, ...definition } = s;
-      return JSON.stringify(definition);
-    };
-    const entry = (s: RevisionStep) => ({ id: s.id, stepOrder: s.stepOrder, digest: digestOf(s) });
-    expect(new Set(definitionsShown(before.map(entry), after.map(entry)))).toEqual(
+  it("compares changed steps by fingerprint, and reads the definitions of shown steps only", () => {
+    const before = [step("a", 1), step("b", 2), step("c", 3), step("e", 4)];
+    const rebound = { ...step("e", 4), inputs: { x: "{{steps.1.result.x}}" } };
+    const after = [step("a", 1, "changed"), step("c", 2), step("d", 3), rebound];
+    const reads = diffAndReads(before, after);
+    expect(new Set(reads.compared)).toEqual(
+      new Set([before[0], after[0], before[3], rebound].map((s) => digestOf(s as RevisionStep))),
+    );
+    // The step whose inputs alone changed is compared, never shown.
+    expect(new Set(reads.shown)).toEqual(
       new Set([before[0], after[0], before[1], after[2]].map((s) => digestOf(s as RevisionStep))),
     );
+    expect(reads.diff.instructions.map((entry) => entry.stepId)).toEqual(["a"]);
+    expect(reads.diff.arguments).toEqual([]);
+  });
+
+  it("shows the first changed steps of each list and counts the rest, reading only those shown", () => {
+    const count = DIFF_ENTRIES + 5;
+    const before = Array.from({ length: count }, (_, i) => ({
+      ...step(`s${i}`, i + 1, "x".repeat(DIFF_VALUE_CHARS * 10)),
+      arguments: { query: `q${i}` },
+    }));
+    const after = before.map((s, i) => ({
+      ...s,
+      instructions: `${i}${s.instructions}`,
+      arguments: {},
+    }));
+    const reads = diffAndReads(before, after);
+    expect(reads.compared).toHaveLength(count * 2);
+    expect(reads.shown).toHaveLength(DIFF_ENTRIES * 2);
+    expect(reads.diff.instructions).toHaveLength(DIFF_ENTRIES);
+    expect(reads.diff.arguments).toHaveLength(DIFF_ENTRIES);
+    expect(reads.diff.omitted).toBe(10);
+    expect(reads.diff.instructions[0]?.to).toEqual({
+      text: `0${"x".repeat(DIFF_VALUE_CHARS - 1)}`,
+      cut: true,
+    });
   });
 
   it("makes every step of the first revision an addition", () => {

@@ -4,16 +4,29 @@
  * writer of a change makes its revision the same way), and the diff between
  * two revisions' steps (`diffRevision`), compared by their definitions'
  * digests, linear in the lists' lengths and bounded in its own; of the
- * definitions it reads only those it shows (`definitionsShown`).
+ * definitions it reads a fingerprint of those it compares
+ * (`definitionsCompared`) and a cut of those it shows (`definitionsShown`).
  */
 import type { AuditEntry } from "./audit-entries";
 import { MODIFY_ACTIONS } from "./modify-change";
-import type { RevisionEntry, RevisionStep, ShownDefinition, StepStatus, StepType } from "./states";
+import type { RevisionEntry, RevisionStep, StepStatus, StepType } from "./states";
 
-export type { RevisionEntry, RevisionStep, ShownDefinition };
+export type { RevisionEntry, RevisionStep };
 
 /** A value in a diff: its first characters, and whether it was cut. */
 export type DiffValue = { text: string; cut: boolean } | null;
+
+/**
+ * What a diff shows of a step's definition: its type, and its instructions
+ * and arguments as `diffValue` cuts them (read cut, never whole).
+ */
+export type ShownDefinition = { stepType: StepType; instructions: DiffValue; arguments: DiffValue };
+
+/**
+ * What a diff compares of two definitions of a step: a fingerprint of its
+ * instructions and one of its arguments, equal when the values are.
+ */
+export type ComparedDefinition = { instructions: string; arguments: string };
 
 export type RevisionDiff = {
   added: { stepId: string; stepOrder: number; stepType: StepType; instructions: DiffValue }[];
@@ -112,47 +125,86 @@ export function diffValue(value: unknown): DiffValue {
 }
 
 /**
- * The definitions a diff from `before` to `after` shows (their digests): the
- * first DIFF_ENTRIES added and removed steps' (the rest are only counted),
- * and both sides of a kept step whose digest changed. An unchanged step's
- * definition is never read, so a change reads what it changed, not the plan.
+ * The definitions whose instructions and arguments a diff from `before` to
+ * `after` compares (their digests): both sides of every kept step whose
+ * digest changed. It reads only their fingerprints (`ComparedDefinition`), so
+ * a change that renumbers every binding reads a few bytes per step.
  */
-export function definitionsShown(
+export function definitionsCompared(
   before: readonly RevisionEntry[] | null,
   after: readonly RevisionEntry[],
 ): string[] {
   const old = new Map((before ?? []).map((step) => [step.id, step.digest]));
-  const now = new Set(after.map((step) => step.id));
   const wanted = new Set<string>();
-  let added = 0;
-  for (const step of [...after].sort((a, b) => a.stepOrder - b.stepOrder)) {
+  for (const step of after) {
     const was = old.get(step.id);
-    if (was === step.digest) continue;
-    if (was !== undefined) wanted.add(was).add(step.digest);
-    else if (added++ < DIFF_ENTRIES) wanted.add(step.digest);
+    if (was !== undefined && was !== step.digest) wanted.add(was).add(step.digest);
   }
-  let removed = 0;
-  for (const step of [...(before ?? [])].sort((a, b) => a.stepOrder - b.stepOrder)) {
-    if (!now.has(step.id) && removed++ < DIFF_ENTRIES) wanted.add(step.digest);
-  }
+  return [...wanted];
+}
+
+/** What `definitionsShown` hands the walk for a digest it records: never shown. */
+const RECORDED: ShownDefinition = { stepType: "analyze", instructions: null, arguments: null };
+
+/**
+ * The definitions a diff from `before` to `after` shows (their digests): the
+ * first DIFF_ENTRIES added and removed steps', and both sides of the first
+ * DIFF_ENTRIES kept steps whose instructions, and of those whose arguments,
+ * changed (by `compared`); the rest are only counted. It is the diff's own
+ * walk, recording what it would show, so what is read and what is shown
+ * cannot drift apart.
+ */
+export function definitionsShown(
+  before: readonly RevisionEntry[] | null,
+  after: readonly RevisionEntry[],
+  compared: ReadonlyMap<string, ComparedDefinition>,
+): string[] {
+  const wanted = new Set<string>();
+  walkDiff(before, after, compared, (digest) => {
+    wanted.add(digest);
+    return RECORDED;
+  });
   return [...wanted];
 }
 
 /**
  * The change from `before` (null for the first revision: every step added)
  * to `after`, each list in the steps' order after the change. Steps are
- * compared by digest; `definitions` holds what `definitionsShown` named. One
- * pass over each side with maps: linear in the two lists' lengths.
+ * compared by digest, a changed step's instructions and arguments by their
+ * fingerprints in `compared` (what `definitionsCompared` named); `shown`
+ * holds what `definitionsShown` named. One pass over each side with maps:
+ * linear in the two lists' lengths.
  */
 export function diffRevision(
   before: readonly RevisionEntry[] | null,
   after: readonly RevisionEntry[],
-  definitions: ReadonlyMap<string, ShownDefinition>,
+  compared: ReadonlyMap<string, ComparedDefinition>,
+  shown: ReadonlyMap<string, ShownDefinition>,
   marked: RevisionChange["marked"] = [],
 ): RevisionDiff {
-  const shown = (digest: string): ShownDefinition => {
-    const definition = definitions.get(digest);
-    if (!definition) throw new Error(`diffRevision: no definition for digest ${digest}`);
+  return walkDiff(
+    before,
+    after,
+    compared,
+    (digest) => {
+      const definition = shown.get(digest);
+      if (!definition) throw new Error(`diffRevision: no definition for digest ${digest}`);
+      return definition;
+    },
+    marked,
+  );
+}
+
+function walkDiff(
+  before: readonly RevisionEntry[] | null,
+  after: readonly RevisionEntry[],
+  compared: ReadonlyMap<string, ComparedDefinition>,
+  shown: (digest: string) => ShownDefinition,
+  marked: RevisionChange["marked"] = [],
+): RevisionDiff {
+  const fingerprint = (digest: string): ComparedDefinition => {
+    const definition = compared.get(digest);
+    if (!definition) throw new Error(`diffRevision: no fingerprint for digest ${digest}`);
     return definition;
   };
   const old = new Map((before ?? []).map((step) => [step.id, step]));
@@ -173,72 +225,60 @@ export function diffRevision(
     status: [],
     omitted: 0,
   };
+  // An entry is built only when its list has room: beyond DIFF_ENTRIES it is
+  // only counted, and its definitions are never read.
   const push = <K extends Exclude<keyof RevisionDiff, "omitted">>(
     list: K,
-    entry: RevisionDiff[K][number],
+    entry: () => RevisionDiff[K][number],
   ) => {
     const entries = diff[list] as RevisionDiff[K][number][];
-    if (entries.length < DIFF_ENTRIES) entries.push(entry);
+    if (entries.length < DIFF_ENTRIES) entries.push(entry());
     else diff.omitted++;
   };
   let rank = 0;
   for (const step of sortedAfter) {
     const was = old.get(step.id);
     if (!was) {
-      // Beyond the list's entries only counted: its definition was not read.
-      if (diff.added.length === DIFF_ENTRIES) {
-        diff.omitted++;
-        continue;
-      }
-      const definition = shown(step.digest);
-      push("added", {
-        stepId: step.id,
-        stepOrder: step.stepOrder,
-        stepType: definition.stepType,
-        instructions: diffValue(definition.instructions),
+      push("added", () => {
+        const definition = shown(step.digest);
+        return {
+          stepId: step.id,
+          stepOrder: step.stepOrder,
+          stepType: definition.stepType,
+          instructions: definition.instructions,
+        };
       });
       continue;
     }
     if (rankBefore.get(step.id) !== rank) {
-      push("moved", { stepId: step.id, from: was.stepOrder, to: step.stepOrder });
+      push("moved", () => ({ stepId: step.id, from: was.stepOrder, to: step.stepOrder }));
     }
     rank++;
     // The same digest is the same definition: nothing of it to show.
     if (was.digest === step.digest) continue;
-    const from = shown(was.digest);
-    const to = shown(step.digest);
-    if (from.instructions !== to.instructions) {
-      push("instructions", {
+    const from = fingerprint(was.digest);
+    const to = fingerprint(step.digest);
+    for (const field of ["instructions", "arguments"] as const) {
+      if (from[field] === to[field]) continue;
+      push(field, () => ({
         stepId: step.id,
         stepOrder: step.stepOrder,
-        from: diffValue(from.instructions),
-        to: diffValue(to.instructions),
-      });
-    }
-    const argsBefore = JSON.stringify(from.arguments ?? null);
-    const argsAfter = JSON.stringify(to.arguments ?? null);
-    if (argsBefore !== argsAfter) {
-      push("arguments", {
-        stepId: step.id,
-        stepOrder: step.stepOrder,
-        from: diffValue(from.arguments),
-        to: diffValue(to.arguments),
-      });
+        from: shown(was.digest)[field],
+        to: shown(step.digest)[field],
+      }));
     }
   }
   for (const step of sortedBefore) {
-    if (!now.has(step.id) && diff.removed.length === DIFF_ENTRIES) diff.omitted++;
-    else if (!now.has(step.id)) {
-      push("removed", {
-        stepId: step.id,
-        stepOrder: step.stepOrder,
-        instructions: diffValue(shown(step.digest).instructions),
-      });
-    }
+    if (now.has(step.id)) continue;
+    push("removed", () => ({
+      stepId: step.id,
+      stepOrder: step.stepOrder,
+      instructions: shown(step.digest).instructions,
+    }));
   }
   for (const { stepId, to } of marked) {
     const step = now.get(stepId);
-    if (step) push("status", { stepId, stepOrder: step.stepOrder, to });
+    if (step) push("status", () => ({ stepId, stepOrder: step.stepOrder, to }));
   }
   return diff;
 }

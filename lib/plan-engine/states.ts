@@ -152,6 +152,3 @@ export type RevisionStep = {
  * costs a few bytes per step however long the steps are.
  */
 export type RevisionEntry = { id: string; stepOrder: number; digest: string };
-
-/** What a diff shows of a step's definition. */
-export type ShownDefinition = Pick<RevisionStep, "stepType" | "instructions" | "arguments">;

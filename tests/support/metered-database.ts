@@ -27,6 +27,16 @@ export type MeteredDatabase = {
   close(): Promise<void>;
 };
 
+/** The bytes `metered` sends the server while `action` runs. */
+export async function bytesDuring(
+  metered: MeteredDatabase,
+  action: () => Promise<unknown>,
+): Promise<number> {
+  const before = metered.bytesSent();
+  await action();
+  return metered.bytesSent() - before;
+}
+
 async function meteredPglite(): Promise<MeteredDatabase> {
   const client = await PGlite.create(undefined, { extensions: { pg_trgm } });
   let bytes = 0;

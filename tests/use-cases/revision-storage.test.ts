@@ -16,8 +16,10 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, MIGRATIONS_FOLDER, openDatabase } from "@/lib/db/client";
+import { MAX_PLAN_STEPS } from "@/lib/plan-engine/modify";
+import { DIFF_VALUE_CHARS } from "@/lib/plan-engine/revisions";
 import { BACKENDS, type Backend, createPostgresDatabase } from "../support/databases";
 import {
   type InProcessAgent,
@@ -25,6 +27,7 @@ import {
   tenantContext,
   useFreshTenant,
 } from "../support/in-process";
+import { bytesDuring, type MeteredDatabase, meteredDatabase } from "../support/metered-database";
 import { readRows } from "../support/rows";
 
 /** The bytes a plan's revisions hold: their step lists and diffs, and its kept definitions. */
@@ -108,6 +111,137 @@ describe.each(BACKENDS)("revision storage on %s", (backend) => {
     );
     expect(restored?.whole).toBe(true);
   });
+});
+
+/**
+ * What one change of a plan at its size limits may read: modify_plan's own
+ * read of every step's instructions, arguments and inputs (about 4 MB of the
+ * 20,000-character instructions), and the revision's: each step's id, place
+ * and digest, a fingerprint of each changed step's instructions and arguments,
+ * and the cut values of the few entries the diff shows, within 512 KB more.
+ * Before, the revision read both definitions of every renumbered step whole:
+ * each change read 20.0 MB on both databases; now 4.1 MB.
+ */
+const CHANGE_BYTES = (MAX_PLAN_STEPS - 1) * 20_000 + 512 * 1024;
+
+/**
+ * A server-run step's arguments binding the first step's result, longer than
+ * a diff shows, with quotes, commas and colons in a string: written in
+ * jsonb's key order (shorter keys first), as the diff read them back before.
+ */
+const boundArguments = (order: number) => ({
+  text: `{{steps.${order}.result.x}}`,
+  schema: {
+    type: "object",
+    properties: { price: { type: "number" } },
+    description: 'A "quoted", spaced: note. '.repeat(40),
+  },
+});
+
+describe.each(BACKENDS)("what a change's revision reads on %s", (backend) => {
+  let metered: MeteredDatabase;
+  let agent: InProcessAgent;
+  let planId: string;
+
+  beforeAll(async () => {
+    metered = await meteredDatabase(backend);
+    agent = inProcessAgent(await tenantContext(metered.db, "Alpha"));
+    // Every step at its limits, and each after the first binding the first's
+    // result: a step added or removed in front renumbers every binding, so
+    // every kept step gets a new definition and digest.
+    const created = (await agent.ok("create_research_plan", {
+      name: "Bound to its first step",
+      researchQuestion: "What does a renumbering read?",
+      // One fewer than the most, so a step can be added.
+      steps: Array.from({ length: MAX_PLAN_STEPS - 1 }, (_, i) => ({
+        stepType: "analyze",
+        instructions: `${String(i).padStart(4, "0")}${"w".repeat(20_000 - 4)}`,
+        ...(i > 0 ? { inputs: { x: "{{steps.1.result.x}}" } } : {}),
+        ...(i === 1 ? { tool: "extract_data", arguments: boundArguments(1) } : {}),
+        outputSchema: {
+          type: "object",
+          // The most an output schema may hold is 20,000 characters of JSON.
+          description: "d".repeat(19_900),
+          properties: { x: { type: "string" } },
+        },
+      })),
+    })) as { planId: string };
+    planId = created.planId;
+  }, 600_000);
+  afterAll(async () => {
+    await metered?.close();
+  });
+
+  type Diff = {
+    added: { stepOrder: number }[];
+    removed: { stepOrder: number }[];
+    moved: unknown[];
+    instructions: unknown[];
+    arguments: unknown[];
+    omitted: number;
+  };
+  const newestDiff = async () => {
+    const history = (await agent.ok("get_plan_history", { planId })) as {
+      revisions: { diff: Diff }[];
+    };
+    return history.revisions[0]?.diff;
+  };
+
+  it("adds a step in front of 198 renumbered steps and removes it, reading a bounded few MB each", async () => {
+    let stepId = "";
+    const added = await bytesDuring(metered, async () => {
+      const answer = (await agent.ok("modify_plan", {
+        planId,
+        action: "add_steps",
+        insertAfterOrder: 0,
+        steps: [{ stepType: "analyze", instructions: "Set the scene." }],
+        modificationRationale: "A step first.",
+      })) as { steps: { stepId: string; stepOrder: number }[] };
+      stepId = answer.steps.find((step) => step.stepOrder === 1)?.stepId ?? "";
+    });
+    // Of 198 renumbered steps only the one with arguments shows, cut as
+    // before (the start of JSON.stringify's text); the inputs are not shown.
+    const shownArguments = (order: number) => ({
+      text: JSON.stringify(boundArguments(order)).slice(0, DIFF_VALUE_CHARS),
+      cut: true,
+    });
+    expect(await newestDiff()).toEqual({
+      added: [
+        expect.objectContaining({
+          stepOrder: 1,
+          instructions: { text: "Set the scene.", cut: false },
+        }),
+      ],
+      removed: [],
+      moved: [],
+      instructions: [],
+      arguments: [
+        expect.objectContaining({
+          stepOrder: 3,
+          from: shownArguments(1),
+          to: shownArguments(2),
+        }),
+      ],
+      status: [],
+      omitted: 0,
+    });
+    const removed = await bytesDuring(metered, () =>
+      agent.ok("modify_plan", {
+        planId,
+        action: "remove_step",
+        stepId,
+        modificationRationale: "Not needed after all.",
+      }),
+    );
+    expect(await newestDiff()).toMatchObject({
+      added: [],
+      removed: [{ stepOrder: 1 }],
+      omitted: 0,
+    });
+    console.info(`${backend}: add_steps read ${added} bytes, remove_step ${removed}`);
+    expect(added).toBeLessThan(CHANGE_BYTES);
+    expect(removed).toBeLessThan(CHANGE_BYTES);
+  }, 300_000);
 });
 
 /** A copy of the migrations up to and including `lastTag`. */

@@ -14,17 +14,24 @@ import { planRevisions, planStepDefinitions, planSteps } from "../../db/schema";
 import { arrayParam } from "../../db/statement";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import {
+  type ComparedDefinition,
+  DIFF_VALUE_CHARS,
+  type DiffValue,
+  definitionsCompared,
   definitionsShown,
   diffRevision,
+  diffValue,
   type RevisionEntry,
   type RevisionStep,
   revisionOf,
+  type ShownDefinition,
 } from "../../plan-engine/revisions";
+import type { StepType } from "../../plan-engine/states";
 import type { ServiceContext } from "./context";
 
 type PlanOf = Pick<ServiceContext, "tenantId">;
 
-/** The plan's step definitions of these digests, by digest. */
+/** The plan's step definitions of these digests, whole, by digest (a revert's). */
 async function readDefinitions(
   tx: Transaction,
   ctx: PlanOf,
@@ -35,14 +42,112 @@ async function readDefinitions(
   const rows = await tx
     .select({ digest: planStepDefinitions.digest, definition: planStepDefinitions.definition })
     .from(planStepDefinitions)
-    .where(
-      and(
-        eq(planStepDefinitions.planId, planId),
-        eq(planStepDefinitions.tenantId, ctx.tenantId),
-        sql`${planStepDefinitions.digest} = any(${arrayParam(digests)}::text[])`,
-      ),
-    );
+    .where(definitionsOf(ctx, planId, digests));
   return new Map(rows.map((row) => [row.digest, row.definition]));
+}
+
+/** Where the definitions of these digests of the plan are. */
+const definitionsOf = (ctx: PlanOf, planId: string, digests: readonly string[]) =>
+  and(
+    eq(planStepDefinitions.planId, planId),
+    eq(planStepDefinitions.tenantId, ctx.tenantId),
+    sql`${planStepDefinitions.digest} = any(${arrayParam(digests)}::text[])`,
+  );
+
+/**
+ * A fingerprint of the instructions and of the arguments of the plan's
+ * definitions of these digests, hashed in the database so a definition never
+ * leaves it to be compared. jsonb's text is canonical, so equal arguments
+ * have equal fingerprints.
+ */
+async function readFingerprints(
+  tx: Transaction,
+  ctx: PlanOf,
+  planId: string,
+  digests: readonly string[],
+): Promise<Map<string, ComparedDefinition>> {
+  if (digests.length === 0) return new Map();
+  const rows = await tx
+    .select({
+      digest: planStepDefinitions.digest,
+      instructions: sql<string>`md5(${planStepDefinitions.definition}->>'instructions')`,
+      arguments: sql<string>`md5((${planStepDefinitions.definition}->'arguments')::text)`,
+    })
+    .from(planStepDefinitions)
+    .where(definitionsOf(ctx, planId, digests));
+  return new Map(rows.map(({ digest, ...fingerprint }) => [digest, fingerprint] as const));
+}
+
+/**
+ * How much of the arguments' JSON text the database sends for a diff: twice
+ * what it shows, since jsonb writes a space after each `,` and `:` that
+ * JSON.stringify does not, and each of those comes with at least two
+ * characters more (so at most a third of the text is such spaces).
+ */
+const ARGUMENTS_READ_CHARS = DIFF_VALUE_CHARS * 2;
+
+/**
+ * Arguments as a diff shows them (`diffValue`: the start of JSON.stringify's
+ * text) from the start of jsonb's text: parsed when it is whole, so it reads
+ * exactly as before; when cut, jsonb's spaces between tokens dropped (one
+ * pass; a string's own spaces kept). A number written with an exponent
+ * (1e+21) would show as jsonb writes it, in full digits.
+ */
+function argumentsShown(start: string | null, whole: boolean): DiffValue {
+  if (start === null) return null;
+  if (whole) return diffValue(JSON.parse(start));
+  let compact = "";
+  let inString = false;
+  let escaped = false;
+  for (const character of start) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (character === "\\") escaped = true;
+      else if (character === '"') inString = false;
+    } else if (character === '"') inString = true;
+    else if (character === " ") continue;
+    compact += character;
+  }
+  return { text: diffValue(compact)?.text ?? "", cut: true };
+}
+
+/**
+ * What a diff shows of the plan's definitions of these digests: the step
+ * type and the start of the instructions and of the arguments, cut in the
+ * database (`definitionsShown` names at most a few dozen).
+ */
+async function readShown(
+  tx: Transaction,
+  ctx: PlanOf,
+  planId: string,
+  digests: readonly string[],
+): Promise<Map<string, ShownDefinition>> {
+  if (digests.length === 0) return new Map();
+  const definition = planStepDefinitions.definition;
+  const shownChars = sql.raw(String(DIFF_VALUE_CHARS));
+  const readChars = sql.raw(String(ARGUMENTS_READ_CHARS));
+  const args = sql`nullif(${definition}->'arguments', 'null'::jsonb)::text`;
+  const rows = await tx
+    .select({
+      digest: planStepDefinitions.digest,
+      stepType: sql<StepType>`${definition}->>'stepType'`,
+      instructions: sql<string>`left(${definition}->>'instructions', ${shownChars})`,
+      instructionsCut: sql<boolean>`char_length(${definition}->>'instructions') > ${shownChars}`,
+      arguments: sql<string | null>`left(${args}, ${readChars})`,
+      argumentsWhole: sql<boolean>`coalesce(char_length(${args}) <= ${readChars}, true)`,
+    })
+    .from(planStepDefinitions)
+    .where(definitionsOf(ctx, planId, digests));
+  return new Map(
+    rows.map((row) => [
+      row.digest,
+      {
+        stepType: row.stepType,
+        instructions: { text: row.instructions, cut: row.instructionsCut },
+        arguments: argumentsShown(row.arguments, row.argumentsWhole),
+      },
+    ]),
+  );
 }
 
 /** A revision's steps (what revert_revision restores); undefined when the plan has no such revision. */
@@ -80,8 +185,10 @@ export async function readRevision(
  *
  * It reads the steps' ids, places and digests (kept by the
  * `plan_step_definition_digest` trigger), writes only the definitions the
- * previous revision did not have, and reads only those the diff shows: a
- * change's cost grows with what it changed, not with how long the steps are.
+ * previous revision did not have, reads a fingerprint of each changed step's
+ * old and new definitions, and of them a cut of only the few the diff shows:
+ * a change's cost grows with how many steps it changed, by a few bytes each,
+ * not with how long they are.
  */
 export async function recordRevision(
   tx: Transaction,
@@ -120,7 +227,8 @@ export async function recordRevision(
         and id = any(${arrayParam(fresh)}::uuid[])
       on conflict (plan_id, digest) do nothing`);
   }
-  const definitions = await readDefinitions(tx, ctx, planId, definitionsShown(before, steps));
+  const compared = await readFingerprints(tx, ctx, planId, definitionsCompared(before, steps));
+  const shown = await readShown(tx, ctx, planId, definitionsShown(before, steps, compared));
   await tx.insert(planRevisions).values({
     tenantId: ctx.tenantId,
     planId,
@@ -131,6 +239,6 @@ export async function recordRevision(
     actorId: ctx.actor.id,
     actorLabel: ctx.actor.label,
     steps,
-    diff: diffRevision(before, steps, definitions, change.marked),
+    diff: diffRevision(before, steps, compared, shown, change.marked),
   });
 }
