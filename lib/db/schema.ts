@@ -594,7 +594,11 @@ export const planStepDefinitions = pgTable(
     digest: text("digest").notNull(),
     definition: jsonb("definition").$type<Omit<RevisionStep, "id" | "stepOrder">>().notNull(),
   },
-  (t) => [uniqueIndex("plan_step_definition_plan_digest_uq").on(t.planId, t.digest)],
+  (t) => [
+    uniqueIndex("plan_step_definition_plan_digest_uq").on(t.planId, t.digest),
+    // A team's deletion cascades here by tenant: without it, a scan of every team's definitions.
+    index("plan_step_definition_tenant_idx").on(t.tenantId),
+  ],
 );
 
 export const planAuditLog = pgTable(

@@ -113,6 +113,43 @@ describe.each(BACKENDS)("revision storage on %s", (backend) => {
   });
 });
 
+describe.each(BACKENDS)("a team's deletion on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("takes the team's step definitions with it by their tenant's index, and only those", async () => {
+    const db = tenant.handle.db;
+    const plansOf = async (name: string) => {
+      const ctx = await tenantContext(db, name);
+      await inProcessAgent(ctx).ok("create_research_plan", {
+        name: `${name}'s plan`,
+        researchQuestion: "q",
+        steps: [{ stepType: "analyze", instructions: `${name} compares.` }],
+      });
+      return ctx.tenantId;
+    };
+    const leaving = await plansOf("Leaving");
+    const staying = await plansOf("Staying");
+    // The cascade deletes by tenant: with scans off, the plan says whether an index serves it.
+    const plan = await db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      return readRows<{ "QUERY PLAN": string }>(
+        tx,
+        sql`explain delete from plan_step_definition where tenant_id = ${leaving}`,
+      );
+    });
+    expect(plan.map((row) => row["QUERY PLAN"]).join("\n")).toContain(
+      "plan_step_definition_tenant_idx",
+    );
+    await db.execute(sql`delete from tenant where id = ${leaving}`);
+    const left = await readRows<{ tenantId: string }>(
+      db,
+      sql`select distinct tenant_id as "tenantId" from plan_step_definition
+          where tenant_id in (${leaving}, ${staying})`,
+    );
+    expect(left).toEqual([{ tenantId: staying }]);
+  });
+});
+
 /**
  * What one change of a plan at its size limits may read: modify_plan's own
  * read of every step's instructions, arguments and inputs (about 4 MB of the

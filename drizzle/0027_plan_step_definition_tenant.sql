@@ -1,0 +1,1 @@
+CREATE INDEX "plan_step_definition_tenant_idx" ON "plan_step_definition" USING btree ("tenant_id");
