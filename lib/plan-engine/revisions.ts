@@ -195,6 +195,7 @@ export function diffRevision(
   );
 }
 
+/** The diff's one walk; `shown` gives a digest's cut values, asked only for an entry it builds. */
 function walkDiff(
   before: readonly RevisionEntry[] | null,
   after: readonly RevisionEntry[],
