@@ -44,6 +44,7 @@ const positionRow = z.object({ claimKey: z.string() });
 async function claimReview<Row>(
   tx: Transaction,
   claim: Claim<Row>,
+  claimed: z.ZodType<Row & z.infer<typeof positionRow>>,
   scope: Scope,
   after: Position | null,
 ): Promise<(Row & z.infer<typeof positionRow>) | undefined> {
@@ -54,7 +55,7 @@ async function claimReview<Row>(
     : sql``;
   const [row] = await selectRows(
     tx,
-    z.intersection(claim.row, positionRow),
+    claimed,
     sql`select ${claim.columns}, ${claim.key}::text as "claimKey"
       from review_request r join research_plan p on p.id = r.plan_id
         join tenant t on t.id = r.tenant_id
@@ -117,12 +118,14 @@ export async function applyEachDue<Row extends { id: string }>(
 ): Promise<number> {
   let applied = 0;
   let after: Position | null = null;
+  // The work's row with the claim's position, read by each claim.
+  const claimedRow = z.intersection(work.claim.row, positionRow);
   for (let claims = 0; claims < limit; claims += 1) {
     let claimed: (Row & z.infer<typeof positionRow>) | undefined;
     let failed = false;
     try {
       claimed = await db.transaction(async (tx) => {
-        const review = await claimReview(tx, work.claim, scope, after);
+        const review = await claimReview(tx, work.claim, claimedRow, scope, after);
         if (review) {
           claimed = review;
           await work.apply(tx, settings, review);
