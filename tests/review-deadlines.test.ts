@@ -15,6 +15,7 @@ import {
   reviewRequests,
   tenants,
 } from "@/lib/db/schema";
+import { arrayParam } from "@/lib/db/statement";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
 import { createPlan } from "@/lib/services/plans/create-plan";
@@ -24,8 +25,9 @@ import { requestUserReview } from "@/lib/services/plans/request-user-review";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
-import { settleDeadlinesOfTenant } from "@/lib/services/reviews/deadline-state";
+import { INBOX_SETTLES, settleDeadlinesOfTenant } from "@/lib/services/reviews/deadline-state";
 import {
+  DUE_SOON_BATCH,
   queueDueSoonReviews,
   runReviewScheduler,
   startReviewScheduler,
@@ -87,6 +89,77 @@ async function review(db: DatabaseHandle["db"], id: string) {
 async function events(db: DatabaseHandle["db"], reviewRequestId: string) {
   const rows = await db.select().from(notificationEvents);
   return rows.filter((row) => row.payload.reviewRequestId === reviewRequestId);
+}
+
+/**
+ * `n` copies of a pending review whose deadline is a minute away after nine of
+ * its ten minutes (within its last 20%: due soon), each with its own id; many
+ * reviews due soon at once, without a plan each.
+ */
+async function dueSoonCopies(db: DatabaseHandle["db"], reviewRequestId: string, n: number) {
+  const rows = await readRows<{ id: string }>(
+    db,
+    sql`insert into review_request
+      select (jsonb_populate_record(null::review_request, to_jsonb(r) || jsonb_build_object(
+        'id', gen_random_uuid(), 'created_at', now() - interval '540 seconds',
+        'due_at', now() + interval '60 seconds', 'due_soon_notified_at', null))).*
+      from review_request r cross join generate_series(1, ${n}) where r.id = ${reviewRequestId}::uuid
+      returning id`,
+  );
+  return rows.map((row) => row.id);
+}
+
+/** `n` plans, each waiting on a review whose deadline of a second acts with `onTimeout`: their review ids. */
+async function reviewsDueShortly(
+  ctx: ServiceContext,
+  name: string,
+  n: number,
+  onTimeout: "approve" | "skip",
+) {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const at = await planAtFirstStep(ctx, `${name} ${i}`);
+    const asked = await requestUserReview(ctx, {
+      ...at,
+      summary: name,
+      deadlineSeconds: 1,
+      onTimeout,
+    });
+    ids.push(asked.reviewRequestId);
+  }
+  return ids;
+}
+
+/** A review with ten minutes to its deadline, and `n` copies of it due soon: all their ids. */
+async function manyDueSoon(ctx: ServiceContext, db: DatabaseHandle["db"], n: number) {
+  const at = await planAtFirstStep(ctx, "Due soon, many");
+  const asked = await requestUserReview(ctx, {
+    ...at,
+    summary: "Many soon.",
+    deadlineSeconds: 600,
+    onTimeout: "approve",
+  });
+  return { asked: asked.reviewRequestId, ids: await dueSoonCopies(db, asked.reviewRequestId, n) };
+}
+
+/** Withdraws the reviews a test made, so the later tests' runs find none of them due. */
+async function withdraw(db: DatabaseHandle["db"], ids: string[]) {
+  for (const id of ids) {
+    await db.execute(sql`update review_request set status = 'withdrawn' where id = ${id}::uuid`);
+  }
+}
+
+/** How many `review.due_soon` events each of `ids` has: one each when every review was queued once. */
+async function dueSoonCounts(db: DatabaseHandle["db"], ids: string[]) {
+  const rows = await readRows<{ n: number }>(
+    db,
+    sql`select count(e.id)::int as n
+      from unnest(${arrayParam(ids)}::uuid[]) as ids(id)
+        left join notification_event e on e.event = 'review.due_soon'
+          and e.payload->>'reviewRequestId' = ids.id::text
+      group by ids.id`,
+  );
+  return rows.map((row) => row.n);
 }
 
 describe.each(BACKENDS)("review deadlines on %s", (backend) => {
@@ -296,6 +369,59 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     );
     expect(dueSoon).toHaveLength(1);
     expect((await review(handle.db, asked.reviewRequestId)).status).toBe("pending");
+  });
+
+  it("queues due-soon notices a batch per transaction, each review once", async () => {
+    const { asked, ids } = await manyDueSoon(team.ctx, handle.db, 2 * DUE_SOON_BATCH + 5);
+    try {
+      expect(await queueDueSoonReviews(handle.db)).toBe(ids.length);
+      expect(await queueDueSoonReviews(handle.db)).toBe(0);
+      expect(new Set(await dueSoonCounts(handle.db, ids))).toEqual(new Set([1]));
+      // Each transaction stamps its own now(): one stamp per batch, none larger than a batch.
+      const batches = await readRows<{ n: number }>(
+        handle.db,
+        sql`select count(*)::int as n from review_request
+          where id = any(${arrayParam(ids)}::uuid[]) group by due_soon_notified_at`,
+      );
+      expect(batches.map((batch) => batch.n).sort((a, b) => b - a)).toEqual([
+        DUE_SOON_BATCH,
+        DUE_SOON_BATCH,
+        5,
+      ]);
+    } finally {
+      await withdraw(handle.db, [asked, ...ids]);
+    }
+  });
+
+  it("the inbox applies a few due reviews in its request and lists none of the rest", async () => {
+    const other = await seedTeam(handle.db, `inbox-settles-${backend}`);
+    const ids = await reviewsDueShortly(other.ctx, "Settle", INBOX_SETTLES + 2, "skip");
+    const due = () =>
+      readRows<{ n: number }>(
+        handle.db,
+        sql`select count(*)::int as n from review_request
+          where id = any(${arrayParam(ids)}::uuid[]) and status = 'pending' and due_at <= now()`,
+      );
+    await expect.poll(async () => (await due())[0]?.n, POLL).toBe(ids.length);
+    const admin: ServiceContext = {
+      ...other.ctx,
+      actor: { type: "user", id: other.adminId, label: "Admin" },
+    };
+    await settleDeadlinesOfTenant(admin);
+    expect((await due())[0]?.n).toBe(2);
+    // The two still due are past their deadline: not listed as waiting for a decision.
+    const inbox = await listInbox(admin, { role: "admin" });
+    expect(inbox.reviews).toEqual([]);
+    expect(inbox.total).toBe(0);
+    // The scheduler applies the rest.
+    expect(await applyDueReviews(handle.db, SETTINGS, { tenantId: other.ctx.tenantId })).toBe(2);
+    expect((await due())[0]?.n).toBe(0);
+    const decided = await readRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from review_decision
+        where review_request_id = any(${arrayParam(ids)}::uuid[])`,
+    );
+    expect(decided[0]?.n).toBe(ids.length);
   });
 
   it("takes the team's default deadline, and rejects bad deadlines and unknown assignees", async () => {
@@ -546,5 +672,60 @@ describe("two instances and one due review on postgres", () => {
       (row) => row.actorLabel === "Cairn (deadline)" && row.payload.action === "decision",
     );
     expect(decidedRows).toHaveLength(count);
+  });
+
+  it("queues more due-soon reviews than a batch once each while four schedulers race", async () => {
+    const { asked, ids } = await manyDueSoon(team.ctx, first.db, 3 * DUE_SOON_BATCH + 7);
+    try {
+      const runs = await Promise.all([
+        queueDueSoonReviews(first.db),
+        queueDueSoonReviews(second.db),
+        queueDueSoonReviews(first.db),
+        queueDueSoonReviews(second.db),
+      ]);
+      expect(runs.reduce((a, b) => a + b, 0)).toBe(ids.length);
+      expect(await queueDueSoonReviews(first.db)).toBe(0);
+      expect(new Set(await dueSoonCounts(first.db, ids))).toEqual(new Set([1]));
+    } finally {
+      await withdraw(first.db, [asked, ...ids]);
+    }
+  });
+
+  it("applies more due reviews than the inbox settles, all of one deadline, exactly once while it and four schedulers race", async () => {
+    const count = INBOX_SETTLES + 5;
+    const ids = await reviewsDueShortly(team.ctx, "Race more", count, "approve");
+    const inIds = sql`review_request_id = any(${arrayParam(ids)}::uuid[])`;
+    // All due at one instant: the runs' claims are ordered by id within it.
+    await first.db.execute(
+      sql`update review_request set due_at = date_trunc('second', now()) - interval '1 second'
+        where id = any(${arrayParam(ids)}::uuid[])`,
+    );
+    const admin: ServiceContext = {
+      ...team.ctx,
+      db: second.db,
+      actor: { type: "user", id: team.adminId, label: "Admin" },
+    };
+    const [, ...runs] = await Promise.all([
+      settleDeadlinesOfTenant(admin),
+      applyDueReviews(first.db, SETTINGS),
+      applyDueReviews(second.db, SETTINGS),
+      applyDueReviews(first.db, SETTINGS),
+      applyDueReviews(second.db, SETTINGS),
+    ]);
+    // The inbox applied at most INBOX_SETTLES of them, the schedulers the rest.
+    expect(runs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(count - INBOX_SETTLES);
+    const counted = (table: string) =>
+      readRows<{ n: number; reviews: number }>(
+        first.db,
+        sql`select count(*)::int as n, count(distinct review_request_id)::int as reviews
+          from ${sql.raw(table)} where ${inIds}`,
+      );
+    expect((await counted("review_decision"))[0]).toEqual({ n: count, reviews: count });
+    const timedOut = await readRows<{ n: number }>(
+      first.db,
+      sql`select count(*)::int as n from notification_event where event = 'review.timed_out'
+        and payload->>'reviewRequestId' = any(${arrayParam(ids)}::text[])`,
+    );
+    expect(timedOut[0]?.n).toBe(count);
   });
 });

@@ -751,13 +751,15 @@ export const reviewRequests = pgTable(
     index("review_request_pending_idx")
       .on(t.tenantId, t.createdAt)
       .where(sql`${t.status} = 'pending'`),
-    // The deadline scheduler's query: pending reviews whose deadline has come.
+    // The deadline scheduler's query: pending reviews whose deadline has come,
+    // in the order a run claims them, past its last claim (due-review-claims.ts):
+    // by id too, so many reviews of one deadline are not sorted at each claim.
     index("review_request_due_idx")
-      .on(t.dueAt)
+      .on(t.dueAt, t.id)
       .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),
-    // The scheduler's escalation step: pending reviews whose next level has come.
+    // The scheduler's escalation step: pending reviews whose next level has come, in the same order.
     index("review_request_escalation_idx")
-      .on(t.escalationDueAt)
+      .on(t.escalationDueAt, t.id)
       .where(sql`${t.status} = 'pending' and ${t.escalationDueAt} is not null`),
     check(
       "review_request_assignee_check",

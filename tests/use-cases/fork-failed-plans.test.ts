@@ -8,7 +8,11 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog } from "../../lib/db/schema";
-import { forkFailedPlans, listFailedPlans } from "../../lib/services/plans/fork-failed-plans";
+import {
+  FORK_FAILED_BYTES,
+  forkFailedPlans,
+  listFailedPlans,
+} from "../../lib/services/plans/fork-failed-plans";
 import type { ServiceContext } from "../../lib/services/shared/context";
 import { BACKENDS } from "../support/databases";
 import {
@@ -199,5 +203,49 @@ describe.each(BACKENDS)("bulk fork from failure on %s", (backend) => {
     // Beta's failed plan was not touched.
     const beta = await as.beta.ok("get_plan_status", { planId: plans["Beta failed"] });
     expect(beta.forks).toEqual([]);
+  });
+
+  it("stops an action at its byte budget, and the same action again forks the next plans", async () => {
+    // Three failed plans of about 60% of the budget each: one action copies one of them whole.
+    const stepBytes = 20_000 + 60_000;
+    const steps = Math.ceil((FORK_FAILED_BYTES * 0.6) / stepBytes);
+    const large = Array.from({ length: steps }, (_, i) => ({
+      stepType: i === 0 ? "search" : "analyze",
+      instructions: `Step ${i + 1}: ${"x".repeat(20_000 - 20)}`,
+      inputs: { note: "y".repeat(60_000) },
+    }));
+    const names = ["Large one", "Large two", "Large three"];
+    for (const name of names) {
+      const { planId } = await create(tenant.agent, name, large);
+      await tenant.agent.submit(
+        planId,
+        (await tenant.agent.ok("get_next_step", { planId })).step.stepId,
+      );
+      const second = await tenant.agent.ok("get_next_step", { planId });
+      await tenant.agent.ok("modify_plan", {
+        planId,
+        action: "fail_step",
+        stepId: second.step.stepId,
+        reason: "Too large to go on.",
+        modificationRationale: "Cannot go on.",
+      });
+    }
+    const filter = { text: "Large" };
+    expect((await listFailedPlans(as.admin, { filter })).matching).toBe(3);
+    const forkedNames: string[] = [];
+    for (const remaining of [2, 1]) {
+      const action = await forkFailedPlans(as.admin, filter);
+      expect(action.forked).toHaveLength(1);
+      expect(action.refused).toEqual([]);
+      expect(action.more).toBe(true);
+      forkedNames.push(...action.forked.map((fork) => fork.name));
+      expect((await listFailedPlans(as.admin, { filter })).matching).toBe(remaining);
+    }
+    const last = await forkFailedPlans(as.admin, filter);
+    expect(last.forked).toHaveLength(1);
+    expect(last.more).toBe(false);
+    forkedNames.push(...last.forked.map((fork) => fork.name));
+    expect(forkedNames.sort()).toEqual([...names].sort());
+    expect((await listFailedPlans(as.admin, { filter })).matching).toBe(0);
   });
 });

@@ -23,6 +23,12 @@ import { forkPlan } from "./fork-plan";
 
 /** The most plans one action forks: each fork is a transaction, and the admin waits for them all. */
 export const FORK_FAILED_AT_ONCE = 100;
+/**
+ * The most one action copies, by the forked plans' sizes as stored (`planBytes`):
+ * each fork reads its source's steps whole and copies its evidence, so an
+ * action of large plans stops here, and the same action again goes on.
+ */
+export const FORK_FAILED_BYTES = 4 * 1024 * 1024;
 /** Failed plans a preview page lists. */
 export const FAILED_PAGE_SIZE = 20;
 /** How much of a failure's reason a row shows. */
@@ -150,6 +156,36 @@ function matching(
     limit ${limit}`;
 }
 
+/**
+ * A plan's size as a fork reads and copies it: its steps' texts and JSON
+ * values, sources, claims and artifacts, in bytes of text. Summed in the
+ * database (a text's length is read from its header, without its value), so
+ * nothing of the plan comes to the server to be measured.
+ */
+async function planBytes(ctx: ServiceContext, planId: string): Promise<number> {
+  const [row] = await selectRows(
+    ctx.db,
+    z.object({ bytes: z.coerce.number() }),
+    sql`select
+      (select coalesce(sum(octet_length(s.instructions) + coalesce(octet_length(s.result_summary), 0)
+          + coalesce(octet_length(s.output_formatting_notes), 0)
+          + coalesce(octet_length(s.result::text), 0) + coalesce(octet_length(s.arguments::text), 0)
+          + coalesce(octet_length(s.inputs::text), 0) + coalesce(octet_length(s.output_schema::text), 0)
+          + coalesce(octet_length(s.step_execution_report::text), 0)), 0)
+        from plan_step s where s.plan_id = ${planId}::uuid and s.tenant_id = ${ctx.tenantId}::uuid)
+      + (select coalesce(sum(octet_length(e.href) + coalesce(octet_length(e.title), 0)
+          + coalesce(octet_length(e.extract), 0)), 0)
+        from plan_source e where e.plan_id = ${planId}::uuid and e.tenant_id = ${ctx.tenantId}::uuid)
+      + (select coalesce(sum(octet_length(c.text) + octet_length(c.supports::text)
+          + octet_length(c.contradicts::text)), 0)
+        from step_claim c where c.plan_id = ${planId}::uuid and c.tenant_id = ${ctx.tenantId}::uuid)
+      + (select coalesce(sum(octet_length(a.content::text) + coalesce(octet_length(a.content_text), 0)), 0)
+        from research_artifact a where a.plan_id = ${planId}::uuid and a.tenant_id = ${ctx.tenantId}::uuid)
+      as bytes`,
+  );
+  return row?.bytes ?? 0;
+}
+
 /** The preview: how many failed plans match (up to the action's cap) and a page of them. */
 export async function listFailedPlans(
   ctx: ServiceContext,
@@ -193,15 +229,15 @@ export const forkFailedPlansOutput = z.object({
   refused: z.array(
     z.object({ planId: z.string(), name: z.string(), stepOrder: z.number(), reason: z.string() }),
   ),
-  /** More plans matched than one action forks: the same action again forks the next ones. */
+  /** More plans matched than one action forks (by count or bytes): the same action again forks the next ones. */
   more: z.boolean(),
 });
 
 export type ForkedFailedPlans = z.infer<typeof forkFailedPlansOutput>;
 
 /**
- * Forks each matching plan (newest change first, at most FORK_FAILED_AT_ONCE)
- * from its failed step: fork_plan's use case, with its checks and both
+ * Forks each matching plan (newest change first, at most FORK_FAILED_AT_ONCE
+ * and FORK_FAILED_BYTES) from its failed step: fork_plan's use case, with its checks and both
  * trails, one plan at a time. A refusal of one plan (a step before the failed
  * one not done; forked meanwhile) is reported and the others go on.
  */
@@ -216,11 +252,19 @@ export async function forkFailedPlans(
     matching(ctx, filter, keyset(FAILED_ORDER, undefined), FORK_FAILED_AT_ONCE + 1),
   );
   const result: ForkedFailedPlans = { forked: [], refused: [], more: false };
+  let copied = 0;
   for (const [index, plan] of plans.entries()) {
     if (index === FORK_FAILED_AT_ONCE) {
       result.more = true;
       break;
     }
+    // Measured before the fork reads it; the first plan is forked whatever its size, so each action goes on.
+    const bytes = await planBytes(ctx, plan.planId);
+    if (index > 0 && copied + bytes > FORK_FAILED_BYTES) {
+      result.more = true;
+      break;
+    }
+    copied += bytes;
     try {
       const fork = await forkPlan(
         ctx,

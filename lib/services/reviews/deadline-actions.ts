@@ -22,6 +22,7 @@ import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
 import {
   applyEachDue,
+  type Claim,
   deadlineContext,
   type SchedulerSettings,
   type Scope,
@@ -62,8 +63,8 @@ const DUE_TIMEOUT = {
         r.on_timeout_replaced as "onTimeoutReplaced",
         t.decision_policy as "decisionPolicy", t.review_on_timeout as "teamOnTimeout"`,
   due: dueWhere,
-  orderBy: sql`r.due_at`,
-};
+  key: sql`r.due_at`,
+} satisfies Claim<DueReview>;
 
 async function applyTimeout(
   tx: Transaction,
@@ -127,15 +128,18 @@ async function applyTimeout(
   });
 }
 
-/** Applies every due deadline; answers how many. */
+/** Applies the due deadlines, earliest first, at most `limit` (DUE_PER_RUN unless given); answers how many. */
 export function applyDueReviews(
   db: Database,
   settings: SchedulerSettings,
   scope: Scope = {},
+  limit?: number,
 ): Promise<number> {
-  return applyEachDue(db, settings, scope, {
-    what: "deadline",
-    claim: DUE_TIMEOUT,
-    apply: applyTimeout,
-  });
+  return applyEachDue(
+    db,
+    settings,
+    scope,
+    { what: "deadline", claim: DUE_TIMEOUT, apply: applyTimeout },
+    limit,
+  );
 }

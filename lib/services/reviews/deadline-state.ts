@@ -2,7 +2,7 @@
  * A plan's or a team's deadline state as readers meet it (docs/reviews.md):
  * the columns the loop's reads carry (whether a review is due, and the latest
  * one a deadline decided or escalated), and the settling of due reviews
- * before the plan page or the inbox reads them.
+ * before the plan page or the inbox reads them (the inbox's a few at most).
  */
 import "server-only";
 import { sql } from "drizzle-orm";
@@ -109,9 +109,16 @@ export async function settleDeadlinesOfPlan(
 }
 
 /**
- * Before the inbox lists a team's reviews: applies the team's due reviews
- * first, so it never lists one whose deadline passed. One indexed query when
- * nothing is due.
+ * The most due reviews the inbox applies in its request, the earliest due
+ * first: the scheduler applies the rest on its next tick, and the inbox leaves
+ * out a review still due meanwhile (`listInbox`), so it never lists one whose
+ * deadline passed, however many fell due at once.
+ */
+export const INBOX_SETTLES = 10;
+
+/**
+ * Before the inbox lists a team's reviews: applies up to INBOX_SETTLES of the
+ * team's due reviews first. One indexed query when nothing is due.
  */
 export async function settleDeadlinesOfTenant(
   ctx: Pick<ServiceContext, "db" | "tenantId" | "stallThresholdSeconds" | "stepLeaseSeconds">,
@@ -122,5 +129,5 @@ export async function settleDeadlinesOfTenant(
     sql`select exists (select 1 from review_request r
       where r.tenant_id = ${ctx.tenantId}::uuid and ${dueWhere}) as due`,
   );
-  if (row?.due) await applyDueReviews(ctx.db, ctx, { tenantId: ctx.tenantId });
+  if (row?.due) await applyDueReviews(ctx.db, ctx, { tenantId: ctx.tenantId }, INBOX_SETTLES);
 }

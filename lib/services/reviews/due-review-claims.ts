@@ -10,10 +10,9 @@
  */
 import "server-only";
 import { type SQL, sql } from "drizzle-orm";
-import type { z } from "zod";
+import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
-import { arrayParam } from "../../db/statement";
 import { logWarning } from "../../log";
 import { DEADLINE_ACTOR_LABEL } from "../../plan-engine/review-deadlines";
 import type { Actor, ServiceContext } from "../shared/context";
@@ -26,30 +25,44 @@ export type SchedulerSettings = Pick<ServiceContext, "stallThresholdSeconds" | "
 export type Scope = { planId?: string; tenantId?: string };
 
 /**
- * Claims one review that `due` (SQL over its row `r`) selects, earliest
- * `orderBy` first, with its plan row (the lock order every decision takes) in
- * the caller's transaction, skipping any another transaction holds. The
- * team's row (`t`) is held in share mode with it, so the policy the firing
- * checks is the one in force until it commits; a review whose team is being
- * switched is passed by until the switch has revisited it.
+ * Where a run has got to in its order: the last review it claimed, by its
+ * order's key as the database wrote it (text, so no precision is lost) and id.
+ */
+type Position = { key: string; id: string };
+
+const positionRow = z.object({ claimKey: z.string() });
+
+/**
+ * Claims one review that `due` (SQL over its row `r`) selects after `after`
+ * in the order of `key` (a timestamp column of `r`) and id, with its plan row
+ * (the lock order every decision takes) in the caller's transaction, skipping
+ * any another transaction holds. The team's row (`t`) is held in share mode
+ * with it, so the policy the firing checks is the one in force until it
+ * commits; a review whose team is being switched is passed by until the
+ * switch has revisited it.
  */
 async function claimReview<Row>(
   tx: Transaction,
-  claim: { row: z.ZodType<Row>; columns: SQL; due: SQL; orderBy: SQL },
+  claim: Claim<Row>,
+  claimed: z.ZodType<Row & z.infer<typeof positionRow>>,
   scope: Scope,
-  passedBy: string[],
-): Promise<Row | undefined> {
+  after: Position | null,
+): Promise<(Row & z.infer<typeof positionRow>) | undefined> {
+  // `key >= at` first, so the key's index bounds the scan where the row comparison alone might not.
+  const past = after
+    ? sql`and ${claim.key} >= ${after.key}::timestamptz
+        and (${claim.key}, r.id) > (${after.key}::timestamptz, ${after.id}::uuid)`
+    : sql``;
   const [row] = await selectRows(
     tx,
-    claim.row,
-    sql`select ${claim.columns}
+    claimed,
+    sql`select ${claim.columns}, ${claim.key}::text as "claimKey"
       from review_request r join research_plan p on p.id = r.plan_id
         join tenant t on t.id = r.tenant_id
-      where ${claim.due}
+      where ${claim.due} ${past}
         and (${scope.planId ?? null}::uuid is null or r.plan_id = ${scope.planId ?? null}::uuid)
         and (${scope.tenantId ?? null}::uuid is null or r.tenant_id = ${scope.tenantId ?? null}::uuid)
-        and not (r.id = any(${arrayParam(passedBy)}::uuid[]))
-      order by ${claim.orderBy}
+      order by ${claim.key}, r.id
       limit 1
       for update of p, r skip locked for share of t skip locked`,
   );
@@ -72,33 +85,47 @@ export function deadlineContext(tx: Transaction, settings: SchedulerSettings, te
   return ctx;
 }
 
+/** How a kind of due work is claimed: the row read, its columns, which reviews are due, and their order. */
+export type Claim<Row> = { row: z.ZodType<Row>; columns: SQL; due: SQL; key: SQL };
+
 /** One kind of due work on a review: how it is claimed, and how it is applied. */
 type DueWork<Row> = {
   what: string;
-  claim: { row: z.ZodType<Row>; columns: SQL; due: SQL; orderBy: SQL };
+  claim: Claim<Row>;
   apply: (tx: Transaction, settings: SchedulerSettings, review: Row) => Promise<void>;
 };
 
 /**
+ * The most reviews one run claims of one kind of due work: a tick ends, and
+ * the next goes on where the due work is then, however much fell due at once.
+ */
+export const DUE_PER_RUN = 500;
+
+/**
  * Claims and applies due work one review and one transaction at a time (of
- * one plan or tenant when scoped), and returns how many it applied. A review
- * whose action fails (its transaction rolls back) is logged and passed by for
- * the rest of this run, so it cannot hold up the reviews due after it; the
- * next run tries it again.
+ * one plan or tenant when scoped), at most `limit` claims, in the order of
+ * the work's key, and returns how many it applied. Each claim starts past the
+ * last one, so a review whose action fails (its transaction rolls back, and
+ * it is logged) cannot hold up the reviews due after it, and a run reads each
+ * review once; the next run tries it again.
  */
 export async function applyEachDue<Row extends { id: string }>(
   db: Database,
   settings: SchedulerSettings,
   scope: Scope,
   work: DueWork<Row>,
+  limit = DUE_PER_RUN,
 ): Promise<number> {
   let applied = 0;
-  const passedBy: string[] = [];
-  for (;;) {
-    let claimed: Row | undefined;
+  let after: Position | null = null;
+  // The work's row with the claim's position, read by each claim.
+  const claimedRow = z.intersection(work.claim.row, positionRow);
+  for (let claims = 0; claims < limit; claims += 1) {
+    let claimed: (Row & z.infer<typeof positionRow>) | undefined;
+    let failed = false;
     try {
       claimed = await db.transaction(async (tx) => {
-        const review = await claimReview(tx, work.claim, scope, passedBy);
+        const review = await claimReview(tx, work.claim, claimedRow, scope, after);
         if (review) {
           claimed = review;
           await work.apply(tx, settings, review);
@@ -107,14 +134,15 @@ export async function applyEachDue<Row extends { id: string }>(
       });
     } catch (error) {
       if (!claimed) throw error;
-      passedBy.push(claimed.id);
+      failed = true;
       logWarning(
         `Cairn: the ${work.what} of review ${claimed.id} could not be applied; it is tried again on the next check`,
         error,
       );
-      continue;
     }
     if (!claimed) return applied;
-    applied += 1;
+    after = { key: claimed.claimKey, id: claimed.id };
+    if (!failed) applied += 1;
   }
+  return applied;
 }

@@ -19,6 +19,7 @@ import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import {
   applyEachDue,
+  type Claim,
   deadlineContext,
   type SchedulerSettings,
   type Scope,
@@ -97,8 +98,8 @@ const DUE_ESCALATION = {
         r.escalation_level as "escalationLevel", ${utc("r.escalation_due_at")} as "escalationDueAt"`,
   due: sql`r.status = 'pending' and r.escalation_due_at is not null
         and r.escalation_due_at <= now() and r.escalated_at is null`,
-  orderBy: sql`r.escalation_due_at`,
-};
+  key: sql`r.escalation_due_at`,
+} satisfies Claim<DueEscalation>;
 
 /**
  * Applies a review's next escalation level: hands it on, counts the level and
@@ -135,7 +136,7 @@ async function applyEscalation(
   await queueEvent(tx, review.tenantId, "review.escalated", review.id, { level, reason });
 }
 
-/** The scheduler's escalation step: applies every due level of every review's chain; answers how many. */
+/** The scheduler's escalation step: applies the due levels of the reviews' chains, at most DUE_PER_RUN; answers how many. */
 export function applyDueEscalations(
   db: Database,
   settings: SchedulerSettings,

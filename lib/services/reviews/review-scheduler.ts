@@ -14,17 +14,31 @@ import { notificationsQueued } from "../notifications/queued";
 import { kickIfQueuedSince } from "../notifications/runtime";
 import { markStalledPlans } from "../plans/mark-stalled-plans";
 import { applyDueReviews } from "./deadline-actions";
-import type { SchedulerSettings } from "./due-review-claims";
+import { DUE_PER_RUN, type SchedulerSettings } from "./due-review-claims";
 import { applyDueEscalations } from "./escalation-levels";
 import { returnDueSnoozes } from "./snooze-returns";
+
+/** Due-soon notices queued in one transaction; a tick takes batches until none is left or DUE_PER_RUN. */
+export const DUE_SOON_BATCH = 100;
 
 /**
  * Queues `review.due_soon` once per review: when 80% of its time has passed, or
  * 5 minutes before the deadline if that comes first (`dueSoonAt` in the engine,
  * repeated here as the query). A review already past its deadline gets
- * `review.timed_out` instead.
+ * `review.timed_out` instead. A batch at a time, the earliest deadlines first.
  */
 export async function queueDueSoonReviews(db: Database): Promise<number> {
+  let queued = 0;
+  for (;;) {
+    const limit = Math.min(DUE_SOON_BATCH, DUE_PER_RUN - queued);
+    const batch = await queueDueSoonBatch(db, limit);
+    queued += batch;
+    // A short batch: none is left but those another scheduler holds, which it queues.
+    if (batch < limit || queued >= DUE_PER_RUN) return queued;
+  }
+}
+
+async function queueDueSoonBatch(db: Database, limit: number): Promise<number> {
   return db.transaction(async (tx) => {
     const rows = await selectRows(
       tx,
@@ -35,6 +49,8 @@ export async function queueDueSoonReviews(db: Database): Promise<number> {
           where status = 'pending' and due_at is not null and due_soon_notified_at is null
             and escalated_at is null and due_at > now()
             and now() >= due_at - least(interval '5 minutes', (due_at - created_at) * 0.2)
+          order by due_at
+          limit ${limit}
           for update skip locked)
         returning id, tenant_id as "tenantId"`,
     );

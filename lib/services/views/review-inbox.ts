@@ -19,6 +19,7 @@ import { selectRows } from "../../db/rows";
 import { reviewRequests, type USER_ROLES } from "../../db/schema";
 import { DECISION_CHANNELS, REVIEW_DECISIONS } from "../../plan-engine/states";
 import { approvalsShown } from "../reviews/approvals";
+import { dueWhere } from "../reviews/deadline-actions";
 import {
   pendingReviewView,
   reviewShownColumns,
@@ -106,7 +107,10 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
         and (${filters.planId ?? null}::uuid is null
           or review_request.plan_id = ${filters.planId ?? null}::uuid)
         and (${minAge}::int is null
-          or review_request.created_at <= now() - make_interval(secs => ${minAge}::int))`;
+          or review_request.created_at <= now() - make_interval(secs => ${minAge}::int))
+        -- Past its deadline and not yet applied (the inbox applies a few, the scheduler the rest): not decidable here.
+        and not exists (select 1 from review_request r
+          where r.id = review_request.id and ${dueWhere})`;
   const page = keyset(
     { list: "inbox", at: reviewRequests.createdAt, id: reviewRequests.id, direction: "asc" },
     filters.cursor,

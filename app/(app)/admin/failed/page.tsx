@@ -9,6 +9,7 @@ import {
   FAILED_PAGE_SIZE,
   type FailedPlansPage,
   FORK_FAILED_AT_ONCE,
+  FORK_FAILED_BYTES,
 } from "@/lib/services/plans/fork-failed-plans";
 import { isCursorRefused } from "@/lib/services/shared/pagination";
 import { SERVER_STEP_TOOL_NAMES } from "@/lib/services/shared/server-step-tools";
@@ -63,8 +64,9 @@ export default async function FailedPage({
         cancelled ones). Forking one makes a new plan whose steps before the failed step are carried
         with their results, evidence and decisions, and whose failed step and those after it start
         again; the failed plan is not changed. One action forks at most {FORK_FAILED_AT_ONCE} plans,
-        the most recently changed first; a plan already forked from its failed step is not listed
-        again.
+        the most recently changed first, and fewer large ones (about{" "}
+        {FORK_FAILED_BYTES / (1024 * 1024)} MB in all; the same action again forks the next ones); a
+        plan already forked from its failed step is not listed again.
       </p>
       <search aria-label="Filter failed plans">
         <form className="filters">
