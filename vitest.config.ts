@@ -1,7 +1,11 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { writeToolIndex } from "./scripts/tool-index";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
+
+// The tool registry is written from lib/mcp/tools, not kept (scripts/tool-index.ts).
+writeToolIndex();
 
 export default defineConfig({
   resolve: {

@@ -7,6 +7,7 @@
  */
 import { sql } from "drizzle-orm";
 import { expect, signIn, test } from "./fixtures";
+import { awaitingReview } from "./support/reviews";
 
 test("an admin edits the team's escalation chain on /admin", async ({ page, agent, app }) => {
   await signIn(page, app.tenantA.email);
@@ -52,17 +53,7 @@ test("an admin edits the team's escalation chain on /admin", async ({ page, agen
     await expect(form.getByLabel("Level 2: minutes")).toHaveValue("120");
 
     // A review requested now carries the chain, its first level 30 minutes after the request.
-    const created = await agent.ok("create_research_plan", {
-      name: "Escalation chain",
-      researchQuestion: "q",
-      steps: [{ stepType: "checkpoint", instructions: "Show it." }],
-    });
-    const next = await agent.ok("get_next_step", { planId: created.planId });
-    const review = await agent.ok("request_user_review", {
-      planId: created.planId,
-      stepId: next.step.stepId,
-      summary: "Please check.",
-    });
+    const { requested: review } = await awaitingReview(agent, "Escalation chain");
     const handle = await app.openDatabase();
     try {
       const result = (await handle.db.execute(

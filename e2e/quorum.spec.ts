@@ -1,4 +1,5 @@
 import { expect, expectHydrated, signIn, test } from "./fixtures";
+import { awaitingReview, planAtCheckpoint } from "./support/reviews";
 
 /**
  * A review that needs two people's approval (docs/reviews.md, "Quorum"), in
@@ -12,22 +13,19 @@ test("two approvals: one person's waits, the second person's passes, each shown 
   agent,
   app,
 }) => {
-  const created = await agent.ok("create_research_plan", {
-    name: "Two approvals",
-    researchQuestion: "Which heat pump?",
-    steps: [
-      { stepType: "checkpoint", instructions: "Show the shortlist." },
-      { stepType: "synthesize", instructions: "Write the answer." },
-    ],
-  });
-  const next = await agent.ok("get_next_step", { planId: created.planId });
-  const requested = await agent.ok("request_user_review", {
-    planId: created.planId,
-    stepId: next.step.stepId,
-    summary: "Shortlist of three heat pumps.",
-    approvalsRequired: 2,
-  });
-  expect(requested.approvalsRequired).toBe(2);
+  const created = await awaitingReview(
+    agent,
+    "Two approvals",
+    { summary: "Shortlist of three heat pumps.", approvalsRequired: 2 },
+    {
+      researchQuestion: "Which heat pump?",
+      steps: [
+        { stepType: "checkpoint", instructions: "Show the shortlist." },
+        { stepType: "synthesize", instructions: "Write the answer." },
+      ],
+    },
+  );
+  expect(created.requested.approvalsRequired).toBe(2);
 
   await signIn(page, app.tenantA.researcherEmail);
   await page.goto(`/plans/${created.planId}`);
@@ -68,17 +66,7 @@ test("hands a review over to a colleague with a note from the review panel", asy
   agent,
   app,
 }) => {
-  const created = await agent.ok("create_research_plan", {
-    name: "Hand over",
-    researchQuestion: "q",
-    steps: [{ stepType: "checkpoint", instructions: "Show it." }],
-  });
-  const next = await agent.ok("get_next_step", { planId: created.planId });
-  await agent.ok("request_user_review", {
-    planId: created.planId,
-    stepId: next.step.stepId,
-    summary: "Please check.",
-  });
+  const created = await awaitingReview(agent, "Hand over");
   await signIn(page, app.tenantA.researcherEmail);
   await page.goto(`/plans/${created.planId}`);
   await expectHydrated(page);
@@ -109,22 +97,17 @@ test("an admin sets the team's approvals on /admin, which a review asks no fewer
   await form.getByRole("button", { name: "Save approvals" }).click();
   await expect(form.getByTestId("action-message")).toContainText("need 2 people's approvals");
   try {
-    const created = await agent.ok("create_research_plan", {
-      name: "Team quorum",
-      researchQuestion: "q",
-      steps: [{ stepType: "checkpoint", instructions: "Show it." }],
-    });
-    const next = await agent.ok("get_next_step", { planId: created.planId });
+    const { planId, stepId } = await planAtCheckpoint(agent, "Team quorum");
     const refused = await agent.fails("request_user_review", {
-      planId: created.planId,
-      stepId: next.step.stepId,
+      planId,
+      stepId,
       summary: "One is enough?",
       approvalsRequired: 1,
     });
     expect(refused).toContain("need at least 2");
     const review = await agent.ok("request_user_review", {
-      planId: created.planId,
-      stepId: next.step.stepId,
+      planId,
+      stepId,
       summary: "Please check.",
     });
     expect(review.approvalsRequired).toBe(2);

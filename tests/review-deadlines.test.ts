@@ -7,14 +7,8 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
-import {
-  notificationEvents,
-  planAuditLog,
-  reviewDecisions,
-  reviewRequests,
-  tenants,
-} from "@/lib/db/schema";
+import type { DatabaseHandle } from "@/lib/db/client";
+import { notificationEvents, planAuditLog, reviewDecisions, tenants } from "@/lib/db/schema";
 import { arrayParam } from "@/lib/db/statement";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { createUser } from "@/lib/services/accounts/create-user";
@@ -34,11 +28,9 @@ import {
 } from "@/lib/services/reviews/review-scheduler";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { listInbox } from "@/lib/services/views/review-inbox";
-import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
+import { BACKENDS, freshDatabase } from "./support/databases";
+import { POLL, raceFour, reviewRow, SCHEDULER_SETTINGS, useTwoPools } from "./support/reviews";
 import { readRows } from "./support/rows";
-
-const SETTINGS = { stallThresholdSeconds: 1800 };
-const POLL = { timeout: 15_000, interval: 100 };
 
 type Team = { ctx: ServiceContext; adminId: string; researcherId: string };
 
@@ -78,12 +70,6 @@ async function planAtFirstStep(ctx: ServiceContext, name = "Deadline") {
   const next = await getNextStep(ctx, { planId });
   if (next.status !== "ready") throw new Error(`expected a ready step, got ${next.status}`);
   return { planId, stepId: next.step.stepId };
-}
-
-async function review(db: DatabaseHandle["db"], id: string) {
-  const [row] = await db.select().from(reviewRequests).where(eq(reviewRequests.id, id));
-  if (!row) throw new Error(`no review ${id}`);
-  return row;
 }
 
 async function events(db: DatabaseHandle["db"], reviewRequestId: string) {
@@ -193,8 +179,8 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       expect(asked).toMatchObject({ onTimeout: action, assignedUserId: null, assignedRole: null });
       await expect
         .poll(async () => {
-          await runReviewScheduler(handle.db, SETTINGS);
-          return (await review(handle.db, asked.reviewRequestId)).status;
+          await runReviewScheduler(handle.db, SCHEDULER_SETTINGS);
+          return (await reviewRow(handle.db, asked.reviewRequestId)).status;
         }, POLL)
         .toBe("decided");
 
@@ -251,7 +237,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
         action,
       });
       // A second run finds nothing: the review was applied once.
-      expect(await applyDueReviews(handle.db, SETTINGS)).toBe(0);
+      expect(await applyDueReviews(handle.db, SCHEDULER_SETTINGS)).toBe(0);
     },
   );
 
@@ -269,16 +255,16 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     expect(asked.assignedUserId).toBe(researcherId);
     await expect
       .poll(async () => {
-        await runReviewScheduler(handle.db, SETTINGS);
-        return (await review(handle.db, asked.reviewRequestId)).escalatedAt;
+        await runReviewScheduler(handle.db, SCHEDULER_SETTINGS);
+        return (await reviewRow(handle.db, asked.reviewRequestId)).escalatedAt;
       }, POLL)
       .not.toBeNull();
-    expect(await review(handle.db, asked.reviewRequestId)).toMatchObject({
+    expect(await reviewRow(handle.db, asked.reviewRequestId)).toMatchObject({
       status: "pending",
       assignedRole: "admin",
       assignedUserId: null,
     });
-    expect(await runReviewScheduler(handle.db, SETTINGS)).toMatchObject({ applied: 0 });
+    expect(await runReviewScheduler(handle.db, SCHEDULER_SETTINGS)).toMatchObject({ applied: 0 });
     const escalated = (
       await handle.db.select().from(planAuditLog).where(eq(planAuditLog.planId, planId))
     ).filter((row) => row.payload.action === "review_escalated");
@@ -341,7 +327,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     await expect
       .poll(async () => {
         await settleDeadlinesOfTenant(ctx);
-        return (await review(handle.db, asked.reviewRequestId)).status;
+        return (await reviewRow(handle.db, asked.reviewRequestId)).status;
       }, POLL)
       .toBe("decided");
   });
@@ -368,7 +354,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       (row) => row.event === "review.due_soon",
     );
     expect(dueSoon).toHaveLength(1);
-    expect((await review(handle.db, asked.reviewRequestId)).status).toBe("pending");
+    expect((await reviewRow(handle.db, asked.reviewRequestId)).status).toBe("pending");
   });
 
   it("queues due-soon notices a batch per transaction, each review once", async () => {
@@ -414,7 +400,9 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     expect(inbox.reviews).toEqual([]);
     expect(inbox.total).toBe(0);
     // The scheduler applies the rest.
-    expect(await applyDueReviews(handle.db, SETTINGS, { tenantId: other.ctx.tenantId })).toBe(2);
+    expect(
+      await applyDueReviews(handle.db, SCHEDULER_SETTINGS, { tenantId: other.ctx.tenantId }),
+    ).toBe(2);
     expect((await due())[0]?.n).toBe(0);
     const decided = await readRows<{ n: number }>(
       handle.db,
@@ -558,11 +546,11 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     try {
       await expect
         .poll(async () => {
-          await applyDueReviews(handle.db, SETTINGS);
-          return (await review(handle.db, second.reviewRequestId)).status;
+          await applyDueReviews(handle.db, SCHEDULER_SETTINGS);
+          return (await reviewRow(handle.db, second.reviewRequestId)).status;
         }, POLL)
         .toBe("decided");
-      expect((await review(handle.db, first.reviewRequestId)).status).toBe("pending");
+      expect((await reviewRow(handle.db, first.reviewRequestId)).status).toBe("pending");
     } finally {
       await handle.db.execute(
         sql`update review_request set status = 'withdrawn' where id = ${first.reviewRequestId}::uuid`,
@@ -594,10 +582,15 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       .toBe(true);
     // An hour between ticks: only the tick at start can apply it.
     const housekeeping = vi.fn(async () => undefined);
-    const stop = startReviewScheduler(async () => handle.db, SETTINGS, 3_600_000, housekeeping);
+    const stop = startReviewScheduler(
+      async () => handle.db,
+      SCHEDULER_SETTINGS,
+      3_600_000,
+      housekeeping,
+    );
     try {
       await expect
-        .poll(async () => (await review(handle.db, asked.reviewRequestId)).status, POLL)
+        .poll(async () => (await reviewRow(handle.db, asked.reviewRequestId)).status, POLL)
         .toBe("decided");
       // The same tick does the housekeeping (lib/startup.ts: unused OAuth clients).
       await expect.poll(() => housekeeping.mock.calls.length, POLL).toBe(1);
@@ -609,20 +602,11 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
 });
 
 describe("two instances and one due review on postgres", () => {
-  let first: DatabaseHandle;
-  let second: DatabaseHandle;
+  const pools = useTwoPools();
   let team: Team;
 
   beforeAll(async () => {
-    const url = await createPostgresDatabase();
-    first = await openDatabase({ kind: "postgres", url });
-    await first.migrate();
-    second = await openDatabase({ kind: "postgres", url });
-    team = await seedTeam(first.db, "two-instances");
-  });
-  afterAll(async () => {
-    await first?.close();
-    await second?.close();
+    team = await seedTeam(pools.first.db, "two-instances");
   });
 
   it("applies each due review exactly once while four schedulers race", async () => {
@@ -645,49 +629,37 @@ describe("two instances and one due review on postgres", () => {
         async () =>
           (
             await readRows<{ n: number }>(
-              first.db,
+              pools.first.db,
               sql`select count(*)::int as n from review_request where status = 'pending' and due_at <= now()`,
             )
           )[0]?.n,
         POLL,
       )
       .toBe(count);
-    const runs = await Promise.all([
-      applyDueReviews(first.db, SETTINGS),
-      applyDueReviews(second.db, SETTINGS),
-      applyDueReviews(first.db, SETTINGS),
-      applyDueReviews(second.db, SETTINGS),
-    ]);
-    expect(runs.reduce((a, b) => a + b, 0)).toBe(count);
+    expect(await raceFour(pools, (db) => applyDueReviews(db, SCHEDULER_SETTINGS))).toBe(count);
     const ids = asked.map((a) => a.reviewRequestId);
-    const decisions = (await first.db.select().from(reviewDecisions)).filter((d) =>
+    const decisions = (await pools.first.db.select().from(reviewDecisions)).filter((d) =>
       ids.includes(d.reviewRequestId),
     );
     expect(decisions).toHaveLength(count);
-    const timedOut = (await first.db.select().from(notificationEvents)).filter(
+    const timedOut = (await pools.first.db.select().from(notificationEvents)).filter(
       (row) => row.event === "review.timed_out",
     );
     expect(timedOut).toHaveLength(count);
-    const decidedRows = (await first.db.select().from(planAuditLog)).filter(
+    const decidedRows = (await pools.first.db.select().from(planAuditLog)).filter(
       (row) => row.actorLabel === "Cairn (deadline)" && row.payload.action === "decision",
     );
     expect(decidedRows).toHaveLength(count);
   });
 
   it("queues more due-soon reviews than a batch once each while four schedulers race", async () => {
-    const { asked, ids } = await manyDueSoon(team.ctx, first.db, 3 * DUE_SOON_BATCH + 7);
+    const { asked, ids } = await manyDueSoon(team.ctx, pools.first.db, 3 * DUE_SOON_BATCH + 7);
     try {
-      const runs = await Promise.all([
-        queueDueSoonReviews(first.db),
-        queueDueSoonReviews(second.db),
-        queueDueSoonReviews(first.db),
-        queueDueSoonReviews(second.db),
-      ]);
-      expect(runs.reduce((a, b) => a + b, 0)).toBe(ids.length);
-      expect(await queueDueSoonReviews(first.db)).toBe(0);
-      expect(new Set(await dueSoonCounts(first.db, ids))).toEqual(new Set([1]));
+      expect(await raceFour(pools, queueDueSoonReviews)).toBe(ids.length);
+      expect(await queueDueSoonReviews(pools.first.db)).toBe(0);
+      expect(new Set(await dueSoonCounts(pools.first.db, ids))).toEqual(new Set([1]));
     } finally {
-      await withdraw(first.db, [asked, ...ids]);
+      await withdraw(pools.first.db, [asked, ...ids]);
     }
   });
 
@@ -696,33 +668,33 @@ describe("two instances and one due review on postgres", () => {
     const ids = await reviewsDueShortly(team.ctx, "Race more", count, "approve");
     const inIds = sql`review_request_id = any(${arrayParam(ids)}::uuid[])`;
     // All due at one instant: the runs' claims are ordered by id within it.
-    await first.db.execute(
+    await pools.first.db.execute(
       sql`update review_request set due_at = date_trunc('second', now()) - interval '1 second'
         where id = any(${arrayParam(ids)}::uuid[])`,
     );
     const admin: ServiceContext = {
       ...team.ctx,
-      db: second.db,
+      db: pools.second.db,
       actor: { type: "user", id: team.adminId, label: "Admin" },
     };
     const [, ...runs] = await Promise.all([
       settleDeadlinesOfTenant(admin),
-      applyDueReviews(first.db, SETTINGS),
-      applyDueReviews(second.db, SETTINGS),
-      applyDueReviews(first.db, SETTINGS),
-      applyDueReviews(second.db, SETTINGS),
+      applyDueReviews(pools.first.db, SCHEDULER_SETTINGS),
+      applyDueReviews(pools.second.db, SCHEDULER_SETTINGS),
+      applyDueReviews(pools.first.db, SCHEDULER_SETTINGS),
+      applyDueReviews(pools.second.db, SCHEDULER_SETTINGS),
     ]);
     // The inbox applied at most INBOX_SETTLES of them, the schedulers the rest.
     expect(runs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(count - INBOX_SETTLES);
     const counted = (table: string) =>
       readRows<{ n: number; reviews: number }>(
-        first.db,
+        pools.first.db,
         sql`select count(*)::int as n, count(distinct review_request_id)::int as reviews
           from ${sql.raw(table)} where ${inIds}`,
       );
     expect((await counted("review_decision"))[0]).toEqual({ n: count, reviews: count });
     const timedOut = await readRows<{ n: number }>(
-      first.db,
+      pools.first.db,
       sql`select count(*)::int as n from notification_event where event = 'review.timed_out'
         and payload->>'reviewRequestId' = any(${arrayParam(ids)}::text[])`,
     );

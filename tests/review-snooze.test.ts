@@ -9,8 +9,7 @@
  * PostgreSQL 15.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
 import { notificationEvents, planAuditLog, reviewSnoozes } from "@/lib/db/schema";
 import { startReviewScheduler } from "@/lib/services/reviews/review-scheduler";
 import { returnDueSnoozes } from "@/lib/services/reviews/snooze-returns";
@@ -19,36 +18,16 @@ import type { ServiceContext } from "@/lib/services/shared/context";
 import { countAwaitingReview } from "@/lib/services/views/plans-list";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { countSnoozed, snoozedUntil } from "@/lib/services/views/snoozed-reviews";
-import { BACKENDS, createPostgresDatabase } from "./support/databases";
+import { BACKENDS } from "./support/databases";
 import {
-  type InProcessAgent,
   inProcessAgent,
-  planSteps,
   signedInAdmin,
   signedInMember,
   tenantContext,
   useFreshTenant,
 } from "./support/in-process";
+import { POLL, pendingReview, raceFour, SCHEDULER_SETTINGS, useTwoPools } from "./support/reviews";
 import { readRows } from "./support/rows";
-
-const SETTINGS = { stallThresholdSeconds: 1800 };
-const POLL = { timeout: 15_000, interval: 100 };
-
-/** A review of a new plan's first step, nobody assigned. */
-async function pendingReview(agent: InProcessAgent, name: string) {
-  const created = await agent.ok("create_research_plan", {
-    name,
-    researchQuestion: "q",
-    steps: planSteps("checkpoint", "synthesize"),
-  });
-  const next = await agent.ok("get_next_step", { planId: created.planId });
-  const review = await agent.ok("request_user_review", {
-    planId: created.planId,
-    stepId: next.step.stepId,
-    summary: `Check ${name}.`,
-  });
-  return { planId: created.planId as string, reviewRequestId: review.reviewRequestId as string };
-}
 
 /** A snooze that comes back two seconds on (to the second, on a UTC clock). */
 function soon(reviewRequestId: string) {
@@ -154,8 +133,8 @@ describe.each(BACKENDS)("review snooze on %s", (backend) => {
     await waitUntil(until);
     // Back in the inbox on time, before any scheduler ran.
     expect(await inboxIds(ada)).toContain(reviewRequestId);
-    expect(await returnDueSnoozes(tenant.handle.db, SETTINGS)).toBe(1);
-    expect(await returnDueSnoozes(tenant.handle.db, SETTINGS)).toBe(0);
+    expect(await returnDueSnoozes(tenant.handle.db, SCHEDULER_SETTINGS)).toBe(1);
+    expect(await returnDueSnoozes(tenant.handle.db, SCHEDULER_SETTINGS)).toBe(0);
 
     const events = await returned(reviewRequestId);
     expect(events).toHaveLength(1);
@@ -184,7 +163,7 @@ describe.each(BACKENDS)("review snooze on %s", (backend) => {
     const { planId, reviewRequestId } = await pendingReview(tenant.agent, "Outage");
     await waitUntil((await snoozeReview(people.ada, soon(reviewRequestId))).until);
     // An hour between ticks: only the tick at start can return it.
-    const stop = startReviewScheduler(async () => tenant.handle.db, SETTINGS, 3_600_000);
+    const stop = startReviewScheduler(async () => tenant.handle.db, SCHEDULER_SETTINGS, 3_600_000);
     try {
       await expect.poll(async () => (await returned(reviewRequestId)).length, POLL).toBe(1);
       expect(await trail(planId, "snooze_returned")).toHaveLength(1);
@@ -203,7 +182,7 @@ describe.each(BACKENDS)("review snooze on %s", (backend) => {
       code: "CONFLICT",
     });
     await waitUntil(until);
-    expect(await returnDueSnoozes(tenant.handle.db, SETTINGS)).toBe(0);
+    expect(await returnDueSnoozes(tenant.handle.db, SCHEDULER_SETTINGS)).toBe(0);
     expect(await returned(reviewRequestId)).toEqual([]);
     expect(await trail(planId, "snooze_returned")).toEqual([]);
   });
@@ -264,24 +243,12 @@ describe.each(BACKENDS)("review snooze on %s", (backend) => {
 });
 
 describe("four schedulers and due snoozes on two pools of postgres", () => {
-  let first: DatabaseHandle;
-  let second: DatabaseHandle;
-
-  beforeAll(async () => {
-    const url = await createPostgresDatabase();
-    first = await openDatabase({ kind: "postgres", url });
-    await first.migrate();
-    second = await openDatabase({ kind: "postgres", url });
-  });
-  afterAll(async () => {
-    await first?.close();
-    await second?.close();
-  });
+  const pools = useTwoPools();
 
   it("returns each due snooze exactly once", async () => {
-    const agent = inProcessAgent(await tenantContext(first.db, "Race"));
+    const agent = inProcessAgent(await tenantContext(pools.first.db, "Race"));
     // tenantContext's admin, race@example.com, as a person signed in.
-    const [admin] = await first.db.query.users.findMany({
+    const [admin] = await pools.first.db.query.users.findMany({
       where: (users, { eq: equals }) => equals(users.email, "race@example.com"),
     });
     const person = {
@@ -297,18 +264,12 @@ describe("four schedulers and due snoozes on two pools of postgres", () => {
       last = (await snoozeReview(person, soon(reviewRequestId))).until;
     }
     await waitUntil(last);
-    const runs = await Promise.all([
-      returnDueSnoozes(first.db, SETTINGS),
-      returnDueSnoozes(second.db, SETTINGS),
-      returnDueSnoozes(first.db, SETTINGS),
-      returnDueSnoozes(second.db, SETTINGS),
-    ]);
-    expect(runs.reduce((a, b) => a + b, 0)).toBe(count);
-    const events = (await first.db.select().from(notificationEvents)).filter(
+    expect(await raceFour(pools, (db) => returnDueSnoozes(db, SCHEDULER_SETTINGS))).toBe(count);
+    const events = (await pools.first.db.select().from(notificationEvents)).filter(
       (row) => row.event === "review.snooze_returned",
     );
     expect(events.map((row) => row.payload.reviewRequestId).sort()).toEqual([...ids].sort());
-    const rows = (await first.db.select().from(planAuditLog)).filter(
+    const rows = (await pools.first.db.select().from(planAuditLog)).filter(
       (row) => row.payload.action === "snooze_returned",
     );
     expect(rows).toHaveLength(count);

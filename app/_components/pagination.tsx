@@ -1,5 +1,7 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
+import type { AppError } from "@/lib/plan-engine/app-error";
+import { isCursorRefused } from "@/lib/services/shared/pagination";
 
 /**
  * The links of a list that pages by cursor (lib/services/shared/pagination.ts):
@@ -87,6 +89,43 @@ export function CursorRefused({ firstPage }: { firstPage: string }) {
       This page's link is out of date or was not made by this list, so it cannot say where to start.{" "}
       <Link href={firstPage}>Go to the first page</Link>
     </p>
+  );
+}
+
+/**
+ * What a filtered list page shows when its query is refused (`orQueryRefused`):
+ * a cursor it did not give (`CursorRefused`), or its filters, with the reason
+ * and the way back to the whole list.
+ */
+export function QueryRefused({
+  error,
+  firstPage,
+  unfiltered,
+}: {
+  error: AppError;
+  firstPage: string;
+  unfiltered: string;
+}) {
+  const { message } = error;
+  if (isCursorRefused(error)) return <CursorRefused firstPage={firstPage} />;
+  return (
+    <p role="alert" className="notice notice-error" data-testid="filter-refused">
+      These filters are not valid: {message} <Link href={unfiltered}>Clear the filters</Link>
+    </p>
+  );
+}
+
+/** A list page's filters: a GET form to the page itself, so a filtered view is a link. */
+export function FilterForm({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <search aria-label={label}>
+      <form className="filters">
+        {children}
+        <button type="submit" className="button">
+          Apply
+        </button>
+      </form>
+    </search>
   );
 }
 

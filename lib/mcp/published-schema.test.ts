@@ -54,7 +54,7 @@ describe("an output schema as published", () => {
       properties: {
         status: { type: "string" },
         step: { type: "object" },
-        steps: { type: "array", items: { type: "object" } },
+        steps: { type: "array" },
         review: { anyOf: [{ type: "object" }, { type: "null" }] },
         tags: { type: "array", items: { type: "string" } },
         answer: { type: "object" },

@@ -30,8 +30,8 @@ export function publishedInputSchema(schema: z.ZodType): Tool["inputSchema"] {
 /**
  * A tool's output schema as published: the answer's own fields, each with its
  * type (a constant's value, whether it may be null), and nothing more: a nested
- * object is `{ "type": "object" }`, a list of them `{ "type": "array",
- * "items": { "type": "object" } }`, with no prose. The answer describes the
+ * object is `{ "type": "object" }`, a list of them `{ "type": "array" }` (its
+ * items' `{ "type": "object" }` was 26 bytes of 21 lists, issue 45), with no prose. The answer describes the
  * rest itself, and the whole schemas were over half of tools/list, in every
  * agent's context (issue 41). A client that checks `structuredContent` against
  * it still can: the outline accepts every answer the whole schema does. It is
@@ -68,8 +68,10 @@ function typeOnly(node: Node): Node {
   }
   const kept: Node = {};
   for (const key of ["type", "const"]) if (key in node) kept[key] = node[key];
-  if (typeof node.items === "object" && node.items !== null)
-    kept.items = typeOnly(node.items as Node);
+  if (typeof node.items === "object" && node.items !== null) {
+    const items = typeOnly(node.items as Node);
+    if (!(Object.keys(items).length === 1 && items.type === "object")) kept.items = items;
+  }
   return kept;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The docs' tables of tools hold to `TOOLS`: docs/protocol.md lists the tools a
- * model sees and docs/mcp-apps.md the cards' app-only ones, each once, in the
- * order tools/list shows them.
+ * model sees and docs/mcp-apps.md the cards' app-only ones, each once. The
+ * tables keep the order a reader follows (a plan's life), not tools/list's,
+ * which is by file name (scripts/tool-index.ts), so only the names are held.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -27,15 +28,19 @@ function tableNames(doc: string, header: string): string[] {
 }
 
 describe("the docs' tool tables", () => {
-  it("docs/protocol.md lists every tool a model sees, as tools/list orders them", () => {
-    expect(tableNames("docs/protocol.md", "tool")).toEqual(
-      TOOLS.filter((tool) => !isAppOnly(tool)).map((tool) => tool.name),
+  it("docs/protocol.md lists every tool a model sees, each once", () => {
+    expect(tableNames("docs/protocol.md", "tool").sort()).toEqual(
+      TOOLS.filter((tool) => !isAppOnly(tool))
+        .map((tool) => tool.name)
+        .sort(),
     );
   });
 
-  it("docs/mcp-apps.md lists the cards' app-only tools", () => {
-    expect(tableNames("docs/mcp-apps.md", "tool")).toEqual(
-      TOOLS.filter((tool) => isAppOnly(tool)).map((tool) => tool.name),
+  it("docs/mcp-apps.md lists the cards' app-only tools, each once", () => {
+    expect(tableNames("docs/mcp-apps.md", "tool").sort()).toEqual(
+      TOOLS.filter((tool) => isAppOnly(tool))
+        .map((tool) => tool.name)
+        .sort(),
     );
   });
 });

@@ -5,7 +5,7 @@ export const cancelPlanTool = defineTool({
   name: "cancel_plan",
   title: "Cancel a plan",
   description:
-    "End an unfinished plan for good, with a reason: its pending reviews are withdrawn, its leases end, later calls say who cancelled it and why.",
+    "End an unfinished plan for good, with a reason: pending reviews withdrawn, leases ended; later calls say who cancelled it and why.",
   inputSchema: cancelPlanInput,
   outputSchema: planCancelledOutput,
   annotations: annotations({ destructive: true }),

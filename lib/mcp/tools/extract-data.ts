@@ -14,7 +14,7 @@ export const extractDataTool = defineTool({
   name: "extract_data",
   title: "Extract structured data",
   description:
-    "For extract steps: Cairn's language model turns text or stored artifacts into a JSON object matching your schema (checked, retried once). On LLM_NOT_CONFIGURED, structure it yourself. Stores nothing, unless completesStep is given.",
+    "For extract steps: Cairn's language model turns text or stored artifacts into a JSON object matching your schema (checked, retried once). On LLM_NOT_CONFIGURED, do it yourself. Stores nothing unless completesStep is given.",
   inputSchema: extractDataInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(extractedDataOutput),
   annotations: annotations({ openWorld: true }),

@@ -5,7 +5,7 @@ export const forkPlanTool = defineTool({
   name: "fork_plan",
   title: "Fork a plan from a step",
   description:
-    "A new plan from a step of another: earlier steps carried with results, evidence and decisions; that step and later ones pending, with stepEdits. The source is unchanged.",
+    "A new plan from a step of another: earlier steps carried with results, evidence and decisions; that step and later ones pending, with stepEdits; the source unchanged.",
   inputSchema: forkPlanInput,
   outputSchema: forkedPlanOutput,
   annotations: annotations(),

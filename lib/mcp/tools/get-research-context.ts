@@ -10,7 +10,7 @@ export const getResearchContextTool = defineTool({
   name: "get_research_context",
   title: "Load a plan's full context",
   description:
-    "Resume a plan in a new session: the plan (its forks), steps, conditions, reviews, skill execution, evidence, artifacts, deliverable, feedback. Pass a non-null <list>NextCursor back as that cursor. Long values are cut (named in shortened; read_evidence reads them whole).",
+    "Resume a plan in a new session: plan (forks), steps, conditions, reviews, skill execution, evidence, artifacts, deliverable, feedback. Pass a non-null <list>NextCursor back as its cursor. Long values are cut (named in shortened; read_evidence reads them whole).",
   inputSchema: getResearchContextInput,
   outputSchema: researchContextOutput,
   _meta: cardLink(PLAN_CARD_URI),

@@ -9,7 +9,7 @@ export const storeResearchOutputTool = defineTool({
   name: "store_research_output",
   title: "Store the deliverable",
   description:
-    "Store the final deliverable when get_next_step says plan_complete, before presenting it. The answer's hint says what to fix in its citations. If storing fails, present it anyway.",
+    "Store the final deliverable when get_next_step says plan_complete, before presenting it; the answer's hint says what to fix in its citations. If it fails, present it anyway.",
   inputSchema: storeResearchOutputInput,
   outputSchema: storedOutputOutput,
   annotations: annotations(),

@@ -14,7 +14,7 @@ export const storeResearchTool = defineTool({
   name: "store_research",
   title: "Store a research artifact",
   description:
-    "Keep a significant finding (source summary, finding, data extract, analysis, critique, synthesis) in this account's research library, with planId and stepId of a plan step; search_sources finds it later.",
+    "Keep a significant finding (source summary, finding, data extract, analysis, critique, synthesis) in this account's library, with the plan step's planId and stepId; search_sources finds it later.",
   inputSchema: storeResearchInput.extend({ completesStep: completesStepField }),
   outputSchema: withCompletedStepOutput(storedArtifactOutput),
   annotations: annotations(),

@@ -65,9 +65,9 @@ const sourceInput = z.object({
 });
 
 const citationInput = z.object({
-  source: sourceField.describe("A source read by this or an earlier step."),
+  source: sourceField,
   quote: z.string().trim().max(2_000).optional(),
-  locator: z.string().trim().max(200).optional().describe("Page, section or table."),
+  locator: z.string().trim().max(200).optional(),
 });
 
 const claimInput = z.object({
@@ -89,7 +89,7 @@ export const evidenceInput = z
       .max(MAX_CLAIMS_PER_CHANGE)
       .optional()
       .describe(
-        "Each with supporting sources (quote or locator) and any contradicting: unsupported without, contested with one.",
+        "Each with supporting sources read by this or an earlier step (quote, or locator: page, section, table) and any contradicting: unsupported without, contested with one.",
       ),
   })
   .describe("Claims, and sources beyond webFetches (merged by URL, DOI or arXiv id).");

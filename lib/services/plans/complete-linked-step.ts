@@ -24,7 +24,7 @@ import { submitStepResult } from "./submit-step-result";
 export const completesStepField = z
   .object({ planId: planIdField, stepId: stepIdField })
   .optional()
-  .describe("A paused server-run step this call completes (from pauseReason.suggestedTool).");
+  .describe("The paused server-run step this completes (pauseReason).");
 
 const linkInput = z.object({ completesStep: completesStepField });
 

@@ -74,7 +74,7 @@ export const requestUserReviewInput = z.object({
     ),
   assignTo: assignToField.optional(),
   proposedResult: optionalResultField(
-    "The result an approve completes the step with (conditions read it). Left out where you cannot meet a checkpoint's outputSchema: the person enters it.",
+    "What an approve completes the step with (conditions read it); left out where you cannot meet a checkpoint's outputSchema: the person enters it.",
   ),
   proposedConfidence: z.number().min(0).max(1).optional().describe("Conditions see it on approve."),
   approvalsRequired: approvalsRequiredField.optional(),

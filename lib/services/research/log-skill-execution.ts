@@ -82,9 +82,7 @@ export const skillExecutionMetadata = z
         "{ artifactsFound, artifactIds, userDecision: none | use_existing | refresh | unique, exchange }.",
       ),
   })
-  .describe(
-    "On create: topic, researchType, scope, depthSignals, routingRationale, delegatedTo, originalQuery, clarifyingQuestions or skipQuestionsReason. On update: keys to set.",
-  );
+  .describe("On create, every key that applies; on update, the keys to set.");
 
 export const logSkillExecutionInput = z.object({
   executionId: z.uuid("must be an execution id (a UUID)").optional(),

@@ -57,7 +57,7 @@ export const formatBytes = (bytes: number) =>
  * also added to the field's description, which the MCP tool lists.
  */
 export function jsonAtMost<T extends z.ZodType>(schema: T, maxBytes: number, instead: string): T {
-  const limit = `At most ${Math.round(maxBytes / KIB)} KB as JSON.`;
+  const limit = `Max ${Math.round(maxBytes / KIB)} KB.`;
   return schema
     .superRefine((value, ctx) => {
       const bytes = value === undefined ? undefined : jsonBytes(value);
@@ -151,14 +151,14 @@ export const newStepField = z.object({
     .max(100)
     .optional()
     .describe(
-      "A server-run step: search_sources, extract_data or store_research, run by Cairn with arguments. Left out, yours.",
+      "search_sources, extract_data or store_research: Cairn runs the step with arguments. Left out, yours.",
     ),
   arguments: jsonAtMost(
     z
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        'The server-run step\'s tool input; "{{steps.N.result.<path>}}" (N earlier) or "{{plan.researchQuestion}}" in a string becomes that value.',
+        'The tool\'s input; a string "{{steps.N.result.<path>}}" (N earlier) or "{{plan.researchQuestion}}" becomes that value.',
       ),
     MAX_STEP_IO_BYTES,
     STEP_IO_TOO_BIG,
@@ -167,9 +167,7 @@ export const newStepField = z.object({
     z
       .record(z.string(), z.unknown())
       .optional()
-      .describe(
-        "Your step's inputs, resolved at hand-out (step.inputs), with bindings as in arguments.",
-      ),
+      .describe("Your step's inputs (step.inputs), bound as arguments are."),
     MAX_STEP_IO_BYTES,
     STEP_IO_TOO_BIG,
   ),
@@ -177,7 +175,7 @@ export const newStepField = z.object({
     z
       .record(z.string(), z.unknown())
       .optional()
-      .describe('A JSON Schema ({ "type": "object", ... }) the step\'s result must satisfy.'),
+      .describe("A JSON Schema (type object) the step's result must meet."),
     MAX_STEP_IO_BYTES,
     "describe the result with a smaller schema.",
   ),

@@ -169,6 +169,20 @@ export function isCursorRefused(error: unknown): error is AppError {
   return error instanceof AppError && error.metadata.cursorRefused === true;
 }
 
+/**
+ * A paged read with filters, or what refused its query as a value for the page
+ * to show: its cursor, or its filters (a VALIDATION_ERROR); any other failure
+ * as it was.
+ */
+export async function orQueryRefused<T>(read: Promise<T>): Promise<T | AppError> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof AppError && error.code === "VALIDATION_ERROR") return error;
+    throw error;
+  }
+}
+
 /** A paged read, or its refused cursor as a value for the page to show; any other failure as it was. */
 export async function orCursorRefused<T>(read: Promise<T>): Promise<T | AppError> {
   try {

@@ -6,7 +6,7 @@
 import "server-only";
 import { and, count, eq, ilike, inArray, notInArray, or, sql } from "drizzle-orm";
 import { z } from "zod";
-import { planAuditLog, planSteps, researchPlans } from "../../db/schema";
+import { planAuditLog, researchPlans } from "../../db/schema";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
@@ -15,6 +15,7 @@ import { cursorField, keyset, readPage } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
 import { shorten } from "./full-values";
 import { snoozedFor } from "./snoozed-reviews";
+import { stepSummariesOf } from "./step-summaries";
 
 export const PLAN_FILTERS = [
   "active",
@@ -78,21 +79,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
     input.pageSize,
   );
   const ids = plans.map((p) => p.id);
-  const steps =
-    ids.length === 0
-      ? []
-      : await ctx.db
-          .select({
-            id: planSteps.id,
-            planId: planSteps.planId,
-            stepOrder: planSteps.stepOrder,
-            status: planSteps.status,
-            startedAt: planSteps.startedAt,
-            leaseExpiresAt: planSteps.leaseExpiresAt,
-            updatedAt: planSteps.updatedAt,
-          })
-          .from(planSteps)
-          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)));
+  const stepsOf = await stepSummariesOf(ctx, ids, {});
   const activity =
     ids.length === 0
       ? []
@@ -109,7 +96,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
     total: total?.n ?? 0,
     nextCursor,
     plans: plans.map((plan) => {
-      const own = steps.filter((s) => s.planId === plan.id);
+      const own = stepsOf.get(plan.id) ?? [];
       const last = activity.find((a) => a.planId === plan.id)?.last;
       const lastActivity = last ? new Date(last) : plan.updatedAt;
       return {

@@ -150,7 +150,9 @@ export async function listInbox(ctx: ServiceContext, raw: InboxQuery): Promise<I
       sql`select count(*)::int as n from review_request where ${matches}`,
     ),
   ]);
-  const shown = rows.map(({ proposalRead, requestedAt, ...row }) => ({
+  // An escalation level's user ids are read for the label and the filter only:
+  // the page names the people (assignedUserLabel), it does not get their ids.
+  const shown = rows.map(({ proposalRead, requestedAt, assignedUserIds, ...row }) => ({
     ...row,
     createdAt: requestedAt,
     ...shownProposal(proposalRead),

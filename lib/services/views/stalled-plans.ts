@@ -4,17 +4,7 @@
  * scoped to the tenant.
  */
 import "server-only";
-import {
-  and,
-  asc,
-  eq,
-  getTableColumns,
-  inArray,
-  isNotNull,
-  notInArray,
-  or,
-  sql,
-} from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, isNotNull, notInArray, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import { planSteps, researchPlans } from "../../db/schema";
 import { failingEndsPlan } from "../../plan-engine/modify";
@@ -24,6 +14,7 @@ import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
 import type { ServiceContext } from "../shared/context";
 import { cursorField, keyset } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
+import { stepSummariesOf } from "./step-summaries";
 
 export const stalledPlansInput = z.object({ cursor: cursorField });
 
@@ -91,32 +82,12 @@ export async function listStalledPlans(
     .limit(STALLED_PLANS_READ + 1);
   // The plan past the page too, if there is one: its card tells fitOf that more follow.
   const ids = candidates.map((p) => p.id);
-  const steps =
-    ids.length === 0
-      ? []
-      : await ctx.db
-          .select({
-            id: planSteps.id,
-            planId: planSteps.planId,
-            stepOrder: planSteps.stepOrder,
-            status: planSteps.status,
-            startedAt: planSteps.startedAt,
-            leaseExpiresAt: planSteps.leaseExpiresAt,
-            updatedAt: planSteps.updatedAt,
-            failureReason: sql<
-              string | null
-            >`left(${planSteps.failureReason}, ${sql.raw(String(STALLED_REASON_CHARS))})`,
-            failureReasonCut: sql<boolean>`coalesce(char_length(${planSteps.failureReason}) > ${sql.raw(String(STALLED_REASON_CHARS))}, false)`,
-          })
-          .from(planSteps)
-          .where(and(eq(planSteps.tenantId, ctx.tenantId), inArray(planSteps.planId, ids)))
-          .orderBy(asc(planSteps.stepOrder));
-  const stepsOf = new Map<string, typeof steps>();
-  for (const step of steps) {
-    const own = stepsOf.get(step.planId);
-    if (own) own.push(step);
-    else stepsOf.set(step.planId, [step]);
-  }
+  const stepsOf = await stepSummariesOf(ctx, ids, {
+    failureReason: sql<
+      string | null
+    >`left(${planSteps.failureReason}, ${sql.raw(String(STALLED_REASON_CHARS))})`,
+    failureReasonCut: sql<boolean>`coalesce(char_length(${planSteps.failureReason}) > ${sql.raw(String(STALLED_REASON_CHARS))}, false)`,
+  });
   const cards = candidates.map((plan) => {
     const own = stepsOf.get(plan.id) ?? [];
     return {

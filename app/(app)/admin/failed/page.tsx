@@ -1,17 +1,22 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { CursorRefused, oneParam, Pagination, pageHref } from "@/app/_components/pagination";
+import {
+  FilterForm,
+  oneParam,
+  Pagination,
+  pageHref,
+  QueryRefused,
+} from "@/app/_components/pagination";
 import { StatusBadge } from "@/app/_components/status-badge";
 import { Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { isAppError } from "@/lib/plan-engine/app-error";
 import {
   FAILED_PAGE_SIZE,
-  type FailedPlansPage,
   FORK_FAILED_AT_ONCE,
   FORK_FAILED_BYTES,
 } from "@/lib/services/plans/fork-failed-plans";
-import { isCursorRefused } from "@/lib/services/shared/pagination";
+import { orQueryRefused } from "@/lib/services/shared/pagination";
 import { SERVER_STEP_TOOL_NAMES } from "@/lib/services/shared/server-step-tools";
 import { views } from "@/lib/web/views";
 import { BulkForkForm } from "./bulk-fork-form";
@@ -39,20 +44,16 @@ export default async function FailedPage({
     until: oneParam(raw.until),
   };
   const cursor = oneParam(raw.cursor);
-  let list: FailedPlansPage;
-  try {
-    list = await views.failedPlans(admin, { filter, cursor });
-  } catch (error) {
-    if (isCursorRefused(error)) {
-      return <CursorRefused firstPage={pageHref("/admin/failed", filter)} />;
-    }
-    if (!isAppError(error) || error.code !== "VALIDATION_ERROR") throw error;
+  const list = await orQueryRefused(views.failedPlans(admin, { filter, cursor }));
+  if (isAppError(list)) {
     return (
       <section>
         <h1>Failed plans</h1>
-        <p role="alert" className="notice notice-error" data-testid="filter-refused">
-          {error.message} <Link href="/admin/failed">Clear the filter</Link>
-        </p>
+        <QueryRefused
+          error={list}
+          firstPage={pageHref("/admin/failed", filter)}
+          unfiltered="/admin/failed"
+        />
       </section>
     );
   }
@@ -68,43 +69,38 @@ export default async function FailedPage({
         {FORK_FAILED_BYTES / (1024 * 1024)} MB in all; the same action again forks the next ones); a
         plan already forked from its failed step is not listed again.
       </p>
-      <search aria-label="Filter failed plans">
-        <form className="filters">
-          <label>
-            Failed step run by
-            <select name="tool" defaultValue={filter.tool ?? ""}>
-              <option value="">Anyone</option>
-              <option value="agent">The agent</option>
-              {SERVER_STEP_TOOL_NAMES.map((tool) => (
-                <option key={tool} value={tool}>
-                  Cairn: {tool}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Text
-            <input
-              name="text"
-              type="search"
-              defaultValue={filter.text ?? ""}
-              placeholder="Plan name or failure reason"
-              maxLength={200}
-            />
-          </label>
-          <label>
-            Changed since
-            <input name="since" type="date" defaultValue={filter.since ?? ""} />
-          </label>
-          <label>
-            until
-            <input name="until" type="date" defaultValue={filter.until ?? ""} />
-          </label>
-          <button type="submit" className="button">
-            Apply
-          </button>
-        </form>
-      </search>
+      <FilterForm label="Filter failed plans">
+        <label>
+          Failed step run by
+          <select name="tool" defaultValue={filter.tool ?? ""}>
+            <option value="">Anyone</option>
+            <option value="agent">The agent</option>
+            {SERVER_STEP_TOOL_NAMES.map((tool) => (
+              <option key={tool} value={tool}>
+                Cairn: {tool}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Text
+          <input
+            name="text"
+            type="search"
+            defaultValue={filter.text ?? ""}
+            placeholder="Plan name or failure reason"
+            maxLength={200}
+          />
+        </label>
+        <label>
+          Changed since
+          <input name="since" type="date" defaultValue={filter.since ?? ""} />
+        </label>
+        <label>
+          until
+          <input name="until" type="date" defaultValue={filter.until ?? ""} />
+        </label>
+      </FilterForm>
       <p data-testid="failed-count">
         {list.more
           ? `More than ${FORK_FAILED_AT_ONCE} failed plans match; one action forks the first ${FORK_FAILED_AT_ONCE}.`

@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
-import { CursorRefused, Pagination, pageHref } from "@/app/_components/pagination";
+import { FilterForm, Pagination, pageHref, QueryRefused } from "@/app/_components/pagination";
 import { Time } from "@/app/_components/time";
 import { requireAdmin } from "@/lib/auth/session";
 import { isAppError } from "@/lib/plan-engine/app-error";
-import { isCursorRefused } from "@/lib/services/shared/pagination";
+import { orQueryRefused } from "@/lib/services/shared/pagination";
 import { views } from "@/lib/web/views";
 
 export const metadata: Metadata = { title: "Tool calls" };
@@ -24,16 +24,16 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
   const admin = await requireAdmin();
   const search = await searchParams;
   const keys = await views.apiKeys(admin);
-  const log = await views
-    .toolCalls(admin, {
+  const log = await orQueryRefused(
+    views.toolCalls(admin, {
       tool: search.tool || undefined,
       apiKeyId: search.key || undefined,
       errors: search.errors === "only" || search.errors === "none" ? search.errors : undefined,
       since: search.since || undefined,
       until: search.until || undefined,
       cursor: search.cursor || undefined,
-    })
-    .catch((error: unknown) => (isAppError(error) ? error : Promise.reject(error)));
+    }),
+  );
   const filters = {
     tool: search.tool,
     key: search.key,
@@ -49,12 +49,12 @@ export default async function ToolCallsPage({ searchParams }: { searchParams: Pr
         toolNames={isAppError(log) ? [] : log.toolNames}
         keys={keys}
       />
-      {isCursorRefused(log) ? (
-        <CursorRefused firstPage={pageHref("/admin/tool-calls", filters)} />
-      ) : isAppError(log) ? (
-        <p role="alert" className="notice notice-error">
-          These filters are not valid: {log.message}
-        </p>
+      {isAppError(log) ? (
+        <QueryRefused
+          error={log}
+          firstPage={pageHref("/admin/tool-calls", filters)}
+          unfiltered="/admin/tool-calls"
+        />
       ) : (
         <>
           <h2>Per tool</h2>
@@ -88,49 +88,44 @@ function ToolCallFilters({
   keys: readonly ApiKeyOption[];
 }) {
   return (
-    <search aria-label="Filter tool calls">
-      <form className="filters">
-        <label>
-          Tool
-          <select name="tool" defaultValue={search.tool ?? ""}>
-            <option value="">All</option>
-            {toolNames.map((name) => (
-              <option key={name}>{name}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Key
-          <select name="key" defaultValue={search.key ?? ""}>
-            <option value="">All</option>
-            {keys.map((key) => (
-              <option key={key.apiKeyId} value={key.apiKeyId}>
-                {key.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Errors
-          <select name="errors" defaultValue={search.errors ?? ""}>
-            <option value="">All calls</option>
-            <option value="only">Errors only</option>
-            <option value="none">Successes only</option>
-          </select>
-        </label>
-        <label>
-          From
-          <input type="datetime-local" name="since" defaultValue={search.since ?? ""} />
-        </label>
-        <label>
-          To
-          <input type="datetime-local" name="until" defaultValue={search.until ?? ""} />
-        </label>
-        <button type="submit" className="button">
-          Apply
-        </button>
-      </form>
-    </search>
+    <FilterForm label="Filter tool calls">
+      <label>
+        Tool
+        <select name="tool" defaultValue={search.tool ?? ""}>
+          <option value="">All</option>
+          {toolNames.map((name) => (
+            <option key={name}>{name}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Key
+        <select name="key" defaultValue={search.key ?? ""}>
+          <option value="">All</option>
+          {keys.map((key) => (
+            <option key={key.apiKeyId} value={key.apiKeyId}>
+              {key.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Errors
+        <select name="errors" defaultValue={search.errors ?? ""}>
+          <option value="">All calls</option>
+          <option value="only">Errors only</option>
+          <option value="none">Successes only</option>
+        </select>
+      </label>
+      <label>
+        From
+        <input type="datetime-local" name="since" defaultValue={search.since ?? ""} />
+      </label>
+      <label>
+        To
+        <input type="datetime-local" name="until" defaultValue={search.until ?? ""} />
+      </label>
+    </FilterForm>
   );
 }
 
