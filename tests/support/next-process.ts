@@ -8,6 +8,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { freePort } from "./postgres-server";
 
+/** Bundled from server.ts by `npm run build`. */
+export const SERVER_BUNDLE = "build/server.cjs";
+
 export type NextProcess = {
   url: string;
   port: number;
@@ -44,7 +47,7 @@ export async function startNextProcess(
 ): Promise<NextProcess> {
   port ??= await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ["build/server.cjs"], {
+  const child = spawn(process.execPath, [SERVER_BUNDLE], {
     env: {
       ...process.env,
       NODE_ENV: "production",
