@@ -142,6 +142,25 @@ describe("the MCP door on Node's request and response", () => {
     expect((await fetch(url, { method: "POST", body: "{}" })).status).toBe(204);
   });
 
+  it("answers 500 without the answer's own headers when its body fails while read", async () => {
+    const url = await serve(async () => {
+      const body = new ReadableStream<Uint8Array>({
+        pull: (controller) => controller.error(new Error("the body broke")),
+      });
+      return new Response(body, {
+        headers: { "content-type": "application/json", "x-route": "1" },
+      });
+    });
+    const failed = await fetch(url, { method: "POST", body: "{}" });
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get("content-type")).toBeNull();
+    expect(failed.headers.get("x-route")).toBeNull();
+    expect(failed.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    expect(errors).toEqual([new Error("the body broke")]);
+  });
+
   it("aborts the request's signal and stops the stream when the client goes away", async () => {
     let aborted: (reason: unknown) => void = () => {};
     const abortSeen = new Promise((resolve) => {

@@ -157,6 +157,8 @@ export async function serveMcpDoor(
       res.destroy();
       return;
     }
+    // Nothing of an answer that failed while being read (its headers) goes out with the 500.
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
     res.statusCode = 500;
     for (const [name, value] of FIXED_HEADERS) res.setHeader(name, value);
     res.end();
