@@ -1,8 +1,8 @@
 import { defineConfig } from "@playwright/test";
 
 /**
- * Browser tests against the production build (`npm run build` runs before them in
- * `npm test`) in Debian's Chromium. Each worker starts its own server over a fresh
+ * Browser tests against the production server (build/server.cjs, built by `npm run
+ * build`, which runs before them in `npm test`) in Debian's Chromium. Each worker starts its own server over a fresh
  * database (see e2e/fixtures.ts); the global setup starts PostgreSQL 15.
  */
 export default defineConfig({

@@ -5,7 +5,7 @@
  * person of that team refreshes the inbox as its page does every 4 s;
  * meanwhile another team's agent pings over MCP. Reports the other team's ping latency before (idle),
  * during the flood and during the refreshes, and the sizes of what the pages
- * send. Runs the production build (`npx next build` first) on a throwaway
+ * send. Runs the production server (`npm run build` first) on a throwaway
  * PGlite folder:
  *
  *   npm run bench:flood

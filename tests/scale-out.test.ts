@@ -1,5 +1,5 @@
 /**
- * Scaled out: two production servers (`next start` twice) on one PostgreSQL 15
+ * Scaled out: two production servers (the production server twice) on one PostgreSQL 15
  * database, as a deployment behind a load balancer runs them. Agents split
  * between the two instances share one 40-step plan: every step is handed out
  * exactly once and the plan completes. A checkpoint requested through one

@@ -1,5 +1,5 @@
 /**
- * The production build (`next start`) on a free port against the benchmark's
+ * The production server (build/server.cjs, tests/support/next-process.ts) on a free port against the benchmark's
  * database, in its own process group so that stopping it ends every process it
  * started. Its memory and CPU time are read from /proc: the resident set, and the
  * user + system time, of the server and all its descendants.

@@ -1,5 +1,5 @@
 /**
- * Starts Cairn's production build (`next start`, built by `npm run build`) on a
+ * Starts Cairn's production server (build/server.cjs, built by `npm run build`) on a
  * free port over a fresh database of either backend, seeded with two tenants,
  * and stops it afterwards. Seeding happens before the server starts because the
  * embedded database can be open in only one process at a time.
@@ -29,7 +29,7 @@ export type Tenant = {
 /** Every seeded user's password. */
 export const SEED_PASSWORD = "a long enough password";
 
-/** One more `next start` on an app's database (see RunningApp.startAnotherInstance). */
+/** One more production server on an app's database (see RunningApp.startAnotherInstance). */
 export type AppInstance = {
   url: string;
   mcpUrl: string;

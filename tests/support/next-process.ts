@@ -1,11 +1,15 @@
 /**
- * The production build (`next start`) on a free loopback port, in its own
+ * The production server (build/server.cjs, as `npm run serve` starts it:
+ * server.ts, Next behind Cairn's own /api/mcp door) on a free loopback port, in its own
  * process group so that stopping it ends every process it started. Shared by the
  * integration and browser tests (tests/support/app-server.ts) and the benchmark
  * (bench/support/next-server.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { freePort } from "./postgres-server";
+
+/** Bundled from server.ts by `npm run build`. */
+export const SERVER_BUNDLE = "build/server.cjs";
 
 export type NextProcess = {
   url: string;
@@ -25,7 +29,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function waitUntilReady(url: string, child: ChildProcess, output: () => string) {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`next start exited early:\n${output()}`);
+    if (child.exitCode !== null) throw new Error(`the server exited early:\n${output()}`);
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -33,25 +37,28 @@ async function waitUntilReady(url: string, child: ChildProcess, output: () => st
     }
     await sleep(200);
   }
-  throw new Error(`next start did not become ready:\n${output()}`);
+  throw new Error(`the server did not become ready:\n${output()}`);
 }
 
-/** Starts `next start` with these variables over the current environment and waits until it answers. */
+/** Starts the production server with these variables over the current environment and waits until it answers. */
 export async function startNextProcess(
   env: Record<string, string>,
   port?: number,
 ): Promise<NextProcess> {
   port ??= await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(
-    process.execPath,
-    ["node_modules/next/dist/bin/next", "start", "-H", "127.0.0.1", "-p", String(port)],
-    {
-      env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
+  const child = spawn(process.execPath, [SERVER_BUNDLE], {
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      NEXT_TELEMETRY_DISABLED: "1",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      ...env,
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   // The last of the output, for the error when the server does not start, and
   // the first megabyte of it for tests that read what the server printed.
   let log = "";

@@ -4,6 +4,7 @@ import { env } from "@/lib/env";
 import { allowedOrigins } from "@/lib/http/allowed-host";
 import { type Checked, CREDENTIALS_CHANGED, CredentialCache } from "@/lib/mcp/credential-cache";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
+import { publishMcpDoor } from "@/lib/mcp/node-door";
 import type { McpPrincipal } from "@/lib/mcp/request-context";
 import { ACCESS_TOKEN_PREFIX, oauthUrls, publicOrigin } from "@/lib/oauth/config";
 import { authenticateApiKey } from "@/lib/services/accounts/api-key-auth";
@@ -82,6 +83,14 @@ const handler = createMcpRoute(
     },
   },
 );
+
+/**
+ * The production server (server.ts) answers /api/mcp with this same handler
+ * from Node's request and response, in front of Next, once this module has
+ * loaded (lib/mcp/node-door.ts); it waits for the tool-call log at shutdown
+ * itself. This route serves `next dev`, and the first request before that.
+ */
+publishMcpDoor({ handle: handler, written: toolCallLogWritten });
 
 /**
  * The tool-call log is written in batches after the answers; a server that is

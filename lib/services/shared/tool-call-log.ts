@@ -5,8 +5,8 @@
  * written with one INSERT, so even one agent's calls cost the database one
  * statement per batch instead of one per call (docs/performance.md,
  * 2026-11-28). The route hands `toolCallLogWritten()` to Next's `after()`, and
- * a server that is shutting down waits for those, so rows gathered when it
- * stops are written. A lost row is logged to the console, nothing more (a
+ * the production server's own door (server.ts) waits for it at shutdown, so
+ * rows gathered when it stops are written. A lost row is logged to the console, nothing more (a
  * warning while the database is unavailable).
  */
 import "server-only";

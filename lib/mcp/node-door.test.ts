@@ -1,0 +1,200 @@
+/**
+ * The door's conversion between Node's request and response and the route's
+ * web ones, over a real node:http server: what a client receives for a JSON
+ * answer, an event stream, a thrown handler and a client that goes away. The
+ * route's own behaviour behind it is tested over the production server in
+ * tests/mcp-*.test.ts and tests/mcp-node-door.test.ts.
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { isMcpDoorRequest, type McpDoor, serveMcpDoor } from "./node-door";
+
+let server: Server | undefined;
+const errors: unknown[] = [];
+
+async function serve(handle: McpDoor["handle"]): Promise<string> {
+  const door: McpDoor = { handle, written: async () => {} };
+  server = createServer((request, response) => {
+    void serveMcpDoor(door, request, response, (error) => errors.push(error));
+  });
+  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp`;
+}
+
+afterEach(async () => {
+  errors.length = 0;
+  const running = server;
+  server = undefined;
+  if (!running) return;
+  running.closeAllConnections();
+  await new Promise((resolve) => running.close(resolve));
+});
+
+describe("the MCP door on Node's request and response", () => {
+  it("takes the route's four methods on exactly its path, and nothing else", () => {
+    const asked = (method: string, url: string) => ({ method, url }) as IncomingMessage;
+    for (const method of ["POST", "GET", "DELETE", "OPTIONS"]) {
+      expect(isMcpDoorRequest(asked(method, "/api/mcp"))).toBe(true);
+    }
+    expect(isMcpDoorRequest(asked("POST", "/api/mcp?x=1"))).toBe(true);
+    expect(isMcpDoorRequest(asked("HEAD", "/api/mcp"))).toBe(false);
+    expect(isMcpDoorRequest(asked("PUT", "/api/mcp"))).toBe(false);
+    expect(isMcpDoorRequest(asked("POST", "/api/mcp/"))).toBe(false);
+    expect(isMcpDoorRequest(asked("POST", "/api/mcpx"))).toBe(false);
+    expect(isMcpDoorRequest(asked("GET", "/"))).toBe(false);
+  });
+
+  it("hands the handler the request as sent and returns its answer with the API headers", async () => {
+    const url = await serve(async (request) => {
+      const body = await request.text();
+      return Response.json(
+        {
+          method: request.method,
+          url: request.url,
+          auth: request.headers.get("authorization"),
+          body,
+        },
+        { status: 202, headers: { "mcp-session-id": "s1", "set-cookie": "a=1" } },
+      );
+    });
+    const response = await fetch(`${url}?q=1`, {
+      method: "POST",
+      headers: { authorization: "Bearer k", "content-type": "application/json" },
+      body: '{"jsonrpc":"2.0"}',
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({
+      method: "POST",
+      url: `${url}?q=1`,
+      auth: "Bearer k",
+      body: '{"jsonrpc":"2.0"}',
+    });
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(response.headers.get("mcp-session-id")).toBe("s1");
+    expect(response.headers.get("set-cookie")).toBe("a=1");
+    // next.config.ts's headers for /api/*, which Next would have set.
+    expect(response.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(response.headers.get("x-frame-options")).toBe("DENY");
+    expect(response.headers.get("referrer-policy")).toBe("strict-origin-when-cross-origin");
+    expect(response.headers.get("permissions-policy")).toContain("camera=()");
+    // A complete answer is written whole, with its length.
+    expect(response.headers.get("content-length")).toBe(
+      String(
+        Buffer.byteLength(
+          JSON.stringify({
+            method: "POST",
+            url: `${url}?q=1`,
+            auth: "Bearer k",
+            body: '{"jsonrpc":"2.0"}',
+          }),
+        ),
+      ),
+    );
+  });
+
+  it("streams an event stream as it is written, before it ends", async () => {
+    let finish: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const url = await serve(async () => {
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(encoder.encode("event: message\ndata: first\n\n"));
+          await ended;
+          controller.enqueue(encoder.encode("event: message\ndata: last\n\n"));
+          controller.close();
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+    const response = await fetch(url, { headers: { accept: "text/event-stream" } });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    // The first event arrives while the handler still holds the stream open.
+    expect(decoder.decode((await reader.read()).value)).toBe("event: message\ndata: first\n\n");
+    finish();
+    let rest = "";
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      rest += decoder.decode(chunk.value);
+    }
+    expect(rest).toBe("event: message\ndata: last\n\n");
+  });
+
+  it("answers 500 when the handler throws, logs it, and goes on serving", async () => {
+    let calls = 0;
+    const url = await serve(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error("the handler broke");
+      return new Response(null, { status: 204 });
+    });
+    const failed = await fetch(url, { method: "POST", body: "{}" });
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(await failed.text()).toBe("");
+    expect(errors).toEqual([new Error("the handler broke")]);
+    expect((await fetch(url, { method: "POST", body: "{}" })).status).toBe(204);
+  });
+
+  it("answers 500 without the answer's own headers when its body fails while read", async () => {
+    const url = await serve(async () => {
+      const body = new ReadableStream<Uint8Array>({
+        pull: (controller) => controller.error(new Error("the body broke")),
+      });
+      return new Response(body, {
+        headers: { "content-type": "application/json", "x-route": "1" },
+      });
+    });
+    const failed = await fetch(url, { method: "POST", body: "{}" });
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get("content-type")).toBeNull();
+    expect(failed.headers.get("x-route")).toBeNull();
+    expect(failed.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    expect(errors).toEqual([new Error("the body broke")]);
+  });
+
+  it("aborts the request's signal and stops the stream when the client goes away", async () => {
+    let aborted: (reason: unknown) => void = () => {};
+    const abortSeen = new Promise((resolve) => {
+      aborted = resolve;
+    });
+    let cancelled: (reason: unknown) => void = () => {};
+    const cancelSeen = new Promise((resolve) => {
+      cancelled = resolve;
+    });
+    const url = await serve(async (request) => {
+      request.signal.addEventListener("abort", () => aborted("aborted"));
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("event: message\ndata: open\n\n"));
+        },
+        cancel: () => cancelled("cancelled"),
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+    await new Promise<void>((resolve, reject) => {
+      const client = httpRequest(url, { method: "GET" }, (response) => {
+        response.once("data", () => {
+          client.destroy();
+          resolve();
+        });
+      });
+      client.on("error", (error) => {
+        if (!client.destroyed) reject(error);
+      });
+      client.end();
+    });
+    expect(await abortSeen).toBe("aborted");
+    // Though the stream has nothing more to send, its source is told.
+    expect(await cancelSeen).toBe("cancelled");
+    expect(errors).toEqual([]);
+  });
+});

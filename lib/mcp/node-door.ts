@@ -1,0 +1,166 @@
+/**
+ * /api/mcp answered from Node's own request and response, without Next's
+ * request handling (docs/performance.md, "The MCP door in front of Next"). The
+ * production server (server.ts) hands this path's requests here and every other
+ * request to Next. The handler is the one Next's bundle of app/api/mcp/route.ts
+ * built, published on globalThis when that module loads, so the door and the
+ * rest of the app share one database handle, credential cache, tool-call log
+ * and notification runtime: this file only converts between Node's objects and
+ * the web `Request` and `Response` the handler speaks, and sets the headers
+ * next.config.ts gives every API answer.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { NON_PAGE_CSP, SECURITY_HEADERS } from "../web/security-headers";
+
+export const MCP_PATH = "/api/mcp";
+
+export type McpDoor = {
+  /** The route's handler (createMcpRoute, lib/mcp/http-handler.ts). */
+  handle(request: Request): Promise<Response>;
+  /** Settles once every tool-call log row recorded so far is written (never rejects). */
+  written(): Promise<void>;
+};
+
+// On globalThis because the route's module lives in Next's bundle and the
+// server that reads it does not import that bundle.
+const slot = globalThis as typeof globalThis & { __cairnMcpDoor?: McpDoor };
+
+export function publishMcpDoor(door: McpDoor): void {
+  slot.__cairnMcpDoor = door;
+}
+
+/** Undefined until Next has loaded the route's module (its first request, served by Next). */
+export function publishedMcpDoor(): McpDoor | undefined {
+  return slot.__cairnMcpDoor;
+}
+
+/** The methods the route exports; any other (HEAD, PUT, ...) gets Next's own answer. */
+const DOOR_METHODS = new Set(["POST", "GET", "DELETE", "OPTIONS"]);
+
+/** Exactly the route's path (a query string allowed): `/api/mcp/` and the rest are Next's. */
+export function isMcpDoorRequest(request: IncomingMessage): boolean {
+  if (request.method === undefined || !DOOR_METHODS.has(request.method)) return false;
+  const url = request.url ?? "";
+  const query = url.indexOf("?");
+  return (query === -1 ? url : url.slice(0, query)) === MCP_PATH;
+}
+
+/**
+ * What Next sets on a route's answer before the route's own headers:
+ * next.config.ts's headers for `/api/:path*`, and the Vary of every App Router
+ * answer (a cache in front may key on it).
+ */
+const FIXED_HEADERS: [string, string][] = [
+  ...SECURITY_HEADERS.map(({ key, value }): [string, string] => [key, value]),
+  ["Content-Security-Policy", NON_PAGE_CSP],
+  ["vary", "rsc, next-router-state-tree, next-router-prefetch, next-router-segment-prefetch"],
+];
+
+/** The framing is the server's to choose, as Next drops these from a route's answer. */
+const FRAMING_HEADERS = new Set(["content-length", "content-encoding", "transfer-encoding"]);
+/** Headers a route's answer adds to Next's rather than leaves to them, as Next merges them. */
+const MERGED_HEADERS = new Set(["set-cookie", "www-authenticate", "proxy-authenticate", "vary"]);
+
+function setHeaders(response: Response, res: ServerResponse): void {
+  res.statusCode = response.status;
+  for (const [name, value] of FIXED_HEADERS) res.setHeader(name, value);
+  for (const cookie of response.headers.getSetCookie()) res.appendHeader("set-cookie", cookie);
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie" || FRAMING_HEADERS.has(name)) continue;
+    if (MERGED_HEADERS.has(name) || res.getHeader(name) === undefined) {
+      res.appendHeader(name, value);
+    }
+  }
+}
+
+function toRequest(request: IncomingMessage, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  // As Next builds request.url: the scheme a proxy forwarded, the Host header.
+  const scheme = request.headers["x-forwarded-proto"] === "https" ? "https" : "http";
+  const url = `${scheme}://${request.headers.host ?? "localhost"}${request.url ?? MCP_PATH}`;
+  const hasBody = request.method === "POST" || request.method === "DELETE";
+  return new Request(url, {
+    method: request.method,
+    headers,
+    signal,
+    // Streamed, so the front door's size limit stops reading a body that is too large.
+    body: hasBody ? (Readable.toWeb(request) as ReadableStream<Uint8Array>) : null,
+    ...(hasBody ? { duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+async function writeResponse(
+  response: Response,
+  res: ServerResponse,
+  closed: () => boolean,
+): Promise<void> {
+  setHeaders(response, res);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  // An event stream (a 2026-07-28 subscription, a GET stream) is written as it
+  // comes; any other answer is complete when returned (JSON mode), so it is
+  // written whole, with its length, in one write.
+  if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    res.flushHeaders();
+    // A client that goes away ends the stream at once, even one with nothing
+    // more to send: its source is cancelled (the SDK's teardown) and the read ends.
+    const cancel = () => void reader.cancel().catch(() => {});
+    res.once("close", cancel);
+    if (closed()) cancel();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      res.write(chunk.value);
+    }
+    res.off("close", cancel);
+    res.end();
+    return;
+  }
+  const chunks: Uint8Array[] = [];
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    chunks.push(chunk.value);
+  }
+  res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+}
+
+/**
+ * Answers one /api/mcp request. A handler that throws answers 500, as Next's
+ * route would, and the server goes on; a client that disconnects aborts the
+ * request's signal.
+ */
+export async function serveMcpDoor(
+  door: McpDoor,
+  request: IncomingMessage,
+  res: ServerResponse,
+  logError: (error: unknown) => void,
+): Promise<void> {
+  const abort = new AbortController();
+  let closed = false;
+  res.once("close", () => {
+    closed = true;
+    if (!res.writableFinished) abort.abort();
+  });
+  try {
+    const response = await door.handle(toRequest(request, abort.signal));
+    await writeResponse(response, res, () => closed);
+  } catch (error) {
+    if (closed) return;
+    logError(error);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    // Nothing of an answer that failed while being read (its headers) goes out with the 500.
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    res.statusCode = 500;
+    for (const [name, value] of FIXED_HEADERS) res.setHeader(name, value);
+    res.end();
+  }
+}
