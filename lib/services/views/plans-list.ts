@@ -8,7 +8,7 @@ import { and, count, eq, ilike, inArray, notInArray, or, sql } from "drizzle-orm
 import { z } from "zod";
 import { planAuditLog, researchPlans } from "../../db/schema";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
-import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
+import { PLAN_STATUSES, type PlanStatus, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset, readPage } from "../shared/pagination";
@@ -17,13 +17,13 @@ import { shorten } from "./full-values";
 import { snoozedFor } from "./snoozed-reviews";
 import { stepSummariesOf } from "./step-summaries";
 
+/** "active" (planning or executing), then each later status on its own, in the engine's order. */
 export const PLAN_FILTERS = [
   "active",
-  "awaiting_review",
-  "stalled",
-  "completed",
-  "failed",
-  "cancelled",
+  ...PLAN_STATUSES.filter(
+    (status): status is Exclude<PlanStatus, "planning" | "executing"> =>
+      status !== "planning" && status !== "executing",
+  ),
 ] as const;
 export type PlanFilter = (typeof PLAN_FILTERS)[number];
 
