@@ -88,7 +88,7 @@ function meets(field: Schema, limit: string): boolean {
 
 describe("docs/execution-loop.md's size limits", () => {
   it("are each listed field's limit in the tools' published input schemas", () => {
-    const published = new Map(
+    const published = new Map<string, unknown>(
       TOOLS.map((tool) => [tool.name, publishedInputSchema(tool.inputSchema)]),
     );
     const wrong = docTable("docs/execution-loop.md", "field").flatMap(
