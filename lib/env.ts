@@ -1,7 +1,7 @@
 /**
  * Cairn's configuration, parsed once from `process.env` with zod. Every variable
- * is documented in docs/operations.md and docs/configuration.md;
- * keep them in step.
+ * is documented in docs/operations.md and docs/configuration.md, whose tables
+ * lib/env.test.ts holds to this schema.
  */
 import { isIP } from "node:net";
 import { z } from "zod";
@@ -177,6 +177,9 @@ const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** The variables Cairn reads, as docs/operations.md and docs/configuration.md list them (lib/env.test.ts). */
+export const ENV_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];
 
 export class ConfigError extends Error {
   override name = "ConfigError";

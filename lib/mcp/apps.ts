@@ -29,6 +29,9 @@ const CARDS = {
 
 type CardUri = keyof typeof CARDS;
 
+/** Every card's resource, as docs/mcp-apps.md's table of cards lists them (lib/mcp/tool-docs.test.ts). */
+export const CARD_URIS = Object.keys(CARDS) as CardUri[];
+
 /**
  * Each card loads nothing from anywhere: every script and style is inline, and
  * its data comes through the host's relay of Cairn's tools, so the policy

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { codeNames, docTable } from "../docs-table";
 import {
   type ComparedDefinition,
   DIFF_ENTRIES,
@@ -270,5 +271,15 @@ describe("revisionOf", () => {
         { stepId: "u", to: "skipped" },
       ],
     });
+  });
+});
+
+describe("docs/history-and-forks.md's table of a diff's lists", () => {
+  it("names each list a diff has, and the entries kept of each", () => {
+    const rows = docTable("docs/history-and-forks.md", "list");
+    const diff = diffRevision(null, [], new Map(), new Map());
+    expect(rows.flatMap(([list = ""]) => codeNames(list))).toEqual(Object.keys(diff));
+    const omitted = rows.find(([list]) => list === "`omitted`")?.[1];
+    expect(omitted).toBe(`entries left out beyond ${DIFF_ENTRIES} per list`);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { codeNames, docTable } from "../docs-table";
 import {
   AUDIT_EVENT_TYPES,
+  DECISION_CHANNELS,
   isAuditEventType,
   isPlanStatus,
   isReviewDecision,
@@ -73,5 +75,14 @@ describe("vocabularies", () => {
       expect(isReviewDecision(value)).toBe(false);
       expect(isAuditEventType(value)).toBe(false);
     }
+  });
+});
+
+describe("docs/reviews.md's table of channels", () => {
+  it("gives each decision channel, once, in order", () => {
+    const channels = docTable("docs/reviews.md", "channel").map(([channel = ""]) =>
+      codeNames(channel).join(),
+    );
+    expect(channels).toEqual([...DECISION_CHANNELS]);
   });
 });

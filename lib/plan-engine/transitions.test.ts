@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { docTable } from "../docs-table";
 import { AppError } from "./app-error";
 import { PLAN_STATUSES, type PlanStatus, STEP_STATUSES, type StepStatus } from "./states";
 import {
@@ -81,6 +82,17 @@ describe("plan state machine", () => {
       failed: [],
       cancelled: [],
     });
+  });
+
+  it("is the table docs/state-machines.md gives, row by row", () => {
+    const list = (cell: string) => cell.split(",").map((status) => status.trim());
+    const documented = docTable("docs/state-machines.md", "from").flatMap(([from = "", to = ""]) =>
+      list(from).flatMap((source) => list(to).map((target) => `${source}->${target}`)),
+    );
+    const valid = Object.entries(VALID_PLAN_TRANSITIONS).flatMap(([from, targets]) =>
+      targets.map((to) => `${from}->${to}`),
+    );
+    expect(documented.sort()).toEqual(valid.sort());
   });
 
   it.each(all)("%s -> %s", (from, to) => {

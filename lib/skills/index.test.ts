@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { codeNames, docTable } from "../docs-table";
 import { fetchedSkill, getSkill, renderSkillPrompt, SKILL_NAMES, SKILLS, skillFile } from "./index";
 
 describe("the research skills", () => {
@@ -72,5 +73,14 @@ describe("the research skills", () => {
       expect(file).not.toContain("{{request}}");
       expect(file).toContain("The user's message that invoked this skill");
     }
+  });
+});
+
+describe("docs/protocol.md's table of prompts", () => {
+  it("gives each skill's prompt, once, in order", () => {
+    const prompts = docTable("docs/protocol.md", "prompt").map(([name = ""]) =>
+      codeNames(name).join(),
+    );
+    expect(prompts).toEqual([...SKILL_NAMES]);
   });
 });

@@ -12,7 +12,7 @@ import type { CidrRange } from "../../env";
 import { eventFacts, NOTIFICATION_EVENTS } from "./events";
 import { composeMail, type MailConfig, mailRecipients } from "./mail";
 import { postWebhook } from "./post";
-import { signWebhook } from "./signature";
+import { webhookHeaders } from "./signature";
 
 /** Attempts before a delivery is given up (status failed). */
 export const MAX_ATTEMPTS = 8;
@@ -170,13 +170,7 @@ async function sendWebhook(db: Database, config: NotifierConfig, claim: WebhookC
     body,
     privateRanges: config.privateRanges,
     timeoutMs: config.timeoutMs,
-    headers: {
-      "Cairn-Event": claim.event,
-      "Cairn-Event-Id": claim.eventId,
-      "Cairn-Delivery": claim.id,
-      "Cairn-Timestamp": String(timestamp),
-      "Cairn-Signature": signWebhook(claim.secret, timestamp, body),
-    },
+    headers: webhookHeaders(claim, timestamp, body),
   });
   if ("statusCode" in outcome && outcome.statusCode >= 200 && outcome.statusCode < 300) {
     await db.execute(sql`update webhook_delivery set status = 'delivered', delivered_at = now(),

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { codeNames, docTable } from "../../docs-table";
 import {
   EVENTS,
   eventFacts,
@@ -24,29 +25,9 @@ function section(doc: string, from: string): string {
   return text.slice(start, end === -1 ? undefined : end);
 }
 
-/** The first cells of a section's table rows, each a name in backticks. */
-const firstCells = (text: string) =>
-  text
-    .split("\n")
-    .filter((line) => line.startsWith("| `"))
-    .map((line) => line.split("|")[1]?.trim().replaceAll("`", ""));
-
-/** The rows of the doc's "## Events" table: event, when, e-mailed. */
-function documentedEvents(): string[][] {
-  return section("docs/notifications.md", "## Events")
-    .split("\n")
-    .filter((line) => line.startsWith("| `"))
-    .map((line) =>
-      line
-        .split("|")
-        .slice(1, -1)
-        .map((cell) => cell.trim()),
-    );
-}
-
 describe("notification events", () => {
   it("are documented as their facts say, one row each", () => {
-    expect(documentedEvents()).toEqual(
+    expect(docTable("docs/notifications.md", "Event")).toEqual(
       NOTIFICATION_EVENTS.map((event) => {
         const { when, mail } = eventFacts(event);
         return [`\`${event}\``, when, mail ? `to ${MAIL_RECIPIENTS[mail.to].who}` : "no"];
@@ -64,8 +45,8 @@ describe("notification events", () => {
   });
 
   it("about a review carry the payload docs/reviews.md's table gives", () => {
-    const reviews = section("docs/reviews.md", "## Notifications queued");
-    expect(firstCells(reviews)).toEqual(subjectPayloadKeys("review"));
+    const keys = docTable("docs/reviews.md", "key", "## Notifications queued");
+    expect(keys.map(([key = ""]) => codeNames(key).join())).toEqual(subjectPayloadKeys("review"));
   });
 
   it("about a plan carry the keys docs/notifications.md gives", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { newWebhookSecret, signWebhook, verifyWebhookSignature } from "./signature";
+import { codeNames, docTable } from "../../docs-table";
+import { newWebhookSecret, signWebhook, verifyWebhookSignature, webhookHeaders } from "./signature";
 
 describe("webhook signatures", () => {
   const secret = newWebhookSecret();
@@ -38,5 +39,17 @@ describe("webhook signatures", () => {
         now,
       }),
     ).toBe(true);
+  });
+});
+
+describe("a webhook's headers", () => {
+  it("are those docs/notifications.md's table gives, in its order", () => {
+    const delivery = { event: "plan.completed", eventId: "e-1", id: "d-1", secret: "whsec_x" };
+    const headers = webhookHeaders(delivery, 1_700_000_000, "{}");
+    const documented = docTable("docs/notifications.md", "Header").map(([name = ""]) =>
+      codeNames(name).join(),
+    );
+    expect(documented).toEqual(Object.keys(headers));
+    expect(headers["Cairn-Signature"]).toBe(signWebhook("whsec_x", 1_700_000_000, "{}"));
   });
 });

@@ -20,6 +20,24 @@ export function signWebhook(secret: string, timestamp: number, body: string): st
 }
 
 /**
+ * The headers of one webhook attempt, as docs/notifications.md's table of
+ * headers gives them (held to it by signature.test.ts).
+ */
+export function webhookHeaders(
+  delivery: { event: string; eventId: string; id: string; secret: string },
+  timestamp: number,
+  body: string,
+): Record<string, string> {
+  return {
+    "Cairn-Event": delivery.event,
+    "Cairn-Event-Id": delivery.eventId,
+    "Cairn-Delivery": delivery.id,
+    "Cairn-Timestamp": String(timestamp),
+    "Cairn-Signature": signWebhook(delivery.secret, timestamp, body),
+  };
+}
+
+/**
  * What a receiver runs on each delivery: true only when the signature matches
  * the raw body and the timestamp is within `toleranceSeconds` of `now`.
  * `signature` may carry several `v1=` values separated by commas or spaces.
