@@ -94,7 +94,7 @@ export async function modifyPlan(ctx: ServiceContext, raw: ModifyPlanInput): Pro
   const newSteps = input.steps?.map((step) => ({ ...step, id: randomUUID() }));
   return ctx.db.transaction(async (tx) => {
     const plan = await lockPlan(tx, ctx, input.planId);
-    const before = await loadModifySteps(tx, ctx, plan.id);
+    const before = await loadModifySteps(tx, ctx, plan.id, input);
     const revert =
       input.action === "revert_revision" && input.revision !== undefined
         ? { revision: input.revision, steps: await readRevision(tx, ctx, plan.id, input.revision) }
@@ -175,25 +175,46 @@ async function checkCheckpointsPassed(
 }
 
 /**
+ * The actions that move no step: bindings name steps by order, so these
+ * renumber none and read no step's arguments or inputs.
+ */
+const MOVES_NO_STEP = new Set<ModifyAction>([
+  "update_step_instructions",
+  "fail_step",
+  "retry_step",
+  "decline_add_steps",
+]);
+
+/**
  * The plan's steps as the engine decides a change on them: not their results,
- * reports or output schemas, which no change reads, so a change of a plan of
- * long results does not read them all in its transaction.
+ * reports or output schemas, which no change reads. Instructions are read
+ * whole only by a revert (it compares and restores them); any other action
+ * reads those of the step it names (its audit keeps them) and the others'
+ * are empty. Arguments and inputs only when steps move, for their bindings. A
+ * plan's definitions reach 16 MB, which took another team's ping up to 1.1 s
+ * to read on every change (docs/security.md).
  */
 function loadModifySteps(
   tx: Transaction,
   ctx: ServiceContext,
   planId: string,
+  input: Pick<Input, "action" | "stepId">,
 ): Promise<ModifyStep[]> {
+  const bindings = !MOVES_NO_STEP.has(input.action);
+  const named = input.stepId ?? null;
   return tx
     .select({
       id: planSteps.id,
       stepOrder: planSteps.stepOrder,
       stepType: planSteps.stepType,
       status: planSteps.status,
-      instructions: planSteps.instructions,
+      instructions:
+        input.action === "revert_revision"
+          ? planSteps.instructions
+          : sql<string>`case when ${planSteps.id} = ${named}::uuid then ${planSteps.instructions} else '' end`,
       failureReason: planSteps.failureReason,
-      arguments: planSteps.arguments,
-      inputs: planSteps.inputs,
+      arguments: bindings ? planSteps.arguments : sql<null>`null`,
+      inputs: bindings ? planSteps.inputs : sql<null>`null`,
     })
     .from(planSteps)
     .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
