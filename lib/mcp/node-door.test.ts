@@ -96,6 +96,36 @@ describe("the MCP door on Node's request and response", () => {
     );
   });
 
+  it("hands on a request whose Host makes no URL, for the route to refuse, instead of failing", async () => {
+    const url = new URL(
+      await serve(async (request) => Response.json({ host: request.headers.get("host") })),
+    );
+    for (const host of ["a b", "127.0.0.1:99999"]) {
+      const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+        const sent = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: "POST",
+            headers: { host },
+          },
+          (response) => {
+            let body = "";
+            response.on("data", (chunk) => {
+              body += chunk;
+            });
+            response.on("end", () => resolve({ status: response.statusCode, body }));
+          },
+        );
+        sent.on("error", reject);
+        sent.end();
+      });
+      expect(answer).toEqual({ status: 200, body: JSON.stringify({ host }) });
+    }
+    expect(errors).toEqual([]);
+  });
+
   it("streams an event stream as it is written, before it ends", async () => {
     let finish: () => void = () => {};
     const ended = new Promise<void>((resolve) => {

@@ -83,7 +83,12 @@ function toRequest(request: IncomingMessage, signal: AbortSignal): Request {
   }
   // As Next builds request.url: the scheme a proxy forwarded, the Host header.
   const scheme = request.headers["x-forwarded-proto"] === "https" ? "https" : "http";
-  const url = `${scheme}://${request.headers.host ?? "localhost"}${request.url ?? MCP_PATH}`;
+  const path = request.url ?? MCP_PATH;
+  const asSent = `${scheme}://${request.headers.host ?? "localhost"}${path}`;
+  // A Host that makes no URL ("a b", a port past 65535) would throw in `new
+  // Request`: the route reads the host from the headers, not the URL, so it
+  // still gets the request and refuses that Host itself, as behind Next.
+  const url = URL.canParse(asSent) ? asSent : `${scheme}://localhost${path}`;
   const hasBody = request.method === "POST" || request.method === "DELETE";
   return new Request(url, {
     method: request.method,
