@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { codeNames, docTable } from "../docs-table";
 
 /** The folders of lib/services, each with its source files (tests are not part of the map). */
 function servicesTree(): Map<string, string[]> {
@@ -88,5 +89,53 @@ describe("docs/architecture.md's map of lib/services", () => {
     ].map((match) => match[1] ?? "");
     expect(paths.length).toBeGreaterThan(50);
     expect(paths.filter((path) => !existsSync(path))).toEqual([]);
+  });
+});
+
+/**
+ * Whether `file` defines `name`: a declaration or a schema's key (lib/env.ts's
+ * variables) in TypeScript, the name anywhere in a migration's SQL.
+ */
+function defines(file: string, name: string): boolean {
+  const source = readFileSync(file, "utf8");
+  if (file.endsWith(".sql")) return source.includes(name);
+  return new RegExp(
+    `\\b(?:function\\*?|const|let|class|type|interface|enum)\\s+${name}\\b|export\\s*\\{[^}]*\\b${name}\\b|^\\s+${name}:`,
+    "m",
+  ).test(source);
+}
+
+/**
+ * The files a "where each rule lives" row's file cell names, a bare file name
+ * (`audit-key.ts`) in the folder of the path before it and a folder
+ * (`lib/services/audit/`) as its files.
+ */
+function filesOfCell(cell: string): string[] {
+  let folder = "";
+  return codeNames(cell).flatMap((name) => {
+    if (!/\.(?:tsx?|sql)$|\/$/.test(name)) return [];
+    const file = name.includes("/") ? name : path.join(folder, name);
+    folder = path.dirname(file.endsWith("/") ? `${file}x` : file);
+    if (!file.endsWith("/")) return [file];
+    return readdirSync(file)
+      .filter((entry) => entry.endsWith(".ts") && !entry.endsWith(".test.ts"))
+      .map((entry) => path.join(file, entry));
+  });
+}
+
+describe("docs/architecture.md's table of where each rule lives", () => {
+  it("names, beside each symbol, a file that defines it", () => {
+    const rows = docTable("docs/architecture.md", "rule");
+    expect(rows.length).toBeGreaterThan(30);
+    const undefinedNames = rows.flatMap(([rule = "", cell = ""]) => {
+      const files = filesOfCell(cell);
+      expect(files.length, rule).toBeGreaterThan(0);
+      // An identifier in backticks is a symbol (`people_only`, a value, and `User feedback:`, text, are not).
+      const symbols = codeNames(cell).filter((name) => /^(?:[a-z]+[A-Z]\w*|[A-Z]\w*)$/.test(name));
+      return symbols
+        .filter((symbol) => !files.some((file) => existsSync(file) && defines(file, symbol)))
+        .map((symbol) => `${rule}: ${symbol}`);
+    });
+    expect(undefinedNames).toEqual([]);
   });
 });
