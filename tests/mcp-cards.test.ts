@@ -1,9 +1,11 @@
 /**
  * The cards' app-only tools over /api/mcp of the production build, with the
  * real SDK clients of both eras, on both databases (docs/mcp-apps.md, "What
- * is listed to whom"). On 2026-07-28 they are listed to, and callable by,
- * only a request that declares the MCP Apps extension; on 2025-11-25 nothing
- * tells a host from an agent, so they are listed to every client. In both
+ * is listed to whom", whose table the first test reads row by row and holds
+ * to what a client of each row is listed and answered). On 2026-07-28 they
+ * are listed to, and callable by, only a request that declares the MCP Apps
+ * extension; on 2025-11-25 nothing tells a host from an agent, so they are
+ * listed to every client. In both
  * eras, where only people decide, a card's decision is the person's only from
  * a connected app the team names among its trusted apps: an agent CLI a
  * person connected by OAuth that reads the review's id and digest from
@@ -14,6 +16,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { codeNames, docTable } from "@/lib/docs-table";
 import { isAppOnly } from "@/lib/mcp/apps";
 import { TOOLS } from "@/lib/mcp/tools";
 import { type AppServer, startAppServer } from "./support/app-server";
@@ -35,19 +38,79 @@ const RENDERS_APPS = {
   extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
 };
 
-/** A client on `revision` with `credential`; on 2026-07-28 one that declares the Apps extension. */
+/**
+ * docs/mcp-apps.md's table of who is shown and answered which tools: each row
+ * a request ("2026-07-28, the client declares the extension", "… does not
+ * declare it", "2025-11-25 (and older)"), what its `tools/list` lists and what
+ * calling a card's tool answers.
+ */
+const REQUESTS = docTable("docs/mcp-apps.md", "request");
+
+/** The client a row's request describes, with `credential`. */
+function clientOfRequest(request: string, mcpUrl: string, credential: string) {
+  const revision = CLIENT_REVISIONS.find((era) => request.startsWith(era));
+  if (revision === undefined) throw new Error(`no client for the request "${request}"`);
+  return cardClient(revision, mcpUrl, credential, !request.includes("does not declare"));
+}
+
+const COUNTS = ["no", "one", "two", "three", "four", "five", "six"];
+
+/** The tools a row's `tools/list` cell says are listed: every tool, or every tool but the cards'. */
+function listedPerRow(cell: string): string[] {
+  const every = TOOLS.map((tool) => tool.name).sort();
+  if (/^every tool(?:, the cards' included)?$/.test(cell)) return every;
+  const but = /^every tool but the cards' (\w+)$/.exec(cell);
+  if (but?.[1] === COUNTS[CARD_TOOLS.length])
+    return every.filter((name) => !CARD_TOOLS.includes(name));
+  throw new Error(`a tools/list cell this test does not read: "${cell}"`);
+}
+
+/** The refusal of a card's tool to a client that did not declare the Apps extension. */
+const NOT_DECLARED =
+  /^FORBIDDEN: \w+ is for Cairn's MCP App cards.*io\.modelcontextprotocol\/ui.*review page/;
+
+/**
+ * What calling each card's tool answers `agent`, in the words of the table's
+ * last column: "answered" (the tool ran; a decision with an unknown review is
+ * refused for what it names, not for the client), or `FORBIDDEN` with the
+ * extension and the review page named.
+ */
+async function cardCalls(agent: LoopAgent, planId: string): Promise<string> {
+  const answers = await Promise.all(
+    CARD_TOOLS.map((name) =>
+      agent.call(name, {
+        planId,
+        ...(name === "decide_in_review_card"
+          ? { reviewRequestId: randomUUID(), contentDigest: "0".repeat(64), decision: "approve" }
+          : {}),
+      }),
+    ),
+  );
+  const refused = answers.filter((answer) => NOT_DECLARED.test(answer.text));
+  if (refused.length === answers.length) return "FORBIDDEN";
+  if (refused.length > 0) return `mixed: ${refused.map((answer) => answer.text).join(" | ")}`;
+  const readers = answers.filter((_, index) => CARD_TOOLS[index]?.startsWith("read_"));
+  return readers.every((answer) => !answer.isError)
+    ? "answered"
+    : `not answered: ${answers.map((answer) => answer.text).join(" | ")}`;
+}
+
+/**
+ * A client on `revision` with `credential`; on 2026-07-28 one that declares the
+ * Apps extension unless `declares` is false.
+ */
 function cardClient(
   revision: ClientRevision,
   mcpUrl: string,
   credential: string,
+  declares = true,
 ): Promise<LoopAgent & { listed(): Promise<string[]> }> {
   const listed = (client: { listTools(): Promise<{ tools: { name: string }[] }> }) => async () =>
     (await client.listTools()).tools.map((tool) => tool.name);
   return revision === "2026-07-28"
-    ? connectModernAgent(mcpUrl, credential, { capabilities: RENDERS_APPS }).then((agent) => ({
-        ...agent,
-        listed: listed(agent.client),
-      }))
+    ? connectModernAgent(mcpUrl, credential, declares ? { capabilities: RENDERS_APPS } : {}).then(
+        (agent) => ({ ...agent, listed: listed(agent.client) }),
+      )
     : connectAgent(mcpUrl, credential).then((agent) => ({
         ...agent,
         listed: listed(agent.client),
@@ -106,21 +169,23 @@ describe.each(BACKENDS)("the cards' tools over /api/mcp (%s)", (backend) => {
     return planId as string;
   }
 
-  it("on 2026-07-28, lists and answers the cards' tools only to a client that declared the MCP Apps extension", async () => {
+  it("lists and answers the cards' tools to each request as docs/mcp-apps.md's table says", async () => {
     expect(CARD_TOOLS).toEqual(["read_review_card", "decide_in_review_card", "read_plan_card"]);
+    expect(REQUESTS.length).toBeGreaterThanOrEqual(3);
     const plain = await connectModernAgent(app.mcpUrl, cli.accessToken);
-    const renders = await cardClient("2026-07-28", app.mcpUrl, host.accessToken);
-    const legacy = await cardClient("2025-11-25", app.mcpUrl, cli.accessToken);
     try {
-      const plainList = (await plain.client.listTools()).tools.map((tool) => tool.name);
-      expect(plainList).toContain("get_next_step");
-      expect(plainList.filter((name) => CARD_TOOLS.includes(name))).toEqual([]);
-      expect(plainList).toHaveLength(TOOLS.length - CARD_TOOLS.length);
-      expect(await renders.listed()).toEqual(expect.arrayContaining(CARD_TOOLS));
-      // A 2025-era request carries no capabilities: every client is listed them.
-      expect(await legacy.listed()).toEqual(expect.arrayContaining(CARD_TOOLS));
-
       const planId = await planAtReview(plain);
+      for (const [request = "", listed = "", calling = ""] of REQUESTS) {
+        const agent = await clientOfRequest(request, app.mcpUrl, host.accessToken);
+        try {
+          expect((await agent.listed()).sort(), request).toEqual(listedPerRow(listed));
+          // "answered; …" or "`FORBIDDEN`, naming the extension and the review page".
+          const said = codeNames(calling)[0] ?? calling.split(";")[0];
+          expect(await cardCalls(agent, planId), request).toBe(said);
+        } finally {
+          await agent.close();
+        }
+      }
       // The review card's link for the person goes only to a client that renders no card.
       const rendersModern = await connectModernAgent(app.mcpUrl, host.accessToken, {
         capabilities: RENDERS_APPS,
@@ -136,22 +201,9 @@ describe.each(BACKENDS)("the cards' tools over /api/mcp (%s)", (backend) => {
       } finally {
         await rendersModern.close();
       }
-      for (const name of CARD_TOOLS) {
-        const refused = await plain.fails(name, {
-          planId,
-          ...(name === "decide_in_review_card"
-            ? { reviewRequestId: randomUUID(), contentDigest: "0".repeat(64), decision: "approve" }
-            : {}),
-        });
-        expect(refused).toMatch(
-          new RegExp(
-            `^FORBIDDEN: ${name} is for Cairn's MCP App cards.*io\\.modelcontextprotocol/ui`,
-          ),
-        );
-      }
       expect((await plain.ok("get_plan_status", { planId })).status).toBe("awaiting_review");
     } finally {
-      await Promise.all([plain.close(), renders.close(), legacy.close()]);
+      await plain.close();
     }
   });
 

@@ -1,38 +1,119 @@
 /**
- * Imports run down the layers (docs/architecture.md, "The layers"): the use
- * cases import no door (not the web's session or actions, not the OAuth or MCP
- * routes, not the pages), and the web door imports neither the MCP nor the
- * OAuth door; what two of them share lives below them (`lib/http`, `lib/services`).
- * And no file of lib/ imports itself through others: what two files both need
- * lives in a third.
+ * Imports run down the layers as docs/architecture.md's table of them says
+ * ("The layers"): each file of lib/, app/ and server.ts belongs to the layer
+ * whose folder holds it most closely, and may import, of the other layers'
+ * files, only those of the layers its row's "may import" cell names (a name
+ * followed by "from `folder`" only from that folder of it). The engine's
+ * "nothing" is nothing outside its folder, no package either. What lies in no
+ * layer's folder (`lib/http`, `lib/env.ts`, `lib/log.ts`, …) is not a layer
+ * crossing. And no file of lib/ imports itself through others: what two
+ * files both need lives in a third.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { codeNames, docTable } from "../docs-table";
 
-/** An import from one of `folders` of lib/, or from app/, relative or by the `@/` alias. */
-function importsFrom(folders: string[]): RegExp {
-  const names = folders.join("|");
-  return new RegExp(`from "(?:(?:\\.\\./)+(?:${names})/|@/(?:app|lib/(?:${names}))/)`);
+/** The repository file an import names (relative or by the `@/` alias), or undefined for a package. */
+function resolveImport(from: string, specifier: string): string | undefined {
+  const base = specifier.startsWith("@/")
+    ? specifier.slice(2)
+    : specifier.startsWith(".")
+      ? normalize(join(dirname(from), specifier))
+      : undefined;
+  if (!base) return undefined;
+  return [`${base}.ts`, `${base}.tsx`, join(base, "index.ts"), join(base, "index.tsx"), base].find(
+    (file) => existsSync(file),
+  );
 }
 
-const LAYERS = [
-  { folder: "lib/services", above: importsFrom(["auth", "oauth", "web", "mcp"]) },
-  { folder: "lib/web", above: importsFrom(["oauth", "mcp"]) },
-];
+/** What `file` imports, types too: each specifier with the repository file it names. */
+function importsOf(file: string): { specifier: string; target: string | undefined }[] {
+  return [...readFileSync(file, "utf8").matchAll(/\bfrom\s+"([^"]+)"/g)].map((match) => {
+    const specifier = match[1] ?? "";
+    return { specifier, target: resolveImport(file, specifier) };
+  });
+}
 
-describe.each(LAYERS)("$folder", ({ folder, above }) => {
-  it("imports nothing from the doors above or beside it", () => {
-    const files = (readdirSync(folder, { recursive: true }) as string[]).filter(
-      (file) => file.endsWith(".ts") || file.endsWith(".tsx"),
+/** The source files (not tests) under `path`, or `path` itself when it is a file. */
+function sourcesUnder(path: string): string[] {
+  if (statSync(path).isFile()) return [path];
+  return (readdirSync(path, { recursive: true }) as string[])
+    .filter((file) => /\.tsx?$/.test(file) && !/\.test\.tsx?$/.test(file))
+    .map((file) => join(path, file));
+}
+
+type Layer = { name: string; folders: string[]; mayImport: string };
+
+const LAYERS: Layer[] = docTable("docs/architecture.md", "layer").map(
+  ([name = "", folders = "", mayImport = ""]) => ({
+    name,
+    folders: codeNames(folders).map((folder) => folder.replace(/\/$/, "")),
+    mayImport,
+  }),
+);
+
+const within = (file: string, folder: string) => file === folder || file.startsWith(`${folder}/`);
+
+/** The layer whose folder holds `file` most closely (`app/api/mcp` before `app`), if any. */
+function layerOf(file: string): { layer: Layer; folder: string } | undefined {
+  return LAYERS.flatMap((layer) =>
+    layer.folders.filter((folder) => within(file, folder)).map((folder) => ({ layer, folder })),
+  ).sort((a, b) => b.folder.length - a.folder.length)[0];
+}
+
+/** Whether a file of `from` may import a file of `to`, as `from`'s "may import" cell says. */
+function mayImport(from: Layer, file: string, to: Layer): boolean {
+  if (from === to) return true;
+  return from.mayImport.split(/[,;]/).some((item) => {
+    const [, name, folder] = /^\s*(.+?)(?: from `([^`]+)`)?\s*(?:\(.*)?$/.exec(item) ?? [];
+    return name === to.name && (folder === undefined || within(file, folder.replace(/\/$/, "")));
+  });
+}
+
+describe("docs/architecture.md's layers", () => {
+  it("name each layer's folders and what it may import", () => {
+    expect(LAYERS.map((layer) => layer.name)).toEqual(
+      expect.arrayContaining(["engine", "use cases", "MCP door", "web door", "storage"]),
     );
-    const upward = files.flatMap((file) =>
-      readFileSync(join(folder, file), "utf8")
-        .split("\n")
-        .filter((line) => above.test(line))
-        .map((line) => `${file}: ${line.trim()}`),
+    for (const layer of LAYERS) expect(layer.folders.length, layer.name).toBeGreaterThan(0);
+    const named = new Set(LAYERS.map((layer) => layer.name));
+    for (const layer of LAYERS) {
+      const items = layer.mayImport
+        .split(/[,;]/)
+        .map((item) => item.replace(/ from `[^`]+`|\(.*$/g, "").trim());
+      expect(
+        items.filter((item) => !named.has(item) && item !== "nothing" && item !== "—"),
+        `${layer.name}'s "may import" names only layers`,
+      ).toEqual([]);
+    }
+  });
+
+  it.each(LAYERS)("$name imports only what its row says it may", (layer) => {
+    const files = layer.folders
+      .flatMap(sourcesUnder)
+      .filter((file) => layerOf(file)?.layer === layer);
+    expect(files.length).toBeGreaterThan(0);
+    const nothing = layer.mayImport.startsWith("nothing");
+    const wrong = files.flatMap((file) =>
+      importsOf(file).flatMap(({ specifier, target }) => {
+        if (nothing)
+          return target !== undefined && layerOf(target)?.layer === layer
+            ? []
+            : [`${file}: ${specifier}`];
+        const to = target === undefined ? undefined : layerOf(target)?.layer;
+        return to === undefined || mayImport(layer, file, to)
+          ? []
+          : [`${file}: ${specifier} (${to.name})`];
+      }),
     );
-    expect(upward).toEqual([]);
+    expect(wrong).toEqual([]);
+  });
+
+  it("finds an import the table does not allow", () => {
+    const engine = LAYERS.find((layer) => layer.name === "engine");
+    const useCases = LAYERS.find((layer) => layer.name === "use cases");
+    expect(engine && useCases && mayImport(engine, "lib/plan-engine/x.ts", useCases)).toBe(false);
   });
 });
 
@@ -41,23 +122,11 @@ function importGraph(): Map<string, string[]> {
   const files = (readdirSync("lib", { recursive: true }) as string[])
     .filter((file) => /\.tsx?$/.test(file) && !/\.test\.tsx?$/.test(file))
     .map((file) => join("lib", file));
-  const resolve = (from: string, specifier: string): string | undefined => {
-    const base = specifier.startsWith("@/")
-      ? specifier.slice(2)
-      : specifier.startsWith(".")
-        ? normalize(join(dirname(from), specifier))
-        : undefined;
-    if (!base) return undefined;
-    return [`${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((file) => existsSync(file));
-  };
   return new Map(
-    files.map((file) => {
-      const specifiers = [...readFileSync(file, "utf8").matchAll(/\bfrom "([^"]+)"/g)].map(
-        (match) => match[1] ?? "",
-      );
-      const targets = specifiers.flatMap((specifier) => resolve(file, specifier) ?? []);
-      return [file, targets.filter((target) => target.startsWith("lib/"))];
-    }),
+    files.map((file) => [
+      file,
+      importsOf(file).flatMap(({ target }) => (target?.startsWith("lib/") ? [target] : [])),
+    ]),
   );
 }
 
