@@ -208,6 +208,69 @@ describe.each(BACKENDS)("the worst shape of every tool's input on %s", (backend)
     expect(conditioned.steps).toHaveLength(MAX_PLAN_STEPS);
   }, 60_000);
 
+  // Bindings name steps by order: a step added, removed or moved in front
+  // renumbers every binding after it, and a revert reads the definitions it
+  // restores. The plan's definitions together are bounded (1 MB,
+  // MAX_PLAN_DEFINITION_BYTES), so these stay within the rule: before the
+  // bound, 199 steps of 20,000 characters and 60 KB of inputs each took 2-3.8 s
+  // a change (docs/security.md).
+  it("modify_plan moving every step of a plan at its definitions' limit, each bound to the first", async () => {
+    const steps = Array.from({ length: MAX_PLAN_STEPS - 1 }, (_, i) => ({
+      stepType: "analyze",
+      instructions: run(`Step ${i + 1}: `, i % 2 ? "{{" : "}", 1_000),
+      // The most bindings a step may hold, and text they sit in.
+      ...(i === 0
+        ? {}
+        : {
+            inputs: {
+              ...Object.fromEntries(
+                Array.from({ length: 50 }, (_, k) => [`k${k}`, "{{steps.1.result.a}}"]),
+              ),
+              note: run("", "}", 2_300),
+            },
+          }),
+    }));
+    const planned = await agent.ok("create_research_plan", {
+      name: "Bound to the first",
+      researchQuestion: "What does a renumbering cost?",
+      steps,
+    });
+    const ids = (planned.steps as { stepId: string }[]).map((step) => step.stepId);
+    // Each change twice, measured the second time: as with the largest plan
+    // above, a process's first call of a shape costs more than every later one.
+    for (const measure of [false, true]) {
+      const change = (shape: string, args: Record<string, unknown>) =>
+        measure ? within("modify_plan", shape, args) : agent.ok("modify_plan", args);
+      const added = await change("a step added in front of 198 bound steps", {
+        planId: planned.planId,
+        action: "add_steps",
+        insertAfterOrder: 0,
+        steps: [{ stepType: "analyze", instructions: "Set the scene." }],
+        modificationRationale: "A step first.",
+      });
+      const front = added.steps[0].stepId as string;
+      await change("the last step moved in front of 197 bound steps", {
+        planId: planned.planId,
+        action: "reorder_steps",
+        stepIds: [front, ids[0], ids[ids.length - 1], ...ids.slice(1, -1)],
+        modificationRationale: "The last check first.",
+      });
+      await change("a step removed in front of 198 bound steps", {
+        planId: planned.planId,
+        action: "remove_step",
+        stepId: front,
+        modificationRationale: "Not needed.",
+      });
+    }
+    const reverted = await within("modify_plan", "a revert to the plan as created", {
+      planId: planned.planId,
+      action: "revert_revision",
+      revision: 1,
+      modificationRationale: "Back to the plan as made.",
+    });
+    expect(reverted.steps.map((step: { stepId: string }) => step.stepId)).toEqual(ids);
+  }, 60_000);
+
   it("submit_step_result with a deep and a wide result, full report lists and the most evidence", async () => {
     const deep = await planWithStep();
     await within("submit_step_result", "a result nested to the depth limit", {

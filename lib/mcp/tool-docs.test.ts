@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { codeNames, docTable } from "../docs-table";
 import { MAX_REVIEWS_PER_STEP } from "../services/reviews/review-limits";
+import { MAX_PLAN_DEFINITION_BYTES } from "../services/shared/plan-definitions";
 import { CARD_URIS, isAppOnly } from "./apps";
 import { publishedInputSchema } from "./published-schema";
 import { TOOLS } from "./tools";
@@ -117,5 +118,14 @@ describe("docs/execution-loop.md's size limits", () => {
       ([field]) => field === "reviews of one step",
     );
     expect(row?.[2]).toBe(`${MAX_REVIEWS_PER_STEP} (docs/reviews.md)`);
+  });
+
+  it("give the total a plan's steps may hold", () => {
+    const [row] = docTable("docs/execution-loop.md", "field").filter(([field]) =>
+      field?.startsWith("all of a plan's steps together"),
+    );
+    expect(row?.[2]).toBe(
+      `${MAX_PLAN_DEFINITION_BYTES.toLocaleString("en-US")} bytes (${MAX_PLAN_DEFINITION_BYTES / 1024 / 1024} MB) a plan`,
+    );
   });
 });

@@ -167,9 +167,16 @@ describe("renumberBindings", () => {
     expect(moved).toEqual({
       value: { a: "{{steps.5.result.x}} and {{steps.1.result}}" },
       lost: null,
+      changed: true,
     });
     expect(renumberBindings("{{steps.2.result.x}}", () => undefined).lost).toBe(
       "{{steps.2.result.x}}",
     );
+  });
+
+  it("says whether any binding moved, so a value none of whose steps moved is not rewritten", () => {
+    const value = { a: ["{{steps.1.result.x}}", { b: "see {{steps.3.result}}" }] };
+    expect(renumberBindings(value, (old) => old).changed).toBe(false);
+    expect(renumberBindings(value, (old) => (old === 3 ? 4 : old)).changed).toBe(true);
   });
 });

@@ -252,8 +252,9 @@ export function classifyUnresolved(
 export function renumberBindings(
   value: unknown,
   orderOf: (oldOrder: number) => number | undefined,
-): { value: unknown; lost: string | null } {
+): { value: unknown; lost: string | null; changed: boolean } {
   let lost: string | null = null;
+  let changed = false;
   const rewrite = (text: string) =>
     text.replace(BINDING, (whole, inner: string) => {
       const parsed = parseBinding(inner, whole);
@@ -263,6 +264,7 @@ export function renumberBindings(
         lost ??= whole;
         return whole;
       }
+      if (order !== parsed.stepOrder) changed = true;
       return `{{steps.${order}.result${parsed.path.map((p) => `.${p}`).join("")}}}`;
     });
   const walk = (node: unknown): unknown => {
@@ -273,5 +275,6 @@ export function renumberBindings(
     }
     return node;
   };
-  return { value: walk(value), lost };
+  const renumbered = walk(value);
+  return { value: renumbered, lost, changed };
 }

@@ -38,9 +38,7 @@ export function bindingsFollow(
         );
       }
       validateBindings(step.stepOrder, field, renumbered.value);
-      if (JSON.stringify(renumbered.value) !== JSON.stringify(value)) {
-        change[field] = renumbered.value;
-      }
+      if (renumbered.changed) change[field] = renumbered.value;
     }
     if (change.arguments !== undefined || change.inputs !== undefined) ops.push(change);
   }

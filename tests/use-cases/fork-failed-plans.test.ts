@@ -5,7 +5,7 @@
  * team's never. In process, on PGlite and on PostgreSQL 15; the page and its
  * form are e2e/history-forks.spec.ts's.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog } from "../../lib/db/schema";
 import {
@@ -206,17 +206,24 @@ describe.each(BACKENDS)("bulk fork from failure on %s", (backend) => {
   });
 
   it("stops an action at its byte budget, and the same action again forks the next plans", async () => {
-    // Three failed plans of about 60% of the budget each: one action copies one of them whole.
+    // Three failed plans of about 60% of the budget each: one action copies
+    // one of them whole. A plan's definitions hold at most 1 MB now, so these
+    // are plans stored before that limit, their inputs grown in the database.
     const stepBytes = 20_000 + 60_000;
     const steps = Math.ceil((FORK_FAILED_BYTES * 0.6) / stepBytes);
     const large = Array.from({ length: steps }, (_, i) => ({
       stepType: i === 0 ? "search" : "analyze",
       instructions: `Step ${i + 1}: ${"x".repeat(20_000 - 20)}`,
-      inputs: { note: "y".repeat(60_000) },
     }));
     const names = ["Large one", "Large two", "Large three"];
     for (const name of names) {
-      const { planId } = await create(tenant.agent, name, large);
+      const { planId } = await create(tenant.agent, name, large.slice(0, 2));
+      await tenant.handle.db.execute(sql`
+        insert into plan_step (tenant_id, plan_id, step_order, step_type, instructions, inputs)
+        select tenant_id, plan_id, step_order + n, 'analyze', instructions,
+          jsonb_build_object('note', repeat('y', 60000))
+        from plan_step, generate_series(1, ${steps - 2}) as n
+        where plan_id = ${planId}::uuid and step_order = 2`);
       await tenant.agent.submit(
         planId,
         (await tenant.agent.ok("get_next_step", { planId })).step.stepId,

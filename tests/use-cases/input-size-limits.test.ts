@@ -6,6 +6,7 @@
  * most MAX_REVIEWS_PER_STEP times (docs/reviews.md). In process, on PGlite and
  * on PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { MAX_REVIEWS_PER_STEP } from "@/lib/services/reviews/review-limits";
 import {
@@ -17,6 +18,7 @@ import {
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";
 import { plainResult } from "../support/mcp-client";
+import { readRows } from "../support/rows";
 
 /** An object whose JSON text (`{"text":"…"}`) is exactly `bytes` long. */
 const jsonOfBytes = (bytes: number) => ({ text: "x".repeat(bytes - '{"text":""}'.length) });
@@ -230,4 +232,110 @@ describe.each(BACKENDS)("input size limits on %s", (backend) => {
     // The step is still the agent's: it finishes it with a result.
     expect((await tenant.agent.submit(planId, stepId)).stepStatus).toBe("completed");
   });
+
+  it("a plan's steps together have a limit, checked by every change that adds to them; a plan over it may still shrink", async () => {
+    const refusedTotal =
+      /^VALIDATION_ERROR: steps: the plan's steps would hold [\d,]+ bytes of instructions, arguments, inputs and output schemas together, over the limit of 1,048,576 bytes \(1 MB\) a plan; keep instructions to what the step needs, and store long material with store_research/;
+    const long = (i: number) => ({
+      stepType: "analyze",
+      instructions: `Step ${i}: `.padEnd(20_000, "w"),
+    });
+    const plans = async () =>
+      (
+        await readRows<{ n: number }>(
+          tenant.handle.db,
+          sql`select count(*)::int as n from research_plan`,
+        )
+      )[0]?.n ?? 0;
+    const before = await plans();
+    // 53 steps of 20,000 characters: 1,060,000 bytes, over the 1 MB (1,048,576) a plan holds.
+    expect(
+      await tenant.agent.fails("create_research_plan", {
+        name: "Too long",
+        researchQuestion: "q",
+        steps: Array.from({ length: 53 }, (_, i) => long(i + 1)),
+      }),
+    ).toMatch(refusedTotal);
+    expect(await plans()).toBe(before);
+
+    // 52 long steps and a short one: 1,040,007 bytes, within the limit.
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Long",
+      researchQuestion: "q",
+      steps: [
+        ...Array.from({ length: 52 }, (_, i) => long(i + 1)),
+        { stepType: "synthesize", instructions: "Sum up." },
+      ],
+    });
+    const planId = created.planId as string;
+    const ids = (created.steps as { stepId: string }[]).map((step) => step.stepId);
+    const last = ids[52] as string;
+    const unchanged = async () => {
+      const status = await tenant.agent.ok("get_plan_history", { planId });
+      return status.revisions.length as number;
+    };
+    const revisions = await unchanged();
+    const refusals = [
+      await tenant.agent.fails("modify_plan", {
+        planId,
+        action: "add_steps",
+        steps: [long(53)],
+        modificationRationale: "One more.",
+      }),
+      await tenant.agent.fails("modify_plan", {
+        planId,
+        action: "update_step_instructions",
+        stepId: last,
+        instructions: long(52).instructions,
+        modificationRationale: "Longer.",
+      }),
+      await tenant.agent.fails("fork_plan", {
+        planId,
+        fromStepId: ids[0],
+        stepEdits: [{ stepId: last, instructions: long(52).instructions }],
+      }),
+    ];
+    for (const refused of refusals) expect(refused).toMatch(refusedTotal);
+    expect(await unchanged()).toBe(revisions);
+    expect(await plans()).toBe(before + 1);
+    // What fits is kept: a short step more.
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "add_steps",
+      steps: [{ stepType: "analyze", instructions: "Check." }],
+      modificationRationale: "A check.",
+    });
+
+    // A plan stored over the limit before it existed moves and drops steps,
+    // and adds none.
+    await tenant.handle.db.execute(
+      sql`update plan_step set instructions = instructions || repeat('x', 100000)
+          where id = ${ids[0]}::uuid`,
+    );
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "reorder_steps",
+      stepIds: [ids[0], last, ...ids.slice(1, 52), ...(await stepIds(planId)).slice(53)],
+      modificationRationale: "Sum up early.",
+    });
+    await tenant.agent.ok("modify_plan", {
+      planId,
+      action: "remove_step",
+      stepId: ids[1],
+      modificationRationale: "Shorter.",
+    });
+    expect(
+      await tenant.agent.fails("modify_plan", {
+        planId,
+        action: "add_steps",
+        steps: [{ stepType: "analyze", instructions: "Check again." }],
+        modificationRationale: "Another check.",
+      }),
+    ).toMatch(refusedTotal);
+  });
+
+  async function stepIds(planId: string) {
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    return (status.steps as { stepId: string }[]).map((step) => step.stepId);
+  }
 });

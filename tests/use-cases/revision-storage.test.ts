@@ -68,9 +68,10 @@ describe.each(BACKENDS)("revision storage on %s", (backend) => {
 
   it("writes the same few bytes for one small change however long the plan's steps are", async () => {
     const small = await bytesOfOneChange(tenant.agent, tenant.handle.db, 60, 10);
-    const large = await bytesOfOneChange(tenant.agent, tenant.handle.db, 60, 20_000);
+    // 800,000 characters: most of the 1 MB a plan's definitions may hold.
+    const large = await bytesOfOneChange(tenant.agent, tenant.handle.db, 40, 20_000);
     // The step list (an id, a place and a digest per step), the diff with its
-    // values cut to 400 characters, and the one new definition: 1.2 MB
+    // values cut to 400 characters, and the one new definition: 0.8 MB
     // before, when the large plan's steps were copied whole.
     expect(large).toBeLessThan(16 * 1024);
     expect(Math.abs(large - small)).toBeLessThan(2 * 400 * 4);
@@ -167,6 +168,9 @@ const CHANGE_BYTES = 512 * 1024;
  * a diff shows, with quotes, commas and colons in a string: written in
  * jsonb's key order (shorter keys first), as the diff read them back before.
  */
+/** A step's instructions in the plan below: 199 of them and the rest within the plan's 1 MB. */
+const LONG_INSTRUCTIONS = 3_900;
+
 const boundArguments = (order: number) => ({
   text: `{{steps.${order}.result.x}}`,
   schema: {
@@ -184,22 +188,22 @@ describe.each(BACKENDS)("what a change's revision reads on %s", (backend) => {
   beforeAll(async () => {
     metered = await meteredDatabase(backend);
     agent = inProcessAgent(await tenantContext(metered.db, "Alpha"));
-    // Every step at its limits, and each after the first binding the first's
-    // result: a step added or removed in front renumbers every binding, so
-    // every kept step gets a new definition and digest.
+    // The most steps, their definitions together at the plan's limit of 1 MB
+    // (MAX_PLAN_DEFINITION_BYTES), and each after the first binding the
+    // first's result: a step added or removed in front renumbers every
+    // binding, so every kept step gets a new definition and digest.
     const created = (await agent.ok("create_research_plan", {
       name: "Bound to its first step",
       researchQuestion: "What does a renumbering read?",
       // One fewer than the most, so a step can be added.
       steps: Array.from({ length: MAX_PLAN_STEPS - 1 }, (_, i) => ({
         stepType: "analyze",
-        instructions: `${String(i).padStart(4, "0")}${"w".repeat(20_000 - 4)}`,
+        instructions: `${String(i).padStart(4, "0")}${"w".repeat(LONG_INSTRUCTIONS - 4)}`,
         ...(i > 0 ? { inputs: { x: "{{steps.1.result.x}}" } } : {}),
         ...(i === 1 ? { tool: "extract_data", arguments: boundArguments(1) } : {}),
         outputSchema: {
           type: "object",
-          // The most an output schema may hold is 20,000 characters of JSON.
-          description: "d".repeat(19_900),
+          description: "d".repeat(1_000),
           properties: { x: { type: "string" } },
         },
       })),
@@ -225,7 +229,7 @@ describe.each(BACKENDS)("what a change's revision reads on %s", (backend) => {
     return history.revisions[0]?.diff;
   };
 
-  it("adds a step in front of 198 renumbered steps and removes it, reading a bounded few MB each", async () => {
+  it("adds a step in front of 198 renumbered steps and removes it, reading under half the plan each", async () => {
     let stepId = "";
     const added = await bytesDuring(metered, async () => {
       const answer = (await agent.ok("modify_plan", {
@@ -282,8 +286,9 @@ describe.each(BACKENDS)("what a change's revision reads on %s", (backend) => {
   }, 300_000);
 
   // A change that moves no step reads the step it names, not every step's
-  // instructions and bindings: 4.0 MB on both databases before (each of the
-  // 199 steps' 20,000 characters), when only the one rewritten was needed.
+  // instructions and bindings: 4.0 MB on both databases before (each of 199
+  // steps' 20,000 characters, before the plan's limit), when only the one
+  // rewritten was needed.
   it("rewrites one step of 199 long steps, reading that step and the revision's few bytes", async () => {
     const [last] = await readRows<{ id: string }>(
       metered.db,
@@ -308,8 +313,9 @@ describe.each(BACKENDS)("what a change's revision reads on %s", (backend) => {
       omitted: 0,
     });
     console.info(`${backend}: update_step_instructions read ${read} bytes`);
-    // The old instructions (20,000 characters, for the audit's previousInstructions) and 128 KB more.
-    expect(read).toBeLessThan(20_000 + 128 * 1024);
+    // The old instructions (for the audit's previousInstructions) and 128 KB
+    // more; all the steps' instructions are 776,100 characters.
+    expect(read).toBeLessThan(LONG_INSTRUCTIONS + 128 * 1024);
   }, 300_000);
 });
 

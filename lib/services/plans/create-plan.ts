@@ -28,6 +28,7 @@ import {
   sessionIdField,
 } from "../shared/fields";
 import { stepRef, stepType } from "../shared/output-fields";
+import { checkDefinitionTotal } from "../shared/plan-definitions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -249,6 +250,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         stepType: planSteps.stepType,
         instructions: planSteps.instructions,
       });
+    await checkDefinitionTotal(tx, ctx, plan.id, 0);
     steps.sort((a, b) => a.stepOrder - b.stepOrder);
     const idByOrder = new Map(steps.map((step) => [step.stepOrder, step.id]));
 

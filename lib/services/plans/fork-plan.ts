@@ -33,6 +33,7 @@ import {
 } from "../shared/fields";
 import { planStatus, stepStatus, stepType } from "../shared/output-fields";
 import { loadSteps, lockPlan } from "../shared/plan-access";
+import { checkDefinitionTotal, planDefinitionBytes } from "../shared/plan-definitions";
 import { validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 import { creatorColumns } from "./create-plan";
@@ -171,6 +172,8 @@ export async function forkPlan(
       edited: step.edited,
     }));
     await copyPlan(tx, ctx, { sourceId: source.id, forkId: plan.id, map, now });
+    // Edits may not take the fork over the total, unless its source already was.
+    await checkDefinitionTotal(tx, ctx, plan.id, await planDefinitionBytes(tx, ctx, source.id));
     const fromOrder = byId.get(input.fromStepId)?.stepOrder ?? decided.startOrder;
     const carried = map.filter((step) => step.carried);
     await writeAuditLog(tx, ctx, [

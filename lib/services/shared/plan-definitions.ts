@@ -1,0 +1,63 @@
+/**
+ * The one total of a plan's step definitions: every step's instructions,
+ * arguments, inputs and outputSchema together. Bindings name steps by order,
+ * so a change that moves steps (add_steps, remove_step, reorder_steps)
+ * rewrites the arguments and inputs of every step bound to a moved one, a
+ * revert reads the definitions it restores, and a revision copies each
+ * changed definition: all of that grows with this total, so it is bounded
+ * (docs/execution-loop.md, "Size limits"; docs/security.md).
+ */
+import "server-only";
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Transaction } from "../../db/client";
+import { selectRows } from "../../db/rows";
+import { AppError } from "../../plan-engine/app-error";
+import type { ServiceContext } from "./context";
+
+/** The most text a plan's step definitions hold together, counted as `planDefinitionBytes` counts. */
+export const MAX_PLAN_DEFINITION_BYTES = 1024 * 1024;
+
+/**
+ * A plan's definitions in UTF-8 bytes, summed in the database (at most the
+ * plan's 200 steps): instructions as text, the JSON values as PostgreSQL
+ * writes their text.
+ */
+export async function planDefinitionBytes(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+): Promise<number> {
+  const [held] = await selectRows(
+    tx,
+    z.object({ bytes: z.coerce.number() }),
+    sql`
+    select coalesce(sum(octet_length(instructions)
+      + coalesce(octet_length(arguments::text), 0) + coalesce(octet_length(inputs::text), 0)
+      + coalesce(octet_length(output_schema::text), 0)), 0) as bytes
+    from plan_step where tenant_id = ${ctx.tenantId}::uuid and plan_id = ${planId}::uuid`,
+  );
+  return held?.bytes ?? 0;
+}
+
+/**
+ * Refuses, inside the change's transaction (so nothing of it is kept), a
+ * change that left the plan's definitions over MAX_PLAN_DEFINITION_BYTES and
+ * larger than the `held` bytes it started from: a plan already over the
+ * limit (stored before it existed, or grown by people's feedback, which is
+ * never refused) may still shrink or move its steps.
+ */
+export async function checkDefinitionTotal(
+  tx: Transaction,
+  ctx: ServiceContext,
+  planId: string,
+  held: number,
+): Promise<void> {
+  const total = await planDefinitionBytes(tx, ctx, planId);
+  if (total <= MAX_PLAN_DEFINITION_BYTES || total <= held) return;
+  throw new AppError(
+    "VALIDATION_ERROR",
+    `steps: the plan's steps would hold ${total.toLocaleString("en-US")} bytes of instructions, arguments, inputs and output schemas together, over the limit of ${MAX_PLAN_DEFINITION_BYTES.toLocaleString("en-US")} bytes (1 MB) a plan; keep instructions to what the step needs, and store long material with store_research (bind or cite its artifactId).`,
+    { field: "steps", bytes: total, limit: MAX_PLAN_DEFINITION_BYTES },
+  );
+}
