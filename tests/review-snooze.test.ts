@@ -159,6 +159,26 @@ describe.each(BACKENDS)("review snooze on %s", (backend) => {
     expect(snooze?.returnedAt).toBeInstanceOf(Date);
   });
 
+  it("comes back a bounded number a tick, the next tick going on", async () => {
+    const reviews = [];
+    for (const title of ["First", "Second", "Third"]) {
+      const { reviewRequestId } = await pendingReview(tenant.agent, title);
+      reviews.push({
+        reviewRequestId,
+        until: (await snoozeReview(people.ada, soon(reviewRequestId))).until,
+      });
+    }
+    await waitUntil(reviews[2]?.until ?? "");
+    const returnedOnce = async () => {
+      const counts = await Promise.all(reviews.map((r) => returned(r.reviewRequestId)));
+      return counts.filter((events) => events.length === 1).length;
+    };
+    expect(await returnDueSnoozes(tenant.handle.db, SCHEDULER_SETTINGS, 2)).toBe(2);
+    expect(await returnedOnce()).toBe(2);
+    expect(await returnDueSnoozes(tenant.handle.db, SCHEDULER_SETTINGS, 2)).toBe(1);
+    expect(await returnedOnce()).toBe(3);
+  });
+
   it("comes back on the tick at start when it fell due while no instance ran", async () => {
     const { planId, reviewRequestId } = await pendingReview(tenant.agent, "Outage");
     await waitUntil((await snoozeReview(people.ada, soon(reviewRequestId))).until);

@@ -14,11 +14,12 @@ import { selectRows } from "../../db/rows";
 import { queueEvent } from "../notifications/events";
 import { writeAuditLog } from "../shared/audit";
 import type { Actor, ServiceContext } from "../shared/context";
+import { DUE_PER_RUN } from "./due-review-claims";
 
 /** Who brings a snoozed review back: Cairn's scheduler. */
 export const SNOOZE_ACTOR: Actor = { type: "system", id: null, label: "Cairn (snooze)" };
 
-/** Snoozes returned in one transaction; a tick takes batches until none is due. */
+/** Snoozes returned in one transaction; a tick takes batches until none is due or DUE_PER_RUN. */
 const RETURN_BATCH = 100;
 
 const returned = z.object({
@@ -34,7 +35,7 @@ const returned = z.object({
 type Settings = Pick<ServiceContext, "stallThresholdSeconds" | "stepLeaseSeconds">;
 
 /** Ends one batch of due snoozes; how many it ended. */
-async function returnBatch(db: Database, settings: Settings): Promise<number> {
+async function returnBatch(db: Database, settings: Settings, limit: number): Promise<number> {
   return db.transaction(async (tx) => {
     // The plan is locked first, the order every decision and trail writer takes.
     const rows = await selectRows(
@@ -44,7 +45,7 @@ async function returnBatch(db: Database, settings: Settings): Promise<number> {
           select z.id from review_snooze z join research_plan p on p.id = z.plan_id
           where z.returned_at is null and z.until <= now()
           order by z.until
-          limit ${RETURN_BATCH}
+          limit ${limit}
           for update of p, z skip locked)
         update review_snooze z set returned_at = now()
         from due, review_request r
@@ -83,12 +84,22 @@ async function returnBatch(db: Database, settings: Settings): Promise<number> {
   });
 }
 
-/** Returns every snooze whose time has come; how many it returned or ended. */
-export async function returnDueSnoozes(db: Database, settings: Settings): Promise<number> {
+/**
+ * Returns the snoozes whose time has come, earliest first, at most `most`
+ * (DUE_PER_RUN a tick unless given, as for every kind of due work: the next
+ * tick goes on where this one stopped); how many it returned or ended.
+ */
+export async function returnDueSnoozes(
+  db: Database,
+  settings: Settings,
+  most = DUE_PER_RUN,
+): Promise<number> {
   let total = 0;
-  for (;;) {
-    const batch = await returnBatch(db, settings);
+  while (total < most) {
+    const limit = Math.min(RETURN_BATCH, most - total);
+    const batch = await returnBatch(db, settings, limit);
     total += batch;
-    if (batch < RETURN_BATCH) return total;
+    if (batch < limit) break;
   }
+  return total;
 }
