@@ -27,6 +27,7 @@ import {
   startReviewScheduler,
 } from "@/lib/services/reviews/review-scheduler";
 import type { ServiceContext } from "@/lib/services/shared/context";
+import { countAwaitingReview } from "@/lib/services/views/plans-list";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import { POLL, raceFour, reviewRow, SCHEDULER_SETTINGS, useTwoPools } from "./support/reviews";
@@ -398,6 +399,8 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     // The two still due are past their deadline: not listed as waiting for a decision.
     const inbox = await listInbox(admin, { role: "admin" });
     expect(inbox.reviews).toEqual([]);
+    // Nor counted by the navigation's inbox badge.
+    expect(await countAwaitingReview(admin)).toBe(0);
     expect(inbox.total).toBe(0);
     // The scheduler applies the rest.
     expect(

@@ -160,7 +160,7 @@ describe.each(BACKENDS)("review snooze on %s", (backend) => {
   });
 
   it("comes back a bounded number a tick, the next tick going on", async () => {
-    const reviews = [];
+    const reviews: { reviewRequestId: string; until: string }[] = [];
     for (const title of ["First", "Second", "Third"]) {
       const { reviewRequestId } = await pendingReview(tenant.agent, title);
       reviews.push({

@@ -10,6 +10,7 @@ import { planAuditLog, researchPlans } from "../../db/schema";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { PLAN_STATUSES, type PlanStatus, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
+import { dueWhere } from "../reviews/deadline-actions";
 import { actingUserId, type ServiceContext } from "../shared/context";
 import { cursorField, keyset, readPage } from "../shared/pagination";
 import { parseInput } from "../shared/validation";
@@ -124,7 +125,9 @@ export type PlanListItem = Awaited<ReturnType<typeof listPlans>>["plans"][number
 
 /**
  * The reviewer's inbox: plans of the tenant waiting for a person's decision,
- * but for those whose review the viewer snoozed (docs/reviews.md, "Snooze").
+ * but for those whose review the viewer snoozed (docs/reviews.md, "Snooze")
+ * and those whose every review is past its deadline (applied by the
+ * scheduler, and listed by the inbox no more).
  */
 export async function countAwaitingReview(ctx: ServiceContext): Promise<number> {
   const [row] = await ctx.db
@@ -136,6 +139,8 @@ export async function countAwaitingReview(ctx: ServiceContext): Promise<number> 
         eq(researchPlans.status, "awaiting_review"),
         sql`not exists (select 1 from review_request r where r.plan_id = ${researchPlans.id}
           and r.status = 'pending' and ${snoozedFor(sql`r.id`, actingUserId(ctx))})`,
+        sql`exists (select 1 from review_request r where r.plan_id = ${researchPlans.id}
+          and r.status = 'pending' and not (${dueWhere}))`,
       ),
     );
   return row?.n ?? 0;
