@@ -25,7 +25,12 @@ export type ModifyStep = {
   stepOrder: number;
   stepType: StepType;
   status: StepStatus;
-  instructions: string;
+  /**
+   * Read only where the change needs them: the step an action names, and
+   * every step for a revert (which compares and restores them); null for the
+   * others, so no rule can read instructions it was not given.
+   */
+  instructions: string | null;
   failureReason: string | null;
   arguments: Record<string, unknown> | null;
   inputs: Record<string, unknown> | null;

@@ -57,7 +57,7 @@ export function decideRevert(planId: string, before: readonly ModifyStep[], even
   started.forEach((step, index) => {
     if (startedThen[index] !== step.id) throw refuse(step, "move it among the started steps");
   });
-  const after: ModifyStep[] = target.map((was, index) => {
+  const after: (ModifyStep & { instructions: string })[] = target.map((was, index) => {
     const current = now.get(was.id);
     return {
       id: was.id,

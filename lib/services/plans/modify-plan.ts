@@ -207,7 +207,7 @@ const MOVES_NO_STEP = new Set<ModifyAction>([
  * reports or output schemas, which no change reads. Instructions are read
  * whole only by a revert (it compares and restores them); any other action
  * reads those of the step it names (its audit keeps them) and the others'
- * are empty. Arguments and inputs only when steps move, for their bindings. A
+ * are null. Arguments and inputs only when steps move, for their bindings. A
  * plan's definitions reach 16 MB, which took another team's ping up to 1.1 s
  * to read on every change (docs/security.md).
  */
@@ -228,7 +228,9 @@ function loadModifySteps(
       instructions:
         input.action === "revert_revision"
           ? planSteps.instructions
-          : sql<string>`case when ${planSteps.id} = ${named}::uuid then ${planSteps.instructions} else '' end`,
+          : sql<
+              string | null
+            >`case when ${planSteps.id} = ${named}::uuid then ${planSteps.instructions} end`,
       failureReason: planSteps.failureReason,
       arguments: bindings ? planSteps.arguments : sql<null>`null`,
       inputs: bindings ? planSteps.inputs : sql<null>`null`,
