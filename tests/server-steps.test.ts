@@ -7,10 +7,11 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planAuditLog } from "@/lib/db/schema";
+import { MAX_BINDINGS_PER_STEP, MAX_RESOLVED_BYTES } from "@/lib/plan-engine/bindings";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { storedAuditProblems } from "./support/audit-replay";
 import { BACKENDS } from "./support/databases";
-import { type Agent, connectAgent, report } from "./support/mcp-client";
+import { type Agent, connectAgent, connectModernAgent, report } from "./support/mcp-client";
 
 const store = (title: string, extra: Record<string, unknown> = {}) => ({
   stepType: "custom",
@@ -122,6 +123,46 @@ describe.each(BACKENDS)("server-run steps on %s", (backend) => {
     const right = await submit(plan.planId, next.step.stepId, { verdict: "worth it" });
     expect(right.data.planStatus).toBe("completed");
   });
+
+  // security.md, "2026-11-29": 50 bindings of a 128 KB result once answered 6.5 MB.
+  it.each([
+    ["2025-11-25", connectAgent],
+    ["2026-07-28", connectModernAgent],
+  ] as const)(
+    "hands out inputs whose bindings would resolve past the limit as written, each named, through a %s client",
+    async (_era, connect) => {
+      const client = await connect(app.mcpUrl, app.tenantA.key);
+      try {
+        const inputs = Object.fromEntries(
+          Array.from({ length: MAX_BINDINGS_PER_STEP }, (_, k) => [`k${k}`, "{{steps.1.result}}"]),
+        );
+        const plan = await client.ok("create_research_plan", {
+          name: "Large bound inputs",
+          researchQuestion: "q",
+          steps: [
+            { stepType: "analyze", instructions: "Write a long result." },
+            { stepType: "analyze", instructions: "Read it.", inputs },
+          ],
+        });
+        const first = await client.ok("get_next_step", { planId: plan.planId });
+        await client.ok("submit_step_result", {
+          planId: plan.planId,
+          stepId: first.step.stepId,
+          result: { a: "x".repeat(130_000) },
+          stepExecutionReport: report,
+        });
+        const next = await client.ok("get_next_step", { planId: plan.planId });
+        expect(next.step.stepOrder).toBe(2);
+        expect(next.step.inputs).toEqual(inputs);
+        expect(next.step.unresolvedInputs).toEqual(
+          Array(MAX_BINDINGS_PER_STEP).fill("{{steps.1.result}}"),
+        );
+        expect(JSON.stringify(next).length).toBeLessThan(MAX_RESOLVED_BYTES);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it("pauses on a binding the result lacks; the suggested call with what was missing unblocks it", async () => {
     const plan = await agent.ok("create_research_plan", {

@@ -7,7 +7,13 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
-import { type BindingSource, resolveBindings } from "../../plan-engine/bindings";
+import { arrayParam } from "../../db/statement";
+import {
+  type BindingSource,
+  findBindings,
+  MAX_RESOLVED_BYTES,
+  resolveBindings,
+} from "../../plan-engine/bindings";
 import { STEP_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import type { NextStep, ReadyStep } from "./next-step-output";
@@ -20,20 +26,27 @@ export type NextStepWithInputs =
       bindingSource?: BindingSource;
     });
 
-/** A ready step's inputs, with their bindings resolved from the plan as it is now. */
+/**
+ * A ready step's inputs, with their bindings resolved from the plan as it is
+ * now: only the results of the steps they bind are read, not every step's.
+ */
 export async function withInputs(
   ctx: ServiceContext,
   ready: ReadyStep,
   inputs: Record<string, unknown> | null,
 ): Promise<ReadyStep> {
   if (!inputs) return ready;
+  const bound = findBindings(inputs).bindings.flatMap((b) =>
+    b.kind === "step" ? [String(b.stepOrder)] : [],
+  );
   const [plan] = await selectRows(
     ctx.db,
     z.object({ researchQuestion: z.string(), steps: z.array(bindingSourceRow) }),
     sql`select p.research_question as "researchQuestion",
       coalesce((select jsonb_agg(jsonb_build_object('stepId', s.id, 'stepOrder', s.step_order,
         'status', s.status, 'result', s.result, 'tool', s.tool))
-        from plan_step s where s.plan_id = p.id), '[]'::jsonb) as steps
+        from plan_step s where s.plan_id = p.id
+          and s.step_order = any(${arrayParam([...new Set(bound)])}::int[])), '[]'::jsonb) as steps
     from research_plan p where p.id = ${ready.planId}::uuid and p.tenant_id = ${ctx.tenantId}::uuid`,
   );
   if (!plan) return ready;
@@ -49,6 +62,14 @@ function resolvedFrom(
   source: BindingSource,
 ): ReadyStep {
   const resolved = resolveBindings(inputs, source);
+  // A value is copied as often as it is bound (50 bindings of a 128 KB result
+  // were 6.5 MB): past the limit server-run steps hold their arguments to, the
+  // inputs go out as written, every binding named, for the agent to read the
+  // results it needs (get_step_context).
+  if (JSON.stringify(resolved.value).length > MAX_RESOLVED_BYTES) {
+    const named = findBindings(inputs).bindings.map((b) => b.text);
+    return { ...ready, step: { ...ready.step, inputs, unresolvedInputs: named } };
+  }
   const step = { ...ready.step, inputs: resolved.value as Record<string, unknown> };
   if (resolved.unresolved.length > 0) {
     step.unresolvedInputs = resolved.unresolved.map((u) => u.binding);

@@ -1,0 +1,66 @@
+/**
+ * get_next_step resolves a handed-out step's inputs from the results of the
+ * steps they bind, not from every step's result (docs/security.md,
+ * "2026-11-29"): on PGlite and PostgreSQL, the bytes the database sends while
+ * one step is handed out grow with what its bindings name, not with the plan.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BACKENDS } from "../support/databases";
+import { type InProcessAgent, inProcessAgent, tenantContext } from "../support/in-process";
+import { report } from "../support/mcp-client";
+import { bytesDuring, type MeteredDatabase, meteredDatabase } from "../support/metered-database";
+
+/** Steps before the bound one, each leaving a result of about 100 KB. */
+const EARLIER = 8;
+const RESULT_CHARS = 100_000;
+
+describe.each(BACKENDS)("a handed-out step's inputs on %s", (backend) => {
+  let metered: MeteredDatabase;
+  let agent: InProcessAgent;
+
+  beforeAll(async () => {
+    metered = await meteredDatabase(backend);
+    agent = inProcessAgent(await tenantContext(metered.db, "Alpha"));
+  }, 120_000);
+  afterAll(async () => {
+    await metered?.close();
+  });
+
+  it("reads the results its bindings name, not every earlier step's", async () => {
+    const plan = (await agent.ok("create_research_plan", {
+      name: "Many long results",
+      researchQuestion: "q",
+      steps: [
+        ...Array.from({ length: EARLIER }, (_, i) => ({
+          stepType: "analyze",
+          instructions: `Step ${i + 1}.`,
+        })),
+        {
+          stepType: "analyze",
+          instructions: "Read the last.",
+          inputs: { last: "{{steps.8.result.n}}" },
+        },
+      ],
+    })) as { planId: string };
+    for (let i = 0; i < EARLIER; i += 1) {
+      const next = (await agent.ok("get_next_step", { planId: plan.planId })) as {
+        step: { stepId: string };
+      };
+      await agent.ok("submit_step_result", {
+        planId: plan.planId,
+        stepId: next.step.stepId,
+        result: { n: i + 1, long: "x".repeat(RESULT_CHARS) },
+        stepExecutionReport: report,
+      });
+    }
+    let handed: { step: { stepOrder: number; inputs: unknown } } | undefined;
+    const read = await bytesDuring(metered, async () => {
+      handed = (await agent.ok("get_next_step", { planId: plan.planId })) as typeof handed;
+    });
+    expect(handed?.step).toMatchObject({ stepOrder: EARLIER + 1, inputs: { last: 8 } });
+    console.info(`${backend}: handing out the bound step read ${read} bytes`);
+    // One bound result and the claim's own rows: every earlier result was
+    // read before (about 800 KB).
+    expect(read).toBeLessThan(2 * RESULT_CHARS + 64 * 1024);
+  }, 120_000);
+});
