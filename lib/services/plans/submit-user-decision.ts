@@ -54,6 +54,7 @@ import {
 } from "../shared/output-fields";
 import { checkOutputSchema } from "../shared/output-schema";
 import { lockPlan, lockStep } from "../shared/plan-access";
+import { checkDefinitionTotal, planDefinitionBytes } from "../shared/plan-definitions";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
@@ -340,6 +341,12 @@ export async function submitUserDecision(
       },
     );
     const stepStatus = decided.stepStatus;
+    // A modify's feedback is kept in the step's instructions, so it counts
+    // toward the plan's definitions like any other writer's.
+    const held =
+      decided.instructions !== step.instructions
+        ? await planDefinitionBytes(tx, ctx, plan.id)
+        : null;
     await writeReviewDecision(tx, decider, {
       planId: plan.id,
       stepId: step.id,
@@ -352,6 +359,13 @@ export async function submitUserDecision(
       decided,
       now: new Date().toISOString(),
     });
+    if (held !== null) {
+      await checkDefinitionTotal(tx, ctx, plan.id, held, {
+        field: "feedback",
+        advice:
+          "shorten the feedback, or decide without it and have the agent shorten the plan's steps (modify_plan)",
+      });
+    }
     const { planStatus, instructions } = decided;
     return {
       planId: plan.id,

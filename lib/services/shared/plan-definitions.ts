@@ -44,20 +44,27 @@ export async function planDefinitionBytes(
  * Refuses, inside the change's transaction (so nothing of it is kept), a
  * change that left the plan's definitions over MAX_PLAN_DEFINITION_BYTES and
  * larger than the `held` bytes it started from: a plan already over the
- * limit (stored before it existed, or grown by people's feedback, which is
- * never refused) may still shrink or move its steps.
+ * limit (stored before it existed) may still shrink or move its steps. Every
+ * writer of a definition that can grow it calls this: create_research_plan,
+ * modify_plan, fork_plan, and a person's `modify` feedback, which the step's
+ * instructions keep.
  */
 export async function checkDefinitionTotal(
   tx: Transaction,
   ctx: ServiceContext,
   planId: string,
   held: number,
+  refused: { field: string; advice: string } = {
+    field: "steps",
+    advice:
+      "keep instructions to what the step needs, and store long material with store_research (bind or cite its artifactId)",
+  },
 ): Promise<void> {
   const total = await planDefinitionBytes(tx, ctx, planId);
   if (total <= MAX_PLAN_DEFINITION_BYTES || total <= held) return;
   throw new AppError(
     "VALIDATION_ERROR",
-    `steps: the plan's steps would hold ${total.toLocaleString("en-US")} bytes of instructions, arguments, inputs and output schemas together, over the limit of ${MAX_PLAN_DEFINITION_BYTES.toLocaleString("en-US")} bytes (1 MB) a plan; keep instructions to what the step needs, and store long material with store_research (bind or cite its artifactId).`,
-    { field: "steps", bytes: total, limit: MAX_PLAN_DEFINITION_BYTES },
+    `${refused.field}: the plan's steps would hold ${total.toLocaleString("en-US")} bytes of instructions, arguments, inputs and output schemas together, over the limit of ${MAX_PLAN_DEFINITION_BYTES.toLocaleString("en-US")} bytes (1 MB) a plan; ${refused.advice}.`,
+    { field: refused.field, bytes: total, limit: MAX_PLAN_DEFINITION_BYTES },
   );
 }
