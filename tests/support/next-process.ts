@@ -6,10 +6,29 @@
  * (bench/support/next-server.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { freePort } from "./postgres-server";
 
 /** Bundled from server.ts by `npm run build`. */
 export const SERVER_BUNDLE = "build/server.cjs";
+
+/**
+ * Node's flags for the server, read from package.json's `serve` script
+ * (`node <flags> build/server.cjs`), the one place they are written, so the
+ * tests and the benchmark run the server as `npm start` and `npm run serve` do:
+ * the old generation's cap keeps V8's room for garbage small (docs/performance.md,
+ * "Memory at 32 agents").
+ */
+function serverNodeFlags(): string[] {
+  const manifest = JSON.parse(readFileSync("package.json", "utf8")) as {
+    scripts?: { serve?: string };
+  };
+  const words = (manifest.scripts?.serve ?? "").split(" ");
+  if (words[0] !== "node" || words.at(-1) !== SERVER_BUNDLE) {
+    throw new Error(`package.json's serve script is not "node [flags] ${SERVER_BUNDLE}".`);
+  }
+  return words.slice(1, -1);
+}
 
 export type NextProcess = {
   url: string;
@@ -47,7 +66,7 @@ export async function startNextProcess(
 ): Promise<NextProcess> {
   port ??= await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [SERVER_BUNDLE], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), SERVER_BUNDLE], {
     env: {
       ...process.env,
       NODE_ENV: "production",
