@@ -232,8 +232,8 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
   verdicts.push({
     figure: "Peak server memory, 32 MCP agents (MB)",
     value: peak,
-    target: "< 400",
-    pass: peak < 400,
+    target: "< 350",
+    pass: peak < 350,
   });
 
   const correctness = [...results.core, ...results.mcp.loops, ...(results.mcp.modern?.loops ?? [])];

@@ -306,6 +306,32 @@ describe.each(BACKENDS)("input size limits on %s", (backend) => {
       modificationRationale: "A check.",
     });
 
+    // A person's modify feedback is kept in the step's instructions: it counts.
+    const first = await tenant.agent.ok("get_next_step", { planId });
+    const review = await tenant.agent.ok("request_user_review", {
+      planId,
+      stepId: first.step.stepId,
+      summary: "Ok?",
+    });
+    expect(
+      await tenant.agent.fails("submit_user_decision", {
+        planId,
+        reviewRequestId: review.reviewRequestId,
+        decision: "modify",
+        feedback: "f".repeat(20_000),
+      }),
+    ).toMatch(
+      /^VALIDATION_ERROR: feedback: the plan's steps would hold [\d,]+ bytes .* a plan; shorten the feedback, or decide without it/,
+    );
+    expect(await unchanged()).toBe(revisions + 1);
+    const decided = await tenant.agent.ok("submit_user_decision", {
+      planId,
+      reviewRequestId: review.reviewRequestId,
+      decision: "modify",
+      feedback: "Shorter, please.",
+    });
+    expect(decided.instructions).toMatch(/Shorter, please\.$/);
+
     // A plan stored over the limit before it existed moves and drops steps,
     // and adds none.
     await tenant.handle.db.execute(
