@@ -271,6 +271,21 @@ describe.each(BACKENDS)("the worst shape of every tool's input on %s", (backend)
     expect(reverted.steps.map((step: { stepId: string }) => step.stepId)).toEqual(ids);
   }, 60_000);
 
+  // A binding's pattern once split a run of spaces after "{{" every way
+  // (cubic: 1,000 spaces took 0.5 s, 5,000 about a minute of the event loop).
+  it("create_research_plan with runs of spaces after unclosed bindings", async () => {
+    const spaces = `{{${" ".repeat(60_000)}`;
+    const planned = await within("create_research_plan", "60,000 spaces after {{", {
+      name: "Spaces",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "analyze", instructions: spaces.slice(0, 20_000) },
+        { stepType: "analyze", instructions: "Then.", inputs: { q: spaces } },
+      ],
+    });
+    expect(planned.steps).toHaveLength(2);
+  });
+
   it("submit_step_result with a deep and a wide result, full report lists and the most evidence", async () => {
     const deep = await planWithStep();
     await within("submit_step_result", "a result nested to the depth limit", {

@@ -248,7 +248,7 @@ describe.each(BACKENDS)("input size limits on %s", (backend) => {
         )
       )[0]?.n ?? 0;
     const before = await plans();
-    // 53 steps of 20,000 characters: 1,060,000 bytes, over the 1 MB (1,048,576) a plan holds.
+    // 53 steps of 20,000 characters: 1,060,106 bytes of JSON text, over the 1 MB (1,048,576) a plan holds.
     expect(
       await tenant.agent.fails("create_research_plan", {
         name: "Too long",
@@ -258,7 +258,7 @@ describe.each(BACKENDS)("input size limits on %s", (backend) => {
     ).toMatch(refusedTotal);
     expect(await plans()).toBe(before);
 
-    // 52 long steps and a short one: 1,040,007 bytes, within the limit.
+    // 52 long steps and a short one: 1,040,113 bytes of JSON text, within the limit.
     const created = await tenant.agent.ok("create_research_plan", {
       name: "Long",
       researchQuestion: "q",

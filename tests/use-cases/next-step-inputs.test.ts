@@ -63,4 +63,54 @@ describe.each(BACKENDS)("a handed-out step's inputs on %s", (backend) => {
     // read before (about 800 KB).
     expect(read).toBeLessThan(2 * RESULT_CHARS + 64 * 1024);
   }, 120_000);
+
+  // A pause is stored on the plan and answered by every get_next_step and
+  // get_plan_status: 49 copies of a 120 KB result in it answered about 6 MB.
+  it("pauses a server step whose arguments would be too large once bound with them as written", async () => {
+    const plan = (await agent.ok("create_research_plan", {
+      name: "A large pause",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "analyze", instructions: "Write a long text." },
+        {
+          stepType: "analyze",
+          instructions: "Store it.",
+          tool: "store_research",
+          arguments: {
+            artifactType: "finding",
+            title: "Long",
+            contentText: "The long text.",
+            confidence: 0.8,
+            content: {
+              ...Object.fromEntries(
+                Array.from({ length: 49 }, (_, i) => [`copy${i}`, "{{steps.1.result}}"]),
+              ),
+              missing: "{{steps.1.result.nope}}",
+            },
+          },
+        },
+      ],
+    })) as { planId: string };
+    const first = (await agent.ok("get_next_step", { planId: plan.planId })) as {
+      step: { stepId: string };
+    };
+    await agent.ok("submit_step_result", {
+      planId: plan.planId,
+      stepId: first.step.stepId,
+      result: { long: "x".repeat(120_000) },
+      stepExecutionReport: report,
+    });
+    const paused = await agent.ok("get_next_step", { planId: plan.planId });
+    expect(paused).toMatchObject({
+      status: "paused",
+      pauseReason: { type: "unresolvable_params" },
+    });
+    expect(paused.pauseReason?.suggestedTool?.arguments.content).toMatchObject({
+      copy0: "{{steps.1.result}}",
+      missing: "{{steps.1.result.nope}}",
+    });
+    expect(JSON.stringify(paused).length).toBeLessThan(64 * 1024);
+    const status = await agent.ok("get_plan_status", { planId: plan.planId });
+    expect(JSON.stringify(status).length).toBeLessThan(64 * 1024);
+  }, 120_000);
 });

@@ -254,7 +254,7 @@ async function applyOps(
   for (const op of ops) {
     switch (op.op) {
       case "setOrders":
-        await setOrdersAndBindings(tx, op.orders, bindings.splice(0), now);
+        await setOrdersAndBindings(tx, planId, op.orders, bindings.splice(0), now);
         break;
       case "insert": {
         const orderOf = new Map(op.steps.map((s) => [s.id, s.stepOrder]));
@@ -310,7 +310,7 @@ async function applyOps(
         break;
     }
   }
-  await setOrdersAndBindings(tx, [], bindings, now);
+  await setOrdersAndBindings(tx, planId, [], bindings, now);
 }
 
 /**
@@ -321,6 +321,7 @@ async function applyOps(
  */
 async function setOrdersAndBindings(
   tx: Transaction,
+  planId: string,
   orders: readonly { id: string; stepOrder: number }[],
   bindings: readonly Extract<ModifyOp, { op: "setBindings" }>[],
   now: Date,
@@ -346,6 +347,6 @@ async function setOrdersAndBindings(
       updated_at = ${now.toISOString()}
     from jsonb_to_recordset(${jsonParam([...rows.values()])}::jsonb) as b(id uuid,
       "stepOrder" int, arguments jsonb, inputs jsonb, "setArguments" boolean, "setInputs" boolean)
-    where plan_step.id = b.id and (plan_step.step_order <> coalesce(b."stepOrder", plan_step.step_order)
+    where plan_step.id = b.id and plan_step.plan_id = ${planId}::uuid and (plan_step.step_order <> coalesce(b."stepOrder", plan_step.step_order)
       or b."setArguments" is true or b."setInputs" is true)`);
 }

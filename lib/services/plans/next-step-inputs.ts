@@ -16,6 +16,7 @@ import {
 } from "../../plan-engine/bindings";
 import { STEP_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
+import { jsonBytes } from "../shared/fields";
 import type { NextStep, ReadyStep } from "./next-step-output";
 
 export type NextStepWithInputs =
@@ -66,7 +67,7 @@ function resolvedFrom(
   // were 6.5 MB): past the limit server-run steps hold their arguments to, the
   // inputs go out as written, every binding named, for the agent to read the
   // results it needs (get_step_context).
-  if (JSON.stringify(resolved.value).length > MAX_RESOLVED_BYTES) {
+  if ((jsonBytes(resolved.value) ?? 0) > MAX_RESOLVED_BYTES) {
     const named = findBindings(inputs).bindings.map((b) => b.text);
     return { ...ready, step: { ...ready.step, inputs, unresolvedInputs: named } };
   }

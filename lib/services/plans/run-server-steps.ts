@@ -38,6 +38,7 @@ import {
 import { conditionsAfter, type RunStep, readRunSnapshot } from "../loop/read-plan-snapshot";
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
+import { jsonBytes } from "../shared/fields";
 import type { PlanRow } from "../shared/plan-access";
 import { recordRevision } from "../shared/revisions";
 import { isServerStepTool, SERVER_STEP_TOOLS } from "../shared/server-step-tools";
@@ -169,11 +170,16 @@ export async function runServerSteps(
       waiting = { stepOrder: next.stepOrder, onStepOrder: notYet[0]?.producingStepOrder ?? 0 };
       break;
     }
+    // In UTF-8 bytes, as the answer carries them (a string's length counts UTF-16 units).
+    const oversized = (jsonBytes(args) ?? 0) > MAX_RESOLVED_BYTES;
     if (resolved.unresolved.length > 0) {
-      pause = classifyUnresolved(stepRef, plan.id, args, resolved.unresolved);
+      // The pause is stored on the plan and answered by every get_next_step and
+      // get_plan_status: arguments past the limit once bound are suggested as written.
+      const suggested = oversized ? (next.arguments ?? {}) : args;
+      pause = classifyUnresolved(stepRef, plan.id, suggested, resolved.unresolved);
       break;
     }
-    if (JSON.stringify(args).length > MAX_RESOLVED_BYTES) {
+    if (oversized) {
       pause = {
         type: "schema_mismatch",
         ...stepRef,

@@ -19,8 +19,10 @@ import type { ServiceContext } from "./context";
 export const MAX_PLAN_DEFINITION_BYTES = 1024 * 1024;
 
 /**
- * A plan's definitions in UTF-8 bytes, summed in the database (at most the
- * plan's 200 steps): instructions as text, the JSON values as PostgreSQL
+ * A plan's definitions in UTF-8 bytes of JSON text, as answers carry them,
+ * summed in the database (at most the plan's 200 steps): instructions as a
+ * JSON string (a control character is six bytes there, so a text of them
+ * cannot answer six times what it counts), the JSON values as PostgreSQL
  * writes their text.
  */
 export async function planDefinitionBytes(
@@ -32,7 +34,7 @@ export async function planDefinitionBytes(
     tx,
     z.object({ bytes: z.coerce.number() }),
     sql`
-    select coalesce(sum(octet_length(instructions)
+    select coalesce(sum(octet_length(to_jsonb(instructions)::text)
       + coalesce(octet_length(arguments::text), 0) + coalesce(octet_length(inputs::text), 0)
       + coalesce(octet_length(output_schema::text), 0)), 0) as bytes
     from plan_step where tenant_id = ${ctx.tenantId}::uuid and plan_id = ${planId}::uuid`,
