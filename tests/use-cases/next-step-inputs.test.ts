@@ -94,12 +94,7 @@ describe.each(BACKENDS)("a handed-out step's inputs on %s", (backend) => {
     const first = (await agent.ok("get_next_step", { planId: plan.planId })) as {
       step: { stepId: string };
     };
-    await agent.ok("submit_step_result", {
-      planId: plan.planId,
-      stepId: first.step.stepId,
-      result: { long: "x".repeat(120_000) },
-      stepExecutionReport: report,
-    });
+    await agent.submit(plan.planId, first.step.stepId, { result: { long: "x".repeat(120_000) } });
     const paused = await agent.ok("get_next_step", { planId: plan.planId });
     expect(paused).toMatchObject({
       status: "paused",
