@@ -4,26 +4,34 @@
  * plan submitted at the same moment must still complete it, and a step must
  * be handed out once, whichever call waited for whose lock.
  */
+
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseHandle } from "@/lib/db/client";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
 import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { freshDatabase } from "./support/databases";
+import { createPostgresDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
 import { report } from "./support/mcp-client";
 
 describe("the loop under concurrency on postgres", () => {
   let handle: DatabaseHandle;
   let ctx: ServiceContext;
+  let url: string;
+  let other: postgres.Sql;
 
   beforeAll(async () => {
-    handle = await freshDatabase("postgres");
+    url = await createPostgresDatabase();
+    handle = await openDatabase({ kind: "postgres", url });
+    await handle.migrate();
     ctx = await tenantContext(handle.db, "Race");
+    other = postgres(url, { max: 2, onnotice: () => {} });
   });
   afterAll(async () => {
+    await other?.end();
     await handle?.close();
   });
 
@@ -53,5 +61,57 @@ describe("the loop under concurrency on postgres", () => {
       expect(status.status, `round ${round}`).toBe("completed");
       expect((await getNextStep(ctx, { planId })).status).toBe("plan_complete");
     }
+  });
+
+  it("completes the last steps submitted while another call holds the plan, each reading the other's", async () => {
+    // Both submits find the plan held, so each takes the plan's lock in a
+    // statement of its own and submits behind it (complete-step-guarded.ts);
+    // the one granted second must read the first's completion and end the plan.
+    const { planId } = await createPlan(ctx, {
+      name: "Held",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "search", instructions: "one" },
+        { stepType: "search", instructions: "two" },
+      ],
+    });
+    const handed = await Promise.all([getNextStep(ctx, { planId }), getNextStep(ctx, { planId })]);
+    const ids = handed.map((answer) => (answer.status === "ready" ? answer.step.stepId : ""));
+    expect(ids).not.toContain("");
+    const holder = await other.reserve();
+    let submits: Promise<unknown[]> | undefined;
+    try {
+      await holder`begin`;
+      await holder`select id from research_plan where id = ${planId} for update`;
+      submits = Promise.all(
+        ids.map((stepId, i) =>
+          submitStepResult(ctx, { planId, stepId, result: { i }, stepExecutionReport: report }),
+        ),
+      );
+      submits.catch(() => {});
+      await expect
+        .poll(
+          async () =>
+            (
+              await other`select count(*)::int as n from pg_stat_activity
+                where wait_event_type = 'Lock'
+                  and query like '/* lock a plan for a submit behind another call */%'`
+            )[0]?.n,
+          { timeout: 10_000 },
+        )
+        .toBe(2);
+    } finally {
+      await holder`commit`;
+      holder.release();
+    }
+    const submitted = (await submits) as { stepStatus: string; planStatus: string }[];
+    expect(submitted.map((answer) => answer.stepStatus)).toEqual(["completed", "completed"]);
+    expect(submitted.map((answer) => answer.planStatus).sort()).toEqual(["completed", "executing"]);
+    expect((await getPlanStatus(ctx, { planId })).status).toBe("completed");
+    const events = await other`select event_type, count(*)::int as n from plan_audit_log
+      where plan_id = ${planId} group by event_type order by event_type`;
+    expect(events.filter((row) => row.event_type === "step_completed")).toEqual([
+      { event_type: "step_completed", n: 2 },
+    ]);
   });
 });

@@ -30,10 +30,14 @@ import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { apiKeys, tenants } from "@/lib/db/schema";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
+import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { startAppServer } from "./support/app-server";
 import { createPostgresDatabase, testPostgresUrl } from "./support/databases";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
-import { type Agent, connectAgent } from "./support/mcp-client";
+import { type Agent, connectAgent, report } from "./support/mcp-client";
 import { type PgBouncer, startPgBouncer } from "./support/pgbouncer";
 import { expectEverythingKept, runPlans } from "./support/plan-runs";
 import { readRows } from "./support/rows";
@@ -79,6 +83,51 @@ describe("behind PgBouncer in transaction mode", () => {
     expect(run.plans.length).toBe(AGENTS * PLANS_EACH);
     await expectEverythingKept(db, run, STEPS);
     await handle?.close();
+    handle = undefined;
+  });
+
+  it("with eight agents on one plan, each submit behind another's lock keeps its result and the plan ends once", async () => {
+    // Most submits here find the plan held and go again as a pipelined
+    // transaction (lib/services/loop/complete-step-guarded.ts), whose begin,
+    // statements and commit reach the pooler before any answer.
+    handle = await openDatabase({ kind: "postgres", url: bouncer.url, preparedStatements: false });
+    const ctx = await tenantContext(handle.db, "Shared");
+    const steps = 40;
+    const { planId } = await createPlan(ctx, {
+      name: "Shared behind the pooler",
+      researchQuestion: "q",
+      steps: Array.from({ length: steps }, (_, i) => ({
+        stepType: "search" as const,
+        instructions: `part ${i + 1}`,
+      })),
+    });
+    const submitted: string[] = [];
+    await Promise.all(
+      Array.from({ length: AGENTS }, async () => {
+        for (;;) {
+          const next = await getNextStep(ctx, { planId });
+          if (next.status !== "ready") return;
+          await submitStepResult(ctx, {
+            planId,
+            stepId: next.step.stepId,
+            result: { order: next.step.stepOrder },
+            stepExecutionReport: report,
+          });
+          submitted.push(next.step.stepId);
+        }
+      }),
+    );
+    expect(new Set(submitted).size).toBe(steps);
+    expect(submitted.length).toBe(steps);
+    expect((await getPlanStatus(ctx, { planId })).status).toBe("completed");
+    const kept = await readRows(
+      handle.db,
+      sql`select count(*) filter (where status = 'completed')::int as completed,
+        count(*) filter (where result ->> 'order' = step_order::text)::int as results
+      from plan_step where plan_id = ${planId}`,
+    );
+    expect(kept).toEqual([{ completed: steps, results: steps }]);
+    await handle.close();
     handle = undefined;
   });
 

@@ -127,3 +127,100 @@ describe("the PostgreSQL client's deadlines", () => {
     expect(await admin`select count(*)::int as n from kept`).toEqual([{ n: 0 }]);
   });
 });
+
+/**
+ * The client's pipelined transaction (`pipeline`, used by a submit behind
+ * another call: lib/services/loop/complete-step-guarded.ts): its statements in
+ * one transaction, in order, each reading what committed before it started.
+ */
+describe("the PostgreSQL client's pipelined transaction", () => {
+  let client: PostgresClient;
+  let admin: postgres.Sql;
+  let url: string;
+
+  beforeAll(async () => {
+    url = await createPostgresDatabase();
+    client = await openPostgresClient({
+      url,
+      maxConnections: 2,
+      preparedStatements: true,
+      statementTimeoutMs: 10_000,
+    });
+    admin = postgres(url, { max: 1, onnotice: () => {} });
+    await admin`create table piped (n int primary key, note text)`;
+  });
+  afterAll(async () => {
+    await client.end();
+    await admin.end();
+  });
+
+  const notes = async () =>
+    (await admin`select n, note from piped order by n`).map((row) => `${row.n}:${row.note}`);
+
+  it("runs its statements in order in one transaction and answers each one's rows", async () => {
+    const answers = await client.sql.pipeline([
+      { text: "insert into piped values ($1, $2)", params: [1, "one"] },
+      { text: "insert into piped values ($1, $2) returning n", params: [2, "two"] },
+      { text: "select count(*)::int as n, txid_current() as tx from piped", params: [] },
+      { text: "select txid_current() as tx", params: [] },
+    ]);
+    expect(answers.slice(0, 3).map((rows) => rows.map((row) => (row as { n: number }).n))).toEqual([
+      [],
+      [2],
+      [2],
+    ]);
+    const [counted, last] = [answers[2]?.[0], answers[3]?.[0]] as { tx: string }[];
+    expect(counted?.tx).toBe(last?.tx);
+    expect(await notes()).toEqual(["1:one", "2:two"]);
+  });
+
+  it("keeps nothing when one statement fails, throws that statement's error, and goes on", async () => {
+    const failure = await client.sql
+      .pipeline([
+        { text: "insert into piped values ($1, $2)", params: [3, "three"] },
+        { text: "select 1 / $1::int as n", params: [0] },
+        { text: "insert into piped values ($1, $2)", params: [4, "four"] },
+      ])
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(failure).toMatchObject({ code: "22012" });
+    expect(await notes()).toEqual(["1:one", "2:two"]);
+    expect(await client.sql.pipeline([{ text: "select 1 as one", params: [] }])).toEqual([
+      [{ one: 1 }],
+    ]);
+  });
+
+  it("lets a statement read what a lock the one before it waited for protected", async () => {
+    // Another transaction holds row 1 and changes it; the pipelined
+    // transaction's first statement waits for that lock, and its second,
+    // started after the first was granted, must read the change.
+    const holder = await admin.reserve();
+    const watcher = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await holder`begin`;
+      await holder`select n from piped where n = 1 for update`;
+      const piped = client.sql.pipeline([
+        { text: "select n from piped where n = $1 for update", params: [1] },
+        { text: "select note from piped where n = $1", params: [1] },
+      ]);
+      await expect
+        .poll(
+          async () =>
+            (
+              await watcher`select count(*)::int as n from pg_stat_activity
+                where wait_event_type = 'Lock' and query like '%for update%'`
+            )[0]?.n,
+        )
+        .toBe(1);
+      await holder`update piped set note = 'changed' where n = 1`;
+      await holder`commit`;
+      const [, read] = await piped;
+      expect(read).toEqual([{ note: "changed" }]);
+    } finally {
+      holder.release();
+      await watcher.end();
+    }
+  });
+});

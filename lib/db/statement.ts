@@ -13,7 +13,8 @@
  */
 import "server-only";
 import { z } from "zod";
-import type { Executor } from "./client";
+import type { Database, Executor } from "./client";
+import type { Pipelining } from "./postgres-client";
 
 export type Statement<Row> = {
   /** For logs and the benchmark: what the statement does, in a few words. */
@@ -32,7 +33,9 @@ export function statement<Row>(name: string, text: string, row: z.ZodType<Row>):
 
 /** The driver client under drizzle's database or transaction (postgres.js `Sql` or PGlite). */
 type DriverClient =
-  | { unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]> }
+  | ({
+      unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]>;
+    } & Partial<Pipelining>)
   | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> };
 
 function driverOf(db: Executor): DriverClient {
@@ -54,6 +57,33 @@ export async function run<Row>(
       ? await client.unsafe(stmt.text, [...params], { prepare: true })
       : (await client.query(stmt.text, [...params])).rows;
   return rows.map((row) => stmt.row.parse(row));
+}
+
+/**
+ * `first`'s statement, then `stmt`, in one transaction; `stmt`'s rows. Each
+ * statement reads what committed before it started, so `stmt` sees what a
+ * lock `first` waited for protected. On PostgreSQL the transaction is one
+ * round trip (the client's `pipeline`); PGlite, with one connection and so
+ * nothing to wait for, runs it as any transaction.
+ */
+export async function runAfter<Row>(
+  db: Database,
+  first: { stmt: Statement<unknown>; params: readonly unknown[] },
+  stmt: Statement<Row>,
+  params: readonly unknown[],
+): Promise<Row[]> {
+  const client = driverOf(db);
+  if ("pipeline" in client && client.pipeline) {
+    const [, rows = []] = await client.pipeline([
+      { text: first.stmt.text, params: first.params },
+      { text: stmt.text, params },
+    ]);
+    return rows.map((row) => stmt.row.parse(row));
+  }
+  return db.transaction(async (tx) => {
+    await run(tx, first.stmt, first.params);
+    return run(tx, stmt, params);
+  });
 }
 
 /** A timestamp from either driver, as an ISO string. */

@@ -4,16 +4,23 @@
  * statement locks the plan, then the step, checks the engine's preconditions,
  * picks the plan's next status from the stored steps (the engine's three
  * cases), and writes the step, the plan, plan.completed / plan.failed and the
- * audit rows only if every precondition held. No row `ok` when one did not (or
- * the plan changed while the statement waited for its lock): the caller then
- * decides on a full snapshot. A step with an outputSchema or of type
- * `checkpoint` always takes that path, where the schema and who may pass a
- * checkpoint are checked.
+ * audit rows only if every precondition held. No row `ok` when one did not:
+ * the caller then decides on a full snapshot. A step with an outputSchema or
+ * of type `checkpoint` always takes that path, where the schema and who may
+ * pass a checkpoint are checked.
+ *
+ * A statement reads the steps as of its start, so it must not wait for the
+ * plan's lock (it would read them from before the holder's change): it skips
+ * a plan another call holds, and the submit is then sent again behind a
+ * statement of its own that waits for the lock, in one pipelined transaction
+ * (`runAfter`). Before, such a submit took the full path, whose transaction
+ * holds the plan across four round trips; with 8 agents on one plan nearly
+ * every submit did (docs/performance.md, "A submit behind another call").
  */
 import "server-only";
 import { z } from "zod";
-import type { Executor } from "../../db/client";
-import { jsonParam, run, sqlLiterals, statement } from "../../db/statement";
+import type { Database } from "../../db/client";
+import { jsonParam, run, runAfter, sqlLiterals, statement } from "../../db/statement";
 import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import type { decideCommonSubmit } from "../../plan-engine/submit";
 import { transitionStep } from "../../plan-engine/transitions";
@@ -23,9 +30,8 @@ import type { ServiceContext } from "../shared/context";
 import { notHeldByCheckpoint } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 
-const guardedSubmit = statement(
-  "complete a step in one statement",
-  `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
+const guardedSubmitText = (lock: "update" | "update skip locked") => `
+  with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", lock)}, step as materialized (
     select id, step_order, status, step_type, output_schema from plan_step
     where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
     for update
@@ -73,13 +79,44 @@ const guardedSubmit = statement(
     where exists (select 1 from decided)
   )
   select exists (select 1 from decided) as ok,
+    exists (select 1 from plan where ${LOCKED_PLAN_IS_CURRENT}) as "planHeld",
     (select plan_status from decided) as "planStatus",
-    (select step_order from decided) as "stepOrder"`,
-  z.object({
-    ok: z.boolean(),
-    planStatus: z.enum(PLAN_STATUSES).nullable(),
-    stepOrder: z.number().nullable(),
-  }),
+    (select step_order from decided) as "stepOrder"`;
+
+const guardedSubmitRow = z.object({
+  ok: z.boolean(),
+  /** The plan locked, and current: `ok` is then the preconditions' answer. */
+  planHeld: z.boolean(),
+  planStatus: z.enum(PLAN_STATUSES).nullable(),
+  stepOrder: z.number().nullable(),
+});
+
+/**
+ * First try: one statement that locks the plan only if no other call holds it.
+ * A statement reads as of its start, so one that waited for the plan's lock
+ * would read the steps from before the holder's change and find its plan not
+ * current; it does not wait.
+ */
+const guardedSubmitUnlessBusy = statement(
+  "complete a step in one statement",
+  guardedSubmitText("update skip locked"),
+  guardedSubmitRow,
+);
+
+/**
+ * The plan busy (or changed as the first try started): its lock taken by a
+ * statement of its own, and the submit after it, which then reads the steps
+ * as the lock holder left them; one transaction, one round trip (`runAfter`).
+ */
+const lockPlanForSubmit = statement(
+  "lock a plan for a submit behind another call",
+  "select true as locked from research_plan where id = $1::uuid and tenant_id = $2::uuid for update",
+  z.object({ locked: z.boolean() }),
+);
+const guardedSubmitAfterLock = statement(
+  "complete a step in one statement, the plan locked",
+  guardedSubmitText("update"),
+  guardedSubmitRow,
 );
 
 export type GuardedSubmit = {
@@ -94,14 +131,14 @@ export type GuardedSubmit = {
 
 /** The plan's new status and the step's order, or undefined when a precondition failed. */
 export async function completeStepGuarded(
-  db: Executor,
+  db: Database,
   ctx: ServiceContext,
   input: GuardedSubmit,
   decided: ReturnType<typeof decideCommonSubmit>,
   now: string,
 ): Promise<{ planStatus: (typeof PLAN_STATUSES)[number]; stepOrder: number } | undefined> {
   const { planStatusWhen: when, preconditions: pre } = decided;
-  const [row] = await run(db, guardedSubmit, [
+  const params = [
     input.planId,
     ctx.tenantId,
     input.stepId,
@@ -118,7 +155,12 @@ export async function completeStepGuarded(
     input.outputFormattingNotes,
     now,
     jsonParam(auditRows(ctx, decided.audit)),
-  ]);
+  ];
+  let [row] = await run(db, guardedSubmitUnlessBusy, params);
+  if (row && !row.ok && !row.planHeld) {
+    const lock = { stmt: lockPlanForSubmit, params: [input.planId, ctx.tenantId] };
+    [row] = await runAfter(db, lock, guardedSubmitAfterLock, params);
+  }
   if (!row?.ok || row.planStatus === null || row.stepOrder === null) return undefined;
   return { planStatus: row.planStatus, stepOrder: row.stepOrder };
 }

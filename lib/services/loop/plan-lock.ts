@@ -13,9 +13,13 @@ import "server-only";
 
 /**
  * The CTE `plan`: the plan row locked (the plan first, as everywhere) in
- * `mode`, with `columns` and its row version.
+ * `mode`, with `columns` and its row version; with `skip locked`, no row
+ * while another call holds the plan.
  */
-export function lockedPlanCte(columns: string, mode: "share" | "update"): string {
+export function lockedPlanCte(
+  columns: string,
+  mode: "share" | "update" | "update skip locked",
+): string {
   return `plan as materialized (
     select ${columns}, xmin as version from research_plan
     where id = $1::uuid and tenant_id = $2::uuid
