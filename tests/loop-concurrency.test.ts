@@ -113,5 +113,8 @@ describe("the loop under concurrency on postgres", () => {
     expect(events.filter((row) => row.event_type === "step_completed")).toEqual([
       { event_type: "step_completed", n: 2 },
     ]);
+    const completedEvents = await other`select count(*)::int as n from notification_event
+      where event = 'plan.completed' and payload ->> 'planId' = ${planId}`;
+    expect(completedEvents).toEqual([{ n: 1 }]);
   });
 });

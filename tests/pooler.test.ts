@@ -87,9 +87,8 @@ describe("behind PgBouncer in transaction mode", () => {
   });
 
   it("with eight agents on one plan, each submit behind another's lock keeps its result and the plan ends once", async () => {
-    // Most submits here find the plan held and go again as a pipelined
-    // transaction (lib/services/loop/complete-step-guarded.ts), whose begin,
-    // statements and commit reach the pooler before any answer.
+    // Most submits here find the plan held and go again behind the plan's
+    // lock in a transaction of their own (complete-step-guarded.ts).
     handle = await openDatabase({ kind: "postgres", url: bouncer.url, preparedStatements: false });
     const ctx = await tenantContext(handle.db, "Shared");
     const steps = 40;

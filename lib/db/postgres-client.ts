@@ -78,11 +78,8 @@ export type PostgresClientOptions = {
 export type ListenEvent = "notified" | "listening" | "lost";
 
 export type PostgresClient = {
-  /**
-   * What drizzle is given: postgres.js's `Sql` as far as drizzle uses it, and
-   * the pipelined transaction `statement.ts`'s `runAfter` finds on it.
-   */
-  sql: postgres.Sql & Pipelining;
+  /** What drizzle is given: postgres.js's `Sql` as far as drizzle uses it. */
+  sql: postgres.Sql;
   /**
    * Notifications on `channel`, on a connection of their own that listens
    * again after it was lost; "listening" once a probe sent from another
@@ -94,14 +91,6 @@ export type PostgresClient = {
   /** Runs `work` with no statement deadline (migrations). */
   withoutDeadline<T>(work: () => Promise<T>): Promise<T>;
   end(): Promise<void>;
-};
-
-/** A statement of a pipelined transaction: its text and parameters. */
-export type PipelinedQuery = { text: string; params: readonly unknown[] };
-
-/** The client's statements in one transaction and one round trip (`pipelinedBody`). */
-export type Pipelining = {
-  pipeline(queries: readonly PipelinedQuery[]): Promise<unknown[][]>;
 };
 
 /** Every statement named (see `noteNamed`): one options object, not one per statement. */
@@ -257,10 +246,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
    * One watch for the whole transaction: its deadline (unless off) and its
    * connection closing.
    */
-  async function transaction<T>(
-    body: (sql: postgres.Sql) => Promise<T>,
-    pipelined = false,
-  ): Promise<T> {
+  async function transaction<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
     const pool = current;
     // While no primary is reachable postgres.js waits for one without end.
     const reserved = await reserveWithin(pool.reserve(), deadlines.ms);
@@ -270,15 +256,12 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     let isClosed = false;
     // postgres.js names the connection a query went to only to its `onexecute`
     // (its own `begin` learns its connection the same way).
-    // Its answer tells postgres.js whether the queries after `begin` may be
-    // written before `begin` is answered: only in a pipelined transaction.
     const onexecute = ({ id }: { id: number }) => {
       connection = id;
       onClose.set(id, () => {
         isClosed = true;
         watch.close(connectionClosed());
       });
-      return pipelined;
     };
     const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
       if (isClosed) {
@@ -314,9 +297,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
 
     try {
       const timeout = deadline ? `; set local statement_timeout = ${statementTimeoutMs}` : "";
-      const began = send(`begin${timeout}`, [], { onexecute } as postgres.UnsafeQueryOptions);
-      if (pipelined) return await pipelinedBody(began, body(scoped()), () => send("commit"));
-      await began;
+      await send(`begin${timeout}`, [], { onexecute } as postgres.UnsafeQueryOptions);
       let result: T;
       try {
         result = await body(scoped());
@@ -336,39 +317,6 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     }
   }
 
-  /**
-   * The rest of a pipelined transaction: `body` has built its statements
-   * (their answers are its result), and they are sent in order behind `begin`
-   * with the commit right after them; only then is anything awaited, so the
-   * transaction is one round trip. A statement that fails aborts the
-   * transaction: the commit then answers ROLLBACK, nothing is kept, and the
-   * first failure is thrown.
-   */
-  async function pipelinedBody<T>(
-    began: PromiseLike<unknown>,
-    built: Promise<T>,
-    commit: () => PromiseLike<unknown>,
-  ): Promise<T> {
-    const statements = (await built) as unknown as PromiseLike<unknown>[];
-    // A query is sent when it is first awaited, so each is awaited here, in
-    // the order PostgreSQL must run them.
-    const sendNow = (query: PromiseLike<unknown>) =>
-      new Promise<unknown>((resolve, reject) => {
-        query.then(resolve, reject);
-      });
-    const outcomes = await Promise.allSettled([
-      sendNow(began),
-      ...statements.map(sendNow),
-      sendNow(commit()),
-    ]);
-    const failed = outcomes.find((outcome) => outcome.status === "rejected");
-    if (failed) throw failed.reason;
-    const values = outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
-    const command = (values.at(-1) as { command?: string }).command;
-    if (command !== "COMMIT") throw new CommitNotCarriedOut(command ?? "nothing");
-    return values.slice(1, -1) as T;
-  }
-
   const sql = {
     get options() {
       return current.options;
@@ -377,15 +325,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       unsafe(current, current, undefined, text, params, queryOptions),
     begin: (...args: unknown[]) =>
       transaction(args.at(-1) as (sql: postgres.Sql) => Promise<unknown>),
-    pipeline: (queries: readonly PipelinedQuery[]) =>
-      transaction(
-        async (scoped) =>
-          queries.map((query) =>
-            scoped.unsafe(query.text, query.params as postgres.ParameterOrJSON<never>[]),
-          ),
-        true,
-      ),
-  } as unknown as postgres.Sql & Pipelining;
+  } as unknown as postgres.Sql;
 
   function listen(channel: string, onEvent: (event: ListenEvent) => void) {
     if (!prepare) return;

@@ -14,7 +14,6 @@
 import "server-only";
 import { z } from "zod";
 import type { Database, Executor } from "./client";
-import type { Pipelining } from "./postgres-client";
 
 export type Statement<Row> = {
   /** For logs and the benchmark: what the statement does, in a few words. */
@@ -33,9 +32,7 @@ export function statement<Row>(name: string, text: string, row: z.ZodType<Row>):
 
 /** The driver client under drizzle's database or transaction (postgres.js `Sql` or PGlite). */
 type DriverClient =
-  | ({
-      unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]>;
-    } & Partial<Pipelining>)
+  | { unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]> }
   | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> };
 
 function driverOf(db: Executor): DriverClient {
@@ -61,10 +58,13 @@ export async function run<Row>(
 
 /**
  * `first`'s statement, then `stmt`, in one transaction; `stmt`'s rows. Each
- * statement reads what committed before it started, so `stmt` sees what a
- * lock `first` waited for protected. On PostgreSQL the transaction is one
- * round trip (the client's `pipeline`); PGlite, with one connection and so
- * nothing to wait for, runs it as any transaction.
+ * statement reads what committed before it started, so `stmt` reads what a
+ * lock `first` waited for protected. An ordinary transaction, not pipelined:
+ * a pipelined one (begin to commit written at once) was measured about a
+ * fifth faster on a shared plan, but a statement postgres.js sends again (a
+ * prepared statement a pooler lost) or cancels at a deadline would then land
+ * outside the transaction or out of order (docs/performance.md, "A submit
+ * behind another call").
  */
 export async function runAfter<Row>(
   db: Database,
@@ -72,14 +72,6 @@ export async function runAfter<Row>(
   stmt: Statement<Row>,
   params: readonly unknown[],
 ): Promise<Row[]> {
-  const client = driverOf(db);
-  if ("pipeline" in client && client.pipeline) {
-    const [, rows = []] = await client.pipeline([
-      { text: first.stmt.text, params: first.params },
-      { text: stmt.text, params },
-    ]);
-    return rows.map((row) => stmt.row.parse(row));
-  }
   return db.transaction(async (tx) => {
     await run(tx, first.stmt, first.params);
     return run(tx, stmt, params);

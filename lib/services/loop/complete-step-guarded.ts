@@ -12,10 +12,10 @@
  * A statement reads the steps as of its start, so it must not wait for the
  * plan's lock (it would read them from before the holder's change): it skips
  * a plan another call holds, and the submit is then sent again behind a
- * statement of its own that waits for the lock, in one pipelined transaction
+ * statement of its own that waits for the lock, in one transaction
  * (`runAfter`). Before, such a submit took the full path, whose transaction
- * holds the plan across four round trips; with 8 agents on one plan nearly
- * every submit did (docs/performance.md, "A submit behind another call").
+ * holds the plan while Node reads and decides; with 8 agents on one plan
+ * nearly every submit did (docs/performance.md, "A submit behind another call").
  */
 import "server-only";
 import { z } from "zod";
@@ -106,7 +106,7 @@ const guardedSubmitUnlessBusy = statement(
 /**
  * The plan busy (or changed as the first try started): its lock taken by a
  * statement of its own, and the submit after it, which then reads the steps
- * as the lock holder left them; one transaction, one round trip (`runAfter`).
+ * as the lock holder left them, in one transaction (`runAfter`).
  */
 const lockPlanForSubmit = statement(
   "lock a plan for a submit behind another call",
