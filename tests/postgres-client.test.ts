@@ -6,6 +6,7 @@
  * transaction whose connection closes fails at once; each time the client goes
  * on working. (Failover and poolers: tests/failover.test.ts, tests/pooler.test.ts.)
  */
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresClient, type PostgresClient } from "@/lib/db/postgres-client";
@@ -91,6 +92,59 @@ describe("the PostgreSQL client's deadlines", () => {
       code: "CONNECT_TIMEOUT",
       message: expect.stringMatching(/did not answer within 5\.5 seconds/),
     });
+    await answers();
+  }, 20_000);
+
+  it("fails a statement past its deadline when the cancel request cannot reach the server either, and the process goes on", async () => {
+    // The client in front of a proxy that, once the statement is sent, takes no
+    // new connection: postgres.js's cancel request, on a connection of its own,
+    // is refused, as it is when the server's host is lost, the case a deadline is for.
+    const target = new URL(url);
+    const piped = new Set<Socket>();
+    const proxy = createServer((socket) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      for (const end of [socket, upstream]) {
+        piped.add(end);
+        end.on("error", () => {});
+      }
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const proxied = new URL(url);
+    proxied.hostname = "127.0.0.1";
+    proxied.port = String((proxy.address() as AddressInfo).port);
+    const viaProxy = await openPostgresClient({
+      url: proxied.toString(),
+      maxConnections: 1,
+      preparedStatements: true,
+      statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    let pid = 0;
+    try {
+      const [row] = (await viaProxy.sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
+        pid: number;
+      }[];
+      pid = row?.pid ?? 0;
+      // Stops listening at once; the connection already piped stays.
+      proxy.close();
+      process.kill(pid, "SIGSTOP");
+      const failure = await Promise.resolve(viaProxy.sql.unsafe("select 2")).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ code: "CONNECT_TIMEOUT" });
+      // The refused cancel request has failed by now, observed rather than left unhandled.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      if (pid) process.kill(pid, "SIGCONT");
+      for (const socket of piped) socket.destroy();
+      await viaProxy.end();
+    }
     await answers();
   }, 20_000);
 

@@ -135,6 +135,29 @@ export class Deadlines {
 }
 
 /**
+ * Asks the server to cancel `query`. postgres.js's `cancel()` sends the
+ * request on a connection of its own and drops that request's promise, which
+ * fails when the connection cannot be made: when the server's host is lost,
+ * the very case a deadline is for. Unobserved, that failure would end the
+ * process. So the query's canceller, which `cancel()` calls, is called here
+ * with its failure observed (postgres.js 3.4, pinned in package.json); a
+ * query without one (another version) falls back to `cancel()`.
+ */
+function cancelQuery(query: Pending): void {
+  const internals = query as unknown as {
+    canceller?: ((query: Pending) => Promise<void>) | null;
+  };
+  const canceller = internals.canceller;
+  if (typeof canceller !== "function") {
+    query.cancel();
+    return;
+  }
+  // As `cancel()` does: one request per query.
+  internals.canceller = null;
+  canceller(query).catch(() => {});
+}
+
+/**
  * A query's stand-in that observes its failure and fails with its watch (its
  * deadline, its transaction's connection closing; with no watch, none: the
  * query is cancelled and the call fails). A statement sent on its own gets a
@@ -161,7 +184,7 @@ export function watched(
       untrack = on?.track((error, cancel) => {
         if (settled) return;
         finish();
-        if (cancel) query.cancel();
+        if (cancel) cancelQuery(query);
         onError(error);
         reject(error);
       });

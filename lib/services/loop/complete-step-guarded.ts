@@ -110,7 +110,7 @@ const guardedSubmitUnlessBusy = statement(
  */
 const lockPlanForSubmit = statement(
   "lock a plan for a submit behind another call",
-  "select true as locked from research_plan where id = $1::uuid and tenant_id = $2::uuid for update",
+  `with ${lockedPlanCte("id", "update")} select true as locked from plan`,
   z.object({ locked: z.boolean() }),
 );
 const guardedSubmitAfterLock = statement(
