@@ -28,7 +28,7 @@ import {
   sessionIdField,
 } from "../shared/fields";
 import { stepRef, stepType } from "../shared/output-fields";
-import { checkDefinitionTotal } from "../shared/plan-definitions";
+import { refuseDefinitionTotal, STEP_DEFINITION_BYTES } from "../shared/plan-definitions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -249,8 +249,12 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         stepOrder: planSteps.stepOrder,
         stepType: planSteps.stepType,
         instructions: planSteps.instructions,
+        definitionBytes: sql`${STEP_DEFINITION_BYTES}`.mapWith(Number),
       });
-    await checkDefinitionTotal(tx, ctx, plan.id, 0);
+    refuseDefinitionTotal(
+      steps.reduce((total, step) => total + step.definitionBytes, 0),
+      0,
+    );
     steps.sort((a, b) => a.stepOrder - b.stepOrder);
     const idByOrder = new Map(steps.map((step) => [step.stepOrder, step.id]));
 

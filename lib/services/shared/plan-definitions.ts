@@ -19,6 +19,15 @@ import type { ServiceContext } from "./context";
 export const MAX_PLAN_DEFINITION_BYTES = 1024 * 1024;
 
 /**
+ * One `plan_step` row's share of `planDefinitionBytes`, over its own columns:
+ * a writer that inserts the steps reads it back with them (`returning`)
+ * instead of summing them again.
+ */
+export const STEP_DEFINITION_BYTES = sql`(octet_length(to_jsonb(instructions)::text)
+  + coalesce(octet_length(arguments::text), 0) + coalesce(octet_length(inputs::text), 0)
+  + coalesce(octet_length(output_schema::text), 0))`;
+
+/**
  * A plan's definitions in UTF-8 bytes of JSON text, as answers carry them,
  * summed in the database (at most the plan's 200 steps): instructions as a
  * JSON string (a control character is six bytes there, so a text of them
@@ -34,35 +43,44 @@ export async function planDefinitionBytes(
     tx,
     z.object({ bytes: z.coerce.number() }),
     sql`
-    select coalesce(sum(octet_length(to_jsonb(instructions)::text)
-      + coalesce(octet_length(arguments::text), 0) + coalesce(octet_length(inputs::text), 0)
-      + coalesce(octet_length(output_schema::text), 0)), 0) as bytes
+    select coalesce(sum(${STEP_DEFINITION_BYTES}), 0) as bytes
     from plan_step where tenant_id = ${ctx.tenantId}::uuid and plan_id = ${planId}::uuid`,
   );
   return held?.bytes ?? 0;
 }
+
+const DEFAULT_REFUSAL = {
+  field: "steps",
+  advice:
+    "keep instructions to what the step needs, and store long material with store_research (bind or cite its artifactId)",
+};
 
 /**
  * Refuses, inside the change's transaction (so nothing of it is kept), a
  * change that left the plan's definitions over MAX_PLAN_DEFINITION_BYTES and
  * larger than the `held` bytes it started from: a plan already over the
  * limit (stored before it existed) may still shrink or move its steps. Every
- * writer of a definition that can grow it calls this: create_research_plan,
- * modify_plan, fork_plan, and a person's `modify` feedback, which the step's
- * instructions keep.
+ * writer of a definition that can grow it calls this: modify_plan,
+ * fork_plan, a person's `modify` feedback, which the step's instructions
+ * keep, and create_research_plan, whose step insert reads the total back
+ * (`refuseDefinitionTotal`).
  */
 export async function checkDefinitionTotal(
   tx: Transaction,
   ctx: ServiceContext,
   planId: string,
   held: number,
-  refused: { field: string; advice: string } = {
-    field: "steps",
-    advice:
-      "keep instructions to what the step needs, and store long material with store_research (bind or cite its artifactId)",
-  },
+  refused: { field: string; advice: string } = DEFAULT_REFUSAL,
 ): Promise<void> {
-  const total = await planDefinitionBytes(tx, ctx, planId);
+  refuseDefinitionTotal(await planDefinitionBytes(tx, ctx, planId), held, refused);
+}
+
+/** `checkDefinitionTotal`'s rule, for a writer that knows the plan's new total. */
+export function refuseDefinitionTotal(
+  total: number,
+  held: number,
+  refused: { field: string; advice: string } = DEFAULT_REFUSAL,
+): void {
   if (total <= MAX_PLAN_DEFINITION_BYTES || total <= held) return;
   throw new AppError(
     "VALIDATION_ERROR",

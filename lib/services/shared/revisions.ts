@@ -8,9 +8,11 @@
  * server steps) are every path to a plan's definition.
  */
 import "server-only";
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Transaction } from "../../db/client";
-import { planRevisions, planStepDefinitions, planSteps } from "../../db/schema";
+import { selectRows } from "../../db/rows";
+import { planRevisions, planStepDefinitions } from "../../db/schema";
 import { arrayParam } from "../../db/statement";
 import type { AuditEntry } from "../../plan-engine/audit-entries";
 import {
@@ -21,7 +23,6 @@ import {
   definitionsShown,
   diffRevision,
   diffValue,
-  type RevisionEntry,
   type RevisionStep,
   revisionOf,
   type ShownDefinition,
@@ -30,6 +31,14 @@ import type { StepType } from "../../plan-engine/states";
 import type { ServiceContext } from "./context";
 
 type PlanOf = Pick<ServiceContext, "tenantId">;
+
+const revisionEntry = z.object({ id: z.string(), stepOrder: z.number(), digest: z.string() });
+/** `recordRevision`'s read: the plan's newest revision (none for a plan just made) and its steps now. */
+const revisionRead = z.object({
+  previousRevision: z.number().nullable(),
+  previousSteps: z.array(revisionEntry).nullable(),
+  steps: z.array(revisionEntry),
+});
 
 /** The plan's step definitions of these digests, whole, by digest (a revert's). */
 async function readDefinitions(
@@ -198,22 +207,26 @@ export async function recordRevision(
   const change = revisionOf(entries);
   if (!change) return;
   const { planId } = change;
-  const [previous] = await tx
-    .select({ revision: planRevisions.revision, steps: planRevisions.steps })
-    .from(planRevisions)
-    .where(and(eq(planRevisions.planId, planId), eq(planRevisions.tenantId, ctx.tenantId)))
-    .orderBy(desc(planRevisions.revision))
-    .limit(1);
-  const steps: RevisionEntry[] = await tx
-    .select({
-      id: planSteps.id,
-      stepOrder: planSteps.stepOrder,
-      digest: planSteps.definitionDigest,
-    })
-    .from(planSteps)
-    .where(and(eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId)))
-    .orderBy(asc(planSteps.stepOrder));
-  const before = previous?.steps ?? null;
+  // The previous revision and the steps now, in one round trip.
+  const [read] = await selectRows(
+    tx,
+    revisionRead,
+    sql`
+    select previous.revision as "previousRevision", previous.steps as "previousSteps",
+      coalesce((
+        select json_agg(json_build_object(
+          'id', id, 'stepOrder', step_order, 'digest', definition_digest) order by step_order)
+        from plan_step where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
+      ), '[]'::json) as steps
+    from (select 1) as one
+    left join lateral (
+      select revision, steps from plan_revision
+      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
+      order by revision desc limit 1
+    ) as previous on true`,
+  );
+  if (!read) throw new Error("the revision read answered no row");
+  const { steps, previousSteps: before } = read;
   const known = new Set(before?.map((step) => step.digest));
   const fresh = steps.filter((step) => !known.has(step.digest)).map((step) => step.id);
   if (fresh.length > 0) {
@@ -232,7 +245,7 @@ export async function recordRevision(
   await tx.insert(planRevisions).values({
     tenantId: ctx.tenantId,
     planId,
-    revision: (previous?.revision ?? 0) + 1,
+    revision: (read.previousRevision ?? 0) + 1,
     cause: change.cause,
     rationale: change.rationale,
     actorType: ctx.actor.type,
