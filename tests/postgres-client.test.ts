@@ -96,12 +96,19 @@ describe("the PostgreSQL client's deadlines", () => {
   }, 20_000);
 
   it("fails a statement past its deadline when the cancel request cannot reach the server either, and the process goes on", async () => {
-    // The client in front of a proxy that, once the statement is sent, takes no
-    // new connection: postgres.js's cancel request, on a connection of its own,
-    // is refused, as it is when the server's host is lost, the case a deadline is for.
+    // The client in front of a proxy that, once the statement is sent, resets
+    // every new connection: postgres.js's cancel request, on a connection of
+    // its own, fails, as it does in the outages a deadline is for.
     const target = new URL(url);
     const piped = new Set<Socket>();
+    let refusing = false;
+    let refused = 0;
     const proxy = createServer((socket) => {
+      if (refusing) {
+        refused += 1;
+        socket.resetAndDestroy();
+        return;
+      }
       const upstream = connect(Number(target.port), target.hostname);
       for (const end of [socket, upstream]) {
         piped.add(end);
@@ -127,21 +134,24 @@ describe("the PostgreSQL client's deadlines", () => {
       const [row] = (await viaProxy.sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
         pid: number;
       }[];
-      pid = row?.pid ?? 0;
-      // Stops listening at once; the connection already piped stays.
-      proxy.close();
+      if (!row) throw new Error("no backend pid");
+      pid = row.pid;
+      refusing = true;
       process.kill(pid, "SIGSTOP");
       const failure = await Promise.resolve(viaProxy.sql.unsafe("select 2")).then(
         () => undefined,
         (error: unknown) => error,
       );
       expect(failure).toMatchObject({ code: "CONNECT_TIMEOUT" });
-      // The refused cancel request has failed by now, observed rather than left unhandled.
+      // The cancel request was sent, and its reset connection has failed by
+      // now, observed rather than left unhandled.
       await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(refused).toBe(1);
       expect(unhandled).toEqual([]);
     } finally {
       process.off("unhandledRejection", onUnhandled);
       if (pid) process.kill(pid, "SIGCONT");
+      proxy.close();
       for (const socket of piped) socket.destroy();
       await viaProxy.end();
     }

@@ -137,11 +137,13 @@ export class Deadlines {
 /**
  * Asks the server to cancel `query`. postgres.js's `cancel()` sends the
  * request on a connection of its own and drops that request's promise, which
- * fails when the connection cannot be made: when the server's host is lost,
- * the very case a deadline is for. Unobserved, that failure would end the
- * process. So the query's canceller, which `cancel()` calls, is called here
- * with its failure observed (postgres.js 3.4, pinned in package.json); a
- * query without one (another version) falls back to `cancel()`.
+ * fails when the connection is refused, reset or cannot be routed: the kind of
+ * outage a deadline is for. Unobserved, that is an unhandled rejection: an
+ * error logged by Next's listener in the server, the end of any other Node
+ * process (the CLI). So the query's canceller, which `cancel()` calls, is
+ * called here with its failure observed (postgres.js 3.4, pinned in
+ * package.json); a query without one (another version) falls back to
+ * `cancel()`, whose answer is observed in case it is that promise.
  */
 function cancelQuery(query: Pending): void {
   const internals = query as unknown as {
@@ -149,7 +151,7 @@ function cancelQuery(query: Pending): void {
   };
   const canceller = internals.canceller;
   if (typeof canceller !== "function") {
-    query.cancel();
+    Promise.resolve(query.cancel() as unknown).catch(() => {});
     return;
   }
   // As `cancel()` does: one request per query.

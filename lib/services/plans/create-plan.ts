@@ -28,7 +28,7 @@ import {
   sessionIdField,
 } from "../shared/fields";
 import { stepRef, stepType } from "../shared/output-fields";
-import { refuseDefinitionTotal, STEP_DEFINITION_BYTES } from "../shared/plan-definitions";
+import { refuseDefinitionTotal, stepDefinitionBytes } from "../shared/plan-definitions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -249,7 +249,7 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         stepOrder: planSteps.stepOrder,
         stepType: planSteps.stepType,
         instructions: planSteps.instructions,
-        definitionBytes: sql`${STEP_DEFINITION_BYTES}`.mapWith(Number),
+        definitionBytes: stepDefinitionBytes().mapWith(Number),
       });
     refuseDefinitionTotal(
       steps.reduce((total, step) => total + step.definitionBytes, 0),
