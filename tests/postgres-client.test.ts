@@ -36,8 +36,8 @@ describe("the PostgreSQL client's deadlines", () => {
     await admin.end();
   });
 
-  const backendPid = async () => {
-    const [row] = (await client.sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
+  const backendPid = async (of: PostgresClient = client) => {
+    const [row] = (await of.sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
       pid: number;
     }[];
     if (!row) throw new Error("no backend pid");
@@ -131,11 +131,7 @@ describe("the PostgreSQL client's deadlines", () => {
     process.on("unhandledRejection", onUnhandled);
     let pid = 0;
     try {
-      const [row] = (await viaProxy.sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
-        pid: number;
-      }[];
-      if (!row) throw new Error("no backend pid");
-      pid = row.pid;
+      pid = await backendPid(viaProxy);
       refusing = true;
       process.kill(pid, "SIGSTOP");
       const failure = await Promise.resolve(viaProxy.sql.unsafe("select 2")).then(
