@@ -289,11 +289,39 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
             await send(`release savepoint ${name}`);
             return result;
           } catch (error) {
-            if (!isClosed) await send(`rollback to savepoint ${name}`);
+            // Its failure would hide the cause; the transaction's own rollback follows.
+            if (!isClosed) await send(`rollback to savepoint ${name}`).then(undefined, () => {});
             throw error;
           }
         },
       }) as unknown as postgres.Sql;
+
+    /**
+     * Ends the transaction after `body` failed. Its failure never hides the
+     * error that caused it. A deadline's cancel request travels on a
+     * connection of its own and can reach the server late, when the statement
+     * it was for has finished and this rollback is running: the rollback then
+     * fails as cancelled, the transaction stays open (aborted), and released
+     * so, the connection would fail every statement of whoever is next on it.
+     * So a rollback the server answered with an error is sent once more (a
+     * cancel lands once). One that got no answer is not: its connection is
+     * lost or its server stopped, and a second would only wait as long again.
+     */
+    const rollback = async () => {
+      /** The server's error for the rollback, if it answered with one. */
+      const refused = async () => {
+        if (isClosed) return undefined;
+        const failure = await Promise.resolve(send("rollback")).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        return failure instanceof postgres.PostgresError ? failure : undefined;
+      };
+      const first = await refused();
+      if (!first) return;
+      logWarning("A transaction's rollback was refused: sending it once more.", first);
+      await refused();
+    };
 
     try {
       const timeout = deadline ? `; set local statement_timeout = ${statementTimeoutMs}` : "";
@@ -302,7 +330,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       try {
         result = await body(scoped());
       } catch (error) {
-        if (!isClosed) await send("rollback");
+        await rollback();
         throw error;
       }
       const answer = (await send("commit")) as { command?: string };
