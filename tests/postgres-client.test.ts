@@ -17,6 +17,56 @@ const STATEMENT_TIMEOUT_MS = 500;
 /** The client's deadline: the statement timeout and its 5 s margin, plus one sweep. */
 const CLIENT_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 5_000 + 1_000;
 
+/**
+ * A proxy's relay (`throughProxy`) that keeps the first simple query `text`
+ * from the server and answers it as a late cancel would: 57014, the
+ * transaction left open and aborted, as the server would leave it.
+ */
+function cancellingFirst(text: string) {
+  const counts = { connections: 0, held: 0 };
+  const relay = (socket: Socket, upstream: Socket) => {
+    counts.connections += 1;
+    upstream.pipe(socket);
+    let started = false;
+    let pending = Buffer.alloc(0);
+    socket.on("data", (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        // A client's first message has no type byte; every later one has.
+        const offset = started ? 1 : 0;
+        if (pending.length < offset + 4) return;
+        const size = offset + pending.readInt32BE(offset);
+        if (pending.length < size) return;
+        const message = pending.subarray(0, size);
+        pending = pending.subarray(size);
+        const isText =
+          started && message[0] === 0x51 && message.subarray(5).toString() === `${text}\0`;
+        started = true;
+        if (isText && counts.held === 0) {
+          counts.held += 1;
+          socket.write(Buffer.concat([cancelledStatement(), readyForQuery("E")]));
+        } else {
+          upstream.write(message);
+        }
+      }
+    });
+  };
+  return {
+    relay,
+    get connections() {
+      return counts.connections;
+    },
+    get held() {
+      return counts.held;
+    },
+  };
+}
+
+/** A ReadyForQuery message: `status` I (idle), T (in a transaction) or E (in a failed one). */
+function readyForQuery(status: "I" | "T" | "E"): Buffer {
+  return Buffer.from([0x5a, 0, 0, 0, 5, status.charCodeAt(0)]);
+}
+
 /** An ErrorResponse as PostgreSQL sends it for a cancelled statement. */
 function cancelledStatement(): Buffer {
   const fields = Buffer.from(
@@ -123,27 +173,32 @@ describe("the PostgreSQL client's deadlines", () => {
   it("fails a transaction's statement the server never answers after the client's deadline, then goes on", async () => {
     // One deadline watches the whole transaction (begin, each statement in turn).
     let pid = 0;
-    const failure = await client.sql
-      .begin(async (sql) => {
-        const [row] = (await sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
-          pid: number;
-        }[];
-        pid = row?.pid ?? 0;
-        process.kill(pid, "SIGSTOP");
-        // Resumed once the client gave up, so the rollback is answered.
-        await sql.unsafe("select 2").then(undefined, (error: unknown) => {
-          process.kill(pid, "SIGCONT");
-          throw error;
-        });
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-    expect(failure).toMatchObject({
-      code: "CONNECT_TIMEOUT",
-      message: expect.stringMatching(/did not answer within 5\.5 seconds/),
-    });
+    let started = 0;
+    try {
+      const failure = await client.sql
+        .begin(async (sql) => {
+          const [row] = (await sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
+            pid: number;
+          }[];
+          pid = row?.pid ?? 0;
+          process.kill(pid, "SIGSTOP");
+          started = Date.now();
+          await sql.unsafe("select 2");
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failure).toMatchObject({
+        code: "CONNECT_TIMEOUT",
+        message: expect.stringMatching(/did not answer within 5\.5 seconds/),
+      });
+      // At one deadline, with the server still stopped: no rollback waits on
+      // the silent connection for a deadline of its own.
+      expect(Date.now() - started).toBeLessThan(CLIENT_DEADLINE_MS + 2_000);
+    } finally {
+      if (pid) process.kill(pid, "SIGCONT");
+    }
     await answers();
   }, 20_000);
 
@@ -186,48 +241,59 @@ describe("the PostgreSQL client's deadlines", () => {
     await answers();
   }, 20_000);
 
-  it("keeps a failed transaction's own error when the server refuses its rollback, and sends the rollback once more", async () => {
+  it("keeps a failed transaction's own error when its rollback fails, and never hands out its connection again", async () => {
     // A deadline's cancel that reaches the server late lands on whatever runs
-    // then, the rollback after a failed body among them. A proxy answers the
-    // first ROLLBACK as that cancel would: PostgreSQL's 57014 in place of its
-    // CommandComplete (the server itself rolled back, so the connection's
-    // state afterwards says nothing here: what is tested is the client's
-    // answer and its second rollback).
-    let rollbacks = 0;
-    const { client: viaProxy, close } = await throughProxy((socket, upstream) => {
-      socket.pipe(upstream);
-      let pending = Buffer.alloc(0);
-      upstream.on("data", (chunk: Buffer) => {
-        pending = Buffer.concat([pending, chunk]);
-        // Server messages: a type byte, then a length that counts itself.
-        while (pending.length >= 5 && pending.length >= 1 + pending.readInt32BE(1)) {
-          const size = 1 + pending.readInt32BE(1);
-          const message = pending.subarray(0, size);
-          pending = pending.subarray(size);
-          const isRollback = message[0] === 0x43 && message.subarray(5).toString() === "ROLLBACK\0";
-          if (isRollback) rollbacks += 1;
-          socket.write(isRollback && rollbacks === 1 ? cancelledStatement() : message);
-        }
-      });
-      upstream.on("end", () => socket.end());
-    });
+    // then, the rollback after a failed body among them. A proxy keeps the
+    // first ROLLBACK from the server and answers it as that cancel would
+    // (57014, the transaction still open and aborted), so the server's
+    // transaction stays as a cancelled rollback leaves it.
+    const proxy = cancellingFirst("rollback");
+    const { client: viaProxy, close } = await throughProxy(proxy.relay);
+    // The client's checks when it opened (behindTransactionPooler) connected too.
+    const before = proxy.connections;
     try {
       const failure = await viaProxy.sql
         .begin(async (sql) => {
-          await sql.unsafe("select 1");
-          throw new Error("the body's own failure");
+          await sql.unsafe("select 1 / 0");
         })
         .then(
           () => undefined,
           (error: unknown) => error,
         );
-      expect(failure).toMatchObject({ message: "the body's own failure" });
-      expect(rollbacks).toBe(2);
-      // The pool's one connection answers, and outside any transaction (in
-      // one, now() would be the transaction's start).
-      expect(await viaProxy.sql.unsafe("select now() = statement_timestamp() as alone")).toEqual([
-        { alone: true },
-      ]);
+      // The body's own error (division by zero), not the rollback's.
+      expect(failure).toMatchObject({ code: "22012" });
+      expect(proxy.held).toBe(1);
+      // The next statement answers, on a new connection: the kept one would
+      // answer 25P02 (its transaction aborted).
+      expect(await viaProxy.sql.unsafe("select 1 as one")).toEqual([{ one: 1 }]);
+      expect(proxy.connections - before).toBe(2);
+    } finally {
+      // The old pool closes the kept connection at its end's timeout (here 6 s).
+      await close();
+    }
+  }, 20_000);
+
+  it("keeps a savepoint's own error when its rollback fails, and the transaction's rollback ends it", async () => {
+    const proxy = cancellingFirst("rollback to savepoint s1");
+    const { client: viaProxy, close } = await throughProxy(proxy.relay);
+    const before = proxy.connections;
+    try {
+      const failure = await viaProxy.sql
+        .begin(async (sql) => {
+          await sql.savepoint(async (inner) => {
+            await inner.unsafe("select 1 / 0");
+          });
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failure).toMatchObject({ code: "22012" });
+      expect(proxy.held).toBe(1);
+      // The transaction's own rollback reached the server and ended it: the
+      // connection serves the next statement.
+      expect(await viaProxy.sql.unsafe("select 1 as one")).toEqual([{ one: 1 }]);
+      expect(proxy.connections - before).toBe(1);
     } finally {
       await close();
     }

@@ -289,38 +289,46 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
             await send(`release savepoint ${name}`);
             return result;
           } catch (error) {
-            // Its failure would hide the cause; the transaction's own rollback follows.
-            if (!isClosed) await send(`rollback to savepoint ${name}`).then(undefined, () => {});
+            if (!isClosed) {
+              // Its failure would hide the cause. The transaction is aborted
+              // then, so it fails at its next statement and is rolled back.
+              await Promise.resolve(send(`rollback to savepoint ${name}`)).then(
+                undefined,
+                (failure) => logWarning("A savepoint's rollback failed.", failure),
+              );
+            }
             throw error;
           }
         },
       }) as unknown as postgres.Sql;
 
+    /** Whether the connection may serve another caller once this transaction ends. */
+    let reusable = true;
     /**
-     * Ends the transaction after `body` failed. Its failure never hides the
-     * error that caused it. A deadline's cancel request travels on a
-     * connection of its own and can reach the server late, when the statement
-     * it was for has finished and this rollback is running: the rollback then
-     * fails as cancelled, the transaction stays open (aborted), and released
-     * so, the connection would fail every statement of whoever is next on it.
-     * So a rollback the server answered with an error is sent once more (a
-     * cancel lands once). One that got no answer is not: its connection is
-     * lost or its server stopped, and a second would only wait as long again.
+     * Ends the transaction after `body` failed; its failure never hides the
+     * error that caused it. A rollback that fails on an open connection
+     * leaves the transaction's state unknown: a deadline's cancel request,
+     * which travels on a connection of its own, can reach the server late and
+     * land on this rollback, leaving the transaction open and aborted, and
+     * whoever is handed the connection next would fail with 25P02. So the
+     * connection is not given back, and its pool is replaced (a deadline has
+     * done so already), which closes it.
      */
     const rollback = async () => {
-      /** The server's error for the rollback, if it answered with one. */
-      const refused = async () => {
-        if (isClosed) return undefined;
-        const failure = await Promise.resolve(send("rollback")).then(
-          () => undefined,
-          (error: unknown) => error,
+      if (isClosed) return;
+      const failure = await Promise.resolve(send("rollback")).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (failure === undefined || isClosed) return;
+      reusable = false;
+      if (pool === current) {
+        logWarning("A transaction's rollback failed.", failure);
+        renew(
+          "A transaction's rollback failed: reconnecting, so its connection is not reused.",
+          true,
         );
-        return failure instanceof postgres.PostgresError ? failure : undefined;
-      };
-      const first = await refused();
-      if (!first) return;
-      logWarning("A transaction's rollback was refused: sending it once more.", first);
-      await refused();
+      }
     };
 
     try {
@@ -330,7 +338,12 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       try {
         result = await body(scoped());
       } catch (error) {
-        await rollback();
+        // A connection silent past its deadline has had its pool replaced
+        // (`observe`), which closes it, and the server rolls back a
+        // transaction whose connection closes: a rollback sent on it would
+        // only wait for a deadline of its own.
+        if (watch.expired) reusable = false;
+        else await rollback();
         throw error;
       }
       const answer = (await send("commit")) as { command?: string };
@@ -340,8 +353,9 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       unwatch?.();
       if (connection !== undefined) onClose.delete(connection);
       // A closed connection is back in postgres.js's closed queue already;
-      // released, it would be handed out with no socket.
-      if (!isClosed) reserved.release();
+      // released, it would be handed out with no socket. One kept back
+      // (`rollback`) is closed by its pool's end.
+      if (!isClosed && reusable) reserved.release();
     }
   }
 

@@ -85,8 +85,12 @@ export class Watch {
     return this.inFlight.size > 0;
   }
 
+  /** Whether a deadline passed (`end` with `cancel`): the connection is silent. */
+  expired = false;
+
   /** Fails every statement under way (and asks the server to cancel them: `cancel`). */
   end(error: Error, cancel: boolean) {
+    if (cancel) this.expired = true;
     for (const fail of this.inFlight) fail(error, cancel);
     this.inFlight.clear();
   }
