@@ -145,6 +145,32 @@ describe("the PostgreSQL client's deadlines", () => {
     };
     return { client, close };
   };
+  /**
+   * Runs `body` in a transaction of a client behind `cancellingFirst(text)`,
+   * then one statement: how the transaction failed, how many queries the
+   * proxy held, and how many connections the two took.
+   */
+  const cancelledUnderProxy = async (
+    text: string,
+    body: (sql: postgres.TransactionSql) => Promise<unknown>,
+  ) => {
+    const proxy = cancellingFirst(text);
+    const { client: viaProxy, close } = await throughProxy(proxy.relay);
+    // The client's checks when it opened (behindTransactionPooler) connected too.
+    const before = proxy.connections;
+    try {
+      const failure = await viaProxy.sql.begin(body).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(await viaProxy.sql.unsafe("select 1 as one")).toEqual([{ one: 1 }]);
+      return { failure, held: proxy.held, connections: proxy.connections - before };
+    } finally {
+      // A kept connection's pool closes it at its end's timeout (here 6 s).
+      await close();
+    }
+  };
+
   const answers = async () =>
     expect(await client.sql.unsafe("select 1 as one")).toEqual([{ one: 1 }]);
 
@@ -247,56 +273,27 @@ describe("the PostgreSQL client's deadlines", () => {
     // first ROLLBACK from the server and answers it as that cancel would
     // (57014, the transaction still open and aborted), so the server's
     // transaction stays as a cancelled rollback leaves it.
-    const proxy = cancellingFirst("rollback");
-    const { client: viaProxy, close } = await throughProxy(proxy.relay);
-    // The client's checks when it opened (behindTransactionPooler) connected too.
-    const before = proxy.connections;
-    try {
-      const failure = await viaProxy.sql
-        .begin(async (sql) => {
-          await sql.unsafe("select 1 / 0");
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      // The body's own error (division by zero), not the rollback's.
-      expect(failure).toMatchObject({ code: "22012" });
-      expect(proxy.held).toBe(1);
-      // The next statement answers, on a new connection: the kept one would
-      // answer 25P02 (its transaction aborted).
-      expect(await viaProxy.sql.unsafe("select 1 as one")).toEqual([{ one: 1 }]);
-      expect(proxy.connections - before).toBe(2);
-    } finally {
-      // The old pool closes the kept connection at its end's timeout (here 6 s).
-      await close();
-    }
+    const { failure, held, connections } = await cancelledUnderProxy("rollback", (sql) =>
+      sql.unsafe("select 1 / 0"),
+    );
+    // The body's own error (division by zero), not the rollback's.
+    expect(failure).toMatchObject({ code: "22012" });
+    expect(held).toBe(1);
+    // The next statement answered on a new connection: the kept one would
+    // answer 25P02 (its transaction aborted).
+    expect(connections).toBe(2);
   }, 20_000);
 
   it("keeps a savepoint's own error when its rollback fails, and the transaction's rollback ends it", async () => {
-    const proxy = cancellingFirst("rollback to savepoint s1");
-    const { client: viaProxy, close } = await throughProxy(proxy.relay);
-    const before = proxy.connections;
-    try {
-      const failure = await viaProxy.sql
-        .begin(async (sql) => {
-          await sql.savepoint(async (inner) => {
-            await inner.unsafe("select 1 / 0");
-          });
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      expect(failure).toMatchObject({ code: "22012" });
-      expect(proxy.held).toBe(1);
-      // The transaction's own rollback reached the server and ended it: the
-      // connection serves the next statement.
-      expect(await viaProxy.sql.unsafe("select 1 as one")).toEqual([{ one: 1 }]);
-      expect(proxy.connections - before).toBe(1);
-    } finally {
-      await close();
-    }
+    const { failure, held, connections } = await cancelledUnderProxy(
+      "rollback to savepoint s1",
+      (sql) => sql.savepoint((inner) => inner.unsafe("select 1 / 0")),
+    );
+    expect(failure).toMatchObject({ code: "22012" });
+    expect(held).toBe(1);
+    // The transaction's own rollback reached the server and ended it: the
+    // connection served the next statement.
+    expect(connections).toBe(1);
   });
 
   it("ends a statement in a transaction at statement_timeout with PostgreSQL's error", async () => {
