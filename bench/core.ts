@@ -60,6 +60,19 @@ async function statementRows(sql: Sql): Promise<Map<string, StatementRow>> {
   return new Map(rows.map((row) => [row.id, row]));
 }
 
+/**
+ * How many statements this database has run (pg_stat_statements), leaving
+ * out the reads of that view (this one's and the profile's).
+ */
+export async function statementsRun(sql: Sql): Promise<number> {
+  await sql`create extension if not exists pg_stat_statements`;
+  const [row] = await sql<{ n: number }[]>`
+    select coalesce(sum(calls), 0)::float8 as n from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database())
+      and query not like '%pg_stat_statements%'`;
+  return row?.n ?? 0;
+}
+
 /** A statement's name: the leading comment of the loop's fixed statements, else its first words. */
 function statementLabel(query: string): string {
   const named = /^\/\* (.+?) \*\//.exec(query);

@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Sql } from "postgres";
 import type { NextStep } from "@/lib/services/plans/next-step-output";
-import { OWN_PLAN_STEPS } from "./core";
+import { OWN_PLAN_STEPS, statementsRun } from "./core";
 import { measureServerCpu, type ServerCpu } from "./server-cpu";
 import { type CairnCalls, type LoopRun, runOwnPlans } from "./support/agents";
 import type { NextServer } from "./support/next-server";
@@ -199,6 +199,7 @@ export async function openMcpSession(
             };
           },
           serverCpuMs: () => server.cpuMs(),
+          statementsRun: () => statementsRun(verifySql),
         };
         return measureServerCpu(probe, inProcess, calls, repetitions);
       },

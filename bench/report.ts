@@ -148,6 +148,21 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
     detail: `median of ${cpu.loop.runs.length} paired runs; medians ${cpu.loop.msPerCall} ms ÷ ${cpu.inProcessLoop.msPerCall} ms`,
     better: "lower",
   });
+  const statements = cpu.statementsPerLoopCall;
+  ratios.push(
+    {
+      name: "statements per loop call, in process",
+      value: statements.inProcess,
+      detail: `pg_stat_statements, median of ${cpu.loop.runs.length} runs of ${cpu.callsPerRun} calls`,
+      better: "lower",
+    },
+    {
+      name: "statements per loop call, over MCP",
+      value: statements.mcp,
+      detail: `pg_stat_statements, median of ${cpu.loop.runs.length} runs of ${cpu.callsPerRun} calls, the tool-call log's writes included`,
+      better: "lower",
+    },
+  );
   verdicts.push({
     figure: "Server CPU per MCP loop call (ms)",
     value: cpu.loop.msPerCall,
@@ -366,7 +381,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
       ] as const
     ).map(([label, figure]) => `| ${label} | ${figure.msPerCall} | ${figure.runs.join(", ")} |`),
     "",
-    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above.`,
+    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above. PostgreSQL ran ${results.mcp.serverCpu.statementsPerLoopCall.mcp} statements per loop call over MCP and ${results.mcp.serverCpu.statementsPerLoopCall.inProcess} in process (the medians).`,
     "",
     "## 5. Scale (in process, one connection per size, the sizes called in turn)",
     "",

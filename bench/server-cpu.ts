@@ -32,6 +32,13 @@ export type ServerCpu = {
    * cancels out of its ratio.
    */
   loopRatio: number;
+  /**
+   * Statements PostgreSQL ran per loop call (pg_stat_statements), the median
+   * of the repetitions: the work a call asks of the database, which no load
+   * on the host moves, so a statement added to the loop's path shows here
+   * however noisy the times are (the regression gate holds them).
+   */
+  statementsPerLoopCall: { mcp: number; inProcess: number };
 };
 
 /** One MCP client's calls. */
@@ -42,10 +49,12 @@ export type McpCpuClient = {
   close(): Promise<void>;
 };
 
-/** New MCP clients, and the server's CPU clock. */
+/** New MCP clients, the server's CPU clock, and the database's statement count. */
 export type McpCpuProbe = {
   connect(): Promise<McpCpuClient>;
   serverCpuMs(): number;
+  /** Statements the database has run so far, every write a call caused included. */
+  statementsRun(): Promise<number>;
 };
 
 /** Long enough for several ticks of /proc's 10 ms clock if the timers cost anything. */
@@ -56,11 +65,18 @@ const processCpuMs = () => {
   return (user + system) / 1000;
 };
 
-/** CPU ms per call of `work`, which answers how many calls it made. */
-async function perCall(cpuMs: () => number, work: () => Promise<number>): Promise<number> {
+/** How many calls a measured run made. */
+type Made = { made: number };
+
+/** CPU ms per call of `work`, which answers how many calls it made (also noted in `made`). */
+async function perCall(
+  cpuMs: () => number,
+  work: () => Promise<number>,
+  made: Made,
+): Promise<number> {
   const before = cpuMs();
-  const calls = await work();
-  return (cpuMs() - before) / calls;
+  made.made = await work();
+  return (cpuMs() - before) / made.made;
 }
 
 const summary = (runs: number[]): CpuPerCall => ({
@@ -82,10 +98,10 @@ export async function measureServerCpu(
   // A fresh client for each run, connected and closed outside the measured
   // window: fetch keeps an abort listener per request on a client's signal
   // until garbage collection, and warns on every request past 1,500.
-  const overMcp = (work: (client: McpCpuClient) => Promise<number>) => async () => {
+  const overMcp = (work: (client: McpCpuClient) => Promise<number>) => async (made: Made) => {
     const client = await mcp.connect();
     try {
-      return await perCall(mcp.serverCpuMs, () => work(client));
+      return await perCall(mcp.serverCpuMs, () => work(client), made);
     } finally {
       await client.close();
     }
@@ -98,8 +114,8 @@ export async function measureServerCpu(
     ping: overMcp((client) => repeat(calls, client.ping)),
     getPlanStatus: overMcp((client) => repeat(calls, () => client.getPlanStatus(planId))),
     loop: overMcp((client) => runOwnPlanCalls(client.calls, OWN_PLAN_STEPS, calls)),
-    inProcessLoop: () =>
-      perCall(processCpuMs, () => runOwnPlanCalls(inProcess, OWN_PLAN_STEPS, calls)),
+    inProcessLoop: (made: Made) =>
+      perCall(processCpuMs, () => runOwnPlanCalls(inProcess, OWN_PLAN_STEPS, calls), made),
   };
   const runs: Record<keyof typeof kinds, number[]> = {
     ping: [],
@@ -107,11 +123,17 @@ export async function measureServerCpu(
     loop: [],
     inProcessLoop: [],
   };
+  const statements: Record<"loop" | "inProcessLoop", number[]> = { loop: [], inProcessLoop: [] };
   // Pass 0 is the warm-up.
   for (let pass = 0; pass <= repetitions; pass += 1) {
     for (const kind of Object.keys(kinds) as (keyof typeof kinds)[]) {
-      const value = await kinds[kind]();
-      if (pass > 0) runs[kind].push(value);
+      const counted = kind === "loop" || kind === "inProcessLoop";
+      const before = counted ? await settledStatements(mcp) : 0;
+      const made = { made: 0 };
+      const value = await kinds[kind](made);
+      if (pass === 0) continue;
+      runs[kind].push(value);
+      if (counted) statements[kind].push(((await settledStatements(mcp)) - before) / made.made);
     }
   }
   const ratios = runs.loop.map((loop, i) => loop / (runs.inProcessLoop[i] as number));
@@ -126,8 +148,24 @@ export async function measureServerCpu(
     inProcessLoop: summary(runs.inProcessLoop),
     idleMsPerSecond,
     loopRatio: round(percentile(ratios, 50), 2),
+    statementsPerLoopCall: {
+      mcp: round(percentile(statements.loop, 50), 2),
+      inProcess: round(percentile(statements.inProcessLoop, 50), 2),
+    },
   };
 }
+
+/**
+ * The statement count once the server's writes after its answers have landed
+ * (the tool-call log is written in batches after the responses).
+ */
+async function settledStatements(mcp: McpCpuProbe): Promise<number> {
+  await sleep(TOOL_CALL_LOG_SETTLE_MS);
+  return mcp.statementsRun();
+}
+
+/** Longer than the tool-call log's batching delay (lib/services/shared/tool-call-log.ts). */
+const TOOL_CALL_LOG_SETTLE_MS = 500;
 
 async function repeat(calls: number, call: () => Promise<void>): Promise<number> {
   for (let i = 0; i < calls; i += 1) await call();

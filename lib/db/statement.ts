@@ -91,8 +91,9 @@ export const sqlLiterals = (values: readonly string[]): string =>
   values.map((value) => `'${value.replaceAll("'", "''")}'`).join(", ");
 
 /**
- * A PostgreSQL array literal of `values`, each quoted, for one `$n::text[]` (or
- * `::uuid[]`) parameter: a list of any length is one statement text, so one
+ * A PostgreSQL array literal of `values`, each quoted, for one `$n::text[]`
+ * parameter, or `::uuid[]` or `::int[]` (PostgreSQL reads each quoted element
+ * as the array's type): a list of any length is one statement text, so one
  * prepared statement.
  */
 export const arrayParam = (values: readonly string[]): string =>
