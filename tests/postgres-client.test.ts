@@ -228,6 +228,40 @@ describe("the PostgreSQL client's deadlines", () => {
     await answers();
   }, 20_000);
 
+  it("sends nothing more on a transaction's connection once a deadline passed, savepoint or not", async () => {
+    // A savepoint's rollback, and a body that catches the failure and goes on,
+    // would each wait a deadline of their own behind the silent statement (or
+    // commit what the caller was told had failed): they fail at once instead.
+    let pid = 0;
+    let started = 0;
+    try {
+      const failure = await client.sql
+        .begin(async (sql) => {
+          await sql
+            .savepoint(async (inner) => {
+              const [row] = (await inner.unsafe("select pg_backend_pid() as pid")) as unknown as {
+                pid: number;
+              }[];
+              pid = row?.pid ?? 0;
+              process.kill(pid, "SIGSTOP");
+              started = Date.now();
+              await inner.unsafe("select 2");
+            })
+            .catch(() => {});
+          await sql.unsafe("select 3");
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failure).toMatchObject({ code: "CONNECT_TIMEOUT" });
+      expect(Date.now() - started).toBeLessThan(CLIENT_DEADLINE_MS + 2_000);
+    } finally {
+      if (pid) process.kill(pid, "SIGCONT");
+    }
+    await answers();
+  }, 30_000);
+
   it("fails a statement past its deadline when the cancel request cannot reach the server either, and the process goes on", async () => {
     // The client in front of a proxy that, once the statement is sent, resets
     // every new connection: postgres.js's cancel request, on a connection of

@@ -169,6 +169,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
   let renewedAt = 0;
   /** Replaces the pool (old connections finish what they run, then close). */
   function renew(reason: string, always = false) {
+    // A client ended has no pool to replace: a new one would never be ended.
+    if (ended) return;
     // One renewal for a burst of failures; a URL that reaches only a standby
     // must not churn pools call by call.
     if (!always && Date.now() - renewedAt < RENEW_AT_MOST_EVERY_MS) return;
@@ -264,9 +266,14 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       });
     };
     const send = (text: string, params?: unknown[], queryOptions?: postgres.UnsafeQueryOptions) => {
-      if (isClosed) {
+      // Nothing more is sent on a closed connection, nor on one silent past its
+      // deadline, where a statement (a savepoint's rollback, the commit of a
+      // body that caught the failure) would wait a deadline of its own behind
+      // the silent one, or commit what the caller was told had failed.
+      const refusal = isClosed ? connectionClosed() : watch.expiredWith;
+      if (refusal) {
         // As a query would fail: drizzle reads rows through `.values()`.
-        const failed = () => Promise.reject(connectionClosed());
+        const failed = () => Promise.reject(refusal);
         const stand: QueryStandIn = {
           values: failed,
           // biome-ignore lint/suspicious/noThenProperty: drizzle awaits the driver's query object.
@@ -289,7 +296,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
             await send(`release savepoint ${name}`);
             return result;
           } catch (error) {
-            if (!isClosed) {
+            if (!isClosed && !watch.expiredWith) {
               // Its failure would hide the cause. The transaction is aborted
               // then, so it fails at its next statement and is rolled back.
               await Promise.resolve(send(`rollback to savepoint ${name}`)).then(
@@ -306,13 +313,11 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
     let reusable = true;
     /**
      * Ends the transaction after `body` failed; its failure never hides the
-     * error that caused it. A rollback that fails on an open connection
-     * leaves the transaction's state unknown: a deadline's cancel request,
-     * which travels on a connection of its own, can reach the server late and
-     * land on this rollback, leaving the transaction open and aborted, and
-     * whoever is handed the connection next would fail with 25P02. So the
-     * connection is not given back, and its pool is replaced (a deadline has
-     * done so already), which closes it.
+     * error that caused it. A rollback that fails on an open connection (a
+     * cancel request landing on it, an operator's or one that arrived late)
+     * can leave the transaction open and aborted, and whoever is handed the
+     * connection next would fail with 25P02. So the connection is not given
+     * back, and its pool is replaced, which closes it.
      */
     const rollback = async () => {
       if (isClosed) return;
@@ -338,12 +343,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       try {
         result = await body(scoped());
       } catch (error) {
-        // A connection silent past its deadline has had its pool replaced
-        // (`observe`), which closes it, and the server rolls back a
-        // transaction whose connection closes: a rollback sent on it would
-        // only wait for a deadline of its own.
-        if (watch.expired) reusable = false;
-        else await rollback();
+        // A connection silent past its deadline is not rolled back (`send`):
+        // its pool was replaced (`observe`) and closes it, and the server
+        // rolls back a transaction whose connection closes.
+        if (!watch.expiredWith) await rollback();
         throw error;
       }
       const answer = (await send("commit")) as { command?: string };
@@ -353,9 +356,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       unwatch?.();
       if (connection !== undefined) onClose.delete(connection);
       // A closed connection is back in postgres.js's closed queue already;
-      // released, it would be handed out with no socket. One kept back
-      // (`rollback`) is closed by its pool's end.
-      if (!isClosed && reusable) reserved.release();
+      // released, it would be handed out with no socket. One kept back (a
+      // failed rollback, a deadline passed) is closed when its replaced
+      // pool's end times out.
+      if (!isClosed && reusable && !watch.expiredWith) reserved.release();
     }
   }
 

@@ -85,12 +85,12 @@ export class Watch {
     return this.inFlight.size > 0;
   }
 
-  /** Whether a deadline passed (`end` with `cancel`): the connection is silent. */
-  expired = false;
+  /** The deadline's error once one passed (`end` with `cancel`): the connection is silent. */
+  expiredWith: Error | undefined;
 
   /** Fails every statement under way (and asks the server to cancel them: `cancel`). */
   end(error: Error, cancel: boolean) {
-    if (cancel) this.expired = true;
+    if (cancel) this.expiredWith ??= error;
     for (const fail of this.inFlight) fail(error, cancel);
     this.inFlight.clear();
   }
