@@ -196,35 +196,53 @@ describe("the PostgreSQL client's deadlines", () => {
     await answers();
   }, 20_000);
 
-  it("fails a transaction's statement the server never answers after the client's deadline, then goes on", async () => {
-    // One deadline watches the whole transaction (begin, each statement in turn).
+  /**
+   * Runs `body` in a transaction of the client; `stop` stops the server
+   * process behind the connection it is given (resumed once the call has
+   * failed). How the call failed, and how long after the stop.
+   */
+  const stoppedTransaction = async (
+    body: (
+      sql: postgres.TransactionSql,
+      stop: (on: Pick<postgres.TransactionSql, "unsafe">) => Promise<void>,
+    ) => Promise<void>,
+  ) => {
     let pid = 0;
     let started = 0;
+    const stop = async (on: Pick<postgres.TransactionSql, "unsafe">) => {
+      const [row] = (await on.unsafe("select pg_backend_pid() as pid")) as unknown as {
+        pid: number;
+      }[];
+      pid = row?.pid ?? 0;
+      process.kill(pid, "SIGSTOP");
+      started = Date.now();
+    };
     try {
       const failure = await client.sql
-        .begin(async (sql) => {
-          const [row] = (await sql.unsafe("select pg_backend_pid() as pid")) as unknown as {
-            pid: number;
-          }[];
-          pid = row?.pid ?? 0;
-          process.kill(pid, "SIGSTOP");
-          started = Date.now();
-          await sql.unsafe("select 2");
-        })
+        .begin((sql) => body(sql, stop))
         .then(
           () => undefined,
           (error: unknown) => error,
         );
-      expect(failure).toMatchObject({
-        code: "CONNECT_TIMEOUT",
-        message: expect.stringMatching(/did not answer within 5\.5 seconds/),
-      });
-      // At one deadline, with the server still stopped: no rollback waits on
-      // the silent connection for a deadline of its own.
-      expect(Date.now() - started).toBeLessThan(CLIENT_DEADLINE_MS + 2_000);
+      return { failure, elapsed: Date.now() - started };
     } finally {
       if (pid) process.kill(pid, "SIGCONT");
     }
+  };
+
+  it("fails a transaction's statement the server never answers after the client's deadline, then goes on", async () => {
+    // One deadline watches the whole transaction (begin, each statement in turn).
+    const { failure, elapsed } = await stoppedTransaction(async (sql, stop) => {
+      await stop(sql);
+      await sql.unsafe("select 2");
+    });
+    expect(failure).toMatchObject({
+      code: "CONNECT_TIMEOUT",
+      message: expect.stringMatching(/did not answer within 5\.5 seconds/),
+    });
+    // At one deadline, with the server still stopped: no rollback waits on
+    // the silent connection for a deadline of its own.
+    expect(elapsed).toBeLessThan(CLIENT_DEADLINE_MS + 2_000);
     await answers();
   }, 20_000);
 
@@ -232,33 +250,17 @@ describe("the PostgreSQL client's deadlines", () => {
     // A savepoint's rollback, and a body that catches the failure and goes on,
     // would each wait a deadline of their own behind the silent statement (or
     // commit what the caller was told had failed): they fail at once instead.
-    let pid = 0;
-    let started = 0;
-    try {
-      const failure = await client.sql
-        .begin(async (sql) => {
-          await sql
-            .savepoint(async (inner) => {
-              const [row] = (await inner.unsafe("select pg_backend_pid() as pid")) as unknown as {
-                pid: number;
-              }[];
-              pid = row?.pid ?? 0;
-              process.kill(pid, "SIGSTOP");
-              started = Date.now();
-              await inner.unsafe("select 2");
-            })
-            .catch(() => {});
-          await sql.unsafe("select 3");
+    const { failure, elapsed } = await stoppedTransaction(async (sql, stop) => {
+      await sql
+        .savepoint(async (inner) => {
+          await stop(inner);
+          await inner.unsafe("select 2");
         })
-        .then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      expect(failure).toMatchObject({ code: "CONNECT_TIMEOUT" });
-      expect(Date.now() - started).toBeLessThan(CLIENT_DEADLINE_MS + 2_000);
-    } finally {
-      if (pid) process.kill(pid, "SIGCONT");
-    }
+        .catch(() => {});
+      await sql.unsafe("select 3");
+    });
+    expect(failure).toMatchObject({ code: "CONNECT_TIMEOUT" });
+    expect(elapsed).toBeLessThan(CLIENT_DEADLINE_MS + 2_000);
     await answers();
   }, 30_000);
 
