@@ -33,10 +33,11 @@ export type ServerCpu = {
    */
   loopRatio: number;
   /**
-   * Statements PostgreSQL ran per loop call (pg_stat_statements), the median
-   * of the repetitions: the work a call asks of the database, which no load
-   * on the host moves, so a statement added to the loop's path shows here
-   * however noisy the times are (the regression gate holds them).
+   * Statements PostgreSQL ran per loop call (pg_stat_statements, the
+   * tool-call log's batches left out: `statementsRun`), the median of the
+   * repetitions: the work a call asks of the database, which the host's load
+   * barely moves, so a statement added to the loop's path shows here however
+   * noisy the times are (the regression gate holds them).
    */
   statementsPerLoopCall: { mcp: number; inProcess: number };
 };
@@ -65,18 +66,28 @@ const processCpuMs = () => {
   return (user + system) / 1000;
 };
 
-/** How many calls a measured run made. */
-type Made = { made: number };
+/** What a measured run made: its calls, and the statements per call when counted. */
+type Run = { calls: number; statementsPerCall: number };
 
-/** CPU ms per call of `work`, which answers how many calls it made (also noted in `made`). */
+/**
+ * CPU ms per call of `work`, which answers how many calls it made. With
+ * `counts`, also the statements the database ran per call (in `run`), counted
+ * around `work` alone.
+ */
 async function perCall(
   cpuMs: () => number,
   work: () => Promise<number>,
-  made: Made,
+  run: Run,
+  counts?: McpCpuProbe,
 ): Promise<number> {
+  const statementsBefore = counts ? await settledStatements(counts) : 0;
   const before = cpuMs();
-  made.made = await work();
-  return (cpuMs() - before) / made.made;
+  run.calls = await work();
+  const ms = (cpuMs() - before) / run.calls;
+  if (counts) {
+    run.statementsPerCall = ((await settledStatements(counts)) - statementsBefore) / run.calls;
+  }
+  return ms;
 }
 
 const summary = (runs: number[]): CpuPerCall => ({
@@ -98,14 +109,16 @@ export async function measureServerCpu(
   // A fresh client for each run, connected and closed outside the measured
   // window: fetch keeps an abort listener per request on a client's signal
   // until garbage collection, and warns on every request past 1,500.
-  const overMcp = (work: (client: McpCpuClient) => Promise<number>) => async (made: Made) => {
-    const client = await mcp.connect();
-    try {
-      return await perCall(mcp.serverCpuMs, () => work(client), made);
-    } finally {
-      await client.close();
-    }
-  };
+  const overMcp =
+    (work: (client: McpCpuClient) => Promise<number>, counted = false) =>
+    async (run: Run) => {
+      const client = await mcp.connect();
+      try {
+        return await perCall(mcp.serverCpuMs, () => work(client), run, counted ? mcp : undefined);
+      } finally {
+        await client.close();
+      }
+    };
   const planner = await mcp.connect();
   const { planId } = await planner.calls
     .createPlan(planInput("Bench status plan", OWN_PLAN_STEPS))
@@ -113,9 +126,9 @@ export async function measureServerCpu(
   const kinds = {
     ping: overMcp((client) => repeat(calls, client.ping)),
     getPlanStatus: overMcp((client) => repeat(calls, () => client.getPlanStatus(planId))),
-    loop: overMcp((client) => runOwnPlanCalls(client.calls, OWN_PLAN_STEPS, calls)),
-    inProcessLoop: (made: Made) =>
-      perCall(processCpuMs, () => runOwnPlanCalls(inProcess, OWN_PLAN_STEPS, calls), made),
+    loop: overMcp((client) => runOwnPlanCalls(client.calls, OWN_PLAN_STEPS, calls), true),
+    inProcessLoop: (run: Run) =>
+      perCall(processCpuMs, () => runOwnPlanCalls(inProcess, OWN_PLAN_STEPS, calls), run, mcp),
   };
   const runs: Record<keyof typeof kinds, number[]> = {
     ping: [],
@@ -127,13 +140,11 @@ export async function measureServerCpu(
   // Pass 0 is the warm-up.
   for (let pass = 0; pass <= repetitions; pass += 1) {
     for (const kind of Object.keys(kinds) as (keyof typeof kinds)[]) {
-      const counted = kind === "loop" || kind === "inProcessLoop";
-      const before = counted ? await settledStatements(mcp) : 0;
-      const made = { made: 0 };
-      const value = await kinds[kind](made);
+      const run = { calls: 0, statementsPerCall: 0 };
+      const value = await kinds[kind](run);
       if (pass === 0) continue;
       runs[kind].push(value);
-      if (counted) statements[kind].push(((await settledStatements(mcp)) - before) / made.made);
+      if (kind === "loop" || kind === "inProcessLoop") statements[kind].push(run.statementsPerCall);
     }
   }
   const ratios = runs.loop.map((loop, i) => loop / (runs.inProcessLoop[i] as number));
