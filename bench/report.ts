@@ -159,7 +159,7 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
     {
       name: "statements per loop call, over MCP",
       value: statements.mcp,
-      detail: `pg_stat_statements, median of ${cpu.loop.runs.length} runs of ${cpu.callsPerRun} calls, the tool-call log's writes included`,
+      detail: `pg_stat_statements, median of ${cpu.loop.runs.length} runs of ${cpu.callsPerRun} calls, the server's writes after its answers included but the tool-call log's batches`,
       better: "lower",
     },
   );

@@ -54,7 +54,7 @@ export type McpCpuClient = {
 export type McpCpuProbe = {
   connect(): Promise<McpCpuClient>;
   serverCpuMs(): number;
-  /** Statements the database has run so far, every write a call caused included. */
+  /** Statements the database has run so far (`statementsRun` in bench/core.ts says which). */
   statementsRun(): Promise<number>;
 };
 
@@ -168,15 +168,15 @@ export async function measureServerCpu(
 
 /**
  * The statement count once the server's writes after its answers have landed
- * (the tool-call log is written in batches after the responses).
+ * (the notification dispatcher's, kicked by a plan's end).
  */
 async function settledStatements(mcp: McpCpuProbe): Promise<number> {
-  await sleep(TOOL_CALL_LOG_SETTLE_MS);
+  await sleep(SETTLE_MS);
   return mcp.statementsRun();
 }
 
-/** Longer than the tool-call log's batching delay (lib/services/shared/tool-call-log.ts). */
-const TOOL_CALL_LOG_SETTLE_MS = 500;
+/** Longer than the server takes to write after its last answer (its batches wait 200 ms). */
+const SETTLE_MS = 500;
 
 async function repeat(calls: number, call: () => Promise<void>): Promise<number> {
   for (let i = 0; i < calls; i += 1) await call();
