@@ -52,6 +52,16 @@ describe("the loop under concurrency on postgres", () => {
       const ids = answers.map((answer) => (answer.status === "ready" ? answer.step.stepId : ""));
       expect(new Set(ids).size).toBe(count);
       expect(ids).not.toContain("");
+      // One call started the plan (get-next-step.ts's one-statement start, or
+      // its transaction when that lost the race); the others found it started.
+      const started = await other<{ before: string }[]>`
+        select payload->>'planStatusBefore' as before from plan_audit_log
+        where plan_id = ${planId} and event_type = 'step_started'`;
+      expect(started.map((row) => row.before).sort(), `round ${round}`).toEqual([
+        ...Array.from({ length: count - 1 }, () => "executing"),
+        "planning",
+      ]);
+      expect((await getPlanStatus(ctx, { planId })).status).toBe("executing");
       await Promise.all(
         ids.map((stepId, i) =>
           submitStepResult(ctx, { planId, stepId, result: { i }, stepExecutionReport: report }),

@@ -18,9 +18,11 @@
 import "server-only";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
-import { isoTime, run, statement } from "../../db/statement";
+import { isoTime, run, type Statement, statement } from "../../db/statement";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
-import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
+import { PLAN_STATUSES, type PlanStatus, STEP_TYPES } from "../../plan-engine/states";
+import { transitionPlan } from "../../plan-engine/transitions";
+import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint } from "./leases";
@@ -90,15 +92,24 @@ export function claimedColumns(plan: string): string {
     exists (select 1 from next where tool is not null) as "serverNext"`;
 }
 
-const claimNext = statement(
-  "claim the next step of an executing plan",
-  `with ${lockedPlanCte("id, status, output_formatting_notes, pause_reason, awaiting_steps", "share")},
+/**
+ * The plan locked in `mode` (`plan`), whether the statement's snapshot is
+ * current (`fresh`), and the claim's CTEs on the plan when it is `status`, not
+ * paused and waiting for no steps (a fired add_steps: the transaction path
+ * answers it), and current.
+ */
+function claimOnLockedPlan(columns: string, mode: "share" | "update", status: PlanStatus): string {
+  return `${lockedPlanCte(columns, mode)},
   fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as current from plan),
   ${claimCtes(
-    // A plan waiting on a fired add_steps hands out nothing: the transaction path answers it.
-    "(select id from plan where status = 'executing' and pause_reason is null and awaiting_steps is null and (select current from fresh))",
-    "'executing'::text",
-  )}
+    `(select id from plan where status = '${status}' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
+    `'${status}'::text`,
+  )}`;
+}
+
+const claimNext = statement(
+  "claim the next step of an executing plan",
+  `with ${claimOnLockedPlan("id, status, output_formatting_notes, pause_reason, awaiting_steps", "share", "executing")}
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
@@ -128,13 +139,49 @@ export function claimParams(ctx: ServiceContext, planId: string, now: string): u
   ];
 }
 
-/** Undefined when the plan does not exist for the tenant. */
-export async function claimNextStep(
+/** The first row of a claim statement; undefined when the plan does not exist for the tenant. */
+async function firstRow<Row>(
+  stmt: Statement<Row>,
   db: Executor,
   ctx: ServiceContext,
   planId: string,
   now: string,
-): Promise<ClaimNextRow | undefined> {
-  const [row] = await run(db, claimNext, claimParams(ctx, planId, now));
+): Promise<Row | undefined> {
+  const [row] = await run(db, stmt, claimParams(ctx, planId, now));
   return row;
 }
+
+/** The claim on an executing plan. */
+export const claimNextStep = (db: Executor, ctx: ServiceContext, planId: string, now: string) =>
+  firstRow(claimNext, db, ctx, planId, now);
+
+/**
+ * A plan's first hand-out as one statement, after the claim above found it
+ * `planning` with the agent's step next: the plan locked exclusively (a
+ * statement of its own, so no caller upgrades a share lock another also
+ * holds), its first free step claimed with the same CTEs, and the plan moved
+ * to `executing` with the claim, the move's outbox event included. It claims
+ * nothing, and changes nothing, when the plan is no longer `planning`, is
+ * paused or waits for steps, has a server step next, or changed while the
+ * statement waited for its lock; the caller then takes get_next_step's
+ * transaction, as every plan did before (docs/performance.md, "A plan's first
+ * hand-out in one statement").
+ */
+const EXECUTING = transitionPlan("planning", "executing");
+const startAndClaim = statement(
+  "start a planning plan with its first step's claim",
+  `with ${claimOnLockedPlan("id, status, pause_reason, awaiting_steps", "update", "planning")}
+  , started as (
+    update research_plan set status = '${EXECUTING}', updated_at = $3::timestamptz
+    from claimed where research_plan.id = claimed.plan_id
+  ), started_event as (
+    ${planStatusEventCte("$1::uuid", `'${EXECUTING}'::text`, ", claimed")}
+  )
+  select ${claimedColumns("plan.id")}
+  from plan left join claimed on true`,
+  claimedStepRow,
+);
+
+/** The start of a planning plan: a row without a step when it was not started. */
+export const startAndClaimStep = (db: Executor, ctx: ServiceContext, planId: string, now: string) =>
+  firstRow(startAndClaim, db, ctx, planId, now);

@@ -6,8 +6,10 @@
  * do not queue behind each other but do wait for a status change in progress.
  *
  * The common case, an executing plan with a pending step, is one statement and
- * so one round trip (see `claimFromExecutingPlan`). A completed or failed plan
- * is answered without a lock; every other case (a plan to start or resume, one
+ * so one round trip (see `claimFromExecutingPlan`); a plan just made, whose
+ * first step is the agent's, is started with that step's claim in a second
+ * statement (`startAndClaimStep`). A completed or failed plan is answered
+ * without a lock; every other case (a plan to resume, a server step next, one
  * awaiting review, no pending step) takes the transaction below.
  */
 import "server-only";
@@ -15,7 +17,7 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import type { BindingSource } from "../../plan-engine/bindings";
 import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
-import { claimNextStep } from "../loop/claim-next-step";
+import { claimNextStep, startAndClaimStep } from "../loop/claim-next-step";
 import { claimStep } from "../loop/claim-step";
 import { applyDueReviewsOfPlan, type TimedOutReview } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
@@ -87,6 +89,18 @@ async function nextStepOf(
     return { answer: await withInputs(ctx, peeked.ready, peeked.inputs), timedOut };
   }
   if (reviewDue && !options.ignoreDue) return { timedOut };
+  // A plan just made, with the agent's step first: started and claimed in one
+  // statement rather than the transaction below (seven round trips).
+  if (
+    peeked.status === "not_claimed" &&
+    peeked.plan.status === "planning" &&
+    !peeked.serverNext &&
+    !peeked.paused
+  ) {
+    const started = await startAndClaimStep(ctx.db, ctx, planId, new Date().toISOString());
+    const ready = started && readyAnswer(planId, started);
+    if (ready) return { answer: await withInputs(ctx, ready, started.inputs), timedOut };
+  }
   // A completed or failed plan never changes again, so its answer needs no lock.
   if (isTerminalPlanStatus(peeked.plan.status)) {
     return { answer: await terminalPlanAnswer(ctx.db, ctx, peeked.plan), timedOut };
