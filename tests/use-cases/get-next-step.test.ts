@@ -58,6 +58,30 @@ describe.each(BACKENDS)("get_next_step on %s", (backend) => {
     expect(created.hint).toMatch(/Call get_next_step with this planId to be handed step 1/);
   });
 
+  it("answers a completed plan with its steps' formatting notes, in step order", async () => {
+    const created = await newPlan("search", "analyze", "synthesize");
+    const planId = created.planId;
+    const one = (await tenant.agent.ok("get_next_step", { planId })).step;
+    const two = (await tenant.agent.ok("get_next_step", { planId })).step;
+    const three = (await tenant.agent.ok("get_next_step", { planId })).step;
+    // Submitted out of order, one without notes.
+    await tenant.agent.submit(planId, three.stepId, { outputFormattingNotes: "Table last." });
+    await tenant.agent.submit(planId, two.stepId);
+    await tenant.agent.submit(planId, one.stepId, { outputFormattingNotes: "Cite first." });
+    const done = await tenant.agent.ok("get_next_step", { planId });
+    expect(done).toMatchObject({
+      status: "plan_complete",
+      // No skill execution is linked: no format asked for.
+      outputMediaType: null,
+      outputFormattingInstructions: null,
+      stepFormattingNotes: [
+        { stepId: one.stepId, stepOrder: 1, notes: "Cite first." },
+        { stepId: three.stepId, stepOrder: 3, notes: "Table last." },
+      ],
+    });
+    expect(done.hint).toMatch(/^Every step is done\. Call get_research_context/);
+  });
+
   it("hands a step out again once its lease runs out, counting the attempts", async () => {
     const shortLease = inProcessAgent({ ...tenant.agent.ctx, stepLeaseSeconds: LEASE_SECONDS });
     const created = await newPlan("search");

@@ -5,10 +5,11 @@
  * step with the hint on how to finish it.
  */
 import "server-only";
-import { and, asc, desc, eq, isNotNull, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Executor, Transaction } from "../../db/client";
-import { planSteps, reviewRequests, skillExecutions } from "../../db/schema";
-import { sqlLiterals } from "../../db/statement";
+import { planSteps, reviewRequests } from "../../db/schema";
+import { run, sqlLiterals, statement } from "../../db/statement";
 import { cancelledPlanMessage } from "../../plan-engine/cancel";
 import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/checkpoint-guard";
 import { metadataText } from "../../plan-engine/skill-executions";
@@ -94,57 +95,50 @@ export async function settledPlanAnswer(
   return undefined;
 }
 
+/**
+ * What a completed plan's answer is built from, in one statement: its
+ * skill execution's metadata (the output's format), the formatting notes of
+ * its completed steps and which steps failed.
+ */
+const completedPlanRead = statement(
+  "read a completed plan's answer",
+  `select
+    (select metadata from skill_execution
+      where plan_id = $1::uuid and tenant_id = $2::uuid
+      order by created_at desc limit 1) as metadata,
+    coalesce((select json_agg(json_build_object(
+        'stepId', id, 'stepOrder', step_order, 'notes', output_formatting_notes) order by step_order)
+      from plan_step where plan_id = $1::uuid and tenant_id = $2::uuid
+        and status = 'completed' and output_formatting_notes is not null), '[]'::json) as notes,
+    coalesce((select json_agg(step_order order by step_order)
+      from plan_step where plan_id = $1::uuid and tenant_id = $2::uuid
+        and status = 'failed'), '[]'::json) as failed`,
+  z.object({
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    notes: z.array(z.object({ stepId: z.string(), stepOrder: z.number(), notes: z.string() })),
+    failed: z.array(z.number()),
+  }),
+);
+
 async function planComplete(
-  tx: Executor,
+  db: Executor,
   ctx: ServiceContext,
   plan: PlanForAnswer,
 ): Promise<NextStep> {
-  const [[execution], notes, failed] = await Promise.all([
-    tx
-      .select({ metadata: skillExecutions.metadata })
-      .from(skillExecutions)
-      .where(and(eq(skillExecutions.planId, plan.id), eq(skillExecutions.tenantId, ctx.tenantId)))
-      .orderBy(desc(skillExecutions.createdAt))
-      .limit(1),
-    tx
-      .select({
-        stepId: planSteps.id,
-        stepOrder: planSteps.stepOrder,
-        notes: planSteps.outputFormattingNotes,
-      })
-      .from(planSteps)
-      .where(
-        and(
-          eq(planSteps.planId, plan.id),
-          eq(planSteps.status, "completed"),
-          isNotNull(planSteps.outputFormattingNotes),
-        ),
-      )
-      .orderBy(asc(planSteps.stepOrder)),
-    tx
-      .select({ stepOrder: planSteps.stepOrder })
-      .from(planSteps)
-      .where(
-        and(
-          eq(planSteps.planId, plan.id),
-          eq(planSteps.tenantId, ctx.tenantId),
-          eq(planSteps.status, "failed"),
-        ),
-      )
-      .orderBy(asc(planSteps.stepOrder)),
-  ]);
+  const [read] = await run(db, completedPlanRead, [plan.id, ctx.tenantId]);
+  const failed = read?.failed ?? [];
   // A plan that ended with a failed step is said so, with the way to re-open it.
   const failedNote =
     failed.length > 0
-      ? ` Step ${failed.map((s) => s.stepOrder).join(", ")} failed; modify_plan retry_step on it re-opens the plan if that work should still be done.`
+      ? ` Step ${failed.join(", ")} failed; modify_plan retry_step on it re-opens the plan if that work should still be done.`
       : "";
   return {
     status: "plan_complete",
     planId: plan.id,
-    outputMediaType: metadataText(execution?.metadata, "outputMediaType"),
-    outputFormattingInstructions: metadataText(execution?.metadata, "outputFormattingInstructions"),
+    outputMediaType: metadataText(read?.metadata, "outputMediaType"),
+    outputFormattingInstructions: metadataText(read?.metadata, "outputFormattingInstructions"),
     planFormattingNotes: plan.outputFormattingNotes,
-    stepFormattingNotes: notes.map((note) => ({ ...note, notes: note.notes ?? "" })),
+    stepFormattingNotes: read?.notes ?? [],
     hint: `Every step is done.${failedNote} Call get_research_context for all results, write the deliverable in the requested format, and store it with store_research_output (it checks the citations against the plan's sources); then present it to the user and record their reaction with submit_research_feedback.`,
   };
 }
