@@ -89,4 +89,63 @@ describe.each(BACKENDS)("create_research_plan on %s", (backend) => {
     ).toMatch(/^VALIDATION_ERROR: Unknown field.* reviewNote/);
     expect((await tenant.agent.ok("list_active_plans", { limit: 100 })).plans.length).toBe(before);
   });
+  it("answers the stored plan: its steps in order and each condition with the step it follows and targets", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Answer",
+      researchQuestion: "q",
+      steps: planSteps("search", "extract", "analyze", "synthesize"),
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "result.sourceCount < 2",
+          ifTrueAction: "skip_to",
+          actionParams: { targetStepOrder: 4 },
+        },
+        {
+          afterStepOrder: 3,
+          conditionExpression: "confidence < 0.2",
+          ifTrueAction: "fail",
+          actionParams: { reason: "Too unsure." },
+        },
+      ],
+    });
+    const stepIds = created.steps.map((step: { stepId: string }) => step.stepId);
+    expect(new Set(stepIds).size).toBe(4);
+    expect(created).toMatchObject({
+      status: "planning",
+      steps: [
+        { stepOrder: 1, stepType: "search" },
+        { stepOrder: 2, stepType: "extract" },
+        { stepOrder: 3, stepType: "analyze" },
+        { stepOrder: 4, stepType: "synthesize" },
+      ],
+      firstStep: {
+        stepId: stepIds[0],
+        stepOrder: 1,
+        stepType: "search",
+        instructions: "Step 1: do the search work.",
+      },
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "result.sourceCount < 2",
+          ifTrueAction: "skip_to",
+          // The target is stored as its step's id, beside the order given.
+          actionParams: { targetStepOrder: 4, stepId: stepIds[3] },
+        },
+        {
+          afterStepOrder: 3,
+          conditionExpression: "confidence < 0.2",
+          ifTrueAction: "fail",
+          actionParams: { reason: "Too unsure." },
+        },
+      ],
+    });
+    expect(created.branchingConditions[1].actionParams).not.toHaveProperty("stepId");
+    // The skip fires on the stored target: step 1's result skips to step 4.
+    const one = await tenant.agent.ok("get_next_step", { planId: created.planId });
+    await tenant.agent.submit(created.planId, one.step.stepId, { result: { sourceCount: 1 } });
+    const next = await tenant.agent.ok("get_next_step", { planId: created.planId });
+    expect(next.step).toMatchObject({ stepId: stepIds[3], stepOrder: 4 });
+  });
 });

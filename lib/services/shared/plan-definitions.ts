@@ -19,16 +19,13 @@ import type { ServiceContext } from "./context";
 export const MAX_PLAN_DEFINITION_BYTES = 1024 * 1024;
 
 /**
- * One `plan_step` row's share of `planDefinitionBytes`, over its own columns:
- * a writer that inserts the steps reads it back with them (`returning`)
- * instead of summing them again. A new fragment each time, since drizzle's
- * `mapWith` changes the fragment it is called on.
+ * One `plan_step` row's share of `planDefinitionBytes`, over its own columns
+ * (SQL text): a writer that inserts the steps reads it back with them
+ * (`returning`) instead of summing them again.
  */
-export function stepDefinitionBytes() {
-  return sql`(octet_length(to_jsonb(instructions)::text)
+export const STEP_DEFINITION_BYTES = `(octet_length(to_jsonb(instructions)::text)
   + coalesce(octet_length(arguments::text), 0) + coalesce(octet_length(inputs::text), 0)
   + coalesce(octet_length(output_schema::text), 0))`;
-}
 
 /**
  * A plan's definitions in UTF-8 bytes of JSON text, as answers carry them,
@@ -46,7 +43,7 @@ export async function planDefinitionBytes(
     tx,
     z.object({ bytes: z.coerce.number() }),
     sql`
-    select coalesce(sum(${stepDefinitionBytes()}), 0) as bytes
+    select coalesce(sum(${sql.raw(STEP_DEFINITION_BYTES)}), 0) as bytes
     from plan_step where tenant_id = ${ctx.tenantId}::uuid and plan_id = ${planId}::uuid`,
   );
   return held?.bytes ?? 0;
