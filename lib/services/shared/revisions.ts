@@ -207,39 +207,37 @@ export async function recordRevision(
   const change = revisionOf(entries);
   if (!change) return;
   const { planId } = change;
-  // The previous revision and the steps now, in one round trip.
+  // The previous revision and the steps now, and the definitions the previous
+  // revision did not have written, in one round trip. An older revision may
+  // have had one (a revert): kept once all the same.
   const [read] = await selectRows(
     tx,
     revisionRead,
     sql`
+    with previous as (
+      select revision, steps from plan_revision
+      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
+      order by revision desc limit 1
+    ), fresh as (
+      insert into plan_step_definition (tenant_id, plan_id, digest, definition)
+      select distinct on (definition_digest) tenant_id, plan_id, definition_digest,
+        cairn_step_definition(step_type::text, instructions, tool, arguments, inputs, output_schema)
+      from plan_step
+      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
+        and definition_digest not in (
+          select entry->>'digest' from previous, jsonb_array_elements(previous.steps) as entry)
+      on conflict (plan_id, digest) do nothing
+    )
     select previous.revision as "previousRevision", previous.steps as "previousSteps",
       coalesce((
         select json_agg(json_build_object(
           'id', id, 'stepOrder', step_order, 'digest', definition_digest) order by step_order)
         from plan_step where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
       ), '[]'::json) as steps
-    from (select 1) as one
-    left join lateral (
-      select revision, steps from plan_revision
-      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
-      order by revision desc limit 1
-    ) as previous on true`,
+    from (select 1) as one left join previous on true`,
   );
   if (!read) throw new Error("the revision read answered no row");
   const { steps, previousSteps: before } = read;
-  const known = new Set(before?.map((step) => step.digest));
-  const fresh = steps.filter((step) => !known.has(step.digest)).map((step) => step.id);
-  if (fresh.length > 0) {
-    // An older revision may have had it (a revert): kept once all the same.
-    await tx.execute(sql`
-      insert into plan_step_definition (tenant_id, plan_id, digest, definition)
-      select distinct on (definition_digest) tenant_id, plan_id, definition_digest,
-        cairn_step_definition(step_type::text, instructions, tool, arguments, inputs, output_schema)
-      from plan_step
-      where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
-        and id = any(${arrayParam(fresh)}::uuid[])
-      on conflict (plan_id, digest) do nothing`);
-  }
   const compared = await readFingerprints(tx, ctx, planId, definitionsCompared(before, steps));
   const shown = await readShown(tx, ctx, planId, definitionsShown(before, steps, compared));
   await tx.insert(planRevisions).values({
