@@ -4,9 +4,11 @@
  * executing), and closed; a closed record takes no further status.
  * In process, on PGlite and on PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";
+import { readRows } from "../support/rows";
 
 const ROUTED = {
   topic: "Heat pumps",
@@ -49,9 +51,32 @@ describe.each(BACKENDS)("log_skill_execution on %s", (backend) => {
       name: "Tracked",
       researchQuestion: "q",
       steps: planSteps("search"),
+      planDesignRationale: "Scan first.",
       sessionId: "s-linked",
     });
     expect(plan.linkedExecutionId).toBe(created.executionId);
+    // The record keeps the router's metadata with the plan's rationale added,
+    // and the plan's created row names the record it linked.
+    const [record] = await readRows<{ planId: string; metadata: Record<string, unknown> }>(
+      tenant.handle.db,
+      sql`select plan_id as "planId", metadata from skill_execution where id = ${created.executionId}`,
+    );
+    expect(record).toEqual({
+      planId: plan.planId,
+      metadata: { ...ROUTED, planDesignRationale: "Scan first." },
+    });
+    const [row] = await readRows<{ payload: Record<string, unknown> }>(
+      tenant.handle.db,
+      sql`select payload from plan_audit_log where plan_id = ${plan.planId}
+        and event_type = 'plan_modified'`,
+    );
+    expect(row?.payload).toEqual({
+      action: "created",
+      stepCount: 1,
+      conditionCount: 0,
+      sessionId: "s-linked",
+      linkedExecutionId: created.executionId,
+    });
     const context = await agent.ok("get_research_context", { planId: plan.planId });
     expect(context.skillExecution).toMatchObject({
       executionId: created.executionId,

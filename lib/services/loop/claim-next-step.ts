@@ -7,7 +7,9 @@
  * a due review is applied by the caller, which then claims again). The
  * statement is atomic on its own, so the claim and its audit row commit
  * together. A plan in any other status claims nothing here and only reports its
- * status, for the caller's transaction (`claim-step.ts`) to handle.
+ * status: a `planning` one is started by the second statement below
+ * (`startAndClaim`, which locks it exclusively), and every other case is the
+ * caller's transaction's (`claim-step.ts`).
  *
  * A statement reads the steps as of its start. If a call that changes the plan
  * (submit, review, modify: they all lock it exclusively and update its row)
@@ -157,15 +159,14 @@ export const claimNextStep = (db: Executor, ctx: ServiceContext, planId: string,
 
 /**
  * A plan's first hand-out as one statement, after the claim above found it
- * `planning` with the agent's step next: the plan locked exclusively (a
- * statement of its own, so no caller upgrades a share lock another also
- * holds), its first free step claimed with the same CTEs, and the plan moved
- * to `executing` with the claim, the move's outbox event included. It claims
- * nothing, and changes nothing, when the plan is no longer `planning`, is
- * paused or waits for steps, has a server step next, or changed while the
- * statement waited for its lock; the caller then takes get_next_step's
- * transaction, as every plan did before (docs/performance.md, "A plan's first
- * hand-out in one statement").
+ * `planning`: the plan locked exclusively (a statement of its own, so no
+ * caller upgrades a share lock another also holds), its first free step
+ * claimed with the same CTEs, and the plan moved to `executing` with the
+ * claim, the move's outbox event included. It claims nothing, and changes
+ * nothing, when the plan is no longer `planning`, is paused or waits for
+ * steps, has a server step next, or changed while the statement waited for
+ * its lock; the caller then takes get_next_step's transaction, as every plan
+ * did before (docs/performance.md, "Fewer round trips a plan").
  */
 const EXECUTING = transitionPlan("planning", "executing");
 const startAndClaim = statement(

@@ -25,7 +25,7 @@ import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states"
 import type { decideCommonSubmit } from "../../plan-engine/submit";
 import { transitionStep } from "../../plan-engine/transitions";
 import { planStatusEventCte } from "../notifications/events";
-import { auditRows } from "../shared/audit";
+import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { notHeldByCheckpoint } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
@@ -69,13 +69,7 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
   ), plan_event as (
     ${planStatusEventCte("$1::uuid", "decided.plan_status::text", ", decided")}
   ), audit as (
-    insert into plan_audit_log
-      (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
-    select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
-      r."actorLabel", r.payload || jsonb_build_object('stepOrder', (select step_order from decided))
-    from jsonb_to_recordset($16::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
-      "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
-      payload jsonb)
+    ${auditRowsInsert("$16::jsonb", "r.payload || jsonb_build_object('stepOrder', (select step_order from decided))")}
     where exists (select 1 from decided)
   )
   select exists (select 1 from decided) as ok,

@@ -21,7 +21,7 @@ import { TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { transitionStep } from "../../plan-engine/transitions";
 import { planStatusEvent, planStatusEventCte } from "../notifications/events";
 import { noteNotificationQueued } from "../notifications/queued";
-import { auditRows } from "../shared/audit";
+import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 
 export const completionEffectsCtes = `verdicts as (
@@ -48,13 +48,7 @@ export const completionEffectsCtes = `verdicts as (
   )`;
 
 /** The audit rows' insert that ends the statement (the rows travel as one JSON parameter, $11). */
-export const completionAuditInsert = `insert into plan_audit_log
-    (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
-  select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
-    r."actorLabel", r.payload
-  from jsonb_to_recordset($11::jsonb) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
-    "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
-    payload jsonb)`;
+export const completionAuditInsert = auditRowsInsert("$11::jsonb");
 
 /**
  * The parameters $1-$11. `stepId`: the step that moved; a pause of the plan's

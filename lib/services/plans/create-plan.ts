@@ -1,20 +1,22 @@
 /**
  * create_research_plan (docs/execution-loop.md): the plan,
  * its steps and branching conditions, the skill-execution auto-link and the
- * `plan_modified/created` audit row, in one transaction. Every condition is
+ * `plan_modified/created` audit row, in one statement (`insertPlan`), and the
+ * plan's first revision, in one transaction. Every condition is
  * parsed here so an agent learns of a typo at once, not when the step completes.
  */
 import "server-only";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { randomUUID } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { z } from "zod";
-import { skillExecutions, tenants } from "../../db/schema";
+import { tenants } from "../../db/schema";
 import { jsonParam, run, statement } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
 import { BRANCH_ACTIONS } from "../../plan-engine/branch-actions";
 import { conditionPathProblem, parseConditionExpression } from "../../plan-engine/conditions";
 import { STEP_TYPES } from "../../plan-engine/states";
 import { approvalsRequiredField, checkApprovalsAsked } from "../reviews/review-quorum";
-import { writeAuditLog } from "../shared/audit";
+import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import {
   jsonAtMost,
@@ -25,6 +27,7 @@ import {
 } from "../shared/fields";
 import { stepRef, stepType } from "../shared/output-fields";
 import { refuseDefinitionTotal, STEP_DEFINITION_BYTES } from "../shared/plan-definitions";
+import { recordRevision } from "../shared/revisions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -194,19 +197,22 @@ export function creatorColumns(ctx: ServiceContext) {
 }
 
 /**
- * The plan, its steps and its branching conditions in one statement (one
- * round trip where three drizzle inserts took three): the steps from a JSON
- * array, each condition joined to its steps by order (a skip_to's target
- * stored as its `stepId`). Each step's definition bytes come back with it
- * (`STEP_DEFINITION_BYTES`), for the plan's limit.
+ * The plan, its steps, its branching conditions, the link to the session's
+ * newest `started` skill execution (docs/execution-flow.md) and the
+ * `plan_modified/created` audit row, in one statement, where five round trips
+ * took them: the steps from a JSON array, each condition joined to its steps
+ * by order (a skip_to's target stored as its `stepId`), the audit row naming
+ * the execution linked. Each step's definition bytes come back with it
+ * (`STEP_DEFINITION_BYTES`), for the plan's limit; the caller refuses a plan
+ * over it and records the revision in the same transaction.
  */
 const insertPlan = statement(
-  "create a plan with its steps and branching conditions",
+  "create a plan with its steps, conditions, link and audit row",
   `with plan as (
-    insert into research_plan (tenant_id, name, research_question, plan_design_rationale,
+    insert into research_plan (id, tenant_id, name, research_question, plan_design_rationale,
       output_formatting_notes, approvals_required, session_id, created_by_key_id,
       created_by_user_id, created_at, updated_at)
-    values ($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::int, $7::text, $8::uuid,
+    values ($13::uuid, $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::int, $7::text, $8::uuid,
       $9::uuid, $10::timestamptz, $10::timestamptz)
     returning id
   ), steps as (
@@ -230,8 +236,20 @@ const insertPlan = statement(
       join steps after_step on after_step.step_order = c."afterStepOrder"
       left join steps target on target.step_order = c."targetStepOrder"
     returning id, position, after_step_id, condition_expression, if_true_action, action_params
+  ), execution as (
+    select id from skill_execution
+    where tenant_id = $1::uuid and session_id = $7::text and status = 'started'
+    order by created_at desc limit 1
+    for update
+  ), linked as (
+    update skill_execution e set plan_id = plan.id, status = 'executing',
+      updated_at = $10::timestamptz, metadata = e.metadata || $14::jsonb
+    from plan, execution where e.id = execution.id
+    returning e.id
+  ), audit as (
+    ${auditRowsInsert("$15::jsonb", "r.payload || jsonb_build_object('linkedExecutionId', (select id from linked))")}
   )
-  select plan.id as "planId",
+  select plan.id as "planId", (select id from linked) as "linkedExecutionId",
     (select json_agg(json_build_object('id', id, 'stepOrder', step_order,
       'stepType', step_type, 'definitionBytes', definition_bytes) order by step_order)
       from steps) as steps,
@@ -242,6 +260,7 @@ const insertPlan = statement(
   from plan`,
   z.object({
     planId: z.string(),
+    linkedExecutionId: z.string().nullable(),
     steps: z.array(
       z.object({
         id: z.string(),
@@ -279,6 +298,21 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
         .where(eq(tenants.id, ctx.tenantId));
       checkApprovalsAsked(team?.approvalsRequired ?? 1, input.approvalsRequired);
     }
+    const planId = randomUUID();
+    // The audit row as written, but for the execution the statement links.
+    const created = {
+      eventType: "plan_modified" as const,
+      planId,
+      payload: {
+        action: "created" as const,
+        stepCount: input.steps.length,
+        conditionCount: conditions.length,
+        sessionId: input.sessionId ?? null,
+        ...(input.approvalsRequired !== undefined
+          ? { approvalsRequired: input.approvalsRequired }
+          : {}),
+      },
+    };
     const [plan] = await run(tx, insertPlan, [
       ctx.tenantId,
       input.name,
@@ -315,60 +349,24 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
           targetStepOrder: condition.targetStepOrder ?? undefined,
         })),
       ),
+      planId,
+      jsonParam({ planDesignRationale: input.planDesignRationale ?? null }),
+      jsonParam(auditRows(ctx, [created])),
     ]);
     if (!plan) throw new AppError("INTERNAL_ERROR", "The plan was not created.");
-    const { steps, conditions: storedConditions } = plan;
+    const { steps, conditions: storedConditions, linkedExecutionId } = plan;
+    // Each condition is joined to its step by order, checked above.
+    if (storedConditions.length !== conditions.length) {
+      throw new AppError("INTERNAL_ERROR", "A branching condition was not stored.");
+    }
     refuseDefinitionTotal(
       steps.reduce((total, step) => total + step.definitionBytes, 0),
       0,
     );
-
-    // docs/execution-flow.md: the newest `started` execution of this session.
-    let linkedExecutionId: string | null = null;
-    if (input.sessionId) {
-      const [execution] = await tx
-        .select({ id: skillExecutions.id })
-        .from(skillExecutions)
-        .where(
-          and(
-            eq(skillExecutions.tenantId, ctx.tenantId),
-            eq(skillExecutions.sessionId, input.sessionId),
-            eq(skillExecutions.status, "started"),
-          ),
-        )
-        .orderBy(desc(skillExecutions.createdAt))
-        .limit(1)
-        .for("update");
-      if (execution) {
-        await tx
-          .update(skillExecutions)
-          .set({
-            planId: plan.planId,
-            status: "executing",
-            updatedAt: now,
-            metadata: sql`${skillExecutions.metadata} || ${JSON.stringify({
-              planDesignRationale: input.planDesignRationale ?? null,
-            })}::jsonb`,
-          })
-          .where(eq(skillExecutions.id, execution.id));
-        linkedExecutionId = execution.id;
-      }
-    }
-
-    await writeAuditLog(tx, ctx, {
-      eventType: "plan_modified",
-      planId: plan.planId,
-      payload: {
-        action: "created",
-        stepCount: steps.length,
-        conditionCount: storedConditions.length,
-        sessionId: input.sessionId ?? null,
-        linkedExecutionId,
-        ...(input.approvalsRequired !== undefined
-          ? { approvalsRequired: input.approvalsRequired }
-          : {}),
-      },
-    });
+    // The plan's first revision, as `writeAuditLog` records one after its row.
+    await recordRevision(tx, ctx, [
+      { ...created, payload: { ...created.payload, linkedExecutionId } },
+    ]);
 
     const first = steps[0];
     const firstInstructions = input.steps[0]?.instructions;

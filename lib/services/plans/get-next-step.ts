@@ -6,11 +6,12 @@
  * do not queue behind each other but do wait for a status change in progress.
  *
  * The common case, an executing plan with a pending step, is one statement and
- * so one round trip (see `claimFromExecutingPlan`); a plan just made, whose
- * first step is the agent's, is started with that step's claim in a second
- * statement (`startAndClaimStep`). A completed or failed plan is answered
- * without a lock; every other case (a plan to resume, a server step next, one
- * awaiting review, no pending step) takes the transaction below.
+ * so one round trip (see `claimFromExecutingPlan`); a plan just made is
+ * started with its first step's claim in a second statement
+ * (`startAndClaimStep`) unless Cairn runs that step itself. A completed or
+ * failed plan is answered without a lock; every other case (a plan to resume,
+ * a server step next, one awaiting review, no pending step) takes the
+ * transaction below.
  */
 import "server-only";
 import { z } from "zod";
@@ -89,14 +90,12 @@ async function nextStepOf(
     return { answer: await withInputs(ctx, peeked.ready, peeked.inputs), timedOut };
   }
   if (reviewDue && !options.ignoreDue) return { timedOut };
-  // A plan just made, with the agent's step first: started and claimed in one
-  // statement rather than the transaction below (seven round trips).
-  if (
-    peeked.status === "not_claimed" &&
-    peeked.plan.status === "planning" &&
-    !peeked.serverNext &&
-    !peeked.paused
-  ) {
+  // A plan just made: started with its first step's claim in one statement
+  // rather than the transaction below (seven round trips). The claim above
+  // looks at no step of a plan that is not executing, so only this statement
+  // learns whether Cairn runs the first step itself; then, or when another
+  // call started the plan first, it changes nothing and the transaction runs.
+  if (peeked.status === "not_claimed" && peeked.plan.status === "planning" && !peeked.paused) {
     const started = await startAndClaimStep(ctx.db, ctx, planId, new Date().toISOString());
     const ready = started && readyAnswer(planId, started);
     if (ready) return { answer: await withInputs(ctx, ready, started.inputs), timedOut };

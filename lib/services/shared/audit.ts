@@ -31,6 +31,21 @@ export function auditRows(ctx: ServiceContext, entries: AuditEntry[]) {
   return entries.map((entry) => auditRow(ctx, entry));
 }
 
+/**
+ * The insert of `auditRows` for a fixed statement (SQL text): the rows from
+ * the JSON parameter `rows`, each payload as `payload` makes it from the
+ * row's (`r.payload`), for facts only the statement learns.
+ */
+export function auditRowsInsert(rows: string, payload = "r.payload"): string {
+  return `insert into plan_audit_log
+    (tenant_id, plan_id, step_id, event_type, actor_type, actor_id, actor_label, payload)
+  select r."tenantId", r."planId", r."stepId", r."eventType", r."actorType", r."actorId",
+    r."actorLabel", ${payload}
+  from jsonb_to_recordset(${rows}) as r("tenantId" uuid, "planId" uuid, "stepId" uuid,
+    "eventType" audit_event_type, "actorType" actor_type, "actorId" uuid, "actorLabel" text,
+    payload jsonb)`;
+}
+
 export async function writeAuditLog(
   tx: Transaction,
   ctx: ServiceContext,

@@ -224,8 +224,9 @@ export async function recordRevision(
         cairn_step_definition(step_type::text, instructions, tool, arguments, inputs, output_schema)
       from plan_step
       where plan_id = ${planId} and tenant_id = ${ctx.tenantId}
-        and definition_digest not in (
-          select entry->>'digest' from previous, jsonb_array_elements(previous.steps) as entry)
+        and not exists (
+          select 1 from previous, jsonb_array_elements(previous.steps) as entry
+          where entry->>'digest' = plan_step.definition_digest)
       on conflict (plan_id, digest) do nothing
     )
     select previous.revision as "previousRevision", previous.steps as "previousSteps",

@@ -1,0 +1,96 @@
+/**
+ * A plan's first get_next_step, counted in statements on PostgreSQL 15 (the
+ * driver's query hook exists only there): a plan whose first step is the
+ * agent's is started with that step's claim in one statement after the claim
+ * that found it `planning` (lib/services/loop/claim-next-step.ts); a plan whose
+ * first step Cairn runs itself still takes get_next_step's transaction, which
+ * runs it.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { createPlan } from "@/lib/services/plans/create-plan";
+import { getNextStep } from "@/lib/services/plans/get-next-step";
+import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
+import type { ServiceContext } from "@/lib/services/shared/context";
+import { createPostgresDatabase } from "./support/databases";
+import { tenantContext } from "./support/in-process";
+
+describe("a plan's first get_next_step on postgres", () => {
+  let handle: DatabaseHandle;
+  let ctx: ServiceContext;
+  let sent: string[] = [];
+
+  beforeAll(async () => {
+    handle = await openDatabase({
+      kind: "postgres",
+      url: await createPostgresDatabase(),
+      onQuery: (query) => {
+        sent.push(query);
+      },
+    });
+    await handle.migrate();
+    ctx = await tenantContext(handle.db, "First");
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  /** get_next_step, and the statements it sent. */
+  async function counted(planId: string) {
+    sent = [];
+    const answer = await getNextStep(ctx, { planId });
+    return { answer, statements: sent };
+  }
+
+  it("starts a plan whose first step is the agent's in two statements", async () => {
+    const { planId, steps } = await createPlan(ctx, {
+      name: "Agent first",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "search", instructions: "Search." },
+        { stepType: "analyze", instructions: "Analyse." },
+      ],
+    });
+    const { answer, statements } = await counted(planId);
+    expect(answer).toMatchObject({
+      status: "ready",
+      planStatus: "executing",
+      step: { stepId: steps[0]?.stepId, stepOrder: 1, attempt: 1 },
+    });
+    expect(statements).toHaveLength(2);
+    expect(statements[1]).toMatch(/^\/\* start a planning plan with its first step's claim \*\//);
+    expect((await getPlanStatus(ctx, { planId })).status).toBe("executing");
+    // The next pull is the one-statement claim on the executing plan.
+    const second = await counted(planId);
+    expect(second.answer).toMatchObject({ status: "ready", step: { stepOrder: 2 } });
+    expect(second.statements).toHaveLength(1);
+  });
+
+  it("runs a first step Cairn runs itself in get_next_step's transaction, as before", async () => {
+    const { planId, steps } = await createPlan(ctx, {
+      name: "Server first",
+      researchQuestion: "heat pumps",
+      steps: [
+        {
+          stepType: "search",
+          instructions: "Find what we have.",
+          tool: "search_sources",
+          arguments: { query: "{{plan.researchQuestion}}", limit: 5 },
+        },
+        { stepType: "analyze", instructions: "Analyse what was found." },
+      ],
+    });
+    const { answer, statements } = await counted(planId);
+    expect(answer).toMatchObject({
+      status: "ready",
+      planStatus: "executing",
+      step: { stepId: steps[1]?.stepId, stepOrder: 2 },
+      serverSteps: [{ stepOrder: 1, status: "completed" }],
+    });
+    // The start statement changed nothing, and the transaction ran the step.
+    expect(statements[1]).toMatch(/^\/\* start a planning plan/);
+    expect(statements).toContainEqual(expect.stringMatching(/^begin/));
+    expect(statements.length).toBeGreaterThan(4);
+  });
+});
