@@ -3,9 +3,10 @@
  * change's audit entries calls `recordRevision` in the change's transaction,
  * after the change's own writes, and the engine (`revisionOf`) says whether
  * the entries change the plan's definition. So no writer decides by itself
- * what counts as a revision, and none can forget one: `writeAuditLog` and the
+ * what counts as a revision, and none can forget one: `writeAuditLog`, the
  * loop's three fixed statements (a decided submit, a review decision, a run of
- * server steps) are every path to a plan's definition.
+ * server steps) and create_research_plan's (`insertPlan`) are every path to a
+ * plan's definition.
  */
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
