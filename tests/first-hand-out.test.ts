@@ -1,12 +1,15 @@
 /**
- * A plan's first get_next_step, counted in statements on PostgreSQL 15 (the
- * driver's query hook exists only there): a plan whose first step is the
+ * A plan's creation and its first get_next_step, counted in statements on
+ * PostgreSQL 15 (the driver's query hook exists only there):
+ * create_research_plan is one statement, its first revision included
+ * (lib/services/plans/create-plan.ts); a plan whose first step is the
  * agent's is started with that step's claim in one statement after the claim
  * that found it `planning` (lib/services/loop/claim-next-step.ts); a plan whose
  * first step Cairn runs itself still takes get_next_step's transaction, which
  * runs it.
  */
 
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { createPlan } from "@/lib/services/plans/create-plan";
@@ -15,6 +18,7 @@ import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { createPostgresDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
+import { readRows } from "./support/rows";
 
 describe("a plan's first get_next_step on postgres", () => {
   let handle: DatabaseHandle;
@@ -42,6 +46,31 @@ describe("a plan's first get_next_step on postgres", () => {
     const answer = await getNextStep(ctx, { planId });
     return { answer, statements: sent };
   }
+
+  it("creates a plan, its revision and audit row in one statement", async () => {
+    sent = [];
+    const { planId } = await createPlan(ctx, {
+      name: "One statement",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "search", instructions: "Search." },
+        { stepType: "analyze", instructions: "Analyse." },
+      ],
+      branchingConditions: [
+        { afterStepOrder: 1, conditionExpression: "confidence < 0.1", ifTrueAction: "fail" },
+      ],
+    });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(
+      /^\/\* create a plan with its steps, conditions, link, audit row and first revision \*\//,
+    );
+    const [written] = await readRows<{ revisions: number; audits: number }>(
+      handle.db,
+      sql`select (select count(*)::int from plan_revision where plan_id = ${planId}) as revisions,
+        (select count(*)::int from plan_audit_log where plan_id = ${planId}) as audits`,
+    );
+    expect(written).toEqual({ revisions: 1, audits: 1 });
+  });
 
   it("starts a plan whose first step is the agent's in two statements", async () => {
     const { planId, steps } = await createPlan(ctx, {

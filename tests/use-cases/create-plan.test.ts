@@ -1,11 +1,40 @@
 /**
  * create_research_plan refuses bad step references and unparseable conditions,
- * writing nothing.
+ * writing nothing; it answers the stored plan, and writes the plan's first
+ * revision in its one statement as any other change records one.
  * In process, on PGlite and on PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import type { Executor } from "@/lib/db/client";
+import { DIFF_VALUE_CHARS } from "@/lib/plan-engine/revisions";
+import { recordRevision } from "@/lib/services/shared/revisions";
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";
+import { readRows } from "../support/rows";
+
+/** Thrown to roll a transaction back once it has read what it wrote. */
+class Rollback extends Error {
+  constructor(readonly read: unknown) {
+    super("rolled back");
+  }
+}
+
+/** A plan's revisions and step definitions, as written (no ids or times). */
+async function revisionRecords(db: Executor, planId: string) {
+  return {
+    revisions: await readRows(
+      db,
+      sql`select revision, cause, rationale, actor_type, actor_id, actor_label, steps, diff
+        from plan_revision where plan_id = ${planId} order by revision`,
+    ),
+    definitions: await readRows(
+      db,
+      sql`select digest, definition from plan_step_definition
+        where plan_id = ${planId} order by digest`,
+    ),
+  };
+}
 
 describe.each(BACKENDS)("create_research_plan on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -147,5 +176,70 @@ describe.each(BACKENDS)("create_research_plan on %s", (backend) => {
     await tenant.agent.submit(created.planId, one.step.stepId, { result: { sourceCount: 1 } });
     const next = await tenant.agent.ok("get_next_step", { planId: created.planId });
     expect(next.step).toMatchObject({ stepId: stepIds[3], stepOrder: 4 });
+  });
+
+  it("writes the plan's first revision in its statement, as recordRevision records a change", async () => {
+    const long = "Read every source, and note who paid for it. ".repeat(12);
+    expect(long.length).toBeGreaterThan(DIFF_VALUE_CHARS);
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Revision",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "search", instructions: long },
+        { stepType: "analyze", instructions: "Compare." },
+        // The same definition twice is kept once.
+        { stepType: "analyze", instructions: "Compare." },
+      ],
+    });
+    const planId = created.planId as string;
+    const stepIds = created.steps.map((step: { stepId: string }) => step.stepId);
+    const db = tenant.handle.db;
+    const written = await revisionRecords(db, planId);
+    expect(written.definitions).toHaveLength(2);
+    expect(written.revisions).toMatchObject([
+      {
+        revision: 1,
+        cause: "created",
+        rationale: null,
+        diff: {
+          added: [
+            {
+              stepId: stepIds[0],
+              stepOrder: 1,
+              stepType: "search",
+              instructions: { text: long.slice(0, DIFF_VALUE_CHARS), cut: true },
+            },
+            { stepId: stepIds[1], stepOrder: 2, instructions: { text: "Compare.", cut: false } },
+            { stepId: stepIds[2], stepOrder: 3, instructions: { text: "Compare.", cut: false } },
+          ],
+        },
+      },
+    ]);
+    // What the shared mechanism writes for the same change, from the stored
+    // steps: the same revision and definitions, to the byte.
+    const recorded = await db
+      .transaction(async (tx) => {
+        await tx.execute(sql`delete from plan_revision where plan_id = ${planId}`);
+        await tx.execute(sql`delete from plan_step_definition where plan_id = ${planId}`);
+        await recordRevision(tx, tenant.agent.ctx, [
+          {
+            eventType: "plan_modified",
+            planId,
+            payload: {
+              action: "created",
+              stepCount: 3,
+              conditionCount: 0,
+              sessionId: null,
+              linkedExecutionId: null,
+            },
+          },
+        ]);
+        throw new Rollback(await revisionRecords(tx, planId));
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Rollback) return error.read;
+        throw error;
+      });
+    expect(written).toEqual(recorded);
   });
 });

@@ -1,8 +1,8 @@
 /**
- * create_research_plan (docs/execution-loop.md): the plan,
- * its steps and branching conditions, the skill-execution auto-link and the
- * `plan_modified/created` audit row, in one statement (`insertPlan`), and the
- * plan's first revision, in one transaction. Every condition is
+ * create_research_plan (docs/execution-loop.md): the plan, its steps and
+ * branching conditions, the skill-execution auto-link, the
+ * `plan_modified/created` audit row and the plan's first revision, in one
+ * statement (`insertPlan`). Every condition is
  * parsed here so an agent learns of a typo at once, not when the step completes.
  */
 import "server-only";
@@ -26,8 +26,12 @@ import {
   sessionIdField,
 } from "../shared/fields";
 import { stepRef, stepType } from "../shared/output-fields";
-import { refuseDefinitionTotal, STEP_DEFINITION_BYTES } from "../shared/plan-definitions";
-import { recordRevision } from "../shared/revisions";
+import {
+  MAX_PLAN_DEFINITION_BYTES,
+  refuseDefinitionTotal,
+  STEP_DEFINITION_BYTES,
+} from "../shared/plan-definitions";
+import { firstRevision } from "../shared/revisions";
 import { stepDefinitionColumns, validateStepDefinition } from "../shared/server-step-tools";
 import { parseInput } from "../shared/validation";
 
@@ -198,32 +202,41 @@ export function creatorColumns(ctx: ServiceContext) {
 
 /**
  * The plan, its steps, its branching conditions, the link to the session's
- * newest `started` skill execution (docs/execution-flow.md) and the
- * `plan_modified/created` audit row, in one statement, where five round trips
- * took them: the steps from a JSON array, each condition joined to its steps
- * by order (a skip_to's target stored as its `stepId`), the audit row naming
- * the execution linked. Each step's definition bytes come back with it
- * (`STEP_DEFINITION_BYTES`), for the plan's limit; the caller refuses a plan
- * over it and records the revision in the same transaction.
+ * newest `started` skill execution (docs/execution-flow.md), the
+ * `plan_modified/created` audit row and the plan's first revision with its
+ * step definitions, in one statement, where eleven round trips took them: the
+ * steps from a JSON array, each condition joined to its steps by order (a
+ * skip_to's target stored as its `stepId`; one whose step is missing, which
+ * the checks before it rule out, fails the statement on its null step), the
+ * audit row naming the execution linked. The plan's definition limit is checked on the input
+ * before anything is written: over it, the statement writes nothing and
+ * answers the total with no plan. One statement is one transaction, so
+ * nothing of a plan is ever kept in part.
  */
 const insertPlan = statement(
-  "create a plan with its steps, conditions, link and audit row",
-  `with plan as (
+  "create a plan with its steps, conditions, link, audit row and first revision",
+  `with input as (
+    select s.*, ${STEP_DEFINITION_BYTES} as definition_bytes
+    from jsonb_to_recordset($11::jsonb) as s(id uuid, step_order int, step_type step_type,
+      instructions text, tool text, arguments jsonb, inputs jsonb, output_schema jsonb)
+  ), total as (
+    select coalesce(sum(definition_bytes), 0)::float8 as bytes from input
+  ), plan as (
     insert into research_plan (id, tenant_id, name, research_question, plan_design_rationale,
       output_formatting_notes, approvals_required, session_id, created_by_key_id,
       created_by_user_id, created_at, updated_at)
-    values ($13::uuid, $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::int, $7::text, $8::uuid,
-      $9::uuid, $10::timestamptz, $10::timestamptz)
+    select $13::uuid, $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::int, $7::text,
+      $8::uuid, $9::uuid, $10::timestamptz, $10::timestamptz
+    from total where total.bytes <= ${MAX_PLAN_DEFINITION_BYTES}
     returning id
   ), steps as (
-    insert into plan_step (tenant_id, plan_id, step_order, step_type, instructions, tool,
+    insert into plan_step (id, tenant_id, plan_id, step_order, step_type, instructions, tool,
       arguments, inputs, output_schema, created_at, updated_at)
-    select $1::uuid, plan.id, s."stepOrder", s."stepType", s.instructions, s.tool,
-      s.arguments, s.inputs, s."outputSchema", $10::timestamptz, $10::timestamptz
-    from plan cross join jsonb_to_recordset($11::jsonb) as s("stepOrder" int,
-      "stepType" step_type, instructions text, tool text, arguments jsonb, inputs jsonb,
-      "outputSchema" jsonb)
-    returning id, step_order, step_type, ${STEP_DEFINITION_BYTES} as definition_bytes
+    select s.id, $1::uuid, plan.id, s.step_order, s.step_type, s.instructions, s.tool,
+      s.arguments, s.inputs, s.output_schema, $10::timestamptz, $10::timestamptz
+    from plan cross join input s
+    returning id, plan_id, step_order, step_type, instructions, tool, arguments, inputs,
+      output_schema, definition_digest
   ), conditions as (
     insert into plan_branching_condition (tenant_id, plan_id, after_step_id, position,
       condition_expression, if_true_action, action_params, created_at)
@@ -233,12 +246,13 @@ const insertPlan = statement(
       $10::timestamptz
     from plan cross join jsonb_to_recordset($12::jsonb) as c(position int,
         "afterStepOrder" int, expression text, action text, params jsonb, "targetStepOrder" int)
-      join steps after_step on after_step.step_order = c."afterStepOrder"
+      left join steps after_step on after_step.step_order = c."afterStepOrder"
       left join steps target on target.step_order = c."targetStepOrder"
     returning id, position, after_step_id, condition_expression, if_true_action, action_params
   ), execution as (
     select id from skill_execution
     where tenant_id = $1::uuid and session_id = $7::text and status = 'started'
+      and exists (select from plan)
     order by created_at desc limit 1
     for update
   ), linked as (
@@ -248,26 +262,37 @@ const insertPlan = statement(
     returning e.id
   ), audit as (
     ${auditRowsInsert("$15::jsonb", "r.payload || jsonb_build_object('linkedExecutionId', (select id from linked))")}
+    where exists (select from plan)
+  ), definitions as (
+    insert into plan_step_definition (tenant_id, plan_id, digest, definition)
+    select distinct on (definition_digest) $1::uuid, plan_id, definition_digest,
+      cairn_step_definition(step_type::text, instructions, tool, arguments, inputs, output_schema)
+    from steps
+    on conflict (plan_id, digest) do nothing
+  ), revision as (
+    insert into plan_revision (tenant_id, plan_id, revision, cause, rationale, actor_type,
+      actor_id, actor_label, steps, diff)
+    select $1::uuid, plan.id, 1, $16::text, $17::text, $18::actor_type, $19::uuid, $20::text,
+      (select jsonb_agg(jsonb_build_object('id', id, 'stepOrder', step_order,
+        'digest', definition_digest) order by step_order) from steps),
+      $21::jsonb
+    from plan
   )
-  select plan.id as "planId", (select id from linked) as "linkedExecutionId",
-    (select json_agg(json_build_object('id', id, 'stepOrder', step_order,
-      'stepType', step_type, 'definitionBytes', definition_bytes) order by step_order)
-      from steps) as steps,
+  select total.bytes as "definitionBytes", plan.id as "planId",
+    (select id from linked) as "linkedExecutionId",
+    coalesce((select json_agg(json_build_object('id', id, 'stepOrder', step_order,
+      'stepType', step_type) order by step_order) from steps), '[]'::json) as steps,
     coalesce((select json_agg(json_build_object('id', c.id, 'afterStepOrder', s.step_order,
       'conditionExpression', c.condition_expression, 'ifTrueAction', c.if_true_action,
       'actionParams', c.action_params) order by c.position)
       from conditions c join steps s on s.id = c.after_step_id), '[]'::json) as conditions
-  from plan`,
+  from total left join plan on true`,
   z.object({
-    planId: z.string(),
+    definitionBytes: z.number(),
+    planId: z.string().nullable(),
     linkedExecutionId: z.string().nullable(),
     steps: z.array(
-      z.object({
-        id: z.string(),
-        stepOrder: z.number(),
-        stepType: z.enum(STEP_TYPES),
-        definitionBytes: z.number(),
-      }),
+      z.object({ id: z.string(), stepOrder: z.number(), stepType: z.enum(STEP_TYPES) }),
     ),
     conditions: z.array(
       z.object({
@@ -290,110 +315,118 @@ export async function createPlan(ctx: ServiceContext, raw: CreatePlanInput): Pro
   const now = new Date();
   const creator = creatorColumns(ctx);
 
-  return ctx.db.transaction(async (tx) => {
-    if (input.approvalsRequired !== undefined) {
-      const [team] = await tx
-        .select({ approvalsRequired: tenants.reviewApprovalsRequired })
-        .from(tenants)
-        .where(eq(tenants.id, ctx.tenantId));
-      checkApprovalsAsked(team?.approvalsRequired ?? 1, input.approvalsRequired);
-    }
-    const planId = randomUUID();
-    // The audit row as written, but for the execution the statement links.
-    const created = {
-      eventType: "plan_modified" as const,
-      planId,
-      payload: {
-        action: "created" as const,
-        stepCount: input.steps.length,
-        conditionCount: conditions.length,
-        sessionId: input.sessionId ?? null,
-        ...(input.approvalsRequired !== undefined
-          ? { approvalsRequired: input.approvalsRequired }
-          : {}),
-      },
-    };
-    const [plan] = await run(tx, insertPlan, [
-      ctx.tenantId,
-      input.name,
-      input.researchQuestion,
-      input.planDesignRationale ?? null,
-      input.outputFormattingNotes ?? null,
-      input.approvalsRequired ?? null,
-      input.sessionId ?? null,
-      creator.createdByKeyId,
-      creator.createdByUserId,
-      now.toISOString(),
-      jsonParam(
-        input.steps.map((step, index) => {
-          const definition = stepDefinitionColumns(step);
-          // An absent key is SQL null in jsonb_to_recordset, whatever its type.
-          return {
-            stepOrder: index + 1,
-            stepType: step.stepType,
-            instructions: step.instructions,
-            tool: definition.tool ?? undefined,
-            arguments: definition.arguments ?? undefined,
-            inputs: definition.inputs ?? undefined,
-            outputSchema: definition.outputSchema ?? undefined,
-          };
-        }),
-      ),
-      jsonParam(
-        conditions.map((condition, position) => ({
-          position,
-          afterStepOrder: condition.afterStepOrder,
-          expression: condition.conditionExpression,
-          action: condition.ifTrueAction,
-          params: condition.actionParams,
-          targetStepOrder: condition.targetStepOrder ?? undefined,
-        })),
-      ),
-      planId,
-      jsonParam({ planDesignRationale: input.planDesignRationale ?? null }),
-      jsonParam(auditRows(ctx, [created])),
-    ]);
-    if (!plan) throw new AppError("INTERNAL_ERROR", "The plan was not created.");
-    const { steps, conditions: storedConditions, linkedExecutionId } = plan;
-    // Each condition is joined to its step by order, checked above.
-    if (storedConditions.length !== conditions.length) {
-      throw new AppError("INTERNAL_ERROR", "A branching condition was not stored.");
-    }
-    refuseDefinitionTotal(
-      steps.reduce((total, step) => total + step.definitionBytes, 0),
-      0,
-    );
-    // The plan's first revision, as `writeAuditLog` records one after its row.
-    await recordRevision(tx, ctx, [
-      { ...created, payload: { ...created.payload, linkedExecutionId } },
-    ]);
-
-    const first = steps[0];
-    const firstInstructions = input.steps[0]?.instructions;
-    if (!first || firstInstructions === undefined) {
-      throw new AppError("INTERNAL_ERROR", "The plan has no steps.");
-    }
-    return {
-      planId: plan.planId,
-      name: input.name,
-      status: "planning",
-      steps: steps.map((step) => ({
-        stepId: step.id,
-        stepOrder: step.stepOrder,
-        stepType: step.stepType,
+  if (input.approvalsRequired !== undefined) {
+    const [team] = await ctx.db
+      .select({ approvalsRequired: tenants.reviewApprovalsRequired })
+      .from(tenants)
+      .where(eq(tenants.id, ctx.tenantId));
+    checkApprovalsAsked(team?.approvalsRequired ?? 1, input.approvalsRequired);
+  }
+  const planId = randomUUID();
+  const stepIds = input.steps.map(() => randomUUID());
+  // The audit row as written, but for the execution the statement links.
+  const created = {
+    eventType: "plan_modified" as const,
+    planId,
+    payload: {
+      action: "created" as const,
+      stepCount: input.steps.length,
+      conditionCount: conditions.length,
+      sessionId: input.sessionId ?? null,
+      ...(input.approvalsRequired !== undefined
+        ? { approvalsRequired: input.approvalsRequired }
+        : {}),
+    },
+  };
+  const revision = firstRevision(
+    [created],
+    input.steps.map((step, index) => ({
+      id: stepIds[index] as string,
+      stepOrder: index + 1,
+      stepType: step.stepType,
+      instructions: step.instructions,
+    })),
+  );
+  if (!revision) throw new AppError("INTERNAL_ERROR", "A new plan made no revision.");
+  const [plan] = await run(ctx.db, insertPlan, [
+    ctx.tenantId,
+    input.name,
+    input.researchQuestion,
+    input.planDesignRationale ?? null,
+    input.outputFormattingNotes ?? null,
+    input.approvalsRequired ?? null,
+    input.sessionId ?? null,
+    creator.createdByKeyId,
+    creator.createdByUserId,
+    now.toISOString(),
+    jsonParam(
+      input.steps.map((step, index) => {
+        const definition = stepDefinitionColumns(step);
+        // An absent key is SQL null in jsonb_to_recordset, whatever its type.
+        return {
+          id: stepIds[index],
+          step_order: index + 1,
+          step_type: step.stepType,
+          instructions: step.instructions,
+          tool: definition.tool ?? undefined,
+          arguments: definition.arguments ?? undefined,
+          inputs: definition.inputs ?? undefined,
+          output_schema: definition.outputSchema ?? undefined,
+        };
+      }),
+    ),
+    jsonParam(
+      conditions.map((condition, position) => ({
+        position,
+        afterStepOrder: condition.afterStepOrder,
+        expression: condition.conditionExpression,
+        action: condition.ifTrueAction,
+        params: condition.actionParams,
+        targetStepOrder: condition.targetStepOrder ?? undefined,
       })),
-      firstStep: {
-        stepId: first.id,
-        stepOrder: first.stepOrder,
-        stepType: first.stepType,
-        instructions: firstInstructions,
-      },
-      branchingConditions: storedConditions.map(({ id, ...condition }) => ({
-        conditionId: id,
-        ...condition,
-      })),
-      linkedExecutionId,
-      hint: `Plan ${plan.planId} is stored. Call get_next_step with this planId to be handed step ${first.stepOrder} (${first.stepType}); in a later session, get_research_context with the planId picks the plan up where it stands.`,
-    };
-  });
+    ),
+    planId,
+    jsonParam({ planDesignRationale: input.planDesignRationale ?? null }),
+    jsonParam(auditRows(ctx, [created])),
+    revision.cause,
+    revision.rationale,
+    ctx.actor.type,
+    ctx.actor.id,
+    ctx.actor.label,
+    jsonParam(revision.diff),
+  ]);
+  if (!plan) throw new AppError("INTERNAL_ERROR", "The plan was not created.");
+  if (plan.planId === null) {
+    // Over the limit, the statement wrote nothing.
+    refuseDefinitionTotal(plan.definitionBytes, 0);
+    throw new AppError("INTERNAL_ERROR", "The plan was not created.");
+  }
+  const { steps, conditions: storedConditions, linkedExecutionId } = plan;
+  const first = steps[0];
+  const firstInstructions = input.steps[0]?.instructions;
+  if (!first || firstInstructions === undefined) {
+    throw new AppError("INTERNAL_ERROR", "The plan has no steps.");
+  }
+  return {
+    planId: plan.planId,
+    name: input.name,
+    status: "planning",
+    steps: steps.map((step) => ({
+      stepId: step.id,
+      stepOrder: step.stepOrder,
+      stepType: step.stepType,
+    })),
+    firstStep: {
+      stepId: first.id,
+      stepOrder: first.stepOrder,
+      stepType: first.stepType,
+      instructions: firstInstructions,
+    },
+    branchingConditions: storedConditions.map(({ id, ...condition }) => ({
+      conditionId: id,
+      ...condition,
+    })),
+    linkedExecutionId,
+    hint: `Plan ${plan.planId} is stored. Call get_next_step with this planId to be handed step ${first.stepOrder} (${first.stepType}); in a later session, get_research_context with the planId picks the plan up where it stands.`,
+  };
 }

@@ -20,8 +20,8 @@ export const MAX_PLAN_DEFINITION_BYTES = 1024 * 1024;
 
 /**
  * One `plan_step` row's share of `planDefinitionBytes`, over its own columns
- * (SQL text): a writer that inserts the steps reads it back with them
- * (`returning`) instead of summing them again.
+ * (SQL text): create_research_plan's statement sums it over its input's
+ * columns of the same names and types before it writes a step.
  */
 export const STEP_DEFINITION_BYTES = `(octet_length(to_jsonb(instructions)::text)
   + coalesce(octet_length(arguments::text), 0) + coalesce(octet_length(inputs::text), 0)
@@ -62,8 +62,8 @@ const DEFAULT_REFUSAL = {
  * limit (stored before it existed) may still shrink or move its steps. Every
  * writer of a definition that can grow it calls this: modify_plan,
  * fork_plan, a person's `modify` feedback, which the step's instructions
- * keep, and create_research_plan, whose step insert reads the total back
- * (`refuseDefinitionTotal`).
+ * keep, and create_research_plan, whose statement sums its input and writes
+ * nothing over the limit (`refuseDefinitionTotal`).
  */
 export async function checkDefinitionTotal(
   tx: Transaction,

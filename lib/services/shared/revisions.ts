@@ -5,8 +5,9 @@
  * the entries change the plan's definition. So no writer decides by itself
  * what counts as a revision, and none can forget one: `writeAuditLog`, the
  * loop's three fixed statements (a decided submit, a review decision, a run of
- * server steps) and create_research_plan's (`insertPlan`) are every path to a
- * plan's definition.
+ * server steps) are every path to a change of a plan's definition.
+ * create_research_plan's statement (`insertPlan`) writes a new plan's first
+ * revision itself, as `firstRevision` makes it from the same engine.
  */
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
@@ -24,6 +25,7 @@ import {
   definitionsShown,
   diffRevision,
   diffValue,
+  type RevisionDiff,
   type RevisionStep,
   revisionOf,
   type ShownDefinition,
@@ -254,4 +256,42 @@ export async function recordRevision(
     steps,
     diff: diffRevision(before, steps, compared, shown, change.marked),
   });
+}
+
+/** The columns of a plan's first revision but its steps, whose digests the database computes. */
+export type FirstRevision = {
+  cause: string;
+  rationale: string | null;
+  diff: RevisionDiff;
+};
+
+/**
+ * A new plan's first revision, known before its steps are stored, so the
+ * statement that stores them writes it too (create_research_plan's
+ * `insertPlan`, with the steps' ids and digests). The engine decides it from
+ * the change's audit entries as for every other change; every step is added,
+ * and an added step's entry shows its type and the start of its instructions
+ * (`diffValue`), the same text `readShown` would read back of what was just
+ * stored. Each step's id stands in for its digest: the diff's walk only looks
+ * definitions up by it, and a new plan's steps compare with nothing.
+ */
+export function firstRevision(
+  entries: readonly AuditEntry[],
+  steps: readonly { id: string; stepOrder: number; stepType: StepType; instructions: string }[],
+): FirstRevision | null {
+  const change = revisionOf(entries);
+  if (!change) return null;
+  const shown = new Map<string, ShownDefinition>(
+    steps.map((step) => [
+      step.id,
+      // An added step's entry shows no arguments.
+      { stepType: step.stepType, instructions: diffValue(step.instructions), arguments: null },
+    ]),
+  );
+  const after = steps.map(({ id, stepOrder }) => ({ id, stepOrder, digest: id }));
+  return {
+    cause: change.cause,
+    rationale: change.rationale,
+    diff: diffRevision(null, after, new Map(), shown, change.marked),
+  };
 }
