@@ -2,7 +2,8 @@
  * A plan's creation and its first get_next_step, counted in statements on
  * PostgreSQL 15 (the driver's query hook exists only there):
  * create_research_plan is one statement, its first revision included
- * (lib/services/plans/create-plan.ts); a plan whose first step is the
+ * (lib/services/plans/create-plan.ts), and so is the get_next_step that finds
+ * the plan complete (the claim reads its answer); a plan whose first step is the
  * agent's is started with that step's claim in one statement after the claim
  * that found it `planning` (lib/services/loop/claim-next-step.ts); a plan whose
  * first step Cairn runs itself still takes get_next_step's transaction, which
@@ -15,9 +16,11 @@ import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
+import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { createPostgresDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
+import { plainResult } from "./support/mcp-client";
 import { readRows } from "./support/rows";
 
 describe("a plan's first get_next_step on postgres", () => {
@@ -121,5 +124,39 @@ describe("a plan's first get_next_step on postgres", () => {
     expect(statements[1]).toMatch(/^\/\* start a planning plan/);
     expect(statements).toContainEqual(expect.stringMatching(/^begin/));
     expect(statements.length).toBeGreaterThan(4);
+  });
+
+  it("answers a completed plan in the claim's one statement, with its formatting notes", async () => {
+    const { planId, steps } = await createPlan(ctx, {
+      name: "Complete",
+      researchQuestion: "q",
+      outputFormattingNotes: "A memo.",
+      steps: [
+        { stepType: "search", instructions: "Search." },
+        { stepType: "analyze", instructions: "Analyse." },
+      ],
+    });
+    for (const step of steps) {
+      await getNextStep(ctx, { planId });
+      await submitStepResult(
+        ctx,
+        plainResult(planId, step.stepId, { outputFormattingNotes: `Notes of ${step.stepOrder}.` }),
+      );
+    }
+    const { answer, statements } = await counted(planId);
+    expect(answer).toEqual({
+      status: "plan_complete",
+      planId,
+      outputMediaType: null,
+      outputFormattingInstructions: null,
+      planFormattingNotes: "A memo.",
+      stepFormattingNotes: steps.map((step) => ({
+        stepId: step.stepId,
+        stepOrder: step.stepOrder,
+        notes: `Notes of ${step.stepOrder}.`,
+      })),
+      hint: expect.stringMatching(/^Every step is done\. Call get_research_context/),
+    });
+    expect(statements).toHaveLength(1);
   });
 });

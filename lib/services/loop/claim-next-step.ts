@@ -4,7 +4,8 @@
  * everywhere), claim its first free step (`claimableStep`) if the plan is
  * `executing` and not paused, write the step_started audit row, count the
  * plan's steps, and report the plan's review deadlines (`deadlineStateColumns`:
- * a due review is applied by the caller, which then claims again). The
+ * a due review is applied by the caller, which then claims again), and for a
+ * completed plan what its answer is built from (`COMPLETED_PLAN_READ`). The
  * statement is atomic on its own, so the claim and its audit row commit
  * together. A plan in any other status claims nothing here and only reports its
  * status: a `planning` one is started by the second statement below
@@ -43,6 +44,34 @@ export const claimedStepRow = z.object({
   serverNext: z.boolean(),
 });
 export type ClaimedStep = z.infer<typeof claimedStepRow>;
+
+/**
+ * What a completed plan's answer is built from, as one JSON value (SQL text
+ * over the plan `$1` and the tenant `$2`): its skill execution's metadata
+ * (the output's format), the formatting notes of its completed steps and
+ * which steps failed. The claim reads it with the plan's status when its
+ * snapshot is current, so the get_next_step that finds the plan complete
+ * answers without another round trip; a completed plan never changes again,
+ * so no lock is needed.
+ */
+export const COMPLETED_PLAN_READ = `json_build_object(
+    'metadata', (select metadata from skill_execution
+      where plan_id = $1::uuid and tenant_id = $2::uuid
+      order by created_at desc limit 1),
+    'notes', coalesce((select json_agg(json_build_object(
+        'stepId', id, 'stepOrder', step_order, 'notes', output_formatting_notes) order by step_order)
+      from plan_step where plan_id = $1::uuid and tenant_id = $2::uuid
+        and status = 'completed' and output_formatting_notes is not null), '[]'::json),
+    'failed', coalesce((select json_agg(step_order order by step_order)
+      from plan_step where plan_id = $1::uuid and tenant_id = $2::uuid
+        and status = 'failed'), '[]'::json))`;
+
+export const completedPlanRead = z.object({
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  notes: z.array(z.object({ stepId: z.string(), stepOrder: z.number(), notes: z.string() })),
+  failed: z.array(z.number()),
+});
+export type CompletedPlanRead = z.infer<typeof completedPlanRead>;
 
 /**
  * The claim's CTEs (`next`, `claimed`, `audit`) for the plan id `plan`, the
@@ -115,6 +144,8 @@ const claimNext = statement(
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
+    case when plan.status = 'completed' and fresh.current then ${COMPLETED_PLAN_READ}
+      end as "completedRead",
     ${deadlineStateColumns("$1::uuid", "$2::uuid")}
   from plan cross join fresh left join claimed on true`,
   claimedStepRow.extend({
@@ -122,6 +153,7 @@ const claimNext = statement(
     planFormattingNotes: z.string().nullable(),
     current: z.boolean(),
     paused: z.boolean(),
+    completedRead: completedPlanRead.nullable(),
     ...deadlineStateRow.shape,
   }),
 );

@@ -18,7 +18,7 @@ import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import type { BindingSource } from "../../plan-engine/bindings";
 import { isTerminalPlanStatus, transitionPlan } from "../../plan-engine/transitions";
-import { claimNextStep, startAndClaimStep } from "../loop/claim-next-step";
+import { type CompletedPlanRead, claimNextStep, startAndClaimStep } from "../loop/claim-next-step";
 import { claimStep } from "../loop/claim-step";
 import { applyDueReviewsOfPlan, type TimedOutReview } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
@@ -100,9 +100,13 @@ async function nextStepOf(
     const ready = started && readyAnswer(planId, started);
     if (ready) return { answer: await withInputs(ctx, ready, started.inputs), timedOut };
   }
-  // A completed or failed plan never changes again, so its answer needs no lock.
+  // A completed or failed plan never changes again, so its answer needs no
+  // lock; a completed one's was read by the claim.
   if (isTerminalPlanStatus(peeked.plan.status)) {
-    return { answer: await terminalPlanAnswer(ctx.db, ctx, peeked.plan), timedOut };
+    return {
+      answer: await terminalPlanAnswer(ctx.db, ctx, peeked.plan, peeked.completedRead),
+      timedOut,
+    };
   }
   // A plan that must change status (planning/stalled -> executing) or whose
   // next step Cairn runs itself is locked exclusively, so no two callers run a
@@ -150,6 +154,8 @@ async function claimFromExecutingPlan(
       plan: PlanForAnswer;
       serverNext: boolean;
       paused: boolean;
+      /** A completed plan's answer's read (`COMPLETED_PLAN_READ`). */
+      completedRead: CompletedPlanRead | null;
       deadlines: Deadlines;
     }
 > {
@@ -162,7 +168,13 @@ async function claimFromExecutingPlan(
     status: row.planStatus,
     outputFormattingNotes: row.planFormattingNotes,
   };
-  const flags = { plan, serverNext: row.serverNext, paused: row.paused, deadlines };
+  const flags = {
+    plan,
+    serverNext: row.serverNext,
+    paused: row.paused,
+    completedRead: row.completedRead,
+    deadlines,
+  };
   if (!row.current) return { status: "stale", ...flags };
   const ready = readyAnswer(planId, row);
   return ready

@@ -14,7 +14,12 @@ import { cancelledPlanMessage } from "../../plan-engine/cancel";
 import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/checkpoint-guard";
 import { metadataText } from "../../plan-engine/skill-executions";
 import { isTerminalPlanStatus } from "../../plan-engine/transitions";
-import type { ClaimedStep } from "../loop/claim-next-step";
+import {
+  type ClaimedStep,
+  COMPLETED_PLAN_READ,
+  type CompletedPlanRead,
+  completedPlanRead,
+} from "../loop/claim-next-step";
 import { approvalsShown } from "../reviews/approvals";
 import type { ServiceContext } from "../shared/context";
 import { getPlan, type PlanRow } from "../shared/plan-access";
@@ -24,13 +29,17 @@ import type { ServerStepRun } from "./run-server-steps";
 /** The plan fields an answer other than a hand-out is built from. */
 export type PlanForAnswer = Pick<PlanRow, "id" | "status" | "outputFormattingNotes">;
 
-/** The answer for a completed, failed or cancelled plan. */
+/**
+ * The answer for a completed, failed or cancelled plan; a completed plan's
+ * from `completed` when the caller's statement read it already.
+ */
 export async function terminalPlanAnswer(
   db: Executor,
   ctx: ServiceContext,
   plan: PlanForAnswer,
+  completed: CompletedPlanRead | null = null,
 ): Promise<NextStep> {
-  if (plan.status === "completed") return planComplete(db, ctx, plan);
+  if (plan.status === "completed") return planComplete(db, ctx, plan, completed);
   if (plan.status === "cancelled") {
     const { cancellation } = await getPlan(db, ctx, plan.id);
     return {
@@ -95,37 +104,20 @@ export async function settledPlanAnswer(
   return undefined;
 }
 
-/**
- * What a completed plan's answer is built from, in one statement: its
- * skill execution's metadata (the output's format), the formatting notes of
- * its completed steps and which steps failed.
- */
-const completedPlanRead = statement(
+/** A completed plan's read on its own, where no claim read it (`COMPLETED_PLAN_READ`). */
+const completedPlanStatement = statement(
   "read a completed plan's answer",
-  `select
-    (select metadata from skill_execution
-      where plan_id = $1::uuid and tenant_id = $2::uuid
-      order by created_at desc limit 1) as metadata,
-    coalesce((select json_agg(json_build_object(
-        'stepId', id, 'stepOrder', step_order, 'notes', output_formatting_notes) order by step_order)
-      from plan_step where plan_id = $1::uuid and tenant_id = $2::uuid
-        and status = 'completed' and output_formatting_notes is not null), '[]'::json) as notes,
-    coalesce((select json_agg(step_order order by step_order)
-      from plan_step where plan_id = $1::uuid and tenant_id = $2::uuid
-        and status = 'failed'), '[]'::json) as failed`,
-  z.object({
-    metadata: z.record(z.string(), z.unknown()).nullable(),
-    notes: z.array(z.object({ stepId: z.string(), stepOrder: z.number(), notes: z.string() })),
-    failed: z.array(z.number()),
-  }),
+  `select ${COMPLETED_PLAN_READ} as read`,
+  z.object({ read: completedPlanRead }),
 );
 
 async function planComplete(
   db: Executor,
   ctx: ServiceContext,
   plan: PlanForAnswer,
+  known: CompletedPlanRead | null,
 ): Promise<NextStep> {
-  const [read] = await run(db, completedPlanRead, [plan.id, ctx.tenantId]);
+  const read = known ?? (await run(db, completedPlanStatement, [plan.id, ctx.tenantId]))[0]?.read;
   const failed = read?.failed ?? [];
   // A plan that ended with a failed step is said so, with the way to re-open it.
   const failedNote =
