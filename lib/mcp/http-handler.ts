@@ -109,7 +109,7 @@ export function createMcpRoute(
       // In JSON mode the answer is complete when it is returned.
       return await transport.handleRequest(request, { parsedBody: body, authInfo });
     } finally {
-      await server.close();
+      await closeWithoutStack(server);
     }
   };
 
@@ -132,6 +132,26 @@ export function createMcpRoute(
 
   // Every request carries a key or token: none, a wrong one or a revoked one is a 401.
   return withFrontDoor(answer, (token, request) => deps.authenticate(token, request), frontDoor);
+}
+
+/**
+ * Closes a server after its one exchange. The SDK's close builds a
+ * "Connection closed" error to settle requests still waiting, and a stateless
+ * exchange has none left, so the error is never seen; its stack trace was
+ * 1.9% of the busy samples of a profile of the loop served in process (a
+ * `ping` measured about 15 µs, 7%, less without it). The close builds it
+ * synchronously (the transport's close calls the protocol's teardown before
+ * its first await), so Node captures no stack for it here and every other
+ * error keeps its own.
+ */
+function closeWithoutStack(server: McpServer): Promise<void> {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return server.close();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 function newServer(deps: CairnServerDeps): McpServer {
