@@ -3,7 +3,9 @@
  * PostgreSQL 15 (the driver's query hook exists only there):
  * create_research_plan is one statement, its first revision included
  * (lib/services/plans/create-plan.ts), and so is the get_next_step that finds
- * the plan complete (the claim reads its answer); a plan whose first step is the
+ * the plan complete (the claim reads its answer); a submit after which a
+ * branching condition fires no action that changes the plan is two
+ * (lib/services/loop/complete-step-guarded.ts); a plan whose first step is the
  * agent's is started with that step's claim in one statement after the claim
  * that found it `planning` (lib/services/loop/claim-next-step.ts); a plan whose
  * first step Cairn runs itself still takes get_next_step's transaction, which
@@ -158,5 +160,60 @@ describe("a plan's first get_next_step on postgres", () => {
       hint: expect.stringMatching(/^Every step is done\. Call get_research_context/),
     });
     expect(statements).toHaveLength(1);
+  });
+
+  it("submits a step whose condition changes nothing in two statements, and one that fails the plan on its snapshot", async () => {
+    const planWith = (action: "continue" | "fail") =>
+      createPlan(ctx, {
+        name: `Condition ${action}`,
+        researchQuestion: "q",
+        steps: [
+          { stepType: "search", instructions: "Search." },
+          { stepType: "analyze", instructions: "Analyse." },
+        ],
+        branchingConditions: [
+          { afterStepOrder: 1, conditionExpression: "confidence > 0.5", ifTrueAction: action },
+        ],
+      });
+    const submitted = async (planId: string, stepId: string) => {
+      await getNextStep(ctx, { planId });
+      sent = [];
+      const answer = await submitStepResult(ctx, plainResult(planId, stepId, { confidence: 0.9 }));
+      return { answer, statements: sent };
+    };
+
+    const going = await planWith("continue");
+    const [condition] = going.branchingConditions;
+    const step = going.steps[0]?.stepId as string;
+    const continued = await submitted(going.planId, step);
+    expect(continued.answer).toMatchObject({
+      stepStatus: "completed",
+      planStatus: "executing",
+      conditionsEvaluated: 1,
+      firedConditions: [
+        {
+          conditionId: condition?.conditionId,
+          conditionExpression: "confidence > 0.5",
+          action: "continue",
+        },
+      ],
+    });
+    expect(continued.statements).toHaveLength(2);
+    expect(continued.statements.every((text) => text.startsWith("/* complete a step"))).toBe(true);
+    const [verdict] = await readRows<{ fired: boolean; evaluated: boolean }>(
+      handle.db,
+      sql`select fired, evaluated_at is not null as evaluated
+        from plan_branching_condition where id = ${condition?.conditionId}`,
+    );
+    expect(verdict).toEqual({ fired: true, evaluated: true });
+
+    const failing = await planWith("fail");
+    const failed = await submitted(failing.planId, failing.steps[0]?.stepId as string);
+    expect(failed.answer).toMatchObject({
+      planStatus: "failed",
+      firedConditions: [{ action: "fail" }],
+    });
+    // The engine decided on the plan's locked snapshot, in a transaction.
+    expect(failed.statements).toContainEqual(expect.stringMatching(/^begin/));
   });
 });

@@ -143,37 +143,67 @@ describe("a pause holds", () => {
   });
 });
 
+/** A branching condition on `result.n` or the confidence, with any action but a skip's target. */
+const anyCondition = fc.record({
+  expression: fc.constantFrom(
+    "result.n >= 5",
+    "result.n < 5",
+    "confidence > 0.5",
+    'status === "completed"',
+  ),
+  action: fc.constantFrom("continue", "fail", "add_steps"),
+});
+
 describe("decideCommonSubmit", () => {
-  it("decides, for every state of the other steps, what decideSubmit decides", () => {
+  it("decides, for every state of the other steps and any conditions, what decideSubmit decides, or nothing", () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...STEP_STATUSES), { maxLength: 8 }), (others) => {
-        const common = decideCommonSubmit("p", submitOf("s0"));
-        const snapshot = plan([]);
-        const full = decideSubmit(
-          {
-            ...snapshot,
-            steps: [
-              { id: "s0", stepOrder: 1, status: "in_progress", stepType: "search" },
-              ...others.map((status, i) => ({
-                id: `o${i}`,
-                stepOrder: i + 2,
-                status,
-                stepType: "search" as const,
-              })),
-            ],
-          },
-          [],
-          submitOf("s0"),
-        );
-        const terminal = others.every((s) => common.preconditions.terminalStepStatuses.includes(s));
-        const picked = others.includes("awaiting_input")
-          ? common.planStatusWhen.othersAwaitInput
-          : terminal
-            ? common.planStatusWhen.othersAllTerminal
-            : common.planStatusWhen.otherwise;
-        expect(picked).toBe(full.planStatus);
-        expect(common.audit.map((a) => a.eventType)).toEqual(full.audit.map((a) => a.eventType));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom(...STEP_STATUSES), { maxLength: 8 }),
+        fc.array(anyCondition, { maxLength: 4 }),
+        fc.integer({ min: 0, max: 9 }),
+        (others, drawn, n) => {
+          const conditions = drawn.map((c, i) => cond(`c${i}`, c.expression, c.action));
+          const event = submitOf("s0", { n });
+          const common = decideCommonSubmit("p", event, conditions);
+          const snapshot = plan([]);
+          const full = decideSubmit(
+            {
+              ...snapshot,
+              steps: [
+                { id: "s0", stepOrder: 1, status: "in_progress", stepType: "search" },
+                ...others.map((status, i) => ({
+                  id: `o${i}`,
+                  stepOrder: i + 2,
+                  status,
+                  stepType: "search" as const,
+                })),
+              ],
+            },
+            conditions,
+            event,
+          );
+          // Nothing decided ahead exactly when a condition fires an action
+          // that changes the plan: the full snapshot decides those.
+          if (!common) {
+            expect(full.fired.some((f) => f.action !== "continue")).toBe(true);
+            return;
+          }
+          expect(full.fired.every((f) => f.action === "continue")).toBe(true);
+          const terminal = others.every((s) =>
+            common.preconditions.terminalStepStatuses.includes(s),
+          );
+          const picked = others.includes("awaiting_input")
+            ? common.planStatusWhen.othersAwaitInput
+            : terminal
+              ? common.planStatusWhen.othersAllTerminal
+              : common.planStatusWhen.otherwise;
+          expect(picked).toBe(full.planStatus);
+          expect(common.preconditions.conditions).toEqual(conditions);
+          expect(common.verdicts).toEqual(full.verdicts);
+          expect(common.fired).toEqual(full.fired);
+          expect(common.audit.map((a) => a.eventType)).toEqual(full.audit.map((a) => a.eventType));
+        },
+      ),
       { numRuns: 500 },
     );
   });

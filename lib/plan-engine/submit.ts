@@ -127,17 +127,22 @@ export function decideSubmit(
 
 /**
  * The loop's common submit decided before its read, so that one guarded
- * statement can write it: an in-progress step without branching conditions, of
- * an `executing` plan that waits on no add_steps. Then the outcome depends on
- * the other steps only through `derivePlanStatus`, so the plan's next status is
+ * statement can write it: an in-progress step of an `executing` plan that
+ * waits on no add_steps, whose branching conditions (`conditions`, as the
+ * statement must find them stored; none on a first try) fire no action that
+ * changes the plan: only `continue`, or none. Then the outcome depends on the
+ * other steps only through `derivePlanStatus`, so the plan's next status is
  * decided here for each of its three cases, by `decideSubmit` itself on a
  * representative snapshot; the statement picks the case from the stored steps
  * and writes nothing when a precondition fails (the caller then decides on a
- * full snapshot). The audit rows' `stepOrder` is read by the statement.
+ * full snapshot). The audit rows' `stepOrder` is read by the statement. Null
+ * when a condition fires skip_to, fail or add_steps: those are decided on the
+ * plan's full snapshot.
  */
 export function decideCommonSubmit(
   planId: string,
   event: SubmitEvent,
+  conditions: readonly LoopCondition[] = [],
 ): {
   audit: AuditEntry[];
   planStatusWhen: {
@@ -149,8 +154,11 @@ export function decideCommonSubmit(
     planStatus: PlanStatus;
     stepStatus: StepStatus;
     terminalStepStatuses: readonly StepStatus[];
+    conditions: readonly LoopCondition[];
   };
-} {
+  verdicts: SubmitDecision["verdicts"];
+  fired: SubmitDecision["fired"];
+} | null {
   const decide = (others: StepStatus[]) =>
     decideSubmit(
       {
@@ -169,10 +177,11 @@ export function decideCommonSubmit(
         ],
         pendingReviews: [],
       },
-      [],
+      conditions,
       event,
     );
   const otherwise = decide(["pending"]);
+  if (otherwise.fired.some((fired) => fired.action !== "continue")) return null;
   return {
     audit: otherwise.audit.map((entry) => {
       if (entry.eventType !== "step_completed") return entry;
@@ -188,6 +197,9 @@ export function decideCommonSubmit(
       planStatus: "executing",
       stepStatus: "in_progress",
       terminalStepStatuses: TERMINAL_STEP_STATUSES,
+      conditions,
     },
+    verdicts: otherwise.verdicts,
+    fired: otherwise.fired,
   };
 }

@@ -3,11 +3,16 @@
  * BEGIN/COMMIT: the engine decided it ahead (`decideCommonSubmit`), and the
  * statement locks the plan, then the step, checks the engine's preconditions,
  * picks the plan's next status from the stored steps (the engine's three
- * cases), and writes the step, the plan, plan.completed / plan.failed and the
- * audit rows only if every precondition held. No row `ok` when one did not:
- * the caller then decides on a full snapshot. A step with an outputSchema or
- * of type `checkpoint` always takes that path, where the schema and who may
- * pass a checkpoint are checked.
+ * cases), and writes the step, the plan, the conditions' verdicts,
+ * plan.completed / plan.failed and the audit rows only if every precondition
+ * held. The step's branching conditions are one of them: stored as the
+ * engine decided on them (none, on the first try). When only they differ, the
+ * statement answers them, the engine decides on them, and, unless one fires
+ * an action that changes the plan, the statement is sent again with them:
+ * two round trips for a step with conditions. No row `ok` otherwise: the
+ * caller then decides on a full snapshot. A step with an outputSchema or of
+ * type `checkpoint` always takes that path, where the schema and who may pass
+ * a checkpoint are checked.
  *
  * A statement reads the steps as of its start, so it must not wait for the
  * plan's lock (it would read them from before the holder's change): it skips
@@ -21,6 +26,7 @@ import "server-only";
 import { z } from "zod";
 import type { Database } from "../../db/client";
 import { jsonParam, run, runAfter, sqlLiterals, statement } from "../../db/statement";
+import type { LoopCondition } from "../../plan-engine/plan-snapshot";
 import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import type { decideCommonSubmit } from "../../plan-engine/submit";
 import { transitionStep } from "../../plan-engine/transitions";
@@ -35,7 +41,7 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
     select id, step_order, status, step_type, output_schema from plan_step
     where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
     for update
-  ), decided as materialized (
+  ), eligible as materialized (
     select step.step_order,
       case
         when bool_or(other.status = 'awaiting_input') then $4::text
@@ -51,8 +57,19 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
       and step.status = $9::step_status and step.output_schema is null
       and step.step_type <> 'checkpoint'
       and ${notHeldByCheckpoint("$1::uuid", "step.step_order")}
-      and not exists (select 1 from plan_branching_condition c where c.after_step_id = $3::uuid)
     group by step.step_order
+  ), stored_conditions as materialized (
+    select coalesce(jsonb_agg(jsonb_build_object('id', c.id,
+        'conditionExpression', c.condition_expression, 'ifTrueAction', c.if_true_action,
+        'actionParams', c.action_params) order by c.position), '[]'::jsonb) as list
+    from plan_branching_condition c
+    where c.after_step_id = $3::uuid and exists (select 1 from eligible)
+  ), decided as materialized (
+    select eligible.* from eligible, stored_conditions where stored_conditions.list = $17::jsonb
+  ), verdicts as (
+    update plan_branching_condition c set evaluated_at = $15::timestamptz, fired = v.fired
+    from jsonb_to_recordset($18::jsonb) as v(id uuid, fired boolean)
+    where c.id = v.id and exists (select 1 from decided)
   ), step_update as (
     update plan_step set status = '${transitionStep("in_progress", "completed")}',
       result = $10::jsonb, result_summary = $11::text, confidence = $12::float8,
@@ -75,7 +92,9 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
   select exists (select 1 from decided) as ok,
     exists (select 1 from plan where ${LOCKED_PLAN_IS_CURRENT}) as "planHeld",
     (select plan_status from decided) as "planStatus",
-    (select step_order from decided) as "stepOrder"`;
+    (select step_order from decided) as "stepOrder",
+    case when not exists (select 1 from decided) then (select list from stored_conditions)
+      end as conditions`;
 
 const guardedSubmitRow = z.object({
   ok: z.boolean(),
@@ -83,6 +102,20 @@ const guardedSubmitRow = z.object({
   planHeld: z.boolean(),
   planStatus: z.enum(PLAN_STATUSES).nullable(),
   stepOrder: z.number().nullable(),
+  /**
+   * When nothing was written: the step's stored conditions, if every other
+   * precondition held (an empty list otherwise), for the engine to decide on.
+   */
+  conditions: z
+    .array(
+      z.object({
+        id: z.string(),
+        conditionExpression: z.string(),
+        ifTrueAction: z.string(),
+        actionParams: z.record(z.string(), z.unknown()),
+      }),
+    )
+    .nullable(),
 });
 
 /**
@@ -123,14 +156,23 @@ export type GuardedSubmit = {
   outputFormattingNotes: string | null;
 };
 
-/** The plan's new status and the step's order, or undefined when a precondition failed. */
+/**
+ * The plan's new status and the step's order; or, when only the step's
+ * branching conditions differed from those the engine decided on, the stored
+ * ones (`conditions`), for the engine to decide again; or undefined when
+ * another precondition failed.
+ */
 export async function completeStepGuarded(
   db: Database,
   ctx: ServiceContext,
   input: GuardedSubmit,
-  decided: ReturnType<typeof decideCommonSubmit>,
+  decided: NonNullable<ReturnType<typeof decideCommonSubmit>>,
   now: string,
-): Promise<{ planStatus: (typeof PLAN_STATUSES)[number]; stepOrder: number } | undefined> {
+): Promise<
+  | { planStatus: (typeof PLAN_STATUSES)[number]; stepOrder: number }
+  | { conditions: LoopCondition[] }
+  | undefined
+> {
   const { planStatusWhen: when, preconditions: pre } = decided;
   const params = [
     input.planId,
@@ -149,12 +191,17 @@ export async function completeStepGuarded(
     input.outputFormattingNotes,
     now,
     jsonParam(auditRows(ctx, decided.audit)),
+    jsonParam(pre.conditions),
+    jsonParam(decided.verdicts),
   ];
   let [row] = await run(db, guardedSubmitUnlessBusy, params);
   if (row && !row.ok && !row.planHeld) {
     const lock = { stmt: lockPlanForSubmit, params: [input.planId, ctx.tenantId] };
     [row] = await runAfter(db, lock, guardedSubmitAfterLock, params);
   }
-  if (!row?.ok || row.planStatus === null || row.stepOrder === null) return undefined;
-  return { planStatus: row.planStatus, stepOrder: row.stepOrder };
+  if (row?.ok && row.planStatus !== null && row.stepOrder !== null) {
+    return { planStatus: row.planStatus, stepOrder: row.stepOrder };
+  }
+  const stored = row?.conditions ?? [];
+  return stored.length > 0 ? { conditions: stored } : undefined;
 }

@@ -160,8 +160,11 @@ const submitEvent = (input: SubmitInput) => ({
  * the engine decided it ahead (`decideCommonSubmit`), and the statement locks
  * the plan, then the step, checks the engine's preconditions, picks the plan's
  * next status from the stored steps, and writes the step, the plan and the
- * audit rows only if every precondition held. Undefined when one did not (or
- * the plan changed while the statement waited for its lock): the caller then
+ * audit rows only if every precondition held. A step with branching
+ * conditions takes two: the first answers them, the engine decides on them,
+ * and the second writes the verdicts too, unless a condition fires an action
+ * that changes the plan. Undefined when a precondition did not hold (or the
+ * plan changed while the statement waited for its lock): the caller then
  * decides on a full snapshot.
  */
 async function submitInOneStatement(
@@ -170,19 +173,21 @@ async function submitInOneStatement(
   now: string,
 ): Promise<SubmittedStep | undefined> {
   const event = submitEvent(input);
-  const row = await completeStepGuarded(
-    ctx.db,
-    ctx,
-    {
-      ...event,
-      planId: input.planId,
-      stepExecutionReport: input.stepExecutionReport,
-      outputFormattingNotes: input.outputFormattingNotes ?? null,
-    },
-    decideCommonSubmit(input.planId, event),
-    now,
-  );
-  if (!row) return undefined;
+  const guarded = {
+    ...event,
+    planId: input.planId,
+    stepExecutionReport: input.stepExecutionReport,
+    outputFormattingNotes: input.outputFormattingNotes ?? null,
+  };
+  let decided = decideCommonSubmit(input.planId, event);
+  if (!decided) return undefined;
+  let row = await completeStepGuarded(ctx.db, ctx, guarded, decided, now);
+  if (row && "conditions" in row) {
+    decided = decideCommonSubmit(input.planId, event, row.conditions);
+    if (!decided) return undefined;
+    row = await completeStepGuarded(ctx.db, ctx, guarded, decided, now);
+  }
+  if (!row || "conditions" in row) return undefined;
   // The statement queued plan.completed or plan.failed when it ended the plan.
   if (planStatusEvent(row.planStatus)) noteNotificationQueued();
   return {
@@ -191,9 +196,9 @@ async function submitInOneStatement(
     stepOrder: row.stepOrder,
     stepStatus: "completed",
     planStatus: row.planStatus,
-    conditionsEvaluated: 0,
-    firedConditions: [],
-    hint: submitHint(row.planStatus, null, []),
+    conditionsEvaluated: decided.preconditions.conditions.length,
+    firedConditions: decided.fired,
+    hint: submitHint(row.planStatus, null, decided.fired),
   };
 }
 
