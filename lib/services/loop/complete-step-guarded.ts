@@ -69,7 +69,7 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
   ), verdicts as (
     update plan_branching_condition c set evaluated_at = $15::timestamptz, fired = v.fired
     from jsonb_to_recordset($18::jsonb) as v(id uuid, fired boolean)
-    where c.id = v.id and exists (select 1 from decided)
+    where c.after_step_id = $3::uuid and c.id = v.id and exists (select 1 from decided)
   ), step_update as (
     update plan_step set status = '${transitionStep("in_progress", "completed")}',
       result = $10::jsonb, result_summary = $11::text, confidence = $12::float8,
