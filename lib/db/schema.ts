@@ -659,6 +659,13 @@ export const planAuditHead = pgTable("plan_audit_head", {
   tenantId: tenantId(),
   chainLength: integer("chain_length").notNull(),
   lastDigest: text("last_digest").notNull(),
+  /**
+   * The digest before `last_digest`: the trigger moves the head in one
+   * update and reads the row's `prev_digest` back from it (an update's
+   * RETURNING sees only the new row), so a chained row makes one version of
+   * the head, not two.
+   */
+  prevDigest: text("prev_digest"),
 });
 
 /**

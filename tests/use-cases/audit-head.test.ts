@@ -214,6 +214,36 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
     expect(await everyCheck(planId)).toEqual(verifiedTrail(planId, 12, 0));
     expectExportChecks(await readAuditExport(tenant.agent.ctx, planId));
   });
+
+  it("moves the head once for each row it chains", async () => {
+    const db = tenant.handle.db;
+    const { tenantId } = tenant.agent.ctx;
+    const { planId } = await tenant.agent.ok("create_research_plan", {
+      name: "Versions",
+      researchQuestion: "q",
+      steps: planSteps("search"),
+    });
+    const updates = await db.transaction(async (tx) => {
+      for (let row = 0; row < 5; row += 1) {
+        await tx.execute(
+          sql`insert into plan_audit_log (tenant_id, plan_id, event_type, actor_type, actor_label, payload)
+            values (${tenantId}::uuid, ${planId}::uuid, 'step_completed', 'system', 'writer',
+              jsonb_build_object('row', ${row}::int))`,
+        );
+      }
+      // This transaction's own count, not yet sent to the statistics.
+      const [head] = await readRows<{ updates: number }>(
+        tx,
+        sql`select n_tup_upd::int as updates from pg_stat_xact_user_tables
+          where relname = 'plan_audit_head'`,
+      );
+      return head?.updates;
+    });
+    // One new version of the head per row (two before drizzle/0029), each
+    // one a later update of the head steps over until the transaction ends.
+    expect(updates).toBe(5);
+    expect(await everyCheck(planId)).toEqual(verifiedTrail(planId, 6, 0));
+  });
 });
 
 describe("writers of one plan's trail on PostgreSQL", () => {

@@ -1,6 +1,6 @@
 /**
  * The audit trail's hash chain (docs/audit.md). Each plan's rows are chained
- * by the database trigger `plan_audit_chain` (drizzle/0011_audit_head.sql):
+ * by the database trigger `plan_audit_chain` (drizzle/0029_audit_head_one_update.sql):
  * row n carries `prev_digest` (row n-1's digest) and `digest` =
  * sha256(prev_digest || canonical), where canonical is the row's content as
  * `audit_row_canonical` writes it; and the plan's head (`plan_audit_head`)
