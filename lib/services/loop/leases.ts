@@ -26,6 +26,7 @@ import { isoTime, run, sqlLiterals, statement } from "../../db/statement";
 import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/checkpoint-guard";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import type { ServiceContext } from "../shared/context";
+import { planOfTenant } from "./plan-lock";
 
 /** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
 export function leaseSeconds(
@@ -70,7 +71,7 @@ export function leaseUntil(now: string, seconds: string): string {
 const renewal = statement(
   "renew lease",
   `with plan as materialized (
-    select id from research_plan where id = $1::uuid and tenant_id = $2::uuid
+    select id from research_plan where ${planOfTenant("research_plan")}
     for share
   )
   update plan_step set lease_expires_at = ${leaseUntil("now()", "$4::int")},

@@ -11,6 +11,7 @@ import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../../plan-engine/stat
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { cancellationOutput, pauseReasonOutput } from "../shared/output-fields";
+import { planOfTenant } from "./plan-lock";
 
 /** A time inside a JSON column (timestamptz as JSON text), as a Date. */
 const jsonTime = z
@@ -28,7 +29,7 @@ const readStatus = statement(
       from plan_step s where s.plan_id = p.id and s.tenant_id = $2::uuid), '[]'::jsonb) as steps,
     ${deadlineStateColumns("$1::uuid", "$2::uuid")}
   from research_plan p
-  where p.id = $1::uuid and p.tenant_id = $2::uuid`,
+  where ${planOfTenant("p")}`,
   z.object({
     id: z.string(),
     name: z.string(),
