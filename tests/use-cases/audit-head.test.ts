@@ -224,6 +224,17 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
       steps: planSteps("search"),
     });
     const updates = await db.transaction(async (tx) => {
+      // The backend's count, which may still hold earlier transactions' not
+      // yet sent to the statistics: the difference is this transaction's.
+      const headUpdates = async () =>
+        (
+          await readRows<{ updates: number }>(
+            tx,
+            sql`select n_tup_upd::int as updates from pg_stat_xact_user_tables
+              where relname = 'plan_audit_head'`,
+          )
+        )[0]?.updates ?? 0;
+      const before = await headUpdates();
       for (let row = 0; row < 5; row += 1) {
         await tx.execute(
           sql`insert into plan_audit_log (tenant_id, plan_id, event_type, actor_type, actor_label, payload)
@@ -231,13 +242,7 @@ describe.each(BACKENDS)("the audit chain's head on %s", (backend) => {
               jsonb_build_object('row', ${row}::int))`,
         );
       }
-      // This transaction's own count, not yet sent to the statistics.
-      const [head] = await readRows<{ updates: number }>(
-        tx,
-        sql`select n_tup_upd::int as updates from pg_stat_xact_user_tables
-          where relname = 'plan_audit_head'`,
-      );
-      return head?.updates;
+      return (await headUpdates()) - before;
     });
     // One new version of the head per row (two before drizzle/0029), each
     // one a later update of the head steps over until the transaction ends.
