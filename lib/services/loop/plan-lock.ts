@@ -13,12 +13,10 @@ import "server-only";
 
 /**
  * The plan `$1` of the tenant `$2` among `research_plan` rows named `alias`,
- * found by its primary key. The tenant is compared with IS NOT DISTINCT FROM
- * (the same test as = on a NOT NULL column), which no index serves, so the
- * planner cannot take the tenant's (tenant_id, updated_at) index for the
- * lookup and read every plan of the tenant with every old version of each:
- * a plan cached before the table had statistics priced both indexes alike
- * and did, 620 index entries a lookup at 900 plans (docs/performance.md).
+ * found by its primary key: the tenant's test is `sameTenant`'s
+ * (lib/db/same-tenant.ts) as text, so no generic plan reads the tenant's
+ * every plan through its (tenant_id, updated_at) index (620 index entries a
+ * lookup at 900 plans, with the old versions of each, when one did).
  */
 export function planOfTenant(alias: string): string {
   return `${alias}.id = $1::uuid and ${alias}.tenant_id is not distinct from $2::uuid`;

@@ -48,7 +48,8 @@ export async function withInputs(
         'status', s.status, 'result', s.result, 'tool', s.tool))
         from plan_step s where s.plan_id = p.id
           and s.step_order = any(${arrayParam([...new Set(bound)])}::int[])), '[]'::jsonb) as steps
-    from research_plan p where p.id = ${ready.planId}::uuid and p.tenant_id = ${ctx.tenantId}::uuid`,
+    from research_plan p where p.id = ${ready.planId}::uuid
+      and p.tenant_id is not distinct from ${ctx.tenantId}::uuid`,
   );
   if (!plan) return ready;
   return resolvedFrom(ready, inputs, {

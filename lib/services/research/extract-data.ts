@@ -13,8 +13,9 @@ import Ajv2019 from "ajv/dist/2019";
 import Ajv2020 from "ajv/dist/2020";
 import type AjvCore from "ajv/dist/core";
 import addFormats from "ajv-formats";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, inArray } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import { researchArtifacts } from "../../db/schema";
 import { type ChatEndpoint, type ChatMessage, chatCompletion } from "../../llm/chat-completions";
 import { stripCodeFence } from "../../llm/code-fence";
@@ -152,7 +153,12 @@ async function sourceText(
         contentText: researchArtifacts.contentText,
       })
       .from(researchArtifacts)
-      .where(and(inArray(researchArtifacts.id, ids), eq(researchArtifacts.tenantId, ctx.tenantId)));
+      .where(
+        and(
+          inArray(researchArtifacts.id, ids),
+          sameTenant(researchArtifacts.tenantId, ctx.tenantId),
+        ),
+      );
     const found = new Map(rows.map((row) => [row.id, row]));
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) {

@@ -5,8 +5,9 @@
  * of deadlocks).
  */
 import "server-only";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Executor, Transaction } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import { planSteps, researchPlans } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkPlanTakesWork, type PlanWork } from "../../plan-engine/checkpoint-guard";
@@ -38,17 +39,8 @@ export function stepNotFound(planId: string, stepId: string): AppError {
   );
 }
 
-/**
- * The plan by its primary key, its tenant compared with IS NOT DISTINCT FROM,
- * which no index serves, as the loop's statements do (`planOfTenant`): so no
- * cached plan reads the tenant's every plan through its (tenant_id,
- * updated_at) index instead.
- */
 const planWhere = (ctx: Tenant, planId: string) =>
-  and(
-    eq(researchPlans.id, planId),
-    sql`${researchPlans.tenantId} is not distinct from ${ctx.tenantId}::uuid`,
-  );
+  and(eq(researchPlans.id, planId), sameTenant(researchPlans.tenantId, ctx.tenantId));
 
 export async function getPlan(db: Executor, ctx: Tenant, planId: string) {
   const [plan] = await db.select().from(researchPlans).where(planWhere(ctx, planId));

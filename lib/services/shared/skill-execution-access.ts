@@ -5,6 +5,7 @@
 import "server-only";
 import { and, desc, eq } from "drizzle-orm";
 import type { Executor, Transaction } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import { skillExecutions } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "./context";
@@ -20,7 +21,7 @@ export function executionNotFound(executionId: string): AppError {
 }
 
 const executionWhere = (ctx: ServiceContext, executionId: string) =>
-  and(eq(skillExecutions.id, executionId), eq(skillExecutions.tenantId, ctx.tenantId));
+  and(eq(skillExecutions.id, executionId), sameTenant(skillExecutions.tenantId, ctx.tenantId));
 
 export async function lockSkillExecution(
   tx: Transaction,

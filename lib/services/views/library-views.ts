@@ -7,6 +7,7 @@
 import "server-only";
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import {
   planSteps,
   researchArtifacts,
@@ -110,7 +111,12 @@ export async function getArtifact(ctx: ServiceContext, artifactId: string) {
     .from(researchArtifacts)
     .leftJoin(researchPlans, eq(researchPlans.id, researchArtifacts.planId))
     .leftJoin(planSteps, eq(planSteps.id, researchArtifacts.stepId))
-    .where(and(eq(researchArtifacts.id, artifactId), eq(researchArtifacts.tenantId, ctx.tenantId)));
+    .where(
+      and(
+        eq(researchArtifacts.id, artifactId),
+        sameTenant(researchArtifacts.tenantId, ctx.tenantId),
+      ),
+    );
   if (!row) return undefined;
   const { artifact } = row;
   return {
@@ -155,7 +161,12 @@ export async function readArtifactPart(
           : sql<string>`jsonb_pretty(${researchArtifacts.content})`,
     })
     .from(researchArtifacts)
-    .where(and(eq(researchArtifacts.id, artifactId), eq(researchArtifacts.tenantId, ctx.tenantId)));
+    .where(
+      and(
+        eq(researchArtifacts.id, artifactId),
+        sameTenant(researchArtifacts.tenantId, ctx.tenantId),
+      ),
+    );
   return row?.value;
 }
 

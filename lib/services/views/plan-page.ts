@@ -8,6 +8,7 @@ import "server-only";
 import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
+import { sameTenant } from "../../db/same-tenant";
 import { planAuditLog, planBranchingConditions, planSteps, researchPlans } from "../../db/schema";
 import { isoTime } from "../../db/statement";
 import { undefinedIfNotFound } from "../../plan-engine/app-error";
@@ -460,7 +461,7 @@ export async function getPlanDeliverable(ctx: ServiceContext, planId: string) {
   const [plan] = await ctx.db
     .select({ name: researchPlans.name })
     .from(researchPlans)
-    .where(and(eq(researchPlans.id, planId), eq(researchPlans.tenantId, ctx.tenantId)));
+    .where(and(eq(researchPlans.id, planId), sameTenant(researchPlans.tenantId, ctx.tenantId)));
   if (!plan) return undefined;
   return { planName: plan.name, deliverable: await loadLatestDeliverable(ctx.db, ctx, planId) };
 }
