@@ -58,12 +58,16 @@ describe.each(BACKENDS)("a lookup by id of a tenant's row on %s", (backend) => {
     return handle.db.transaction(async (tx) => {
       await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
       await tx.execute(sql.raw(`prepare lookup as ${text}`));
-      const explained = await readRows<{ "QUERY PLAN": string }>(
-        tx,
-        sql.raw(`explain execute lookup(${literals.map((value) => `'${value}'`).join(", ")})`),
-      );
-      await tx.execute(sql`deallocate lookup`);
-      return explained.map((row) => row["QUERY PLAN"]).join("\n");
+      try {
+        const explained = await readRows<{ "QUERY PLAN": string }>(
+          tx,
+          sql.raw(`explain execute lookup(${literals.map((value) => `'${value}'`).join(", ")})`),
+        );
+        return explained.map((row) => row["QUERY PLAN"]).join("\n");
+      } finally {
+        // A prepared statement outlives its transaction on the pooled connection.
+        await tx.execute(sql`deallocate lookup`);
+      }
     });
   }
 

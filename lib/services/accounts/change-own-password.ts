@@ -11,6 +11,7 @@
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { actingUserId, type ServiceContext } from "../shared/context";
@@ -45,7 +46,7 @@ export async function changeOwnPassword(
   const [row] = await db
     .select({ email: users.email, passwordHash: users.passwordHash, disabledAt: users.disabledAt })
     .from(users)
-    .where(and(eq(users.id, userId), eq(users.tenantId, ctx.tenantId)));
+    .where(and(eq(users.id, userId), sameTenant(users.tenantId, ctx.tenantId)));
   if (!row || row.disabledAt) throw new AppError("NOT_FOUND", "Your account no longer exists.");
   const gate = await registerAttempt(
     db,

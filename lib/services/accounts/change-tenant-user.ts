@@ -6,6 +6,7 @@ import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { actingUserId, type ServiceContext } from "../shared/context";
@@ -46,7 +47,7 @@ export async function changeTenantUser<T>(
     const [target] = await tx
       .select({ email: users.email, role: users.role, disabledAt: users.disabledAt })
       .from(users)
-      .where(and(eq(users.id, targetUserId), eq(users.tenantId, ctx.tenantId)))
+      .where(and(eq(users.id, targetUserId), sameTenant(users.tenantId, ctx.tenantId)))
       .for("update");
     if (!target) throw new AppError("NOT_FOUND", "No user with that id exists in this account.");
     const activeAdmin = target.role === "admin" && !target.disabledAt;

@@ -8,6 +8,7 @@ import "server-only";
 import { and, desc, eq, isNull, min } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import {
   mcpToolCallLog,
   oauthAuthorizationCodes,
@@ -112,7 +113,7 @@ export async function revokeGrant(
       .where(
         and(
           eq(oauthGrants.id, grantId),
-          eq(oauthGrants.tenantId, tenantId),
+          sameTenant(oauthGrants.tenantId, tenantId),
           userId === undefined ? undefined : eq(oauthGrants.userId, userId),
           isNull(oauthGrants.revokedAt),
         ),

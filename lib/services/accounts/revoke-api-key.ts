@@ -2,6 +2,7 @@
 import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import { apiKeys } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
@@ -21,7 +22,7 @@ export async function revokeApiKey(
     .where(
       and(
         eq(apiKeys.id, input.apiKeyId),
-        eq(apiKeys.tenantId, ctx.tenantId),
+        sameTenant(apiKeys.tenantId, ctx.tenantId),
         isNull(apiKeys.revokedAt),
       ),
     )

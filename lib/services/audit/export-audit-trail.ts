@@ -22,7 +22,7 @@ import {
 
 export const AUDIT_EXPORT_FORMAT = "cairn-audit-trail/2";
 
-/** The fields of `audit_row_canonical`'s array, in its order (drizzle/0007_checkpoints.sql). */
+/** The fields of `audit_row_canonical`'s array, in its order (drizzle/0029_audit_head_one_update.sql, the two-argument form; first in drizzle/0007_checkpoints.sql). */
 export const CANONICAL_FIELDS = [
   "chainIndex",
   "tenantId",

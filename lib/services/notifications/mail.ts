@@ -7,6 +7,7 @@ import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import nodemailer from "nodemailer";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import { reviewRequests, type USER_ROLES, users } from "../../db/schema";
 import type { EventPayload, MailFacts, MailRecipients } from "./events";
 
@@ -136,7 +137,7 @@ async function reviewers(tx: Executor, tenantId: string, payload: EventPayload) 
         role: reviewRequests.assignedRole,
       })
       .from(reviewRequests)
-      .where(and(eq(reviewRequests.id, reviewId), eq(reviewRequests.tenantId, tenantId)));
+      .where(and(eq(reviewRequests.id, reviewId), sameTenant(reviewRequests.tenantId, tenantId)));
     assignedUserId = review?.userId ?? undefined;
     assignedUserIds = userIdList.safeParse(review?.userIds).data;
     assignedRole = review?.role ?? undefined;

@@ -9,6 +9,7 @@
 import "server-only";
 import { and, desc, eq } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import { notificationEvents, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { env } from "../../env";
 import { AppError } from "../../plan-engine/app-error";
@@ -70,7 +71,10 @@ export async function setWebhookEndpointDisabled(
     .update(webhookEndpoints)
     .set({ disabledAt: input.disabled ? new Date() : null })
     .where(
-      and(eq(webhookEndpoints.id, input.endpointId), eq(webhookEndpoints.tenantId, ctx.tenantId)),
+      and(
+        eq(webhookEndpoints.id, input.endpointId),
+        sameTenant(webhookEndpoints.tenantId, ctx.tenantId),
+      ),
     )
     .returning({ id: webhookEndpoints.id });
   if (updated.length === 0) throw new AppError("NOT_FOUND", "No such webhook endpoint.");
@@ -82,7 +86,10 @@ export async function deleteWebhookEndpoint(ctx: ServiceContext, raw: { endpoint
   const deleted = await ctx.db
     .delete(webhookEndpoints)
     .where(
-      and(eq(webhookEndpoints.id, input.endpointId), eq(webhookEndpoints.tenantId, ctx.tenantId)),
+      and(
+        eq(webhookEndpoints.id, input.endpointId),
+        sameTenant(webhookEndpoints.tenantId, ctx.tenantId),
+      ),
     )
     .returning({ id: webhookEndpoints.id });
   if (deleted.length === 0) throw new AppError("NOT_FOUND", "No such webhook endpoint.");
@@ -105,7 +112,12 @@ export async function resendWebhookDelivery(
     .select({ disabledAt: webhookEndpoints.disabledAt })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.tenantId, ctx.tenantId)));
+    .where(
+      and(
+        eq(webhookDeliveries.id, deliveryId),
+        sameTenant(webhookDeliveries.tenantId, ctx.tenantId),
+      ),
+    );
   if (!delivery) throw new AppError("NOT_FOUND", "No such delivery.");
   if (delivery.disabledAt) {
     throw new AppError("VALIDATION_ERROR", "The endpoint is disabled: enable it to resend.");
@@ -113,7 +125,12 @@ export async function resendWebhookDelivery(
   await ctx.db
     .update(webhookDeliveries)
     .set({ status: "pending", attempts: 0, nextAttemptAt: new Date(), deliveredAt: null })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.tenantId, ctx.tenantId)));
+    .where(
+      and(
+        eq(webhookDeliveries.id, deliveryId),
+        sameTenant(webhookDeliveries.tenantId, ctx.tenantId),
+      ),
+    );
   kickNotifier();
 }
 

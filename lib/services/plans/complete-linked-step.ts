@@ -8,6 +8,7 @@
 import "server-only";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkNotHeldByCheckpoint } from "../../plan-engine/checkpoint-guard";
@@ -50,7 +51,7 @@ export async function checkLinkedStep(
       and(
         eq(planSteps.id, link.stepId),
         eq(planSteps.planId, link.planId),
-        eq(planSteps.tenantId, ctx.tenantId),
+        sameTenant(planSteps.tenantId, ctx.tenantId),
       ),
     );
   if (!step) {
@@ -143,7 +144,7 @@ export async function completeLinkedStep(
   const [step] = await ctx.db
     .select({ status: planSteps.status })
     .from(planSteps)
-    .where(and(eq(planSteps.id, link.stepId), eq(planSteps.tenantId, ctx.tenantId)));
+    .where(and(eq(planSteps.id, link.stepId), sameTenant(planSteps.tenantId, ctx.tenantId)));
   if (step?.status === "failed") {
     await modifyPlan(ctx, {
       planId: link.planId,

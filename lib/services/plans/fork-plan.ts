@@ -14,6 +14,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor, Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
+import { sameTenant } from "../../db/same-tenant";
 import { researchPlans } from "../../db/schema";
 import { jsonParam } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
@@ -363,7 +364,7 @@ export async function readForkLinks(
   const [plan] = await db
     .select({ planId: researchPlans.forkedFromPlanId, stepId: researchPlans.forkedFromStepId })
     .from(researchPlans)
-    .where(and(eq(researchPlans.id, planId), tenant));
+    .where(and(eq(researchPlans.id, planId), sameTenant(researchPlans.tenantId, ctx.tenantId)));
   const forks = await db
     .select({ planId: researchPlans.id, name: researchPlans.name, status: researchPlans.status })
     .from(researchPlans)
@@ -374,7 +375,9 @@ export async function readForkLinks(
   const [from] = await db
     .select({ name: researchPlans.name })
     .from(researchPlans)
-    .where(and(eq(researchPlans.id, plan.planId), tenant));
+    .where(
+      and(eq(researchPlans.id, plan.planId), sameTenant(researchPlans.tenantId, ctx.tenantId)),
+    );
   return {
     forkedFrom: { planId: plan.planId, stepId: plan.stepId, name: from?.name ?? null },
     forks,

@@ -9,6 +9,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import { planSteps, researchArtifacts, researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { fitText, TEXT_PAGE_BYTES } from "../shared/bounded";
@@ -87,7 +88,13 @@ export async function readPlanText(
         chars: sql<number | null>`char_length(${text})::int`,
       })
       .from(source.table)
-      .where(and(eq(source.id, of), eq(source.planId, planId), eq(source.tenantId, ctx.tenantId)));
+      .where(
+        and(
+          eq(source.id, of),
+          eq(source.planId, planId),
+          sameTenant(source.tenantId, ctx.tenantId),
+        ),
+      );
     if (!row) continue;
     if (row.text === null || row.chars === null) {
       throw new AppError("NOT_FOUND", `part: ${of} has no ${part}.`);

@@ -10,6 +10,7 @@
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
+import { sameTenant } from "../../db/same-tenant";
 import { users } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { queueEvent } from "../notifications/events";
@@ -48,7 +49,7 @@ export async function assignReview(
         .where(
           and(
             eq(users.id, input.userId),
-            eq(users.tenantId, ctx.tenantId),
+            sameTenant(users.tenantId, ctx.tenantId),
             sql`${users.disabledAt} is null`,
           ),
         );

@@ -8,6 +8,7 @@
 import "server-only";
 import { and, eq, type SQL } from "drizzle-orm";
 import type { Transaction } from "../../db/client";
+import { sameTenant } from "../../db/same-tenant";
 import { reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import type { ServiceContext } from "../shared/context";
@@ -40,7 +41,12 @@ export async function changePendingReview<T>(
   const [found] = await ctx.db
     .select({ planId: reviewRequests.planId })
     .from(reviewRequests)
-    .where(and(eq(reviewRequests.id, reviewRequestId), eq(reviewRequests.tenantId, ctx.tenantId)));
+    .where(
+      and(
+        eq(reviewRequests.id, reviewRequestId),
+        sameTenant(reviewRequests.tenantId, ctx.tenantId),
+      ),
+    );
   if (!found) {
     throw new AppError("NOT_FOUND", `No review ${reviewRequestId} exists for this team.`, {
       reviewRequestId,

@@ -95,7 +95,11 @@ export async function lockPlanForWork(
 }
 
 const stepWhere = (ctx: Tenant, planId: string, stepId: string) =>
-  and(eq(planSteps.id, stepId), eq(planSteps.planId, planId), eq(planSteps.tenantId, ctx.tenantId));
+  and(
+    eq(planSteps.id, stepId),
+    eq(planSteps.planId, planId),
+    sameTenant(planSteps.tenantId, ctx.tenantId),
+  );
 
 export async function getStep(db: Executor, ctx: Tenant, planId: string, stepId: string) {
   const [step] = await db

@@ -227,6 +227,9 @@ export async function readFullValue(
   query: FullValueQuery,
 ): Promise<{ text: string; json: boolean } | undefined> {
   if (!z.uuid().safeParse(planId).success) return undefined;
+  // Each read below is by its row's id: the plan and the tenant are filters
+  // no index serves (IS NOT DISTINCT FROM, lib/db/same-tenant.ts), so the
+  // primary key serves it and not the plan's or the tenant's index.
   const tenant = sql`${ctx.tenantId}::uuid`;
   const plan = sql`${planId}::uuid`;
   let statement: ReturnType<typeof sql>;
@@ -243,7 +246,8 @@ export async function readFullValue(
           : sql`(r.proposed_result -> ${query.field})::text`;
     statement = sql`select ${value} as value
       from review_request r join plan_step s on s.id = r.step_id
-      where r.id = ${query.review}::uuid and r.plan_id = ${plan} and r.tenant_id = ${tenant}`;
+      where r.id = ${query.review}::uuid and r.plan_id is not distinct from ${plan}
+        and r.tenant_id is not distinct from ${tenant}`;
   } else if ("step" in query) {
     json = !["instructions", "resultSummary", "failureReason"].includes(query.part);
     const value = {
@@ -257,10 +261,12 @@ export async function readFullValue(
       outputSchema: sql`jsonb_pretty(s.output_schema)`,
     }[query.part];
     statement = sql`select ${value} as value from plan_step s
-      where s.id = ${query.step}::uuid and s.plan_id = ${plan} and s.tenant_id = ${tenant}`;
+      where s.id = ${query.step}::uuid and s.plan_id is not distinct from ${plan}
+        and s.tenant_id is not distinct from ${tenant}`;
   } else {
     statement = sql`select jsonb_pretty(a.payload) as value from plan_audit_log a
-      where a.id = ${query.audit}::uuid and a.plan_id = ${plan} and a.tenant_id = ${tenant}`;
+      where a.id = ${query.audit}::uuid and a.plan_id is not distinct from ${plan}
+        and a.tenant_id is not distinct from ${tenant}`;
   }
   const [row] = await selectRows(ctx.db, z.object({ value: z.string().nullable() }), statement);
   if (!row || row.value === null) return undefined;
