@@ -48,7 +48,7 @@ describe("lookups by id and tenant", () => {
       tenantEqualityLookups("and(inArray(artifacts.id, ids),\n  eq(artifacts.tenantId, tenantId))"),
     ).toHaveLength(1);
     expect(
-      tenantEqualityLookups("where p.id = ${planId}::uuid and p.tenant_id = ${t}"),
+      tenantEqualityLookups(`where p.id = \${planId}::uuid and p.tenant_id = \${t}`),
     ).toHaveLength(1);
     expect(tenantEqualityLookups("where id = $1::uuid and tenant_id = $2::uuid")).toHaveLength(1);
   });
@@ -66,7 +66,9 @@ describe("lookups by id and tenant", () => {
     ).toEqual([]);
     expect(tenantEqualityLookups("on p.id = a.plan_id and p.tenant_id = a.tenant_id")).toEqual([]);
     expect(
-      tenantEqualityLookups("where p.id = ${planId}::uuid and p.tenant_id is not distinct from $2"),
+      tenantEqualityLookups(
+        `where p.id = \${planId}::uuid and p.tenant_id is not distinct from $2`,
+      ),
     ).toEqual([]);
   });
 
