@@ -282,6 +282,12 @@ function checkInvariant(m: Model, w: World, before: Snapshot, after: Snapshot, o
     broken(w, "model", `trusted apps are ${JSON.stringify(after.trusted)}`);
   for (const planId of m.plans) {
     if (!after.plans.has(planId)) broken(w, "model", `plan ${planId} is gone`);
+    // Numbered 1 to n after every call: get_next_step's totalSteps is the
+    // last step's order (lib/services/loop/claim-next-step.ts).
+    const orders = stepsOf(after, planId).map((step) => step.order);
+    if (orders.some((order, i) => order !== i + 1)) {
+      broken(w, "model", `plan ${planId}'s steps are numbered ${orders.join(", ")}`);
+    }
   }
 
   const was = new Map(before.steps.map((s) => [s.id, s]));

@@ -77,7 +77,10 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       sql`select indexname, indexdef from pg_indexes where tablename = 'plan_step'`,
     );
     const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
-    expect(byName.get("plan_step_pending_idx")).toMatch(/WHERE \(status = 'pending'/);
+    expect(byName.get("plan_step_open_idx")).toMatch(
+      /\(plan_id, step_order\) WHERE \(status = ANY \(ARRAY\['pending'::step_status, 'in_progress'::step_status\]\)\)/,
+    );
+    expect(byName.get("plan_step_awaiting_input_idx")).toMatch(/WHERE \(status = 'awaiting_input'/);
     expect(byName.get("plan_step_in_progress_idx")).toMatch(/WHERE \(status = 'in_progress'/);
   });
 

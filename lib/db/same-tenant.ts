@@ -9,10 +9,18 @@
  * "The change: where PostgreSQL's time went in a step"). Lists by tenant keep
  * = and their tenant index. The loop's fixed statements write the same test
  * as text (`planOfTenant`, lib/services/loop/plan-lock.ts).
+ *
+ * The same holds for a row's plan beside its id (`samePlan`): with =, a plan
+ * that priced the plan's (plan_id, step_order) index as the primary key read
+ * every step of the plan to find one (tests/use-cases/long-plan-step-reads.test.ts).
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 
 export function sameTenant(tenantColumn: PgColumn, tenantId: string): SQL {
   return sql`${tenantColumn} is not distinct from ${tenantId}::uuid`;
+}
+
+export function samePlan(planColumn: PgColumn, planId: string): SQL {
+  return sql`${planColumn} is not distinct from ${planId}::uuid`;
 }

@@ -497,9 +497,16 @@ export const planSteps = pgTable(
     // Not unique: add/remove/reorder renumber steps inside one transaction, and a
     // non-deferrable unique index would reject the intermediate states.
     index("plan_step_plan_order_idx").on(t.planId, t.stepOrder),
-    // get_next_step: the first pending step of a plan, claimed with FOR UPDATE SKIP LOCKED.
-    index("plan_step_pending_idx").on(t.planId, t.stepOrder).where(sql`${t.status} = 'pending'`),
-    // get_next_step: in-progress steps whose lease ran out or was released.
+    // The plan's open steps (OPEN_STEP_STATUSES, lib/plan-engine/states.ts) in
+    // order: get_next_step claims the first free one with FOR UPDATE SKIP
+    // LOCKED, and a submit asks whether any other is open, each reading from
+    // the first open step on rather than every step before it.
+    index("plan_step_open_idx")
+      .on(t.planId, t.stepOrder)
+      .where(sql`${t.status} in ('pending', 'in_progress')`),
+    // A submit: does another step of the plan await a person? A few, or none.
+    index("plan_step_awaiting_input_idx").on(t.planId).where(sql`${t.status} = 'awaiting_input'`),
+    // A plan's steps in progress (the stall check, lib/services/plans/mark-stalled-plans.ts).
     index("plan_step_in_progress_order_idx")
       .on(t.planId, t.stepOrder)
       .where(sql`${t.status} = 'in_progress'`),

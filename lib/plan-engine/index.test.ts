@@ -16,6 +16,7 @@ describe("public surface", () => {
       "STEP_STATUSES",
       "STEP_TYPES",
       "TERMINAL_STEP_STATUSES",
+      "OPEN_STEP_STATUSES",
       "TERMINAL_PLAN_STATUSES",
       "AUDIT_EVENT_TYPES",
       "REVIEW_DECISIONS",

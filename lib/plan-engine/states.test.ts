@@ -8,6 +8,7 @@ import {
   isReviewDecision,
   isStepStatus,
   isStepType,
+  OPEN_STEP_STATUSES,
   PLAN_STATUSES,
   REVIEW_DECISIONS,
   STEP_STATUSES,
@@ -45,6 +46,11 @@ describe("vocabularies", () => {
       "custom",
     ]);
     expect(TERMINAL_STEP_STATUSES).toEqual(["completed", "skipped", "failed"]);
+    // Open, awaiting a person, or terminal: each status is exactly one of them.
+    expect(OPEN_STEP_STATUSES).toEqual(["pending", "in_progress"]);
+    expect([...OPEN_STEP_STATUSES, "awaiting_input", ...TERMINAL_STEP_STATUSES].toSorted()).toEqual(
+      [...STEP_STATUSES].toSorted(),
+    );
     expect(TERMINAL_PLAN_STATUSES).toEqual(["completed", "failed", "cancelled"]);
     // The spec's eight, and Cairn's record of a step's evidence (docs/evidence.md).
     expect(AUDIT_EVENT_TYPES).toEqual([

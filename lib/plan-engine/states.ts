@@ -46,6 +46,15 @@ export const TERMINAL_STEP_STATUSES = ["completed", "skipped", "failed"] as cons
 export type TerminalStepStatus = (typeof TERMINAL_STEP_STATUSES)[number];
 
 /**
+ * The steps an agent has yet to finish: pending, or handed out. With
+ * `awaiting_input` and the terminal ones they are every status. The loop's
+ * statements find them through one index of their own (`plan_step_open_idx`,
+ * whose predicate names these statuses), so a claim or a submit late in a long
+ * plan reads as few of its steps as one early on, not every step before it.
+ */
+export const OPEN_STEP_STATUSES = ["pending", "in_progress"] as const;
+
+/**
  * Ended plans: no step is handed out or accepted. `completed` alone can be
  * re-opened, by retrying a step that failed (docs/state-machines.md).
  */

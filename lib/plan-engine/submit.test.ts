@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cond, plan, submitOf } from "@/tests/support/plan-snapshots";
-import { type PlanStatus, STEP_STATUSES } from "./states";
+import { OPEN_STEP_STATUSES, type PlanStatus, STEP_STATUSES, type StepStatus } from "./states";
 import { decideCommonSubmit, decideSubmit } from "./submit";
 
 describe("decideSubmit", () => {
@@ -189,9 +189,8 @@ describe("decideCommonSubmit", () => {
             return;
           }
           expect(full.fired.every((f) => f.action === "continue")).toBe(true);
-          const terminal = others.every((s) =>
-            common.preconditions.terminalStepStatuses.includes(s),
-          );
+          const open: readonly StepStatus[] = OPEN_STEP_STATUSES;
+          const terminal = !others.some((s) => open.includes(s));
           const picked = others.includes("awaiting_input")
             ? common.planStatusWhen.othersAwaitInput
             : terminal

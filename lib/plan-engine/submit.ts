@@ -11,7 +11,7 @@ import { checkNotHeldByCheckpoint } from "./checkpoint-guard";
 import { type CompletionEffects, completionEffects } from "./completion";
 import type { LoopCondition, LoopStep, PlanSnapshot } from "./plan-snapshot";
 import { checkNotHeldByReview } from "./review-request";
-import { type PlanStatus, type StepStatus, TERMINAL_STEP_STATUSES } from "./states";
+import type { PlanStatus, StepStatus } from "./states";
 import { isTerminalPlanStatus, transitionStep } from "./transitions";
 
 export type SubmitEvent = {
@@ -132,7 +132,8 @@ export function decideSubmit(
  * statement must find them stored; none on a first try) fire no action that
  * changes the plan: only `continue`, or none. Then the outcome depends on the
  * other steps only through `derivePlanStatus`, so the plan's next status is
- * decided here for each of its three cases, by `decideSubmit` itself on a
+ * decided here for each of its three cases (another step awaits input; else
+ * no other step is open, `OPEN_STEP_STATUSES`; else), by `decideSubmit` itself on a
  * representative snapshot; the statement picks the case from the stored steps
  * and writes nothing when a precondition fails (the caller then decides on a
  * full snapshot). The audit rows' `stepOrder` is read by the statement. Null
@@ -153,7 +154,6 @@ export function decideCommonSubmit(
   preconditions: {
     planStatus: PlanStatus;
     stepStatus: StepStatus;
-    terminalStepStatuses: readonly StepStatus[];
     conditions: readonly LoopCondition[];
   };
   verdicts: SubmitDecision["verdicts"];
@@ -196,7 +196,6 @@ export function decideCommonSubmit(
     preconditions: {
       planStatus: "executing",
       stepStatus: "in_progress",
-      terminalStepStatuses: TERMINAL_STEP_STATUSES,
       conditions,
     },
     verdicts: otherwise.verdicts,

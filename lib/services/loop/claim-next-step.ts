@@ -28,7 +28,7 @@ import { transitionPlan } from "../../plan-engine/transitions";
 import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
-import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint } from "./leases";
+import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint, openStep } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
@@ -84,7 +84,7 @@ export type CompletedPlanRead = z.infer<typeof completedPlanRead>;
 export function claimCtes(plan: string, planStatusBefore: string): string {
   return `next as (
       select id, status, lease_expires_at, tool from plan_step s
-      where plan_id = ${plan} and tenant_id = $2::uuid
+      where plan_id = ${plan} and tenant_id = $2::uuid and ${openStep("s")}
         and ${claimableStep("s", "$3::timestamptz")}
         and ${notHeldByCheckpoint(plan, "s.step_order")}
       order by step_order
@@ -114,12 +114,19 @@ export function claimCtes(plan: string, planStatusBefore: string): string {
     )`;
 }
 
-/** The claimed step's columns over `claimed` and `next`, and the plan's step count. */
+/**
+ * The claimed step's columns over `claimed` and `next`, and the plan's step
+ * count: its last step's order, since a plan's steps are numbered 1 to n
+ * (every change renumbers them, lib/plan-engine/modify.ts; held after every
+ * call by tests/checkpoint-invariant.test.ts). One index entry, where a count
+ * read every step of the plan on every claim.
+ */
 export function claimedColumns(plan: string): string {
   return `claimed.inputs, claimed.id as "stepId", claimed.step_order as "stepOrder",
     claimed.step_type as "stepType", claimed.instructions, claimed.attempt,
     claimed.lease_expires_at as "leaseExpiresAt",
-    (select count(*)::int from plan_step where plan_id = ${plan}) as "totalSteps",
+    coalesce((select step_order from plan_step where plan_id = ${plan}
+      order by step_order desc limit 1), 0) as "totalSteps",
     exists (select 1 from next where tool is not null) as "serverNext"`;
 }
 

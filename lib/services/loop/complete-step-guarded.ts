@@ -33,31 +33,30 @@ import { transitionStep } from "../../plan-engine/transitions";
 import { planStatusEventCte } from "../notifications/events";
 import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { notHeldByCheckpoint } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
+import { notHeldByCheckpoint, openStep } from "./leases";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 
 const guardedSubmitText = (lock: "update" | "update skip locked") => `
   with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", lock)}, step as materialized (
     select id, step_order, status, step_type, output_schema from plan_step
-    where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
+    where ${STEP_OF_LOCKED_PLAN}
     for update
   ), eligible as materialized (
     select step.step_order,
       case
-        when bool_or(other.status = 'awaiting_input') then $4::text
-        when coalesce(bool_and(other.status::text in
-          (select jsonb_array_elements_text($5::jsonb))), true) then $6::text
-        else $7::text
+        when exists (select 1 from plan_step other where other.plan_id = plan.id
+          and other.status = 'awaiting_input' and other.id <> step.id) then $4::text
+        when not exists (select 1 from plan_step other where other.plan_id = plan.id
+          and ${openStep("other")} and other.id <> step.id) then $5::text
+        else $6::text
       end::plan_status as plan_status
     from plan join step on true
-      left join plan_step other on other.plan_id = plan.id and other.id <> step.id
     where ${LOCKED_PLAN_IS_CURRENT}
-      and plan.status = $8::plan_status and plan.awaiting_steps is null
+      and plan.status = $7::plan_status and plan.awaiting_steps is null
       and plan.pause_reason is null
-      and step.status = $9::step_status and step.output_schema is null
+      and step.status = $8::step_status and step.output_schema is null
       and step.step_type <> 'checkpoint'
       and ${notHeldByCheckpoint("$1::uuid", "step.step_order")}
-    group by step.step_order
   ), stored_conditions as materialized (
     select coalesce(jsonb_agg(jsonb_build_object('id', c.id,
         'conditionExpression', c.condition_expression, 'ifTrueAction', c.if_true_action,
@@ -65,28 +64,28 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
     from plan_branching_condition c
     where c.after_step_id = $3::uuid and exists (select 1 from eligible)
   ), decided as materialized (
-    select eligible.* from eligible, stored_conditions where stored_conditions.list = $17::jsonb
+    select eligible.* from eligible, stored_conditions where stored_conditions.list = $16::jsonb
   ), verdicts as (
-    update plan_branching_condition c set evaluated_at = $15::timestamptz, fired = v.fired
-    from jsonb_to_recordset($18::jsonb) as v(id uuid, fired boolean)
+    update plan_branching_condition c set evaluated_at = $14::timestamptz, fired = v.fired
+    from jsonb_to_recordset($17::jsonb) as v(id uuid, fired boolean)
     where c.after_step_id = $3::uuid and c.id = v.id and exists (select 1 from decided)
   ), step_update as (
     update plan_step set status = '${transitionStep("in_progress", "completed")}',
-      result = $10::jsonb, result_summary = $11::text, confidence = $12::float8,
-      step_execution_report = $13::jsonb, output_formatting_notes = $14::text,
-      completed_at = $15::timestamptz, lease_expires_at = null,
-      attempt = greatest(attempt, 1), updated_at = $15::timestamptz
+      result = $9::jsonb, result_summary = $10::text, confidence = $11::float8,
+      step_execution_report = $12::jsonb, output_formatting_notes = $13::text,
+      completed_at = $14::timestamptz, lease_expires_at = null,
+      attempt = greatest(attempt, 1), updated_at = $14::timestamptz
     where id = $3::uuid and exists (select 1 from decided)
   ), plan_update as (
-    update research_plan set status = decided.plan_status, updated_at = $15::timestamptz,
+    update research_plan set status = decided.plan_status, updated_at = $14::timestamptz,
       completed_at = case when decided.plan_status::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
-        then $15::timestamptz else completed_at end
+        then $14::timestamptz else completed_at end
     from decided
     where research_plan.id = $1::uuid
   ), plan_event as (
     ${planStatusEventCte("$1::uuid", "decided.plan_status::text", ", decided")}
   ), audit as (
-    ${auditRowsInsert("$16::jsonb", "r.payload || jsonb_build_object('stepOrder', (select step_order from decided))")}
+    ${auditRowsInsert("$15::jsonb", "r.payload || jsonb_build_object('stepOrder', (select step_order from decided))")}
     where exists (select 1 from decided)
   )
   select exists (select 1 from decided) as ok,
@@ -179,7 +178,6 @@ export async function completeStepGuarded(
     ctx.tenantId,
     input.stepId,
     when.othersAwaitInput,
-    jsonParam(pre.terminalStepStatuses),
     when.othersAllTerminal,
     when.otherwise,
     pre.planStatus,

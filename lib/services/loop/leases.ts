@@ -25,8 +25,9 @@ import { planSteps } from "../../db/schema";
 import { isoTime, run, sqlLiterals, statement } from "../../db/statement";
 import { UNDECIDED_CHECKPOINT_STATUSES } from "../../plan-engine/checkpoint-guard";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
+import { OPEN_STEP_STATUSES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
-import { planOfTenant } from "./plan-lock";
+import { planOfTenant, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 
 /** How long a hand-out holds its step: CAIRN_STEP_LEASE_SECONDS, else the stall threshold. */
 export function leaseSeconds(
@@ -53,6 +54,18 @@ export function notHeldByCheckpoint(plan: string, stepOrder: string): string {
 }
 
 /**
+ * The row `alias` is one of its plan's open steps (`OPEN_STEP_STATUSES`), in
+ * the words of `plan_step_open_idx`'s predicate, so PostgreSQL reads the
+ * plan's open steps from that index in order. Said beside `claimableStep`,
+ * which implies it, so that the statement states the index's predicate in its
+ * own words rather than leaving the planner to prove it from the claim rule's
+ * OR; the submit's question whether another step is open is asked in it.
+ */
+export function openStep(alias: string): string {
+  return `${alias}.status in (${sqlLiterals(OPEN_STEP_STATUSES)})`;
+}
+
+/**
  * The claim rule over a plan_step row `alias`, at the time `now` (an SQL
  * expression): pending, or handed out with no live lease. Text, for the fixed
  * statements that embed it.
@@ -76,7 +89,7 @@ const renewal = statement(
   )
   update plan_step set lease_expires_at = ${leaseUntil("now()", "$4::int")},
     attempt = greatest(attempt, 1)
-  where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
+  where ${STEP_OF_LOCKED_PLAN}
     and status = '${HANDED_OUT_STATUS}'
   returning lease_expires_at as "leaseExpiresAt"`,
   z.object({ leaseExpiresAt: isoTime }),

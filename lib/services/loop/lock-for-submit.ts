@@ -20,14 +20,14 @@ import { isoTime, run, statement } from "../../db/statement";
 import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { awaitingStepsOutput, pauseReasonOutput } from "../shared/output-fields";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 import { planSnapshotColumns, planSnapshotRow } from "./read-plan-snapshot";
 
 const lockForSubmit = statement(
   "lock a plan and step for a submit",
   `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
     select id, step_order, step_type, started_at, output_schema from plan_step
-    where id = $3::uuid and plan_id = (select id from plan) and tenant_id = $2::uuid
+    where ${STEP_OF_LOCKED_PLAN}
     for update
   ), fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as ok from plan)
   select plan.id as "planId", plan.status as "planStatus",

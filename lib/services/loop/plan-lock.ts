@@ -23,6 +23,15 @@ export function planOfTenant(alias: string): string {
 }
 
 /**
+ * The step `$3` of the plan the CTE `plan` locked, found by its primary key:
+ * its plan and tenant are tested as `samePlan` and `sameTenant` do
+ * (lib/db/same-tenant.ts), so no plan serves the lookup from the plan's
+ * (plan_id, step_order) index, which read every step of the plan for one.
+ */
+export const STEP_OF_LOCKED_PLAN = `id = $3::uuid and plan_id is not distinct from (select id from plan)
+    and tenant_id is not distinct from $2::uuid`;
+
+/**
  * The CTE `plan`: the plan row locked (the plan first, as everywhere) in
  * `mode`, with `columns` and its row version; with `skip locked`, no row
  * while another call holds the plan.

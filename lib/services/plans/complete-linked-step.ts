@@ -8,7 +8,7 @@
 import "server-only";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { sameTenant } from "../../db/same-tenant";
+import { samePlan, sameTenant } from "../../db/same-tenant";
 import { planSteps, researchPlans, reviewRequests } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkNotHeldByCheckpoint } from "../../plan-engine/checkpoint-guard";
@@ -50,7 +50,7 @@ export async function checkLinkedStep(
     .where(
       and(
         eq(planSteps.id, link.stepId),
-        eq(planSteps.planId, link.planId),
+        samePlan(planSteps.planId, link.planId),
         sameTenant(planSteps.tenantId, ctx.tenantId),
       ),
     );

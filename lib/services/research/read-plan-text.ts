@@ -9,7 +9,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
-import { sameTenant } from "../../db/same-tenant";
+import { samePlan, sameTenant } from "../../db/same-tenant";
 import { planSteps, researchArtifacts, researchOutputs } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { fitText, TEXT_PAGE_BYTES } from "../shared/bounded";
@@ -91,7 +91,7 @@ export async function readPlanText(
       .where(
         and(
           eq(source.id, of),
-          eq(source.planId, planId),
+          samePlan(source.planId, planId),
           sameTenant(source.tenantId, ctx.tenantId),
         ),
       );

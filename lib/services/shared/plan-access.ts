@@ -7,7 +7,7 @@
 import "server-only";
 import { and, asc, eq } from "drizzle-orm";
 import type { Executor, Transaction } from "../../db/client";
-import { sameTenant } from "../../db/same-tenant";
+import { samePlan, sameTenant } from "../../db/same-tenant";
 import { planSteps, researchPlans } from "../../db/schema";
 import { AppError } from "../../plan-engine/app-error";
 import { checkPlanTakesWork, type PlanWork } from "../../plan-engine/checkpoint-guard";
@@ -97,7 +97,7 @@ export async function lockPlanForWork(
 const stepWhere = (ctx: Tenant, planId: string, stepId: string) =>
   and(
     eq(planSteps.id, stepId),
-    eq(planSteps.planId, planId),
+    samePlan(planSteps.planId, planId),
     sameTenant(planSteps.tenantId, ctx.tenantId),
   );
 

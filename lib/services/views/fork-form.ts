@@ -2,7 +2,7 @@
 import "server-only";
 import { and, asc, eq, gte } from "drizzle-orm";
 import { z } from "zod";
-import { sameTenant } from "../../db/same-tenant";
+import { samePlan, sameTenant } from "../../db/same-tenant";
 import { planSteps } from "../../db/schema";
 import { undefinedIfNotFound } from "../../plan-engine/app-error";
 import { fitting } from "../shared/bounded";
@@ -36,7 +36,7 @@ export async function getForkForm(ctx: ServiceContext, planId: string, stepId: s
     .where(
       and(
         eq(planSteps.id, stepId),
-        eq(planSteps.planId, plan.id),
+        samePlan(planSteps.planId, plan.id),
         sameTenant(planSteps.tenantId, ctx.tenantId),
       ),
     );
