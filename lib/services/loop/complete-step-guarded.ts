@@ -33,8 +33,10 @@ import { transitionStep } from "../../plan-engine/transitions";
 import { planStatusEventCte } from "../notifications/events";
 import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
+import { verdictsUpdate } from "./completion-effects";
 import { notHeldByCheckpoint, openStep } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, STEP_OF_LOCKED_PLAN } from "./plan-lock";
+import { conditionFields, loopConditionRow } from "./read-plan-snapshot";
 
 const guardedSubmitText = (lock: "update" | "update skip locked") => `
   with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", lock)}, step as materialized (
@@ -58,17 +60,14 @@ const guardedSubmitText = (lock: "update" | "update skip locked") => `
       and step.step_type <> 'checkpoint'
       and ${notHeldByCheckpoint("$1::uuid", "step.step_order")}
   ), stored_conditions as materialized (
-    select coalesce(jsonb_agg(jsonb_build_object('id', c.id,
-        'conditionExpression', c.condition_expression, 'ifTrueAction', c.if_true_action,
-        'actionParams', c.action_params) order by c.position), '[]'::jsonb) as list
+    select coalesce(jsonb_agg(jsonb_build_object(${conditionFields("c")}) order by c.position),
+      '[]'::jsonb) as list
     from plan_branching_condition c
     where c.after_step_id = $3::uuid and exists (select 1 from eligible)
   ), decided as materialized (
     select eligible.* from eligible, stored_conditions where stored_conditions.list = $16::jsonb
   ), verdicts as (
-    update plan_branching_condition c set evaluated_at = $14::timestamptz, fired = v.fired
-    from jsonb_to_recordset($17::jsonb) as v(id uuid, fired boolean)
-    where c.after_step_id = $3::uuid and c.id = v.id and exists (select 1 from decided)
+    ${verdictsUpdate("$14::timestamptz", "$17::jsonb", " and c.after_step_id = $3::uuid and exists (select 1 from decided)")}
   ), step_update as (
     update plan_step set status = '${transitionStep("in_progress", "completed")}',
       result = $9::jsonb, result_summary = $10::text, confidence = $11::float8,
@@ -105,16 +104,7 @@ const guardedSubmitRow = z.object({
    * When nothing was written: the step's stored conditions, if every other
    * precondition held (an empty list otherwise), for the engine to decide on.
    */
-  conditions: z
-    .array(
-      z.object({
-        id: z.string(),
-        conditionExpression: z.string(),
-        ifTrueAction: z.string(),
-        actionParams: z.record(z.string(), z.unknown()),
-      }),
-    )
-    .nullable(),
+  conditions: z.array(loopConditionRow).nullable(),
 });
 
 /**

@@ -24,10 +24,18 @@ import { noteNotificationQueued } from "../notifications/queued";
 import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 
+/**
+ * The conditions' verdicts written (SQL expressions: the time `now`, the
+ * verdicts `verdicts` as a JSON array of { id, fired }, and `also`, more
+ * conditions on the condition row `c`). Shared with the one-statement submit.
+ */
+export const verdictsUpdate = (now: string, verdicts: string, also = ""): string =>
+  `update plan_branching_condition c set evaluated_at = ${now}, fired = v.fired
+    from jsonb_to_recordset(${verdicts}) as v(id uuid, fired boolean)
+    where c.id = v.id${also}`;
+
 export const completionEffectsCtes = `verdicts as (
-    update plan_branching_condition c set evaluated_at = $3::timestamptz, fired = v.fired
-    from jsonb_to_recordset($4::jsonb) as v(id uuid, fired boolean)
-    where c.id = v.id
+    ${verdictsUpdate("$3::timestamptz", "$4::jsonb")}
   ), skips as (
     update plan_step set status = '${transitionStep("pending", "skipped")}', updated_at = $3::timestamptz
     where id in (select value::uuid from jsonb_array_elements_text($5::jsonb))

@@ -26,14 +26,31 @@ export function planSnapshotColumns(plan: string, tenant: string): string {
     ${reviewsAndConditionsColumns(plan, tenant)}`;
 }
 
+/**
+ * A branching condition `alias` as the engine reads it (`LoopCondition`), the
+ * arguments of a jsonb_build_object: the plan's snapshot adds the step it
+ * follows, and the one-statement submit compares a step's stored conditions
+ * with the engine's (complete-step-guarded.ts).
+ */
+export const conditionFields = (alias: string): string =>
+  `'id', ${alias}.id, 'conditionExpression', ${alias}.condition_expression,
+        'ifTrueAction', ${alias}.if_true_action, 'actionParams', ${alias}.action_params`;
+
+/** `conditionFields`' row. */
+export const loopConditionRow = z.object({
+  id: z.string(),
+  conditionExpression: z.string(),
+  ifTrueAction: z.string(),
+  actionParams: z.record(z.string(), z.unknown()),
+});
+
 function reviewsAndConditionsColumns(plan: string, tenant: string): string {
   return `coalesce((select jsonb_agg(jsonb_build_object('id', r.id, 'stepId', r.step_id))
       from review_request r
       where r.plan_id = ${plan} and r.tenant_id = ${tenant} and r.status = 'pending'),
       '[]'::jsonb) as "pendingReviews",
     coalesce((select jsonb_agg(jsonb_build_object(
-        'id', c.id, 'afterStepId', c.after_step_id, 'conditionExpression', c.condition_expression,
-        'ifTrueAction', c.if_true_action, 'actionParams', c.action_params) order by c.position)
+        'afterStepId', c.after_step_id, ${conditionFields("c")}) order by c.position)
       from plan_branching_condition c
       where c.plan_id = ${plan} and c.tenant_id = ${tenant}), '[]'::jsonb) as conditions`;
 }
@@ -48,15 +65,7 @@ export const planSnapshotRow = z.object({
     }),
   ),
   pendingReviews: z.array(z.object({ id: z.string(), stepId: z.string() })),
-  conditions: z.array(
-    z.object({
-      id: z.string(),
-      afterStepId: z.string(),
-      conditionExpression: z.string(),
-      ifTrueAction: z.string(),
-      actionParams: z.record(z.string(), z.unknown()),
-    }),
-  ),
+  conditions: z.array(loopConditionRow.extend({ afterStepId: z.string() })),
 });
 
 export type PlanSnapshotRead = {
