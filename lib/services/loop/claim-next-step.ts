@@ -117,9 +117,10 @@ export function claimCtes(plan: string, planStatusBefore: string): string {
 /**
  * The claimed step's columns over `claimed` and `next`, and the plan's step
  * count: its last step's order, since a plan's steps are numbered 1 to n
- * (every change renumbers them, lib/plan-engine/modify.ts; held after every
- * call by tests/checkpoint-invariant.test.ts). One index entry, where a count
- * read every step of the plan on every claim.
+ * (creation numbers them so, modify_plan renumbers them, lib/plan-engine/modify.ts
+ * and modify-revert.ts, and a fork copies its source's; held after every call
+ * by tests/checkpoint-invariant.test.ts). One index entry, where a count read
+ * every step of the plan on every claim.
  */
 export function claimedColumns(plan: string): string {
   return `claimed.inputs, claimed.id as "stepId", claimed.step_order as "stepOrder",
