@@ -17,10 +17,10 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 
-export function sameTenant(tenantColumn: PgColumn, tenantId: string): SQL {
-  return sql`${tenantColumn} is not distinct from ${tenantId}::uuid`;
+/** A uuid column beside a lookup by id, equal to `id`, tested so no index serves it. */
+function sameOwner(column: PgColumn, id: string): SQL {
+  return sql`${column} is not distinct from ${id}::uuid`;
 }
 
-export function samePlan(planColumn: PgColumn, planId: string): SQL {
-  return sql`${planColumn} is not distinct from ${planId}::uuid`;
-}
+export const sameTenant = sameOwner;
+export const samePlan = sameOwner;
