@@ -1,13 +1,15 @@
 /**
  * The loop's calls racing on one plan, in process, on PostgreSQL 15 (PGlite
  * runs one statement at a time, so nothing races there). The last steps of a
- * plan submitted at the same moment must still complete it, and a step must
- * be handed out once, whichever call waited for whose lock.
+ * plan submitted at the same moment must still complete it, a step must be
+ * handed out once, whichever call waited for whose lock, and a hand-out waits
+ * for a change to its plan but not for a submit (`PLAN_LOCK`).
  */
 
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
+import { PLAN_LOCK } from "@/lib/services/loop/plan-lock";
 import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
@@ -33,6 +35,102 @@ describe("the loop under concurrency on postgres", () => {
   afterAll(async () => {
     await other?.end();
     await handle?.close();
+  });
+
+  /** A plan of `count` agent steps, the first `handed` of them handed out. */
+  async function planWithHandedOut(name: string, count: number, handed: number) {
+    const { planId } = await createPlan(ctx, {
+      name,
+      researchQuestion: "q",
+      steps: Array.from({ length: count }, (_, i) => ({
+        stepType: "search" as const,
+        instructions: `part ${i + 1}`,
+      })),
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < handed; i += 1) {
+      const answer = await getNextStep(ctx, { planId });
+      ids.push(answer.status === "ready" ? answer.step.stepId : "");
+    }
+    expect(ids).not.toContain("");
+    return { planId, ids };
+  }
+
+  /**
+   * Runs `inside` while another connection holds the plan's row `for <lock>`
+   * and has made `change` to it; commits both after `inside`.
+   */
+  async function whilePlanHeld<T>(
+    planId: string,
+    lock: string,
+    change: (holder: postgres.ReservedSql) => Promise<unknown>,
+    inside: () => Promise<T>,
+  ): Promise<T> {
+    const holder = await other.reserve();
+    try {
+      await holder`begin`;
+      await holder.unsafe(`select id from research_plan where id = $1 for ${lock}`, [planId]);
+      await change(holder);
+      return await inside();
+    } finally {
+      await holder`commit`;
+      holder.release();
+    }
+  }
+
+  /** Until `count` connections wait for a lock in the statement named `name` (lib/db/statement.ts). */
+  async function waitingForLocks(name: string, count: number) {
+    const pattern = `/* ${name} */%`;
+    await expect
+      .poll(
+        async () =>
+          (
+            await other`select count(*)::int as n from pg_stat_activity
+              where wait_event_type = 'Lock' and query like ${pattern}`
+          )[0]?.n,
+        { timeout: 10_000 },
+      )
+      .toBe(count);
+  }
+
+  /** `promise`, or a failure that says what waited, after 10 s. */
+  function within<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within 10 s`)), 10_000);
+    });
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  it("hands out a step while another agent's submit holds the plan, and waits for a change to it", async () => {
+    const { planId } = await planWithHandedOut("Beside a submit", 3, 1);
+    // A submit in flight holds the plan as PLAN_LOCK.commonSubmit and has
+    // updated its row: the claim neither waits for it nor goes stale, and
+    // hands out the next free step (before PLAN_LOCK, it waited for the commit
+    // that here comes only after its answer).
+    const beside = await whilePlanHeld(
+      planId,
+      PLAN_LOCK.commonSubmit,
+      (holder) => holder`update research_plan set updated_at = now() where id = ${planId}`,
+      () => within(getNextStep(ctx, { planId }), "The claim beside a submit"),
+    );
+    expect(beside.status === "ready" && beside.step.stepOrder).toBe(2);
+
+    // A change (here a cancel, as cancel_plan writes it) makes the claim wait,
+    // and the claim then reads what it left: nothing is handed out.
+    let pending: Promise<Awaited<ReturnType<typeof getNextStep>>> | undefined;
+    await whilePlanHeld(
+      planId,
+      PLAN_LOCK.change,
+      (holder) =>
+        holder`update research_plan set status = 'cancelled', updated_at = now() where id = ${planId}`,
+      async () => {
+        pending = getNextStep(ctx, { planId });
+        pending.catch(() => {});
+        await waitingForLocks("claim the next step of an executing plan", 1);
+      },
+    );
+    expect((await pending)?.status).toBe("plan_cancelled");
   });
 
   it("completes a plan whose steps are all submitted at once, every time", async () => {
@@ -99,17 +197,7 @@ describe("the loop under concurrency on postgres", () => {
         ),
       );
       submits.catch(() => {});
-      await expect
-        .poll(
-          async () =>
-            (
-              await other`select count(*)::int as n from pg_stat_activity
-                where wait_event_type = 'Lock'
-                  and query like '/* lock a plan for a submit behind another call */%'`
-            )[0]?.n,
-          { timeout: 10_000 },
-        )
-        .toBe(2);
+      await waitingForLocks("lock a plan for a submit behind another call", 2);
     } finally {
       await holder`commit`;
       holder.release();

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import { sameTenant } from "@/lib/db/same-tenant";
 import { researchArtifacts } from "@/lib/db/schema";
-import { lockedPlanCte } from "@/lib/services/loop/plan-lock";
+import { lockedPlanCte, PLAN_LOCK } from "@/lib/services/loop/plan-lock";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
@@ -73,7 +73,7 @@ describe.each(BACKENDS)("a lookup by id of a tenant's row on %s", (backend) => {
 
   it("locks the loop's plan through the plan's primary key", async () => {
     const lines = await genericPlan(
-      `with ${lockedPlanCte("id, status", "share")} select id from plan`,
+      `with ${lockedPlanCte("id, status", PLAN_LOCK.claim)} select id from plan`,
       [planId, ctx.tenantId],
     );
     expect(lines).toContain("research_plan_pkey");

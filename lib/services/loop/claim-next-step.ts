@@ -1,6 +1,7 @@
 /**
  * get_next_step's hot path as one fixed statement, so one round trip and no
- * BEGIN/COMMIT: lock the plan row in share mode (the plan first, as
+ * BEGIN/COMMIT: lock the plan row for a claim (`PLAN_LOCK.claim`: side by
+ * side with other claims and with common submits; the plan first, as
  * everywhere), claim its first free step (`claimableStep`) if the plan is
  * `executing` and not paused, write the step_started audit row, count the
  * plan's steps, and report the plan's review deadlines (`deadlineStateColumns`:
@@ -9,14 +10,16 @@
  * statement is atomic on its own, so the claim and its audit row commit
  * together. A plan in any other status claims nothing here and only reports its
  * status: a `planning` one is started by the second statement below
- * (`startAndClaim`, which locks it exclusively), and every other case is the
- * caller's transaction's (`claim-step.ts`).
+ * (`startAndClaim`, which locks it as a change does), and every other case is
+ * the caller's transaction's (`claim-step.ts`).
  *
  * A statement reads the steps as of its start. If a call that changes the plan
- * (submit, review, modify: they all lock it exclusively and update its row)
- * committed while this one waited for the lock, the locked plan row is newer
- * than the one the statement's snapshot holds; then it claims nothing and
- * answers `current: false` (with the plan as locked, which is current).
+ * (a review, modify, the full submit path: they lock it with `PLAN_LOCK.change`
+ * and update its row) committed while this one waited for the lock, or a
+ * submit committed between this statement's start and its lock, the locked
+ * plan row is newer than the one the statement's snapshot holds; then it
+ * claims nothing and answers `current: false` (with the plan as locked, which
+ * is current).
  */
 import "server-only";
 import { z } from "zod";
@@ -29,7 +32,7 @@ import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint, openStep } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
 export const claimedStepRow = z.object({
@@ -137,7 +140,11 @@ export function claimedColumns(plan: string): string {
  * paused and waiting for no steps (a fired add_steps: the transaction path
  * answers it), and current.
  */
-function claimOnLockedPlan(columns: string, mode: "share" | "update", status: PlanStatus): string {
+function claimOnLockedPlan(
+  columns: string,
+  mode: typeof PLAN_LOCK.claim | typeof PLAN_LOCK.change,
+  status: PlanStatus,
+): string {
   return `${lockedPlanCte(columns, mode)},
   fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as current from plan),
   ${claimCtes(
@@ -148,7 +155,7 @@ function claimOnLockedPlan(columns: string, mode: "share" | "update", status: Pl
 
 const claimNext = statement(
   "claim the next step of an executing plan",
-  `with ${claimOnLockedPlan("id, status, output_formatting_notes, pause_reason, awaiting_steps", "share", "executing")}
+  `with ${claimOnLockedPlan("id, status, output_formatting_notes, pause_reason, awaiting_steps", PLAN_LOCK.claim, "executing")}
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
@@ -211,7 +218,7 @@ export const claimNextStep = (db: Executor, ctx: ServiceContext, planId: string,
 const EXECUTING = transitionPlan("planning", "executing");
 const startAndClaim = statement(
   "start a planning plan with its first step's claim",
-  `with ${claimOnLockedPlan("id, status, pause_reason, awaiting_steps", "update", "planning")}
+  `with ${claimOnLockedPlan("id, status, pause_reason, awaiting_steps", PLAN_LOCK.change, "planning")}
   , started as (
     update research_plan set status = '${EXECUTING}', updated_at = $3::timestamptz
     from claimed where research_plan.id = claimed.plan_id

@@ -14,11 +14,12 @@
  * type `checkpoint` always takes that path, where the schema and who may pass
  * a checkpoint are checked.
  *
- * A statement reads the steps as of its start, so it must not wait for the
- * plan's lock (it would read them from before the holder's change): it skips
- * a plan another call holds, and the submit is then sent again behind a
- * statement of its own that waits for the lock, in one transaction
- * (`runAfter`). Before, such a submit took the full path, whose transaction
+ * The plan is locked as `PLAN_LOCK.commonSubmit`: claims pass it, another
+ * submit or a change waits for it. A statement reads the steps as of its
+ * start, so it must not wait for the plan's lock (it would read them from
+ * before the holder's change): it skips a plan another submit or a change
+ * holds, and the submit is then sent again behind a statement of its own that
+ * waits for the lock, in one transaction (`runAfter`). Before, such a submit took the full path, whose transaction
  * holds the plan while Node reads and decides; with 8 agents on one plan
  * nearly every submit did (docs/performance.md, "A submit behind another call").
  */
@@ -35,10 +36,12 @@ import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { verdictsUpdate } from "./completion-effects";
 import { notHeldByCheckpoint, openStep } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, STEP_OF_LOCKED_PLAN } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 import { conditionFields, loopConditionRow } from "./read-plan-snapshot";
 
-const guardedSubmitText = (lock: "update" | "update skip locked") => `
+const guardedSubmitText = (
+  lock: typeof PLAN_LOCK.commonSubmit | `${typeof PLAN_LOCK.commonSubmit} skip locked`,
+) => `
   with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", lock)}, step as materialized (
     select id, step_order, status, step_type, output_schema from plan_step
     where ${STEP_OF_LOCKED_PLAN}
@@ -108,14 +111,14 @@ const guardedSubmitRow = z.object({
 });
 
 /**
- * First try: one statement that locks the plan only if no other call holds it.
- * A statement reads as of its start, so one that waited for the plan's lock
- * would read the steps from before the holder's change and find its plan not
- * current; it does not wait.
+ * First try: one statement that locks the plan only if no other submit or
+ * change holds it (claims do not count). A statement reads as of its start, so
+ * one that waited for the plan's lock would read the steps from before the
+ * holder's change and find its plan not current; it does not wait.
  */
 const guardedSubmitUnlessBusy = statement(
   "complete a step in one statement",
-  guardedSubmitText("update skip locked"),
+  guardedSubmitText(`${PLAN_LOCK.commonSubmit} skip locked`),
   guardedSubmitRow,
 );
 
@@ -126,12 +129,12 @@ const guardedSubmitUnlessBusy = statement(
  */
 const lockPlanForSubmit = statement(
   "lock a plan for a submit behind another call",
-  `with ${lockedPlanCte("id", "update")} select true as locked from plan`,
+  `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
   z.object({ locked: z.boolean() }),
 );
 const guardedSubmitAfterLock = statement(
   "complete a step in one statement, the plan locked",
-  guardedSubmitText("update"),
+  guardedSubmitText(PLAN_LOCK.commonSubmit),
   guardedSubmitRow,
 );
 

@@ -6,7 +6,7 @@
  * a fired add_steps and its pause.
  *
  * A statement sees the data as of its start, which may be before it got the
- * lock. Every call that changes a plan's steps under an exclusive lock also
+ * lock. Every call that changes a plan's steps under its lock also
  * updates the plan row, so when the locked plan row is still the one the
  * statement's snapshot holds (`fresh`), the reads are current, and one
  * statement does it all. Otherwise the snapshot columns are null and the
@@ -20,12 +20,12 @@ import { isoTime, run, statement } from "../../db/statement";
 import { PLAN_STATUSES, STEP_TYPES } from "../../plan-engine/states";
 import type { ServiceContext } from "../shared/context";
 import { awaitingStepsOutput, pauseReasonOutput } from "../shared/output-fields";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, STEP_OF_LOCKED_PLAN } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 import { planSnapshotColumns, planSnapshotRow } from "./read-plan-snapshot";
 
 const lockForSubmit = statement(
   "lock a plan and step for a submit",
-  `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", "update")}, step as materialized (
+  `with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", PLAN_LOCK.change)}, step as materialized (
     select id, step_order, step_type, started_at, output_schema from plan_step
     where ${STEP_OF_LOCKED_PLAN}
     for update

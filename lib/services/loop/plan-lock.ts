@@ -4,10 +4,9 @@
  * folder, where the plan's id is `$1` and the tenant's `$2`.
  *
  * A statement reads as of its start, possibly before it got the plan's lock.
- * Every call that changes a plan's steps under an exclusive lock also updates
- * the plan row, so when the locked row is still the one the statement's
- * snapshot holds (`LOCKED_PLAN_IS_CURRENT`), the statement's reads of the
- * steps are current.
+ * Every call that changes a plan's steps under its lock also updates the plan
+ * row, so when the locked row is still the one the statement's snapshot holds
+ * (`LOCKED_PLAN_IS_CURRENT`), the statement's reads of the steps are current.
  */
 import "server-only";
 
@@ -32,14 +31,44 @@ export const STEP_OF_LOCKED_PLAN = `id = $3::uuid and plan_id is not distinct fr
     and tenant_id is not distinct from $2::uuid`;
 
 /**
+ * The plan row's lock, by what the loop's statement does to the plan
+ * (PostgreSQL's row-level lock modes):
+ *
+ * - `claim` (key share): a hand-out. Claims take it side by side.
+ * - `commonSubmit` (no key update): the one-statement submit
+ *   (`complete-step-guarded.ts`). Two of them wait for each other, so the
+ *   submits of a plan's last open steps read each other's results. A claim
+ *   neither waits for one nor makes it wait: the pair is as if the claim came
+ *   first. The submit reads whether another step awaits input or is open, and
+ *   a hand-out only moves a step from pending to in progress, open either way.
+ *   The claim reads the plan's status, its free steps and its undecided
+ *   checkpoints; the submit changes its own step, which it holds locked (a
+ *   claim skips it, as it skips any step another call holds), and the plan's
+ *   status, which the claim, come first, read before it; never a checkpoint
+ *   (a checkpoint's result takes the full path).
+ * - `change` (update): every other change to a plan (the full submit path,
+ *   reviews, modify_plan, a cancel, the start of a plan). It waits for and
+ *   holds off all three, so a claim that waited for it finds the locked row
+ *   newer than its snapshot's (`LOCKED_PLAN_IS_CURRENT`) and reads again.
+ *
+ * With 8 agents on one plan, claims in share mode and every submit exclusive
+ * made each waiting claim stale behind a submit and each submit wait for the
+ * claims (docs/performance.md, "Claims beside submits").
+ */
+export const PLAN_LOCK = {
+  claim: "key share",
+  commonSubmit: "no key update",
+  change: "update",
+} as const;
+
+type PlanLock = (typeof PLAN_LOCK)[keyof typeof PLAN_LOCK];
+
+/**
  * The CTE `plan`: the plan row locked (the plan first, as everywhere) in
  * `mode`, with `columns` and its row version; with `skip locked`, no row
- * while another call holds the plan.
+ * while another call holds the plan in a mode that conflicts.
  */
-export function lockedPlanCte(
-  columns: string,
-  mode: "share" | "update" | "update skip locked",
-): string {
+export function lockedPlanCte(columns: string, mode: PlanLock | `${PlanLock} skip locked`): string {
   return `plan as materialized (
     select ${columns}, xmin as version from research_plan
     where ${planOfTenant("research_plan")}
