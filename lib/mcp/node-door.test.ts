@@ -196,7 +196,7 @@ describe("the MCP door on Node's request and response", () => {
     const cancelSeen = new Promise((resolve) => {
       cancelled = resolve;
     });
-    const url = await serve(async (request) => {
+    const url = await serve(async () => {
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
           controller.enqueue(new TextEncoder().encode("event: message\ndata: open\n\n"));
