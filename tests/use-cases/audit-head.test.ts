@@ -6,7 +6,8 @@
  * thousands of rows; concurrent writers of one plan still chain one after the
  * other. In process, on PGlite and on PostgreSQL 15; and on PostgreSQL, where
  * transactions run side by side, a writer of a plan's trail that does not hold
- * the plan's lock waits for one that does instead of deadlocking with it.
+ * the plan's lock waits for one that holds it exclusively instead of
+ * deadlocking with it.
  */
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
@@ -264,7 +265,7 @@ describe("writers of one plan's trail on PostgreSQL", () => {
     });
     let resumed: Promise<unknown> = Promise.resolve();
     await db.transaction(async (tx) => {
-      // As the loop's writers (and the stall check) do: the plan's row, then its trail.
+      // As a change (and the stall check) does: the plan's row, then its trail.
       await lockPlan(tx, ctx, planId);
       // get_research_context writes its session_resumed row without the plan's lock.
       resumed = tenant.agent.ok("get_research_context", { planId });

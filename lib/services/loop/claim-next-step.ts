@@ -15,11 +15,12 @@
  *
  * A statement reads the steps as of its start. If a call that changes the plan
  * (a review, modify, the full submit path: they lock it with `PLAN_LOCK.change`
- * and update its row) committed while this one waited for the lock, or a
- * submit committed between this statement's start and its lock, the locked
- * plan row is newer than the one the statement's snapshot holds; then it
- * claims nothing and answers `current: false` (with the plan as locked, which
- * is current).
+ * and then update its row) committed while this one waited for the lock, or
+ * just before it took the lock, the locked plan row is newer than the one the
+ * statement's snapshot holds; then it claims nothing and answers `current:
+ * false` (with the plan as locked, which is current). A common submit that
+ * committed meanwhile is neither waited for nor seen: the claim is then as if
+ * it had come first (`PLAN_LOCK`).
  */
 import "server-only";
 import { z } from "zod";

@@ -47,13 +47,17 @@ export const STEP_OF_LOCKED_PLAN = `id = $3::uuid and plan_id is not distinct fr
  *   status, which the claim, come first, read before it; never a checkpoint
  *   (a checkpoint's result takes the full path).
  * - `change` (update): every other change to a plan (the full submit path,
- *   reviews, modify_plan, a cancel, the start of a plan). It waits for and
- *   holds off all three, so a claim that waited for it finds the locked row
- *   newer than its snapshot's (`LOCKED_PLAN_IS_CURRENT`) and reads again.
+ *   reviews, modify_plan, a cancel, the start of a plan), taken before the
+ *   change updates the plan row, in its transaction. It waits for and holds
+ *   off all three, and PostgreSQL marks a row locked `for update` and then
+ *   updated as key-updated, so a claim that waited for it, or took its lock
+ *   just after it committed, finds the locked row newer than its snapshot's
+ *   (`LOCKED_PLAN_IS_CURRENT`) and reads again. A plain UPDATE would not be
+ *   seen: a key share lock passes a row updated without its key.
  *
  * With 8 agents on one plan, claims in share mode and every submit exclusive
  * made each waiting claim stale behind a submit and each submit wait for the
- * claims (docs/performance.md, "Claims beside submits").
+ * claims (docs/performance.md, "The change: claims beside submits").
  */
 export const PLAN_LOCK = {
   claim: "key share",

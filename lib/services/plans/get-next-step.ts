@@ -2,8 +2,9 @@
  * get_next_step (docs/execution-loop.md). Hands out the
  * first pending step of a plan to exactly one caller, however many pull at once:
  * the step is claimed with `FOR UPDATE SKIP LOCKED` on the partial index of
- * pending steps, while the plan row is held in `share` mode so concurrent pulls
- * do not queue behind each other but do wait for a status change in progress.
+ * open steps, while the plan row is held for a claim (`PLAN_LOCK` in
+ * lib/services/loop/plan-lock.ts) so concurrent pulls and submits do not queue
+ * behind each other but do wait for any other change in progress.
  *
  * The common case, an executing plan with a pending step, is one statement and
  * so one round trip (see `claimFromExecutingPlan`); a plan just made is
@@ -79,9 +80,9 @@ async function nextStepOf(
   options: { ignoreDue?: boolean } = {},
 ): Promise<NextStepOutcome> {
   let peeked = await claimFromExecutingPlan(ctx, planId);
-  // Stale only because a status change committed while the claim waited for
-  // the lock: a new statement sees it. Where such changes keep coming (many
-  // agents submitting to one plan) the transaction below takes over.
+  // Stale only because a change (`PLAN_LOCK.change`) committed while the claim
+  // waited for the lock or just before it: a new statement sees it. Where such
+  // changes keep coming the transaction below takes over.
   for (let retry = 0; retry < STALE_RETRIES && peeked.status === "stale"; retry += 1) {
     peeked = await claimFromExecutingPlan(ctx, planId);
   }
@@ -162,7 +163,10 @@ async function claimFromExecutingPlan(
   const row = await claimNextStep(ctx.db, ctx, planId, new Date().toISOString());
   if (!row) throw planNotFound(planId);
   const deadlines = { reviewDue: row.reviewDue, timedOut: row.timedOut };
-  // The locked plan row is the newest one, stale snapshot or not.
+  // The plan row as locked: the newest one when a change made the claim stale
+  // (key share waits for or re-reads a row a change locked and updated); a
+  // submit's newer row is not waited for, and the claim is then as if it had
+  // come first (PLAN_LOCK), so its status may still read `executing`.
   const plan = {
     id: planId,
     status: row.planStatus,
