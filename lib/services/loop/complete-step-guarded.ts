@@ -19,9 +19,10 @@
  * start, so it must not wait for the plan's lock (it would read them from
  * before the holder's change): it skips a plan another submit or a change
  * holds, and the submit is then sent again behind a statement of its own that
- * waits for the lock, in one transaction (`runAfter`). Before, such a submit took the full path, whose transaction
- * holds the plan while Node reads and decides; with 8 agents on one plan
- * nearly every submit did (docs/performance.md, "A submit behind another call").
+ * waits for the lock, in one transaction (`runAfter`). Before, such a submit
+ * took the full path, whose transaction holds the plan while Node reads and
+ * decides; with 8 agents on one plan nearly every submit did
+ * (docs/performance.md, "A submit behind another call").
  */
 import "server-only";
 import { z } from "zod";
