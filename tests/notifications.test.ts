@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eq } from "drizzle-orm";
+import { eq, isNull } from "drizzle-orm";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
@@ -298,6 +298,36 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.id, String(first?.headers["cairn-delivery"])));
     expect(delivery).toMatchObject({ status: "delivered", attempts: 2, lastStatusCode: 204 });
+  });
+
+  it("with e-mail off, the pass after a call sends what its own fan-out wrote and leaves a retry to the timer's pass", async () => {
+    const mailOff: NotifierConfig = { ...config, mail: null };
+    receiver.received.length = 0;
+    receiver.answers.push(500);
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "plan.completed", { planId: "fan-out" }),
+    );
+    await runNotificationPass(handle.db, mailOff, "fan-out");
+    expect(receiver.received).toHaveLength(1);
+    const deliveryId = String(receiver.received[0]?.headers["cairn-delivery"]);
+    const delivery = async () =>
+      (
+        await handle.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId))
+      )[0];
+    // Answered 500, so due again at once (the test's first retry delay is 0).
+    expect(await delivery()).toMatchObject({ status: "pending", attempts: 1 });
+    const undispatched = await handle.db
+      .select()
+      .from(notificationEvents)
+      .where(isNull(notificationEvents.dispatchedAt));
+    expect(undispatched).toEqual([]);
+    // A pass after a call whose fan-out wrote nothing sends no retry...
+    await runNotificationPass(handle.db, mailOff, "fan-out");
+    expect(receiver.received).toHaveLength(1);
+    // ...the timer's pass does.
+    await runNotificationPass(handle.db, mailOff, "all");
+    expect(receiver.received).toHaveLength(2);
+    expect(await delivery()).toMatchObject({ status: "delivered", attempts: 2 });
   });
 
   it("sends nothing for a change that was rolled back", async () => {
