@@ -1,26 +1,22 @@
 /**
- * Reads a body stream as UTF-8 text, at most `limit` bytes: undefined when it
- * is larger, and then the rest is left unread (the stream is cancelled), so a
- * huge or endless body costs no more than the limit. Used where Cairn reads a
- * body it does not control: an MCP request, a language model's answer.
+ * Reads a body as UTF-8 text, at most `limit` bytes: undefined when it is
+ * larger, and then the rest is left unread (leaving the loop cancels a web
+ * stream and destroys a Node stream), so a huge or endless body costs no more
+ * than the limit. Used where Cairn reads a body it does not control: an MCP
+ * request (a web stream, or Node's own request at the MCP door), a language
+ * model's answer.
  */
 export async function readLimited(
-  body: ReadableStream<Uint8Array> | null,
+  body: AsyncIterable<Uint8Array> | null,
   limit: number,
 ): Promise<string | undefined> {
   if (!body) return "";
-  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -116,6 +116,16 @@ function withCors(response: Response, origin: string): Response {
 }
 
 /**
+ * The MCP route's handler: a request, and where its body comes from when not
+ * from the request itself (the MCP door in front of Next hands over Node's
+ * request, so no web stream is built for the body; lib/mcp/node-door.ts).
+ */
+export type McpRouteHandler = (
+  request: Request,
+  body?: AsyncIterable<Uint8Array>,
+) => Promise<Response>;
+
+/**
  * Wraps the MCP handler. Requests that pass reach it with their caller and the
  * body already read and parsed, so nothing after the front door reads or parses
  * it again.
@@ -124,14 +134,14 @@ export function withFrontDoor<Caller>(
   handler: (request: Request, body: unknown, caller: Caller) => Promise<Response>,
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
-): (request: Request) => Promise<Response> {
+): McpRouteHandler {
   const checked = checkedRequest(handler, authenticate, options);
-  return async (request) => {
+  return async (request, body) => {
     const origin = request.headers.get("origin");
     const cors = origin !== null && options.corsOrigins.includes(origin) ? origin : undefined;
-    if (cors === undefined) return checked(request, origin);
+    if (cors === undefined) return checked(request, origin, body);
     if (request.method === "OPTIONS") return preflight(request, cors);
-    return withCors(await checked(request, origin), cors);
+    return withCors(await checked(request, origin, body), cors);
   };
 }
 
@@ -139,9 +149,13 @@ function checkedRequest<Caller>(
   handler: (request: Request, body: unknown, caller: Caller) => Promise<Response>,
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
-): (request: Request, origin: string | null) => Promise<Response> {
+): (
+  request: Request,
+  origin: string | null,
+  body: AsyncIterable<Uint8Array> | undefined,
+) => Promise<Response> {
   const origins = [...options.allowedOrigins, ...options.corsOrigins];
-  return async (request, origin) => {
+  return async (request, origin, source) => {
     if (origin !== null && !isAllowedOrigin(origin, origins)) {
       return jsonRpcError(403, -32000, `Forbidden: origin ${origin} may not call this server.`);
     }
@@ -200,7 +214,7 @@ function checkedRequest<Caller>(
       );
     const declared = Number(request.headers.get("content-length") ?? "0");
     if (declared > options.maxBodyBytes) return tooLarge();
-    const body = await readLimited(request.body, options.maxBodyBytes);
+    const body = await readLimited(source ?? request.body, options.maxBodyBytes);
     if (body === undefined) return tooLarge();
     let parsed: unknown;
     try {

@@ -27,7 +27,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { logUnexpected } from "../log";
-import { type FrontDoorOptions, withFrontDoor } from "./front-door";
+import { type FrontDoorOptions, type McpRouteHandler, withFrontDoor } from "./front-door";
 import type { McpPrincipal } from "./request-context";
 import { reviewFormState } from "./review-in-client";
 import {
@@ -49,10 +49,7 @@ const MAX_IDLE_SERVERS = 64;
 
 type Era = "legacy" | "modern";
 
-export function createMcpRoute(
-  deps: McpRouteDeps,
-  frontDoor: FrontDoorOptions,
-): (request: Request) => Promise<Response> {
+export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions): McpRouteHandler {
   // A pooled server carries nothing from one request to the next that Cairn
   // reads: the handlers take the caller from each request's auth info, and the
   // SDK sets a 2026-07-28 request's revision and client identity on the server

@@ -8,6 +8,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { readLimited } from "../http/read-limited";
 import { isMcpDoorRequest, type McpDoor, serveMcpDoor } from "./node-door";
 
 let server: Server | undefined;
@@ -45,9 +46,12 @@ describe("the MCP door on Node's request and response", () => {
     expect(isMcpDoorRequest(asked("GET", "/"))).toBe(false);
   });
 
-  it("hands the handler the request as sent and returns its answer with the API headers", async () => {
-    const url = await serve(async (request) => {
-      const body = await request.text();
+  it("hands the handler the request as sent, its body as Node's stream, and returns its answer with the API headers", async () => {
+    const url = await serve(async (request, source) => {
+      // The body comes as Node's request, read as it streams in: the web
+      // request carries none, so no web stream is built for it.
+      expect(request.body).toBeNull();
+      const body = await readLimited(source ?? null, 1_000_000);
       return Response.json(
         {
           method: request.method,

@@ -10,14 +10,14 @@
  * next.config.ts gives every API answer.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { NON_PAGE_CSP, SECURITY_HEADERS } from "../web/security-headers";
+import type { McpRouteHandler } from "./front-door";
 
 export const MCP_PATH = "/api/mcp";
 
 export type McpDoor = {
   /** The route's handler (createMcpRoute, lib/mcp/http-handler.ts). */
-  handle(request: Request): Promise<Response>;
+  handle: McpRouteHandler;
   /** Settles once every tool-call log row recorded so far is written (never rejects). */
   written(): Promise<void>;
 };
@@ -82,6 +82,10 @@ function setHeaders(response: Response, res: ServerResponse): void {
  * the SDK's stream as the signal did. A signal cost every request about 45 µs
  * of the server's CPU (undici registers each one for garbage collection;
  * docs/performance.md, "The server's CPU per call against `c5c24c9`").
+ *
+ * And with no body: the handler reads Node's request itself (`serveMcpDoor`),
+ * with the front door's size limit, so no web stream is built for the body
+ * and read back (docs/performance.md, "The body read from Node's request").
  */
 function toRequest(request: IncomingMessage): Request {
   const headers = new Headers();
@@ -98,14 +102,7 @@ function toRequest(request: IncomingMessage): Request {
   // Request`: the route reads the host from the headers, not the URL, so it
   // still gets the request and refuses that Host itself, as behind Next.
   const url = URL.canParse(asSent) ? asSent : `${scheme}://localhost${path}`;
-  const hasBody = request.method === "POST" || request.method === "DELETE";
-  return new Request(url, {
-    method: request.method,
-    headers,
-    // Streamed, so the front door's size limit stops reading a body that is too large.
-    body: hasBody ? (Readable.toWeb(request) as ReadableStream<Uint8Array>) : null,
-    ...(hasBody ? { duplex: "half" } : {}),
-  } as RequestInit);
+  return new Request(url, { method: request.method, headers });
 }
 
 async function writeResponse(
@@ -159,7 +156,10 @@ export async function serveMcpDoor(
     closed = true;
   });
   try {
-    const response = await door.handle(toRequest(request));
+    // Node's request is the body, read as it streams in, so the front door's
+    // size limit stops reading one that is too large.
+    const hasBody = request.method === "POST" || request.method === "DELETE";
+    const response = await door.handle(toRequest(request), hasBody ? request : undefined);
     await writeResponse(response, res, () => closed);
   } catch (error) {
     if (closed) return;
