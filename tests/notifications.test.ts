@@ -300,7 +300,7 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     expect(delivery).toMatchObject({ status: "delivered", attempts: 2, lastStatusCode: 204 });
   });
 
-  it("with e-mail off, the pass after a call sends what its own fan-out wrote and leaves a retry to the timer's pass", async () => {
+  it("with e-mail off, the pass after a call sends when its own fan-out wrote a delivery, and leaves a retry to the timer's pass", async () => {
     const mailOff: NotifierConfig = { ...config, mail: null };
     receiver.received.length = 0;
     receiver.answers.push(500);

@@ -6,8 +6,9 @@
  * built, published on globalThis when that module loads, so the door and the
  * rest of the app share one database handle, credential cache, tool-call log
  * and notification runtime: this file only converts between Node's objects and
- * the web `Request` and `Response` the handler speaks, and sets the headers
- * next.config.ts gives every API answer.
+ * the web `Request` and `Response` the handler speaks (the body handed over as
+ * Node's request itself), and sets the headers next.config.ts gives every API
+ * answer.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { NON_PAGE_CSP, SECURITY_HEADERS } from "../web/security-headers";

@@ -66,9 +66,10 @@ export type FanOut = { taken: number; webhooks: number; emails: number };
 
 /**
  * Takes up to BATCH undispatched events, writes their webhook deliveries and
- * marks them dispatched, in one statement: on its own it is atomic, so a pass
- * with e-mail off (and a completed plan's event, which mails nobody) costs one
- * round trip and one commit, where a transaction cost six.
+ * marks them dispatched, in one statement: on its own it is atomic, so with
+ * e-mail off a fan-out costs one round trip and one commit, where a
+ * transaction cost six for one event (with e-mail on it still runs in one,
+ * with the e-mail deliveries).
  */
 function takeEvents(executor: Executor): Promise<EventRow[]> {
   return selectRows(
@@ -311,9 +312,10 @@ export async function sendDueEmails(db: Database, config: NotifierConfig): Promi
 }
 
 /**
- * What a pass sends: "all" that is due (the timer's pass, a resend), or only
- * if its own fan-out wrote something to send ("fan-out", the pass right after
- * a call that queued an event). Retries are the timer's: a pass after every
+ * What a pass sends: a batch of each kind that is due ("all": the timer's
+ * pass, a resend), or a batch only of a kind its own fan-out wrote ("fan-out",
+ * the pass right after a call that queued an event); a batch is the oldest
+ * due, so a busy outbox may leave a new delivery to the next pass. Retries are the timer's: a pass after every
  * completed plan would otherwise add a claim of due deliveries (one per kind
  * with e-mail on) that almost always finds none.
  */

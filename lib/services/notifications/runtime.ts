@@ -2,7 +2,8 @@
  * The dispatcher in a running server: a pass every CAIRN_NOTIFY_INTERVAL_MS in
  * every instance (unref'd, so it never keeps a process alive), and one more
  * right after a call that queued a notification, so events do not wait for
- * the timer; that one sends only what its own fan-out wrote (PassScope).
+ * the timer; that one sends due deliveries only of a kind its own fan-out
+ * wrote (PassScope).
  * Passes never overlap in a process; a kick during a pass runs one more after
  * it, of the wider scope asked. Errors are logged, never thrown: a
  * notification failure must not fail or delay anything else.
