@@ -330,6 +330,22 @@ describe.each(BACKENDS)("notifications on %s", (backend) => {
     expect(await delivery()).toMatchObject({ status: "delivered", attempts: 2 });
   });
 
+  it("with e-mail on, the pass after a call writes the e-mail as it stamps the event, and sends it and the webhook", async () => {
+    smtp.mails.length = 0;
+    receiver.received.length = 0;
+    await handle.db.transaction((tx) =>
+      enqueueNotification(tx, ctx.tenantId, "review.requested", {
+        planId: "p",
+        planTitle: "Fan-out",
+        assignedUserId: researcherId,
+        assignedRole: null,
+      }),
+    );
+    await runNotificationPass(handle.db, config, "fan-out");
+    expect(smtp.mails.map((m) => m.to)).toEqual([[researcherEmail]]);
+    expect(receiver.received.map((r) => r.headers["cairn-event"])).toEqual(["review.requested"]);
+  });
+
   it("sends nothing for a change that was rolled back", async () => {
     receiver.received.length = 0;
     const events = async () => (await handle.db.select().from(notificationEvents)).length;
