@@ -96,8 +96,7 @@ function takeEvents(executor: Executor): Promise<EventRow[]> {
 
 /** Fans out up to BATCH undispatched events to webhook and e-mail deliveries. */
 export async function fanOutEvents(db: Database, config: NotifierConfig): Promise<FanOut> {
-  const mail = config.mail;
-  if (!mail) {
+  if (!config.mail) {
     const events = await takeEvents(db);
     return { taken: events.length, webhooks: events[0]?.webhooks ?? 0, emails: 0 };
   }
@@ -315,9 +314,10 @@ export async function sendDueEmails(db: Database, config: NotifierConfig): Promi
  * What a pass sends: a batch of each kind that is due ("all": the timer's
  * pass, a resend), or a batch only of a kind its own fan-out wrote ("fan-out",
  * the pass right after a call that queued an event); a batch is the oldest
- * due, so a busy outbox may leave a new delivery to the next pass. Retries are the timer's: a pass after every
- * completed plan would otherwise add a claim of due deliveries (one per kind
- * with e-mail on) that almost always finds none.
+ * due, so a busy outbox may leave a new delivery to the next pass. Retries
+ * are the timer's: a pass after every completed plan would otherwise add a
+ * claim of due deliveries (one per kind with e-mail on) that almost always
+ * finds none.
  */
 export type PassScope = "all" | "fan-out";
 

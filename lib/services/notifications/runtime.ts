@@ -3,10 +3,9 @@
  * every instance (unref'd, so it never keeps a process alive), and one more
  * right after a call that queued a notification, so events do not wait for
  * the timer; that one sends due deliveries only of a kind its own fan-out
- * wrote (PassScope).
- * Passes never overlap in a process; a kick during a pass runs one more after
- * it, of the wider scope asked. Errors are logged, never thrown: a
- * notification failure must not fail or delay anything else.
+ * wrote (PassScope). Passes never overlap in a process; a kick during a pass
+ * runs one more after it, of the wider scope asked. Errors are logged, never
+ * thrown: a notification failure must not fail or delay anything else.
  *
  * The state lives on globalThis because Next.js may load this module more than
  * once (instrumentation and route bundles), and all must share one notifier.

@@ -124,8 +124,9 @@ type Snapshot = Omit<LockedForSubmit, "steps" | "pendingReviews" | "conditions">
  * (`lockPlanForSubmit`), or, when the plan changed while that statement waited
  * for the lock, reads the snapshot again now that the lock is held. The one
  * change that can slip past the first (get_next_step handing out a step under
- * its key share lock, PLAN_LOCK) never changes a derived status; it only matters to skip_to,
- * which the caller decides again on statuses read after the lock (`mayLagClaims`).
+ * its key share lock, PLAN_LOCK) never changes a derived status; it only
+ * matters to skip_to, which the caller decides again on statuses read after
+ * the lock (`mayLagClaims`).
  */
 async function lockAndRead(
   tx: Transaction,
