@@ -612,7 +612,20 @@ export const planAuditLog = pgTable(
   "plan_audit_log",
   {
     id: id(),
-    tenantId: tenantId(),
+    /**
+     * A row of a plan is held to its plan, not to the tenant: the
+     * `plan_audit_chain` trigger refuses one whose tenant is not its plan's,
+     * and the plan's own key holds the tenant. A key to the tenant locked the
+     * tenant's row on every row written, so every agent of a team took that
+     * one row's lock on every hand-out and result, each lock a new
+     * multixact of all the team's open transactions (docs/performance.md, "A
+     * team's agents and their tenant's row").
+     */
+    tenantId: uuid("tenant_id").notNull(),
+    /** The tenant of a row of no plan (a skill run's, an artifact's), which only this key holds. */
+    tenantWithoutPlan: uuid("tenant_without_plan")
+      .generatedAlwaysAs(sql`case when plan_id is null then tenant_id end`)
+      .references(() => tenants.id, { onDelete: "cascade" }),
     planId: uuid("plan_id").references(() => researchPlans.id, { onDelete: "cascade" }),
     stepId: uuid("step_id"),
     eventType: auditEventType("event_type").notNull(),
@@ -650,6 +663,11 @@ export const planAuditLog = pgTable(
     // The chain's order: one link per place, and the checks' and export's reads in it.
     uniqueIndex("plan_audit_log_plan_chain_uq").on(t.planId, t.chainIndex),
     index("plan_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt),
+    // A team's deletion cascades here by the rows of no plan (those of its
+    // plans go with the plans): only they are in this index.
+    index("plan_audit_log_tenant_without_plan_idx")
+      .on(t.tenantWithoutPlan)
+      .where(sql`${t.tenantWithoutPlan} is not null`),
   ],
 );
 

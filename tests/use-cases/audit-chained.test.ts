@@ -13,7 +13,7 @@ import { verifyPlanTrail } from "@/lib/services/audit/audit-chain";
 import { writeAuditLog } from "@/lib/services/shared/audit";
 import { addChainedCheck, dropChainedCheck } from "../support/audit-chained";
 import { BACKENDS } from "../support/databases";
-import { planSteps, useFreshTenant } from "../support/in-process";
+import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 import { readRows } from "../support/rows";
 
 /** The error a statement fails with, as text with its cause (drivers wrap the database's). */
@@ -80,6 +80,48 @@ describe.each(BACKENDS)("the audit chain's rows on %s", (backend) => {
     expect(unplanned.length).toBeGreaterThan(0);
     expect(unplanned.every((row) => row.chainIndex === null && row.digest === null)).toBe(true);
     expect((await verifyPlanTrail(db, planId)).verified).toBe(true);
+  });
+
+  it("holds a row of a plan to its plan's tenant and a row of no plan to its tenant, and a team's deletion takes both", async () => {
+    const { db } = tenant.handle;
+    const alpha = tenant.agent.ctx.tenantId;
+    const planId = await createPlan("Alpha's");
+    const beta = await tenantContext(db, "Beta");
+    // A row as the services write one (lib/services/shared/audit.ts), of `plan` and `team`.
+    const row = (team: string, plan: string | null) =>
+      db.execute(sql`insert into plan_audit_log
+        (tenant_id, plan_id, event_type, actor_type, actor_label, payload)
+        values (${team}::uuid, ${plan}::uuid, 'session_resumed', 'system', 'test', '{}'::jsonb)`);
+    const rowsOf = async (team: string) =>
+      (
+        await readRows<{ n: number }>(
+          db,
+          sql`select count(*)::int as n from plan_audit_log where tenant_id = ${team}::uuid`,
+        )
+      )[0]?.n ?? 0;
+    const before = await rowsOf(alpha);
+    // Another team's row on this plan, and a row of no plan of a team that does not exist.
+    expect(await failure(row(beta.tenantId, planId))).toMatch(/not the plan's tenant/);
+    expect(await failure(row(randomUUID(), null))).toMatch(/tenant_without_plan/);
+    expect(await rowsOf(alpha)).toBe(before);
+    // Its own rows pass, and the trail still verifies.
+    await row(alpha, planId);
+    await row(alpha, null);
+    expect((await verifyPlanTrail(db, planId)).verified).toBe(true);
+    // Beta's plan and a row of no plan of Beta's go with Beta.
+    const betaPlan = await inProcessAgent(beta).ok("create_research_plan", {
+      name: "Beta's",
+      researchQuestion: "q",
+      steps: planSteps("search"),
+    });
+    await row(beta.tenantId, null);
+    expect(await rowsOf(beta.tenantId)).toBeGreaterThan(1);
+    await db.execute(sql`delete from tenant where id = ${beta.tenantId}::uuid`);
+    expect(await rowsOf(beta.tenantId)).toBe(0);
+    expect(
+      await readRows(db, sql`select 1 from research_plan where id = ${betaPlan.planId}::uuid`),
+    ).toEqual([]);
+    expect(await rowsOf(alpha)).toBe(before + 2);
   });
 
   it("is added NOT VALID over rows already outside their chain, which verify-audit still reports", async () => {
