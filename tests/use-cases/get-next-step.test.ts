@@ -4,9 +4,11 @@
  * a plan waiting on a review or on added steps says so; another tenant's plan
  * does not exist. In process, on PGlite and on PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
+import { readRows } from "../support/rows";
 
 const LEASE_SECONDS = 1;
 
@@ -68,7 +70,16 @@ describe.each(BACKENDS)("get_next_step on %s", (backend) => {
     await tenant.agent.submit(planId, three.stepId, { outputFormattingNotes: "Table last." });
     await tenant.agent.submit(planId, two.stepId);
     await tenant.agent.submit(planId, one.stepId, { outputFormattingNotes: "Cite first." });
+    // The plan row's locker: the answer reads a finished plan without locking
+    // it, since a lock is a write whose commit waits for the WAL's flush.
+    const locker = () =>
+      readRows<{ xmax: string }>(
+        tenant.handle.db,
+        sql`select xmax::text as xmax from research_plan where id = ${planId}::uuid`,
+      );
+    const lockerBefore = await locker();
     const done = await tenant.agent.ok("get_next_step", { planId });
+    expect(await locker()).toEqual(lockerBefore);
     expect(done).toMatchObject({
       status: "plan_complete",
       // No skill execution is linked: no format asked for.

@@ -25,15 +25,20 @@
 import "server-only";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
-import { isoTime, run, type Statement, statement } from "../../db/statement";
+import { isoTime, run, type Statement, sqlLiterals, statement } from "../../db/statement";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
-import { PLAN_STATUSES, type PlanStatus, STEP_TYPES } from "../../plan-engine/states";
+import {
+  PLAN_STATUSES,
+  type PlanStatus,
+  STEP_TYPES,
+  TERMINAL_PLAN_STATUSES,
+} from "../../plan-engine/states";
 import { transitionPlan } from "../../plan-engine/transitions";
 import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint, openStep } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, planOfTenant } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
 export const claimedStepRow = z.object({
@@ -154,9 +159,42 @@ function claimOnLockedPlan(
   )}`;
 }
 
+/**
+ * `claimOnLockedPlan` for the claim on an executing plan, except that a plan
+ * the statement's snapshot finds completed, failed or cancelled is read, not
+ * locked: the claim hands out nothing there and writes nothing, so the
+ * statement takes no transaction id and its commit waits for no flush of the
+ * WAL. The lock was a write: one commit in eleven of a 10-step plan's loop was
+ * the get_next_step that answers plan_complete. An unlocked row is current
+ * only when it is terminal; one that the snapshot holds as open but that was
+ * gone or no longer open when the lock came to it (a submit finished the plan
+ * meanwhile) is answered as stale, and read again.
+ */
+const PLAN_COLUMNS = "id, status, output_formatting_notes, pause_reason, awaiting_steps";
+const TERMINAL = `(${sqlLiterals(TERMINAL_PLAN_STATUSES)})`;
+const claimOnExecutingPlan = `locked as materialized (
+    select ${PLAN_COLUMNS}, xmin as version from research_plan
+    where ${planOfTenant("research_plan")} and status::text not in ${TERMINAL}
+    for ${PLAN_LOCK.claim}
+  ), plan as materialized (
+    select * from locked
+    union all
+    select ${PLAN_COLUMNS}, xmin as version from research_plan
+    where ${planOfTenant("research_plan")} and not exists (select 1 from locked)
+  ),
+  fresh as materialized (
+    select case when exists (select 1 from locked) then ${LOCKED_PLAN_IS_CURRENT}
+      else plan.status::text in ${TERMINAL} end as current
+    from plan
+  ),
+  ${claimCtes(
+    `(select id from locked where status = 'executing' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
+    `'executing'::text`,
+  )}`;
+
 const claimNext = statement(
   "claim the next step of an executing plan",
-  `with ${claimOnLockedPlan("id, status, output_formatting_notes, pause_reason, awaiting_steps", PLAN_LOCK.claim, "executing")}
+  `with ${claimOnExecutingPlan}
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
