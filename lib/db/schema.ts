@@ -633,9 +633,11 @@ export const planAuditLog = pgTable(
     payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
     /**
-     * The order rows were written in. `created_at` is the transaction's start,
-     * and a transaction that waited for a plan's lock started before the one it
-     * waited for, so only this orders a plan's trail as its changes happened.
+     * The order rows were written in, across plans. `created_at` is the
+     * transaction's start, and a transaction that waited for a plan's lock
+     * started before the one it waited for; within a plan, `chain_index`
+     * orders its rows as its changes happened, and the chain's check reads
+     * the rows that lost their place (a null `chain_index`) by this.
      */
     seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
     /**
@@ -657,10 +659,12 @@ export const planAuditLog = pgTable(
       "plan_audit_log_chained",
       sql`${t.planId} is null or (${t.chainIndex} is not null and ${t.digest} is not null)`,
     ),
-    index("plan_audit_log_plan_time_idx").on(t.planId, t.createdAt),
-    // A plan's trail in the order it was written (the plan page).
-    index("plan_audit_log_plan_seq_idx").on(t.planId, t.seq),
-    // The chain's order: one link per place, and the checks' and export's reads in it.
+    // The chain's order, which is the order a plan's rows were written in
+    // (the head's row lock queues its writers): one link per place, and every
+    // read of a plan's trail, the checks', the export's, the plan page's and
+    // its newest row for the plans page. Two more indexes of a plan's rows,
+    // by time and by `seq`, cost every hand-out and result two index entries
+    // (docs/performance.md, "Two indexes fewer on the trail").
     uniqueIndex("plan_audit_log_plan_chain_uq").on(t.planId, t.chainIndex),
     index("plan_audit_log_tenant_time_idx").on(t.tenantId, t.createdAt),
     // A team's deletion cascades here by the rows of no plan (those of its

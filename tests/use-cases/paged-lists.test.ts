@@ -8,6 +8,7 @@
  * with a link to its first page. In
  * process, on PGlite and on PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { mcpToolCallLog } from "@/lib/db/schema";
 import type { ServiceContext } from "@/lib/services/shared/context";
@@ -19,6 +20,7 @@ import { listStalledPlans } from "@/lib/services/views/stalled-plans";
 import { getToolCallLog } from "@/lib/services/views/tool-calls";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, tenantContext, useFreshTenant } from "../support/in-process";
+import { readRows } from "../support/rows";
 
 type Page<Row> = { rows: Row[]; nextCursor: string | null };
 
@@ -86,6 +88,32 @@ describe.each(BACKENDS)("the pages' paged lists on %s", (backend) => {
     expect(first).toEqual(["Heat 5", "Heat 4"]);
     expect(all).toEqual(["Heat 5", "Heat 4", "Heat 3", "Heat 2", "Heat 1"]);
     expect((await names(undefined)).rows).toEqual(["Heat 6", "Heat 5"]);
+  });
+
+  it("the plans list: each plan's last activity is its trail's newest row, read with the page", async () => {
+    const agent = await freshAgent("Active");
+    const quiet = await createPlan(agent.ctx, "Quiet");
+    const busy = await createPlan(agent.ctx, "Busy");
+    await apartInTime();
+    // Resuming writes a row to the trail and leaves the plan's row as it was.
+    await agent.ok("get_research_context", { planId: busy.planId });
+    const newest = async (planId: string) =>
+      (
+        await readRows<{ at: string }>(
+          tenant.handle.db,
+          sql`select to_char(max(created_at) at time zone 'UTC',
+              'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
+            from plan_audit_log where plan_id = ${planId}::uuid`,
+        )
+      )[0]?.at;
+    const listed = new Map(
+      (await listPlans(agent.ctx, {})).plans.map((p) => [p.planId, p.lastActivityAt]),
+    );
+    expect(listed.get(busy.planId)).toBe(await newest(busy.planId));
+    expect(listed.get(quiet.planId)).toBe(await newest(quiet.planId));
+    expect(Date.parse(listed.get(busy.planId) ?? "")).toBeGreaterThan(
+      Date.parse(listed.get(quiet.planId) ?? ""),
+    );
   });
 
   it("a plan's audit trail: each event once, newest first, events written meanwhile on no later page", async () => {

@@ -252,7 +252,7 @@ const shownStepsOf = (
         from plan_audit_log run
         where step.tool is not null and run.plan_id = step.plan_id and run.step_id = step.id
           and run.event_type = 'step_started' and run.actor_type = 'system'
-        order by run.seq desc
+        order by run.chain_index desc
         limit 1) ran on true
   order by step.step_order, step.id`;
 
@@ -290,7 +290,12 @@ export async function getPlanPage(
     if (!plan) return undefined;
     // Refused once the plan is found, so another tenant's plan is a 404 whatever the cursor.
     const auditPage = keyset(
-      { list: "plan page audit", at: planAuditLog.seq, sequence: true, id: planAuditLog.id },
+      {
+        list: "plan page trail",
+        at: planAuditLog.chainIndex,
+        sequence: true,
+        id: planAuditLog.id,
+      },
       auditCursor,
       "auditCursor",
     );

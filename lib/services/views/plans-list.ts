@@ -4,9 +4,11 @@
  * to the tenant.
  */
 import "server-only";
-import { and, count, eq, ilike, inArray, notInArray, or, sql } from "drizzle-orm";
+import { and, count, eq, ilike, notInArray, or, sql } from "drizzle-orm";
 import { z } from "zod";
-import { planAuditLog, researchPlans } from "../../db/schema";
+import { selectRows } from "../../db/rows";
+import { researchPlans } from "../../db/schema";
+import { arrayParam, isoTime } from "../../db/statement";
 import { computeProgress, stallWarnings } from "../../plan-engine/progress";
 import { PLAN_STATUSES, type PlanStatus, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import { hasStalledStep, stallClock } from "../plans/mark-stalled-plans";
@@ -40,6 +42,8 @@ export const listPlansInput = z.object({
  * seen): 100 plans a page with 5,000-character questions would be megabytes.
  */
 const LIST_QUESTION_CHARS = 300;
+
+const lastActivityRow = z.object({ planId: z.string(), last: isoTime });
 
 export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPlansInput>) {
   const input = parseInput(listPlansInput, raw);
@@ -81,17 +85,20 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
   );
   const ids = plans.map((p) => p.id);
   const stepsOf = await stepSummariesOf(ctx, ids, {});
+  // Each plan's newest row of its trail, by its place in the chain: one index
+  // entry a plan, where a max over the trail read every row of it.
   const activity =
     ids.length === 0
       ? []
-      : await ctx.db
-          .select({
-            planId: planAuditLog.planId,
-            last: sql<string>`max(${planAuditLog.createdAt})`,
-          })
-          .from(planAuditLog)
-          .where(and(eq(planAuditLog.tenantId, ctx.tenantId), inArray(planAuditLog.planId, ids)))
-          .groupBy(planAuditLog.planId);
+      : await selectRows(
+          ctx.db,
+          lastActivityRow,
+          sql`select p.id as "planId", newest.created_at as last
+            from unnest(${arrayParam(ids)}::uuid[]) as p(id)
+            cross join lateral (select created_at from plan_audit_log
+              where plan_id = p.id and tenant_id = ${ctx.tenantId}
+              order by chain_index desc limit 1) newest`,
+        );
   return {
     ...input,
     total: total?.n ?? 0,

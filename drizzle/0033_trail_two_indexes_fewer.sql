@@ -1,0 +1,2 @@
+DROP INDEX "plan_audit_log_plan_time_idx";--> statement-breakpoint
+DROP INDEX "plan_audit_log_plan_seq_idx";
