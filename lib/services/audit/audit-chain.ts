@@ -1,9 +1,10 @@
 /**
  * The audit trail's hash chain (docs/audit.md). Each plan's rows are chained
- * by the database trigger `plan_audit_chain` (drizzle/0029_audit_head_one_update.sql):
- * row n carries `prev_digest` (row n-1's digest) and `digest` =
- * sha256(prev_digest || canonical), where canonical is the row's content as
- * `audit_row_canonical` writes it; and the plan's head (`plan_audit_head`)
+ * by the database trigger `plan_audit_chain`
+ * (drizzle/0032_audit_rows_held_by_their_plan.sql): row n carries
+ * `prev_digest` (row n-1's digest) and `digest` = sha256(prev_digest ||
+ * canonical), where canonical is the row's content as `audit_row_canonical`
+ * writes it; and the plan's head (`plan_audit_head`)
  * records the chain's length and last digest. Verification recomputes every
  * digest here, in Node, from the canonical text the database gives, so a row
  * edited in place, deleted or re-ordered is named by the first link that no

@@ -2,7 +2,7 @@
  * get_next_step's hot path as one fixed statement, so one round trip and no
  * BEGIN/COMMIT: lock the plan row for a claim (`PLAN_LOCK.claim`: side by
  * side with other claims and with common submits; the plan first, as
- * everywhere), claim its first free step (`claimableStep`) if the plan is
+ * everywhere; a plan the snapshot finds finished is read, not locked), claim its first free step (`claimableStep`) if the plan is
  * `executing` and not paused, write the step_started audit row, count the
  * plan's steps, and report the plan's review deadlines (`deadlineStateColumns`:
  * a due review is applied by the caller, which then claims again), and for a
@@ -18,7 +18,8 @@
  * and then update its row) committed while this one waited for the lock, or
  * just before it took the lock, the locked plan row is newer than the one the
  * statement's snapshot holds; then it claims nothing and answers `current:
- * false` (with the plan as locked, which is current). A common submit that
+ * false` (with the plan as locked, which is current, or as the snapshot held
+ * it when the lock found it no longer open). A common submit that
  * committed meanwhile is neither waited for nor seen: the claim is then as if
  * it had come first (`PLAN_LOCK`).
  */
@@ -60,8 +61,9 @@ export type ClaimedStep = z.infer<typeof claimedStepRow>;
  * (the output's format), the formatting notes of its completed steps and
  * which steps failed. The claim reads it with the plan's status when its
  * snapshot is current, so the get_next_step that finds the plan complete
- * answers without another round trip; a completed plan never changes again,
- * so no lock is needed.
+ * answers without another round trip. It needs no lock: the statement writes
+ * nothing on a finished plan and answers it as one snapshot held it (a
+ * completed plan re-opened afterwards by retry_step is the next call's).
  */
 export const COMPLETED_PLAN_READ = `json_build_object(
     'metadata', (select metadata from skill_execution

@@ -144,6 +144,7 @@ function matching(
           from plan_audit_log a join plan_step s on s.id = a.step_id and s.plan_id = a.plan_id
           where research_plan.status = 'failed' and a.plan_id = research_plan.id
             and a.event_type = 'plan_modified' and a.payload->>'action' = 'branch_failed_plan'
+            and a.chain_index is not null
           order by a.chain_index desc limit 1)
       ) found order by found.rank limit 1
     ) failed

@@ -101,8 +101,9 @@ async function nextStepOf(
     const ready = started && readyAnswer(planId, started);
     if (ready) return { answer: await withInputs(ctx, ready, started.inputs), timedOut };
   }
-  // A completed or failed plan never changes again, so its answer needs no
-  // lock; a completed one's was read by the claim.
+  // A finished plan's answer needs no lock: nothing is written, and the plan
+  // is answered as one snapshot held it (a completed plan re-opened later by
+  // retry_step is the next call's); a completed one's was read by the claim.
   if (isTerminalPlanStatus(peeked.plan.status)) {
     return {
       answer: await terminalPlanAnswer(ctx.db, ctx, peeked.plan, peeked.completedRead),
@@ -166,7 +167,9 @@ async function claimFromExecutingPlan(
   // The plan row as locked: the newest one when a change made the claim stale
   // (key share waits for or re-reads a row a change locked and updated); a
   // submit's newer row is not waited for, and the claim is then as if it had
-  // come first (PLAN_LOCK), so its status may still read `executing`.
+  // come first (PLAN_LOCK), so its status may still read `executing`. When the
+  // lock found the plan no longer open (finished or gone), the row as the
+  // snapshot held it: stale, and never terminal.
   const plan = {
     id: planId,
     status: row.planStatus,

@@ -5,7 +5,7 @@
  * and its deliverable for download. Reads only, scoped to the tenant.
  */
 import "server-only";
-import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, isNotNull, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { selectRows } from "../../db/rows";
 import { sameTenant } from "../../db/same-tenant";
@@ -252,6 +252,7 @@ const shownStepsOf = (
         from plan_audit_log run
         where step.tool is not null and run.plan_id = step.plan_id and run.step_id = step.id
           and run.event_type = 'step_started' and run.actor_type = 'system'
+          and run.chain_index is not null
         order by run.chain_index desc
         limit 1) ran on true
   order by step.step_order, step.id`;
@@ -348,7 +349,14 @@ export async function getPlanPage(
     const artifacts = await artifactSummaries(tx, ctx, planId, PLAN_PAGE_ARTIFACTS);
     // Who the team lets decide.
     const decisionPolicy = await readDecisionPolicy(tx, ctx.tenantId);
-    const where = and(eq(planAuditLog.planId, planId), eq(planAuditLog.tenantId, ctx.tenantId));
+    // The trail in its chain's order. A row that lost its place (a null
+    // chain_index, written past the check or from before it) is not listed:
+    // the trail's check above names it.
+    const where = and(
+      eq(planAuditLog.planId, planId),
+      eq(planAuditLog.tenantId, ctx.tenantId),
+      isNotNull(planAuditLog.chainIndex),
+    );
     const [total] = await tx.select({ n: count() }).from(planAuditLog).where(where);
     // A row's payload may hold a server step's resolved arguments (up to 200 KB):
     // it is read indented and cut, with the few facts the trail names beside it.

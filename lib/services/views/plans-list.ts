@@ -96,7 +96,7 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
           sql`select p.id as "planId", newest.created_at as last
             from unnest(${arrayParam(ids)}::uuid[]) as p(id)
             cross join lateral (select created_at from plan_audit_log
-              where plan_id = p.id and tenant_id = ${ctx.tenantId}
+              where plan_id = p.id and tenant_id = ${ctx.tenantId} and chain_index is not null
               order by chain_index desc limit 1) newest`,
         );
   return {
