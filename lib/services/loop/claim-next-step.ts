@@ -2,8 +2,9 @@
  * get_next_step's hot path as one fixed statement, so one round trip and no
  * BEGIN/COMMIT: lock the plan row for a claim (`PLAN_LOCK.claim`: side by
  * side with other claims and with common submits; the plan first, as
- * everywhere; a plan the snapshot finds finished is read, not locked), claim its first free step (`claimableStep`) if the plan is
- * `executing` and not paused, write the step_started audit row, count the
+ * everywhere; a plan the snapshot finds finished is read, not locked), claim
+ * its first free step (`claimableStep`) if the plan is `executing` and not
+ * paused, write the step_started audit row, count the
  * plan's steps, and report the plan's review deadlines (`deadlineStateColumns`:
  * a due review is applied by the caller, which then claims again), and for a
  * completed plan what its answer is built from (`COMPLETED_PLAN_READ`). The
@@ -169,8 +170,9 @@ function claimOnLockedPlan(
  * WAL. The lock was a write: one commit in eleven of a 10-step plan's loop was
  * the get_next_step that answers plan_complete. An unlocked row is current
  * only when it is terminal; one that the snapshot holds as open but that was
- * gone or no longer open when the lock came to it (a submit finished the plan
- * meanwhile) is answered as stale, and read again.
+ * gone or no longer open when the lock came to it (a change that finished or
+ * deleted it committed after the statement began) is answered as stale, and
+ * read again.
  */
 const PLAN_COLUMNS = "id, status, output_formatting_notes, pause_reason, awaiting_steps";
 const TERMINAL = `(${sqlLiterals(TERMINAL_PLAN_STATUSES)})`;
