@@ -99,13 +99,14 @@ export async function listPlans(ctx: ServiceContext, raw: z.input<typeof listPla
               where plan_id = p.id and tenant_id = ${ctx.tenantId} and chain_index is not null
               order by chain_index desc limit 1) newest`,
         );
+  const lastOf = new Map(activity.map((a) => [a.planId, a.last]));
   return {
     ...input,
     total: total?.n ?? 0,
     nextCursor,
     plans: plans.map((plan) => {
       const own = stepsOf.get(plan.id) ?? [];
-      const last = activity.find((a) => a.planId === plan.id)?.last;
+      const last = lastOf.get(plan.id);
       const lastActivity = last ? new Date(last) : plan.updatedAt;
       return {
         planId: plan.id,
