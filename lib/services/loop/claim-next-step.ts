@@ -40,7 +40,7 @@ import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint, openStep } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, planOfTenant } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, PLAN_LOCK, planOfTenant } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
 export const claimedStepRow = z.object({
@@ -144,61 +144,60 @@ export function claimedColumns(plan: string): string {
 }
 
 /**
- * The plan locked in `mode` (`plan`), whether the statement's snapshot is
- * current (`fresh`), and the claim's CTEs on the plan when it is `status`, not
- * paused and waiting for no steps (a fired add_steps: the transaction path
- * answers it), and current.
+ * The CTEs `locked` (the plan locked in `mode`, with `columns` and its row
+ * version), `plan` (the plan as the statement answers it), `fresh` (whether
+ * the statement's snapshot is current) and the claim's CTEs on the plan when
+ * it is `status`, not paused, waiting for no steps (a fired add_steps: the
+ * transaction path answers it) and current.
+ *
+ * With `finished: "read"`, a plan the statement's snapshot finds completed,
+ * failed or cancelled is read, not locked: the claim hands out nothing there
+ * and writes nothing, so the statement takes no transaction id and its commit
+ * waits for no flush of the WAL. The lock was a write: one commit in eleven
+ * of a 10-step plan's loop was the get_next_step that answers plan_complete.
+ * An unlocked row is current only when it is terminal; one that the snapshot
+ * holds as open but that was gone or no longer open when the lock came to it
+ * (a change that finished or deleted it committed after the statement began)
+ * is answered as stale, and read again. With `finished: "locked"`, the plan is
+ * locked whatever its status: the start of a `planning` plan, which locks it
+ * as a change does.
  */
-function claimOnLockedPlan(
+function claimOnPlan(
   columns: string,
   mode: typeof PLAN_LOCK.claim | typeof PLAN_LOCK.change,
   status: PlanStatus,
+  finished: "read" | "locked",
 ): string {
-  return `${lockedPlanCte(columns, mode)},
-  fresh as materialized (select ${LOCKED_PLAN_IS_CURRENT} as current from plan),
+  const terminal = `(${sqlLiterals(TERMINAL_PLAN_STATUSES)})`;
+  const readFinished = finished === "read";
+  return `locked as materialized (
+    select ${columns}, xmin as version from research_plan
+    where ${planOfTenant("research_plan")}${readFinished ? ` and status::text not in ${terminal}` : ""}
+    for ${mode}
+  ), plan as materialized (
+    select * from locked${
+      readFinished
+        ? `
+    union all
+    select ${columns}, xmin as version from research_plan
+    where ${planOfTenant("research_plan")} and not exists (select 1 from locked)`
+        : ""
+    }
+  ),
+  fresh as materialized (
+    select case when exists (select 1 from locked) then ${LOCKED_PLAN_IS_CURRENT}
+      else plan.status::text in ${terminal} end as current
+    from plan
+  ),
   ${claimCtes(
-    `(select id from plan where status = '${status}' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
+    `(select id from locked where status = '${status}' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
     `'${status}'::text`,
   )}`;
 }
 
-/**
- * `claimOnLockedPlan` for the claim on an executing plan, except that a plan
- * the statement's snapshot finds completed, failed or cancelled is read, not
- * locked: the claim hands out nothing there and writes nothing, so the
- * statement takes no transaction id and its commit waits for no flush of the
- * WAL. The lock was a write: one commit in eleven of a 10-step plan's loop was
- * the get_next_step that answers plan_complete. An unlocked row is current
- * only when it is terminal; one that the snapshot holds as open but that was
- * gone or no longer open when the lock came to it (a change that finished or
- * deleted it committed after the statement began) is answered as stale, and
- * read again.
- */
-const PLAN_COLUMNS = "id, status, output_formatting_notes, pause_reason, awaiting_steps";
-const TERMINAL = `(${sqlLiterals(TERMINAL_PLAN_STATUSES)})`;
-const claimOnExecutingPlan = `locked as materialized (
-    select ${PLAN_COLUMNS}, xmin as version from research_plan
-    where ${planOfTenant("research_plan")} and status::text not in ${TERMINAL}
-    for ${PLAN_LOCK.claim}
-  ), plan as materialized (
-    select * from locked
-    union all
-    select ${PLAN_COLUMNS}, xmin as version from research_plan
-    where ${planOfTenant("research_plan")} and not exists (select 1 from locked)
-  ),
-  fresh as materialized (
-    select case when exists (select 1 from locked) then ${LOCKED_PLAN_IS_CURRENT}
-      else plan.status::text in ${TERMINAL} end as current
-    from plan
-  ),
-  ${claimCtes(
-    `(select id from locked where status = 'executing' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
-    `'executing'::text`,
-  )}`;
-
 const claimNext = statement(
   "claim the next step of an executing plan",
-  `with ${claimOnExecutingPlan}
+  `with ${claimOnPlan("id, status, output_formatting_notes, pause_reason, awaiting_steps", PLAN_LOCK.claim, "executing", "read")}
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
@@ -261,7 +260,7 @@ export const claimNextStep = (db: Executor, ctx: ServiceContext, planId: string,
 const EXECUTING = transitionPlan("planning", "executing");
 const startAndClaim = statement(
   "start a planning plan with its first step's claim",
-  `with ${claimOnLockedPlan("id, status, pause_reason, awaiting_steps", PLAN_LOCK.change, "planning")}
+  `with ${claimOnPlan("id, status, pause_reason, awaiting_steps", PLAN_LOCK.change, "planning", "locked")}
   , started as (
     update research_plan set status = '${EXECUTING}', updated_at = $3::timestamptz
     from claimed where research_plan.id = claimed.plan_id
