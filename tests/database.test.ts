@@ -84,7 +84,9 @@ describe.each(BACKENDS)("the database on %s", (backend) => {
       `(plan_id, step_order) WHERE (status = ANY (ARRAY[${open}]))`,
     );
     expect(byName.get("plan_step_awaiting_input_idx")).toMatch(/WHERE \(status = 'awaiting_input'/);
-    expect(byName.get("plan_step_in_progress_idx")).toMatch(/WHERE \(status = 'in_progress'/);
+    expect(byName.get("plan_step_in_progress_order_idx")).toMatch(/WHERE \(status = 'in_progress'/);
+    // Nothing reads a team's steps in progress by their start, so no claim writes them there.
+    expect(byName.has("plan_step_in_progress_idx")).toBe(false);
   });
 
   it("keeps the artifacts' search vector itself and indexes it for both search sides", async () => {

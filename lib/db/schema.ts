@@ -506,13 +506,12 @@ export const planSteps = pgTable(
       .where(sql`${t.status} in ('pending', 'in_progress')`),
     // A submit: does another step of the plan await a person? A few, or none.
     index("plan_step_awaiting_input_idx").on(t.planId).where(sql`${t.status} = 'awaiting_input'`),
-    // A plan's steps in progress (the stall check, lib/services/plans/mark-stalled-plans.ts).
+    // Steps in progress, a plan's or all (the stall check,
+    // lib/services/plans/mark-stalled-plans.ts). The only index of them: a
+    // second, by team and start, was read by nothing and cost every claim an
+    // entry (migration 0034).
     index("plan_step_in_progress_order_idx")
       .on(t.planId, t.stepOrder)
-      .where(sql`${t.status} = 'in_progress'`),
-    // Stall queries: steps in progress, oldest first.
-    index("plan_step_in_progress_idx")
-      .on(t.tenantId, t.startedAt)
       .where(sql`${t.status} = 'in_progress'`),
     // A team's plans holding a failed step (the bulk fork from failure,
     // lib/services/plans/fork-failed-plans.ts): only failed steps, a few.
