@@ -40,7 +40,7 @@ import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint, openStep } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, PLAN_LOCK, planOfTenant } from "./plan-lock";
+import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, planOfTenant } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
 export const claimedStepRow = z.object({
@@ -169,26 +169,30 @@ function claimOnPlan(
   finished: "read" | "locked",
 ): string {
   const terminal = `(${sqlLiterals(TERMINAL_PLAN_STATUSES)})`;
-  const readFinished = finished === "read";
-  return `locked as materialized (
-    select ${columns}, xmin as version from research_plan
-    where ${planOfTenant("research_plan")}${readFinished ? ` and status::text not in ${terminal}` : ""}
-    for ${mode}
-  ), plan as materialized (
-    select * from locked${
-      readFinished
-        ? `
+  // Locked whatever its status, the plan is current when its locked row is.
+  const planAndFresh =
+    finished === "locked"
+      ? `plan as materialized (
+    select * from locked
+  ),
+  fresh as materialized (
+    select ${LOCKED_PLAN_IS_CURRENT} as current from plan
+  )`
+      : `plan as materialized (
+    select * from locked
     union all
     select ${columns}, xmin as version from research_plan
-    where ${planOfTenant("research_plan")} and not exists (select 1 from locked)`
-        : ""
-    }
+    where ${planOfTenant("research_plan")} and not exists (select 1 from locked)
   ),
   fresh as materialized (
     select case when exists (select 1 from locked) then ${LOCKED_PLAN_IS_CURRENT}
       else plan.status::text in ${terminal} end as current
     from plan
-  ),
+  )`;
+  return `${lockedPlanCte(columns, mode, {
+    name: "locked",
+    also: finished === "read" ? ` and status::text not in ${terminal}` : "",
+  })}, ${planAndFresh},
   ${claimCtes(
     `(select id from locked where status = '${status}' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
     `'${status}'::text`,

@@ -68,14 +68,19 @@ export const PLAN_LOCK = {
 type PlanLock = (typeof PLAN_LOCK)[keyof typeof PLAN_LOCK];
 
 /**
- * The CTE `plan`: the plan row locked (the plan first, as everywhere) in
- * `mode`, with `columns` and its row version; with `skip locked`, no row
- * while another call holds the plan in a mode that conflicts.
+ * The CTE `name` (`plan` unless named): the plan row locked (the plan first,
+ * as everywhere) in `mode`, with `columns` and its row version, if it meets
+ * the further test `also` (SQL text starting with ` and`); with `skip
+ * locked`, no row while another call holds the plan in a mode that conflicts.
  */
-export function lockedPlanCte(columns: string, mode: PlanLock | `${PlanLock} skip locked`): string {
-  return `plan as materialized (
+export function lockedPlanCte(
+  columns: string,
+  mode: PlanLock | `${PlanLock} skip locked`,
+  { name = "plan", also = "" }: { name?: string; also?: string } = {},
+): string {
+  return `${name} as materialized (
     select ${columns}, xmin as version from research_plan
-    where ${planOfTenant("research_plan")}
+    where ${planOfTenant("research_plan")}${also}
     for ${mode}
   )`;
 }

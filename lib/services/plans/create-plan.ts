@@ -208,10 +208,12 @@ export function creatorColumns(ctx: ServiceContext) {
  * steps from a JSON array, each condition joined to its steps by order (a
  * skip_to's target stored as its `stepId`; one whose step is missing, which
  * the checks before it rule out, fails the statement on its null step), the
- * audit row naming the execution linked. The plan's definition limit is checked on the input
- * before anything is written: over it, the statement writes nothing and
- * answers the total with no plan. One statement is one transaction, so
- * nothing of a plan is ever kept in part.
+ * audit row naming the execution linked, each distinct step definition once
+ * (a new plan has none stored, so a plain insert: with `on conflict`, each
+ * row was a speculative insertion and a WAL record more). The plan's
+ * definition limit is checked on the input before anything is written: over
+ * it, the statement writes nothing and answers the total with no plan. One
+ * statement is one transaction, so nothing of a plan is ever kept in part.
  */
 const insertPlan = statement(
   "create a plan with its steps, conditions, link, audit row and first revision",
@@ -268,7 +270,6 @@ const insertPlan = statement(
     select distinct on (definition_digest) $1::uuid, plan_id, definition_digest,
       cairn_step_definition(step_type::text, instructions, tool, arguments, inputs, output_schema)
     from steps
-    on conflict (plan_id, digest) do nothing
   ), revision as (
     insert into plan_revision (tenant_id, plan_id, revision, cause, rationale, actor_type,
       actor_id, actor_label, steps, diff)
