@@ -9,8 +9,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { planAuditLog, researchPlans } from "../../lib/db/schema";
+import { FORK_LINKS } from "../../lib/services/plans/fork-links";
 import { submitUserDecision } from "../../lib/services/plans/submit-user-decision";
 import { setDecisionPolicy } from "../../lib/services/reviews/decision-policy";
+import { getPlanPage } from "../../lib/services/views/plan-page";
 import { BACKENDS } from "../support/databases";
 import { planSteps, signedInAdmin, useFreshTenant } from "../support/in-process";
 import { report } from "../support/mcp-client";
@@ -121,6 +123,46 @@ describe.each(BACKENDS)("fork_plan on %s", (backend) => {
     const history = await tenant.agent.ok("get_plan_history", { planId: fork.planId });
     expect(history.revisions).toEqual([expect.objectContaining({ revision: 1, cause: "forked" })]);
     expect((await tenant.agent.ok("get_plan_history", { planId })).revisions).toHaveLength(1);
+  });
+
+  it("names a plan's FORK_LINKS newest forks, newest first, and each fork's source, in every reader", async () => {
+    const created = await tenant.agent.ok("create_research_plan", {
+      name: "Forked often",
+      researchQuestion: "q",
+      steps: planSteps("search", "analyze"),
+    });
+    const { planId } = created;
+    const [one, two] = created.steps.map((s: { stepId: string }) => s.stepId);
+    await tenant.agent.ok("get_next_step", { planId });
+    await tenant.agent.submit(planId, one as string);
+    const forks: string[] = [];
+    for (let i = 0; i < FORK_LINKS + 2; i += 1) {
+      const fork = await tenant.agent.ok("fork_plan", {
+        planId,
+        fromStepId: two,
+        name: `Fork ${i}`,
+      });
+      forks.push(fork.planId);
+    }
+    const newest = forks
+      .slice(-FORK_LINKS)
+      .reverse()
+      .map((id) => ({ planId: id, name: `Fork ${forks.indexOf(id)}`, status: "executing" }));
+
+    const status = await tenant.agent.ok("get_plan_status", { planId });
+    expect(status).toMatchObject({ forkedFrom: null, forks: newest });
+    const context = await tenant.agent.ok("get_research_context", { planId });
+    expect(context.plan).toMatchObject({ forkedFrom: null, forks: newest });
+    const page = await getPlanPage(tenant.agent.ctx, planId);
+    expect(page?.plan).toMatchObject({ forkedFrom: null, forks: newest });
+
+    const source = { planId, stepId: two, name: "Forked often" };
+    const last = forks.at(-1) as string;
+    const forkStatus = await tenant.agent.ok("get_plan_status", { planId: last });
+    expect(forkStatus).toMatchObject({ forkedFrom: source, forks: [] });
+    const forkContext = await tenant.agent.ok("get_research_context", { planId: last });
+    expect(forkContext.plan).toMatchObject({ forkedFrom: source, forks: [] });
+    expect((await getPlanPage(tenant.agent.ctx, last))?.plan.forkedFrom).toEqual(source);
   });
 
   it("refuses a fork past an unfinished step, an edit of a carried step, and another plan's step", async () => {

@@ -1,13 +1,15 @@
 /**
  * get_plan_status's read as one fixed statement: the plan row, its steps
- * without their results (what progress and stalls need) and its review
- * deadlines (`deadlineStateColumns`), so the common call is one round trip.
+ * without their results (what progress and stalls need), its fork links
+ * (`forkLinksColumns`) and its review deadlines (`deadlineStateColumns`), so
+ * the common call is one round trip.
  */
 import "server-only";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { isoTime, run, statement } from "../../db/statement";
 import { PLAN_STATUSES, STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
+import { forkLinksColumns, forkLinksOutput } from "../plans/fork-links";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { cancellationOutput, pauseReasonOutput } from "../shared/output-fields";
@@ -27,6 +29,7 @@ const readStatus = statement(
         'stepType', s.step_type, 'status', s.status, 'startedAt', s.started_at,
         'leaseExpiresAt', s.lease_expires_at, 'updatedAt', s.updated_at) order by s.step_order)
       from plan_step s where s.plan_id = p.id and s.tenant_id = $2::uuid), '[]'::jsonb) as steps,
+    ${forkLinksColumns("$2::uuid")},
     ${deadlineStateColumns("$1::uuid", "$2::uuid")}
   from research_plan p
   where ${planOfTenant("p")}`,
@@ -48,6 +51,7 @@ const readStatus = statement(
         updatedAt: jsonTime,
       }),
     ),
+    ...forkLinksOutput.shape,
     ...deadlineStateRow.shape,
   }),
 );

@@ -10,11 +10,10 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Executor, Transaction } from "../../db/client";
+import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
-import { sameTenant } from "../../db/same-tenant";
 import { researchPlans } from "../../db/schema";
 import { jsonParam } from "../../db/statement";
 import { AppError } from "../../plan-engine/app-error";
@@ -353,45 +352,3 @@ async function copyPlan(
       d.review_digest, d.created_at
     from review_decision d join carried on carried.id = d.review_request_id`);
 }
-
-/** A plan's source and its newest forks (at most FORK_LINKS), for the contexts and the pages. */
-export async function readForkLinks(
-  db: Executor,
-  ctx: Pick<ServiceContext, "tenantId">,
-  planId: string,
-): Promise<ForkLinks> {
-  const tenant = eq(researchPlans.tenantId, ctx.tenantId);
-  const [plan] = await db
-    .select({ planId: researchPlans.forkedFromPlanId, stepId: researchPlans.forkedFromStepId })
-    .from(researchPlans)
-    .where(and(eq(researchPlans.id, planId), sameTenant(researchPlans.tenantId, ctx.tenantId)));
-  const forks = await db
-    .select({ planId: researchPlans.id, name: researchPlans.name, status: researchPlans.status })
-    .from(researchPlans)
-    .where(and(eq(researchPlans.forkedFromPlanId, planId), tenant))
-    .orderBy(desc(researchPlans.createdAt), researchPlans.id)
-    .limit(FORK_LINKS);
-  if (!plan?.planId || !plan.stepId) return { forkedFrom: null, forks };
-  const [from] = await db
-    .select({ name: researchPlans.name })
-    .from(researchPlans)
-    .where(
-      and(eq(researchPlans.id, plan.planId), sameTenant(researchPlans.tenantId, ctx.tenantId)),
-    );
-  return {
-    forkedFrom: { planId: plan.planId, stepId: plan.stepId, name: from?.name ?? null },
-    forks,
-  };
-}
-
-/** How many of a plan's forks its answers name, newest first: a bound on the answer, however often it was forked. */
-export const FORK_LINKS = 20;
-
-export const forkLinksOutput = z.object({
-  forkedFrom: z
-    .object({ planId: z.string(), stepId: z.string(), name: z.string().nullable() })
-    .nullable(),
-  forks: z.array(z.object({ planId: z.string(), name: z.string(), status: planStatus })),
-});
-
-export type ForkLinks = z.infer<typeof forkLinksOutput>;

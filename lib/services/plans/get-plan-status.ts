@@ -24,7 +24,7 @@ import {
 } from "../shared/output-fields";
 import { planNotFound } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
-import { forkLinksOutput, readForkLinks } from "./fork-plan";
+import { forkLinksOutput } from "./fork-links";
 import { markStalledPlans, stallClock } from "./mark-stalled-plans";
 
 export const getPlanStatusInput = z.object({ planId: planIdField });
@@ -102,7 +102,8 @@ export async function statusWithSteps(
       status: s.status,
     })),
     updatedAt: plan.updatedAt,
-    ...(await readForkLinks(ctx.db, ctx, plan.id)),
+    forkedFrom: plan.forkedFrom,
+    forks: plan.forks,
   };
   return { report, steps };
 }

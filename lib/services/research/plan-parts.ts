@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { Executor } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { researchFeedback, skillExecutions } from "../../db/schema";
-import type { ForkLinks } from "../plans/fork-plan";
+import type { ForkLinks } from "../plans/fork-links";
 import { currentReviewDigest } from "../reviews/review-digest";
 import type { ServiceContext } from "../shared/context";
 import type { PlanRow } from "../shared/plan-access";

@@ -15,7 +15,7 @@ import { computeProgress } from "../../plan-engine/progress";
 import { SKILL_EXECUTION_STATUSES } from "../../plan-engine/skill-executions";
 import { citationCheckOutput } from "../evidence/check-deliverable";
 import { loadPlanEvidence, planEvidenceOutput } from "../evidence/read-evidence";
-import { forkLinksOutput, readForkLinks } from "../plans/fork-plan";
+import { forkLinksOutput, readForkLinks } from "../plans/fork-links";
 import { reviewRecord } from "../reviews/review-view";
 import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";

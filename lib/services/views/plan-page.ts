@@ -18,7 +18,7 @@ import { computeProgress, isSentBack, stallWarnings } from "../../plan-engine/pr
 import { STEP_STATUSES } from "../../plan-engine/states";
 import { checkPlanTrailInDatabase } from "../audit/audit-chain";
 import { type EvidenceCursors, loadPlanEvidence } from "../evidence/read-evidence";
-import { readForkLinks } from "../plans/fork-plan";
+import { readForkLinks } from "../plans/fork-links";
 import { stallClock } from "../plans/mark-stalled-plans";
 import { loadContextDeliverable } from "../research/context-pages";
 import { loadLatestDeliverable } from "../research/latest-deliverable";
