@@ -2,7 +2,8 @@
  * A plan's fork links: the plan it was forked from and its newest forks, in
  * get_plan_status, get_research_context and the plan page. Read as columns of
  * the plan's row (`forkLinksColumns`), so get_plan_status reads them in its own
- * statement and the others in one round trip, where three queries took them.
+ * statement and the others in one round trip, where two queries took them
+ * (three for a fork).
  */
 import "server-only";
 import { z } from "zod";
