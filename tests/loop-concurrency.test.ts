@@ -7,7 +7,7 @@
  */
 
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { PLAN_LOCK } from "@/lib/services/loop/plan-lock";
 import { createPlan } from "@/lib/services/plans/create-plan";
@@ -17,6 +17,7 @@ import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { createPostgresDatabase } from "./support/databases";
 import { tenantContext } from "./support/in-process";
+import { waitingForLocks } from "./support/lock-waits";
 import { report } from "./support/mcp-client";
 
 describe("the loop under concurrency on postgres", () => {
@@ -78,21 +79,6 @@ describe("the loop under concurrency on postgres", () => {
     }
   }
 
-  /** Until `count` connections wait for a lock in the statement named `name` (lib/db/statement.ts). */
-  async function waitingForLocks(name: string, count: number) {
-    const pattern = `/* ${name} */%`;
-    await expect
-      .poll(
-        async () =>
-          (
-            await other`select count(*)::int as n from pg_stat_activity
-              where wait_event_type = 'Lock' and query like ${pattern}`
-          )[0]?.n,
-        { timeout: 10_000 },
-      )
-      .toBe(count);
-  }
-
   /** `promise`, or a failure that says what waited, after 10 s. */
   function within<T>(promise: Promise<T>, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
@@ -127,7 +113,7 @@ describe("the loop under concurrency on postgres", () => {
       async () => {
         pending = getNextStep(ctx, { planId });
         pending.catch(() => {});
-        await waitingForLocks("claim the next step of an executing plan", 1);
+        await waitingForLocks(other, "claim the next step of an executing plan", 1);
       },
     );
     expect((await pending)?.status).toBe("plan_cancelled");
@@ -174,7 +160,9 @@ describe("the loop under concurrency on postgres", () => {
   it("completes the last steps submitted while another call holds the plan, each reading the other's", async () => {
     // Both submits find the plan held, so each takes the plan's lock in a
     // statement of its own and submits behind it (complete-step-guarded.ts);
-    // the one granted second must read the first's completion and end the plan.
+    // the one granted second must read the first's completion and end the plan,
+    // in that one call: a submit that read the steps from before the other's
+    // would take the full path, a transaction of its own, and fail this test.
     const { planId } = await createPlan(ctx, {
       name: "Held",
       researchQuestion: "q",
@@ -188,6 +176,7 @@ describe("the loop under concurrency on postgres", () => {
     expect(ids).not.toContain("");
     const holder = await other.reserve();
     let submits: Promise<unknown[]> | undefined;
+    const transactions = vi.spyOn(ctx.db, "transaction");
     try {
       await holder`begin`;
       await holder`select id from research_plan where id = ${planId} for update`;
@@ -197,12 +186,18 @@ describe("the loop under concurrency on postgres", () => {
         ),
       );
       submits.catch(() => {});
-      await waitingForLocks("lock a plan for a submit behind another call", 2);
+      await waitingForLocks(
+        other,
+        "lock a plan for a submit behind another call, then complete a step in one statement, the plan locked",
+        2,
+      );
     } finally {
       await holder`commit`;
       holder.release();
     }
     const submitted = (await submits) as { stepStatus: string; planStatus: string }[];
+    expect(transactions).not.toHaveBeenCalled();
+    transactions.mockRestore();
     expect(submitted.map((answer) => answer.stepStatus)).toEqual(["completed", "completed"]);
     expect(submitted.map((answer) => answer.planStatus).sort()).toEqual(["completed", "executing"]);
     expect((await getPlanStatus(ctx, { planId })).status).toBe("completed");

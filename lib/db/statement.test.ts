@@ -8,4 +8,8 @@ describe("arrayParam", () => {
       '{"a","say \\"hi\\"","back\\\\slash","x,y"}',
     );
   });
+
+  it("writes a null as the array's NULL, and the text NULL quoted", () => {
+    expect(arrayParam(["NULL", null])).toBe('{"NULL",NULL}');
+  });
 });

@@ -13,7 +13,7 @@
  */
 import "server-only";
 import { z } from "zod";
-import type { Database, Executor } from "./client";
+import type { Executor } from "./client";
 
 export type Statement<Row> = {
   /** For logs and the benchmark: what the statement does, in a few words. */
@@ -56,26 +56,72 @@ export async function run<Row>(
   return rows.map((row) => stmt.row.parse(row));
 }
 
+/** The most parameters a statement run by `runAfter` may take (`drizzle/0035_run_after.sql`). */
+const AFTER_PARAMS = 24;
+
+/** Two statements sent as one (`statementAfter`), for `runAfter` only. */
+export type StatementAfter<Row> = Statement<Row> & { readonly after: true };
+
 /**
- * `first`'s statement, then `stmt`, in one transaction; `stmt`'s rows. Each
- * statement reads what committed before it started, so `stmt` reads what a
- * lock `first` waited for protected. An ordinary transaction, not pipelined:
- * a pipelined one (begin to commit written at once) was measured about a
- * fifth faster on a shared plan, but a statement postgres.js sends again (a
- * prepared statement a pooler lost) or cancels at a deadline would then land
- * outside the transaction or out of order (docs/performance.md, "A submit
- * behind another call").
+ * `first`, then `then`, as one statement: `then`'s rows. Each reads what
+ * committed before it started (the database's `run_after`, a volatile
+ * function, gives each of its statements a snapshot of its own), so `then`
+ * reads what a lock `first` waited for protected, and that lock is held from
+ * its grant to the commit inside the one call. A transaction of the two held
+ * it across two round trips and its commit's; a pipelined one (begin to
+ * commit written at once) is one round trip too, but a statement postgres.js
+ * sends again (a prepared statement a pooler lost) or cancels at a deadline
+ * would then land outside the transaction or out of order
+ * (docs/performance.md, "A submit behind another call"). The two texts are
+ * part of this statement's own, so it is one prepared statement, and
+ * `run_after` keeps each of them prepared in the session, so neither is
+ * planned again with the lock held. The parameters travel as text, which
+ * each statement casts as it always has.
  */
-export async function runAfter<Row>(
-  db: Database,
-  first: { stmt: Statement<unknown>; params: readonly unknown[] },
-  stmt: Statement<Row>,
+export function statementAfter<Row>(
+  first: Statement<unknown>,
+  then: Statement<Row>,
+): StatementAfter<Row> {
+  const quote = "$after$";
+  for (const { name, text } of [first, then]) {
+    const most = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+    if (most > AFTER_PARAMS || text.includes(quote)) {
+      throw new Error(
+        `"${name}" cannot run after another statement: it takes more than ${AFTER_PARAMS} parameters or holds ${quote}.`,
+      );
+    }
+  }
+  const combined = statement(
+    `${first.name}, then ${then.name}`,
+    `select answer from run_after(${quote}${first.text}${quote}, $1::text[],
+      ${quote}${then.text}${quote}, $2::text[]) as answer`,
+    z.object({ answer: z.unknown() }).transform(({ answer }) => then.row.parse(answer)),
+  );
+  return { ...combined, after: true };
+}
+
+/** A parameter as the text PostgreSQL reads it as, for `runAfter`. */
+function paramText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+    return String(value);
+  }
+  if (value instanceof Date) return value.toISOString();
+  throw new Error("A parameter of a statement run after another is JSON text or a scalar.");
+}
+
+/** `after`'s two statements, with their parameters, in one round trip (`statementAfter`). */
+export function runAfter<Row>(
+  db: Executor,
+  after: StatementAfter<Row>,
+  firstParams: readonly unknown[],
   params: readonly unknown[],
 ): Promise<Row[]> {
-  return db.transaction(async (tx) => {
-    await run(tx, first.stmt, first.params);
-    return run(tx, stmt, params);
-  });
+  return run(db, after, [
+    arrayParam(firstParams.map(paramText)),
+    arrayParam(params.map(paramText)),
+  ]);
 }
 
 /** A timestamp from either driver, as an ISO string. */
@@ -94,10 +140,10 @@ export const sqlLiterals = (values: readonly string[]): string =>
  * A PostgreSQL array literal of `values`, each quoted, for one `$n::text[]`
  * parameter, or `::uuid[]` or `::int[]` (PostgreSQL reads each quoted element
  * as the array's type): a list of any length is one statement text, so one
- * prepared statement.
+ * prepared statement. A null is the array's NULL.
  */
-export const arrayParam = (values: readonly string[]): string =>
-  `{${values.map((value) => `"${value.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+export const arrayParam = (values: readonly (string | null)[]): string =>
+  `{${values.map((value) => (value === null ? "NULL" : `"${value.replace(/["\\]/g, "\\$&")}"`)).join(",")}}`;
 
 /** JSON text for a `$n::jsonb` parameter. */
 export const jsonParam = (value: unknown): string => JSON.stringify(value);

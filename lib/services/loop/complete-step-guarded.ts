@@ -19,7 +19,7 @@
  * start, so it must not wait for the plan's lock (it would read them from
  * before the holder's change): it skips a plan another submit or a change
  * holds, and the submit is then sent again behind a statement of its own that
- * waits for the lock, in one transaction (`runAfter`). Before, such a submit
+ * waits for the lock, both in one call (`statementAfter`). Before, such a submit
  * took the full path, whose transaction holds the plan while Node reads and
  * decides; with 8 agents on one plan nearly every submit did
  * (docs/performance.md, "A submit behind another call").
@@ -27,7 +27,14 @@
 import "server-only";
 import { z } from "zod";
 import type { Database } from "../../db/client";
-import { jsonParam, run, runAfter, sqlLiterals, statement } from "../../db/statement";
+import {
+  jsonParam,
+  run,
+  runAfter,
+  sqlLiterals,
+  statement,
+  statementAfter,
+} from "../../db/statement";
 import type { LoopCondition } from "../../plan-engine/plan-snapshot";
 import { PLAN_STATUSES, TERMINAL_PLAN_STATUSES } from "../../plan-engine/states";
 import type { decideCommonSubmit } from "../../plan-engine/submit";
@@ -126,17 +133,19 @@ const guardedSubmitUnlessBusy = statement(
 /**
  * The plan busy (or changed as the first try started): its lock taken by a
  * statement of its own, and the submit after it, which then reads the steps
- * as the lock holder left them, in one transaction (`runAfter`).
+ * as the lock holder left them, both in one call (`statementAfter`).
  */
-const lockPlanForSubmit = statement(
-  "lock a plan for a submit behind another call",
-  `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
-  z.object({ locked: z.boolean() }),
-);
-const guardedSubmitAfterLock = statement(
-  "complete a step in one statement, the plan locked",
-  guardedSubmitText(PLAN_LOCK.commonSubmit),
-  guardedSubmitRow,
+const guardedSubmitAfterLock = statementAfter(
+  statement(
+    "lock a plan for a submit behind another call",
+    `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
+    z.object({ locked: z.boolean() }),
+  ),
+  statement(
+    "complete a step in one statement, the plan locked",
+    guardedSubmitText(PLAN_LOCK.commonSubmit),
+    guardedSubmitRow,
+  ),
 );
 
 export type GuardedSubmit = {
@@ -188,8 +197,7 @@ export async function completeStepGuarded(
   ];
   let [row] = await run(db, guardedSubmitUnlessBusy, params);
   if (row && !row.ok && !row.planHeld) {
-    const lock = { stmt: lockPlanForSubmit, params: [input.planId, ctx.tenantId] };
-    [row] = await runAfter(db, lock, guardedSubmitAfterLock, params);
+    [row] = await runAfter(db, guardedSubmitAfterLock, [input.planId, ctx.tenantId], params);
   }
   if (row?.ok && row.planStatus !== null && row.stepOrder !== null) {
     return { planStatus: row.planStatus, stepOrder: row.stepOrder };
