@@ -162,7 +162,7 @@ describe("the loop under concurrency on postgres", () => {
     // statement of its own and submits behind it (complete-step-guarded.ts);
     // the one granted second must read the first's completion and end the plan,
     // in that one call: a submit that read the steps from before the other's
-    // would take the full path, a transaction of its own, and fail this test.
+    // would take the full path, a transaction, and fail this test.
     const { planId } = await createPlan(ctx, {
       name: "Held",
       researchQuestion: "q",
@@ -195,9 +195,13 @@ describe("the loop under concurrency on postgres", () => {
       await holder`commit`;
       holder.release();
     }
-    const submitted = (await submits) as { stepStatus: string; planStatus: string }[];
-    expect(transactions).not.toHaveBeenCalled();
-    transactions.mockRestore();
+    let submitted: { stepStatus: string; planStatus: string }[];
+    try {
+      submitted = (await submits) as typeof submitted;
+      expect(transactions).not.toHaveBeenCalled();
+    } finally {
+      transactions.mockRestore();
+    }
     expect(submitted.map((answer) => answer.stepStatus)).toEqual(["completed", "completed"]);
     expect(submitted.map((answer) => answer.planStatus).sort()).toEqual(["completed", "executing"]);
     expect((await getPlanStatus(ctx, { planId })).status).toBe("completed");

@@ -88,7 +88,7 @@ describe("behind PgBouncer in transaction mode", () => {
 
   it("with eight agents on one plan, each submit behind another's lock keeps its result and the plan ends once", async () => {
     // Most submits here find the plan held and go again behind the plan's
-    // lock in a transaction of their own (complete-step-guarded.ts).
+    // lock in one statement of their own (complete-step-guarded.ts).
     handle = await openDatabase({ kind: "postgres", url: bouncer.url, preparedStatements: false });
     const ctx = await tenantContext(handle.db, "Shared");
     const steps = 40;

@@ -12,6 +12,7 @@ import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { runAfter, statement, statementAfter } from "@/lib/db/statement";
 import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
 import { waitingForLocks } from "./support/lock-waits";
+import { readRows } from "./support/rows";
 
 const lockProbe = statement(
   "lock a probe",
@@ -50,12 +51,23 @@ const probeTables = [
 
 describe.each(BACKENDS)("statements run one after another in one call on %s", (backend) => {
   let handle: DatabaseHandle;
+  /** A handle on one connection, so the session checked is the one the calls ran in. */
+  let single: DatabaseHandle;
 
   beforeAll(async () => {
-    handle = await freshDatabase(backend);
+    if (backend === "pglite") {
+      handle = await freshDatabase(backend);
+      single = handle;
+    } else {
+      const url = await createPostgresDatabase();
+      handle = await openDatabase({ kind: "postgres", url });
+      await handle.migrate();
+      single = await openDatabase({ kind: "postgres", url, maxConnections: 1 });
+    }
     for (const text of probeTables) await handle.db.execute(sql.raw(text));
   });
   afterAll(async () => {
+    if (single !== handle) await single?.close();
     await handle?.close();
   });
 
@@ -90,24 +102,49 @@ describe.each(BACKENDS)("statements run one after another in one call on %s", (b
         z.object({ id: z.number() }),
       ),
     );
-    const before = await handle.db.execute(sql`select count(*)::int as n from after_probe_log`);
+    const count = sql`select count(*)::int as n from after_probe_log`;
+    const before = await readRows(handle.db, count);
     await expect(runAfter(handle.db, failing, [1], ["lost"])).rejects.toThrow(/division by zero/);
-    const after = await handle.db.execute(sql`select count(*)::int as n from after_probe_log`);
+    const after = await readRows(handle.db, count);
     expect(after).toEqual(before);
   });
 
-  it("refuses, when it is built, a statement with more parameters than the call carries", () => {
-    const wide = statement(
-      "twenty-five parameters",
-      `select ${Array.from({ length: 25 }, (_, i) => `$${i + 1}::text`).join(" || ")} as joined`,
-      z.object({ joined: z.string() }),
+  it("refuses a call with the wrong number of parameters, or one it cannot send as text", async () => {
+    await expect(runAfter(handle.db, echo, [1], ["one"])).rejects.toThrow(
+      /takes 1 and 6 parameters; it was given 1 and 1/,
     );
-    expect(() => statementAfter(lockProbe, wide)).toThrow(
-      /"twenty-five parameters" cannot run after/,
+    await expect(runAfter(handle.db, echo, [1], [{ not: "text" }, 2, 3, 4, 5, 6])).rejects.toThrow(
+      /JSON text, a scalar or null/,
     );
-    expect(() => runAfter(handle.db, echo, [1], [{ not: "text" }])).toThrow(
-      /JSON text or a scalar/,
+    await expect(runAfter(handle.db, echo, [1], [undefined, 2, 3, 4, 5, 6])).rejects.toThrow(
+      /JSON text, a scalar or null/,
     );
+    expect(() =>
+      statementAfter(
+        lockProbe,
+        statement("quoted", "select $after$x$after$ as x", z.object({ x: z.string() })),
+      ),
+    ).toThrow(/"quoted" holds \$after\$/);
+  });
+
+  it("keeps both statements prepared in the session, no value in their text, and prepares them again when they are gone", async () => {
+    const secret = "a value that must not be part of a statement's text";
+    const params = [secret, null, 1, true, "2026-12-01T00:00:00Z", '{"say":"again"}'];
+    const prepared = sql`select count(*)::int as n,
+        count(*) filter (where statement like ${`%${secret}%`})::int as "withTheValue"
+      from pg_prepared_statements where name like 'run\_after\_%'
+        and (statement like '%/* lock a probe */%' or statement like '%/* echo the parameters */%')`;
+    await runAfter(single.db, echo, [1], params);
+    expect(await readRows(single.db, prepared)).toEqual([{ n: 2, withTheValue: 0 }]);
+    await single.db.execute(sql`do $$ declare gone text; begin
+      for gone in select name from pg_prepared_statements where name like 'run\_after\_%' loop
+        execute format('deallocate %I', gone);
+      end loop; end $$`);
+    expect(await readRows(single.db, prepared)).toEqual([{ n: 0, withTheValue: 0 }]);
+    expect(await runAfter(single.db, echo, [1], params)).toEqual([
+      expect.objectContaining({ note: secret, said: "again" }),
+    ]);
+    expect(await readRows(single.db, prepared)).toEqual([{ n: 2, withTheValue: 0 }]);
   });
 });
 

@@ -10,10 +10,16 @@
  *
  * Values travel as parameters only: JSON as text (the statement casts it to
  * jsonb), times as ISO strings (cast to timestamptz).
+ *
+ * Two statements sent as one (`statementAfter`) are the exception to the
+ * driver's prepared statements: the database's `run_after` prepares each of
+ * them itself, in SQL, in the session it runs in, whether or not
+ * CAIRN_PREPARED_STATEMENTS is off. A transaction pooler cannot lose them
+ * between the check and the use: both happen in the one statement.
  */
 import "server-only";
 import { z } from "zod";
-import type { Executor } from "./client";
+import type { Database, Executor } from "./client";
 
 export type Statement<Row> = {
   /** For logs and the benchmark: what the statement does, in a few words. */
@@ -56,11 +62,11 @@ export async function run<Row>(
   return rows.map((row) => stmt.row.parse(row));
 }
 
-/** The most parameters a statement run by `runAfter` may take (`drizzle/0035_run_after.sql`). */
-const AFTER_PARAMS = 24;
-
 /** Two statements sent as one (`statementAfter`), for `runAfter` only. */
-export type StatementAfter<Row> = Statement<Row> & { readonly after: true };
+export type StatementAfter<Row> = Statement<Row> & {
+  /** How many parameters each of the two takes. */
+  readonly takes: readonly [number, number];
+};
 
 /**
  * `first`, then `then`, as one statement: `then`'s rows. Each reads what
@@ -72,52 +78,63 @@ export type StatementAfter<Row> = Statement<Row> & { readonly after: true };
  * commit written at once) is one round trip too, but a statement postgres.js
  * sends again (a prepared statement a pooler lost) or cancels at a deadline
  * would then land outside the transaction or out of order
- * (docs/performance.md, "A submit behind another call"). The two texts are
- * part of this statement's own, so it is one prepared statement, and
- * `run_after` keeps each of them prepared in the session, so neither is
- * planned again with the lock held. The parameters travel as text, which
- * each statement casts as it always has.
+ * (docs/performance.md, "The submit behind a lock in one call"). The two texts
+ * are part of this statement's own, so it is one prepared statement, and
+ * `run_after` keeps each of them prepared in the session
+ * (`drizzle/0035_run_after.sql`), so neither is planned again with the lock
+ * held. The parameters travel as text, which each statement casts as it
+ * always has; the rows come back through `to_jsonb`, so a column's value is
+ * its JSON (a bigint or numeric a number, a timestamp ISO text).
  */
 export function statementAfter<Row>(
   first: Statement<unknown>,
   then: Statement<Row>,
 ): StatementAfter<Row> {
   const quote = "$after$";
-  for (const { name, text } of [first, then]) {
-    const most = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
-    if (most > AFTER_PARAMS || text.includes(quote)) {
-      throw new Error(
-        `"${name}" cannot run after another statement: it takes more than ${AFTER_PARAMS} parameters or holds ${quote}.`,
-      );
-    }
-  }
+  const takes = [first, then].map(({ name, text }) => {
+    if (text.includes(quote))
+      throw new Error(`"${name}" holds ${quote}: it cannot run after another statement.`);
+    return Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+  });
   const combined = statement(
     `${first.name}, then ${then.name}`,
     `select answer from run_after(${quote}${first.text}${quote}, $1::text[],
       ${quote}${then.text}${quote}, $2::text[]) as answer`,
     z.object({ answer: z.unknown() }).transform(({ answer }) => then.row.parse(answer)),
   );
-  return { ...combined, after: true };
+  return { ...combined, takes: [takes[0] ?? 0, takes[1] ?? 0] };
 }
 
 /** A parameter as the text PostgreSQL reads it as, for `runAfter`. */
 function paramText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
+  if (value === null) return null;
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
     return String(value);
   }
   if (value instanceof Date) return value.toISOString();
-  throw new Error("A parameter of a statement run after another is JSON text or a scalar.");
+  throw new Error("A parameter of a statement run after another is JSON text, a scalar or null.");
 }
 
-/** `after`'s two statements, with their parameters, in one round trip (`statementAfter`). */
-export function runAfter<Row>(
-  db: Executor,
+/**
+ * `after`'s two statements, with their parameters, in one round trip
+ * (`statementAfter`). On the database, not in a transaction: in one, the
+ * lock would last until that transaction's end (and at REPEATABLE READ the
+ * second statement would read the transaction's snapshot, not the holder's
+ * change).
+ */
+export async function runAfter<Row>(
+  db: Database,
   after: StatementAfter<Row>,
   firstParams: readonly unknown[],
   params: readonly unknown[],
 ): Promise<Row[]> {
+  const given = [firstParams.length, params.length];
+  if (given[0] !== after.takes[0] || given[1] !== after.takes[1]) {
+    throw new Error(
+      `"${after.name}" takes ${after.takes.join(" and ")} parameters; it was given ${given.join(" and ")}.`,
+    );
+  }
   return run(db, after, [
     arrayParam(firstParams.map(paramText)),
     arrayParam(params.map(paramText)),
