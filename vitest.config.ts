@@ -25,7 +25,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          // bench/: the regression gate's comparison, which CI trusts to fail.
+          // bench/: the regression gate's comparison, which CI trusts to fail, and
+          // the median of the report's paired ratios.
           include: ["lib/**/*.test.ts", "bench/**/*.test.ts"],
           environment: "node",
         },

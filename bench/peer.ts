@@ -5,6 +5,8 @@
  * submit_step_result). Each worker count gets its own queue; `workers` loops
  * first send their share of the jobs, then fetch + complete until the queue is
  * empty. Throughput counts both phases, the same way Cairn's counts plan creation.
+ * A later pair at the same count (`pair`, bench/run.ts) gets a queue of its
+ * own, so no run finds the jobs of the one before.
  */
 import PgBoss from "pg-boss";
 import { closedLoopCount, type LatencySummary, round, summarise, timed } from "./support/stats";
@@ -26,6 +28,7 @@ export async function runPeer(
   url: string,
   levels: readonly number[],
   jobs: number,
+  pair = 1,
 ): Promise<PeerRun[]> {
   const boss = new PgBoss({
     connectionString: url,
@@ -39,7 +42,7 @@ export async function runPeer(
   try {
     const runs: PeerRun[] = [];
     for (const workers of levels) {
-      const queue = `bench-${workers}`;
+      const queue = `bench-${workers}-${pair}`;
       await boss.createQueue(queue);
       const send: number[] = [];
       const fetch: number[] = [];
