@@ -6,7 +6,9 @@
  * first send their share of the jobs, then fetch + complete until the queue is
  * empty. Throughput counts both phases, the same way Cairn's counts plan creation.
  * A later pair at the same count (`pair`, bench/run.ts) gets a queue of its
- * own, so no run finds the jobs of the one before.
+ * own, so its jobs go to an empty partition rather than one holding the run
+ * before's completed jobs (kept until pg-boss's maintenance, which the bench
+ * does not run).
  */
 import PgBoss from "pg-boss";
 import { closedLoopCount, type LatencySummary, round, summarise, timed } from "./support/stats";

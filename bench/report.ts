@@ -157,11 +157,12 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
       detail: vsPeer.detail,
       better: "higher",
     });
-    const vsFloor = round((2 * coreRate(run.agents)) / floor(run.agents).updatePerSecond, 2);
+    // The first pair's core run, the one next to the floor's run in time.
+    const vsFloor = round((2 * run.stepsPerSecond) / floor(run.agents).updatePerSecond, 2);
     ratios.push({
       name: `2 × core steps/s ÷ floor UPDATE tx/s, ${run.agents} client(s)`,
       value: vsFloor,
-      detail: `2 × ${coreRateDetail(run.agents)} ÷ ${floor(run.agents).updatePerSecond}`,
+      detail: `2 × ${run.stepsPerSecond} ÷ ${floor(run.agents).updatePerSecond}`,
       better: "higher",
     });
     if (run.agents !== 1) {
