@@ -132,6 +132,19 @@ function pairLines(results: Results): string[] {
   ];
 }
 
+/**
+ * Every loop run's failed checks: the tables' runs, the later pairs' and the
+ * MCP loops'. The verdict and the run's exit code (bench/run.ts) both read it.
+ */
+export function correctnessViolations(results: Results): string[] {
+  return [
+    ...results.core,
+    ...results.pairs.map((pair) => pair.core),
+    ...results.mcp.loops,
+    ...(results.mcp.modern?.loops ?? []),
+  ].flatMap((run) => run.verification.violations);
+}
+
 export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts: Verdict[] } {
   const ratios: Ratio[] = [];
   const verdicts: Verdict[] = [];
@@ -141,9 +154,12 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
   const mcp = (agents: number) => byLevel(results.mcp.loops, (r) => r.agents, agents);
   const atLeast = (value: number, min: number) => value >= min;
   const atMost = (value: number, max: number) => value <= max;
-  const median = (values: readonly number[]) => percentile(values, 50);
+  // A level's core rate over its pairs, and how the detail column says it.
   const coreRate = (agents: number) =>
-    median(pairsOf(results, agents).map((pair) => pair.core.stepsPerSecond));
+    percentile(
+      pairsOf(results, agents).map((pair) => pair.core.stepsPerSecond),
+      50,
+    );
   const coreRateDetail = (agents: number) => {
     const runs = pairsOf(results, agents).length;
     return runs === 1 ? `${coreRate(agents)}` : `${coreRate(agents)} (median of ${runs} runs)`;
@@ -329,13 +345,7 @@ export function ratiosAndVerdicts(results: Results): { ratios: Ratio[]; verdicts
     pass: peak < 350,
   });
 
-  const correctness = [
-    ...results.core,
-    ...results.pairs.map((pair) => pair.core),
-    ...results.mcp.loops,
-    ...(results.mcp.modern?.loops ?? []),
-  ];
-  const violations = correctness.flatMap((run) => run.verification.violations);
+  const violations = correctnessViolations(results);
   verdicts.push({
     figure: "Correctness checks (steps once, plans completed, audit = transitions)",
     value: violations.length,

@@ -40,6 +40,7 @@ import { type McpSection, type McpSession, openMcpSession, type Revision } from 
 import { runPeer } from "./peer";
 import { runPlanPage } from "./plan-page";
 import {
+  correctnessViolations,
   markdown,
   type NotMeasured,
   type Results,
@@ -356,12 +357,7 @@ async function main() {
   const { ratios, verdicts } = ratiosAndVerdicts(results);
   const folder = join("bench", "results");
   if (!existsSync(folder)) mkdirSync(folder, { recursive: true });
-  const violations = [
-    ...levels.core,
-    ...levels.pairs.map((pair) => pair.core),
-    ...levels.loops,
-    ...levels.modernLoops,
-  ].flatMap((run) => run.verification.violations);
+  const violations = correctnessViolations(results);
   if (violations.length > 0) {
     console.error(`Correctness checks failed:\n  ${violations.join("\n  ")}`);
     process.exitCode = 1;
