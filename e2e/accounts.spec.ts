@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import type { AppServer } from "../tests/support/app-server";
-import { expect, planAwaitingReview, signIn, test } from "./fixtures";
+import { expect, mcpStatus, planAwaitingReview, signIn, test } from "./fixtures";
 
 const PASSWORD = "a password of their own";
 const unique = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
@@ -45,30 +45,6 @@ async function sessionOf(browser: Browser, app: AppServer, email: string, passwo
   const page = await context.newPage();
   await signIn(page, email, password);
   return { page, close: () => context.close() };
-}
-
-/** The HTTP status of an MCP initialize with this key. */
-async function mcpStatus(app: AppServer, key: string): Promise<number> {
-  const response = await fetch(app.mcpUrl, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      Authorization: `Bearer ${key}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "accounts-spec", version: "1" },
-      },
-    }),
-  });
-  await response.body?.cancel();
-  return response.status;
 }
 
 /** The message of the users table's buttons. */
@@ -231,7 +207,9 @@ test("disabling a user ends their session and stops their API key at once; enabl
       page.getByTestId("api-keys").locator("tr", { hasText: "Dee's agent" }),
     ).toContainText("Refused while its user is disabled");
 
-    expect(await mcpStatus(app, key)).toBe(401);
+    // The MCP door hears of it by a PostgreSQL notification (docs/oauth.md,
+    // "Revocation"): a call in that moment can still pass, none after.
+    await expect.poll(() => mcpStatus(app, key), { intervals: [20] }).toBe(401);
     await dee.page.goto("/plans");
     await expect(dee.page).toHaveURL(/\/sign-in/);
     expect(await refusedSignIn(dee.page, email, PASSWORD)).toBe(
@@ -284,7 +262,9 @@ test("deleting a user removes them and their key, and the audit trail keeps thei
     await expect(userRow(page, email)).toHaveCount(0);
     await expect(page.getByTestId("api-keys")).not.toContainText("Del's agent");
 
-    expect(await mcpStatus(app, key)).toBe(401);
+    // The MCP door hears of it by a PostgreSQL notification (docs/oauth.md,
+    // "Revocation"): a call in that moment can still pass, none after.
+    await expect.poll(() => mcpStatus(app, key), { intervals: [20] }).toBe(401);
     await del.page.goto("/plans");
     await expect(del.page).toHaveURL(/\/sign-in/);
 

@@ -131,3 +131,31 @@ export async function planAwaitingReview(
     secondStepId: created.steps[1].stepId as string,
   };
 }
+
+const INITIALIZE = {
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "e2e", version: "1" },
+  },
+};
+
+/** The HTTP status of one MCP message (an initialize unless given) sent with this key or token. */
+export async function mcpStatus(
+  app: AppServer,
+  token: string,
+  message: { method: string; params?: unknown } = INITIALIZE,
+): Promise<number> {
+  const response = await fetch(app.mcpUrl, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...message }),
+  });
+  await response.body?.cancel();
+  return response.status;
+}

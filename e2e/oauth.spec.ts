@@ -34,7 +34,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Page } from "@playwright/test";
 import { type AppServer, SEED_PASSWORD, startAppServer } from "../tests/support/app-server";
-import { test as base, expect, keepScreenshot } from "./fixtures";
+import { test as base, expect, keepScreenshot, mcpStatus } from "./fixtures";
 
 // This file's own server: client metadata documents at http://127.0.0.1 are
 // allowed only with the test/dev flag (docs/oauth.md).
@@ -289,16 +289,10 @@ for (const registration of ["dynamic registration", "a client metadata document"
     await expect(apps).toContainText(provider.name);
     await apps.getByRole("button", { name: `Revoke app ${provider.name}` }).click();
     await expect(apps.getByRole("row", { name: provider.name })).toContainText("Revoked");
-    const raw = await fetch(app.mcpUrl, {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${provider.saved?.access_token}`,
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-    });
-    expect(raw.status).toBe(401);
+    const raw = () => mcpStatus(app, provider.saved?.access_token ?? "", { method: "ping" });
+    // The MCP door hears of it by a PostgreSQL notification (docs/oauth.md,
+    // "Revocation"): a call in that moment can still pass, none after.
+    await expect.poll(raw, { intervals: [20] }).toBe(401);
     // The SDK client's refresh is refused too, so it asks for a new authorization.
     await expect(client.callTool({ name: "ping", arguments: {} })).rejects.toBeInstanceOf(
       UnauthorizedError,
@@ -322,9 +316,18 @@ test("an admin revokes a user's connected app on Users & keys", async ({ app, pa
   await expect(apps).toContainText(app.tenantA.email);
   await apps.getByRole("button", { name: "Revoke app Team App" }).click();
   await expect(apps.getByRole("row", { name: "Team App" })).toContainText("Revoked");
-  await expect(client.callTool({ name: "ping", arguments: {} })).rejects.toBeInstanceOf(
-    UnauthorizedError,
-  );
+  // Heard by a PostgreSQL notification (docs/oauth.md, "Revocation"): a call in
+  // that moment can still pass, none after.
+  await expect
+    .poll(
+      () =>
+        client.callTool({ name: "ping", arguments: {} }).then(
+          () => "passed",
+          (error: unknown) => (error instanceof UnauthorizedError ? "refused" : String(error)),
+        ),
+      { intervals: [20] },
+    )
+    .toBe("refused");
   await client.close();
 });
 

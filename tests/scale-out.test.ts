@@ -9,7 +9,7 @@
  * every plan's audit trail replays to its steps.
  */
 import { asc, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { planAuditLog, planSteps, researchPlans } from "@/lib/db/schema";
 import { createApiKey } from "@/lib/services/accounts/create-api-key";
 import { type AppInstance, type AppServer, startAppServer } from "./support/app-server";
@@ -244,9 +244,13 @@ describe("two app instances on one PostgreSQL database", () => {
         apiKeyId: created.apiKeyId,
       });
       expect(revoked.text).toContain("Key revoked: it no longer works.");
-      // No wait: the next call on A is refused.
+      // Instance A hears of it by a PostgreSQL notification (docs/oauth.md,
+      // "Revocation"): a call in that moment can still pass, none after.
       for (const agent of agents) {
-        await expect(agent.call("list_active_plans", {})).rejects.toThrow(/401|Unauthorized/);
+        await vi.waitFor(
+          () => expect(agent.call("list_active_plans", {})).rejects.toThrow(/401|Unauthorized/),
+          { timeout: 2_000, interval: 20 },
+        );
       }
     } finally {
       await Promise.all(agents.map((agent) => agent.close().catch(() => {})));
