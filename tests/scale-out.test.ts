@@ -223,7 +223,7 @@ describe("two app instances on one PostgreSQL database", () => {
     });
   });
 
-  it("refuses a key revoked in the web UI on B at once on A, which had remembered it", async () => {
+  it("refuses a key revoked in the web UI on B on A too, which had remembered it, once A hears of it", async () => {
     const handle = await app.openDatabase();
     const created = await createApiKey(handle.db, {
       email: app.tenantA.email,
@@ -244,8 +244,9 @@ describe("two app instances on one PostgreSQL database", () => {
         apiKeyId: created.apiKeyId,
       });
       expect(revoked.text).toContain("Key revoked: it no longer works.");
-      // Instance A hears of it by a PostgreSQL notification (docs/oauth.md,
-      // "Revocation"): a call in that moment can still pass, none after.
+      // B forgot it before its answer; A hears of it by the database's
+      // notification (docs/oauth.md, "Revocation"), a moment after the commit,
+      // within which a call there can still pass.
       for (const agent of agents) {
         await vi.waitFor(
           () => expect(agent.call("list_active_plans", {})).rejects.toThrow(/401|Unauthorized/),

@@ -74,8 +74,14 @@ export type PostgresClientOptions = {
   statementTimeoutMs?: number;
 };
 
-/** What a listener hears: a notification, or that it may have missed some (it listens again, or not). */
-export type ListenEvent = "notified" | "listening" | "lost";
+/**
+ * What a listener hears: a notification, or that it may have missed some (it
+ * listens again, or not), or "changing": a statement of this client's own told
+ * its session, by a notice with the channel's name, that it changed what the
+ * channel is about, before its result and before its commit, which the
+ * notification follows a moment after (drizzle/0036_own_credential_changes.sql).
+ */
+export type ListenEvent = "notified" | "listening" | "lost" | "changing";
 
 export type PostgresClient = {
   /** What drizzle is given: postgres.js's `Sql` as far as drizzle uses it. */
@@ -109,6 +115,8 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
   /** What a transaction does when its connection closes, by connection id. */
   const onClose = new Map<number, () => void>();
   const { onQuery } = options;
+  /** The listeners of each channel (`listen`), told of this client's own changes. */
+  const ownChanges = new Map<string, ((event: ListenEvent) => void)[]>();
 
   // postgres.js reads connect_timeout from the URL too; an operator's choice there wins.
   const connectTimeout = /[?&]connect_timeout=/.test(options.url)
@@ -120,7 +128,11 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       max: options.maxConnections,
       prepare,
       ...connectTimeout,
-      onnotice: () => {},
+      // A notice with a listened channel's name: a change of this process's own
+      // (see ListenEvent), read before the statement's result is.
+      onnotice: (notice: postgres.Notice) => {
+        for (const onEvent of ownChanges.get(notice.message ?? "") ?? []) onEvent("changing");
+      },
       // Counting statements (the server-step bench) needs postgres.js's debug
       // hook, which makes it capture a stack for every query: only then. With
       // it set, postgres.js makes a failed query's statement and values
@@ -375,6 +387,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
 
   function listen(channel: string, onEvent: (event: ListenEvent) => void) {
     if (!prepare) return;
+    ownChanges.set(channel, [...(ownChanges.get(channel) ?? []), onEvent]);
     /**
      * The payload of this connection's probe: "listening" is said only once a
      * notification sent from the pool's connections reached this one. Behind

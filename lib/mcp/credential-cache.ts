@@ -5,7 +5,8 @@
  * anything a credential stands for changes (a key or app revoked, a user
  * disabled or deleted, a token ended: the triggers of
  * drizzle/0019_credential_changes.sql, whoever writes), and each instance then
- * forgets all it remembered. Only while that notification channel is heard:
+ * forgets all it remembered; the instance that made the change, by a notice
+ * to its own session, before it answers. Only while that channel is heard:
  * before it is, and from the moment its connection is lost until it listens
  * again, every call looks its credential up, as without the cache.
  */
@@ -22,6 +23,13 @@ export const CREDENTIALS_CHANGED = "cairn_credentials_changed";
  * the key's `last_used_at` (refreshed at most once a minute) stay close.
  */
 const REMEMBER_FOR_MS = 15_000;
+/**
+ * How long an instance remembers nothing after a change of its own: the
+ * change is told before its commit, so a credential looked up meanwhile was
+ * read as it was before. Its commit, and then its notification, come well
+ * within this.
+ */
+const QUIET_AFTER_OWN_CHANGE_MS = 1_000;
 /** Distinct credentials remembered at most, the oldest forgotten first. */
 const MAX_ENTRIES = 10_000;
 
@@ -36,12 +44,15 @@ export class CredentialCache<Principal> {
   private heard = false;
   /** Moves at every event, so a lookup that overlapped a change is not remembered. */
   private epoch = 0;
+  /** Nothing is remembered before this (after a change of this instance's own). */
+  private quietUntil = 0;
 
   /** What the database's listener reports (DatabaseHandle.listen). */
   readonly onEvent = (event: ListenEvent): void => {
     this.entries.clear();
     this.epoch += 1;
-    this.heard = event !== "lost";
+    if (event === "changing") this.quietUntil = Date.now() + QUIET_AFTER_OWN_CHANGE_MS;
+    else this.heard = event !== "lost";
   };
 
   /** `credential`'s principal: remembered, or `lookup`'s answer (remembered when it may be). */
@@ -56,7 +67,7 @@ export class CredentialCache<Principal> {
     if (remembered) this.entries.delete(key);
     const epoch = this.epoch;
     const found = await lookup();
-    if (found && this.heard && epoch === this.epoch) {
+    if (found && this.heard && epoch === this.epoch && Date.now() >= this.quietUntil) {
       const until = Math.min(now + REMEMBER_FOR_MS, found.expiresAt?.getTime() ?? Infinity);
       if (this.entries.size >= MAX_ENTRIES) {
         const oldest = this.entries.keys().next().value;
