@@ -7,8 +7,7 @@
 -- tells its own session, at once, by a notice with the channel's name, which
 -- the writing connection reads before the statement's result
 -- (lib/db/postgres-client.ts): the instance that makes a change forgets before
--- it answers. Other sessions (the CLI, an operator's psql) see the notice and
--- need do nothing with it.
+-- it answers. An operator's psql shows the notice; the CLI's client ignores it.
 CREATE OR REPLACE FUNCTION notify_credentials_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('cairn_credentials_changed', '');

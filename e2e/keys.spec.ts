@@ -45,12 +45,12 @@ test("a key created in the UI works with the MCP route and stops at once when re
   await row.getByRole("button", { name: /Revoke/ }).click();
   await expect(row).toContainText("Revoked");
 
-  const call = () =>
-    mcpStatus(app, key, {
+  expect(
+    await mcpStatus(app, key, {
       method: "tools/call",
       params: { name: "get_plan_status", arguments: { planId: created.planId } },
-    });
-  expect(await call()).toBe(401);
+    }),
+  ).toBe(401);
 });
 
 test("adding a user whose e-mail is taken says where: in this team or in another one", async ({

@@ -289,8 +289,7 @@ for (const registration of ["dynamic registration", "a client metadata document"
     await expect(apps).toContainText(provider.name);
     await apps.getByRole("button", { name: `Revoke app ${provider.name}` }).click();
     await expect(apps.getByRole("row", { name: provider.name })).toContainText("Revoked");
-    const raw = () => mcpStatus(app, provider.saved?.access_token ?? "", { method: "ping" });
-    expect(await raw()).toBe(401);
+    expect(await mcpStatus(app, provider.saved?.access_token ?? "", { method: "ping" })).toBe(401);
     // The SDK client's refresh is refused too, so it asks for a new authorization.
     await expect(client.callTool({ name: "ping", arguments: {} })).rejects.toBeInstanceOf(
       UnauthorizedError,

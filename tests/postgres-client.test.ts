@@ -4,12 +4,18 @@
  * within the test: a server that stops answering fails the call (never a hang),
  * a statement past `statement_timeout` is PostgreSQL's own error, and a
  * transaction whose connection closes fails at once; each time the client goes
- * on working. (Failover and poolers: tests/failover.test.ts, tests/pooler.test.ts.)
+ * on working. A listened channel's notice (a change of the client's own) is
+ * told to its listener before the statement's result, and a transaction's
+ * again at its commit. (Failover and poolers: tests/failover.test.ts, tests/pooler.test.ts.)
  */
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPostgresClient, type PostgresClient } from "@/lib/db/postgres-client";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  type ListenEvent,
+  openPostgresClient,
+  type PostgresClient,
+} from "@/lib/db/postgres-client";
 import { isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { createPostgresDatabase } from "./support/databases";
 
@@ -330,6 +336,37 @@ describe("the PostgreSQL client's deadlines", () => {
     // The transaction's own rollback reached the server and ended it: the
     // connection served the next statement.
     expect(connections).toBe(1);
+  });
+
+  it("tells a channel's listener of its own change at the change's notice, and a transaction's again at its commit", async () => {
+    const channel = "own_change_told";
+    await client.sql.unsafe("create table own_change (id integer)");
+    await client.sql.unsafe(
+      `create function own_change_told() returns trigger language plpgsql as $$
+       begin raise notice '${channel}'; return null; end $$`,
+    );
+    await client.sql.unsafe(
+      "create trigger own_change after insert on own_change for each statement execute function own_change_told()",
+    );
+    const events: ListenEvent[] = [];
+    client.listen(channel, (event) => events.push(event));
+    await vi.waitFor(() => expect(events).toEqual(["listening"]));
+
+    events.length = 0;
+    await client.sql.unsafe("insert into own_change values (1)");
+    expect(events).toEqual(["changing"]);
+    events.length = 0;
+    await client.sql.begin(async (sql) => {
+      await sql.unsafe("insert into own_change values (2)");
+      expect(events).toEqual(["changing"]);
+      await sql.unsafe("select 1");
+    });
+    expect(events).toEqual(["changing", "changing"]);
+    // A transaction that told nothing, and another channel's notice, tell nothing.
+    events.length = 0;
+    await client.sql.begin(async (sql) => sql.unsafe("select 1"));
+    await client.sql.unsafe("do $$ begin raise notice 'another_channel'; end $$");
+    expect(events).toEqual([]);
   });
 
   it("ends a statement in a transaction at statement_timeout with PostgreSQL's error", async () => {

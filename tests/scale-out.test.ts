@@ -4,8 +4,9 @@
  * between the two instances share one 40-step plan: every step is handed out
  * exactly once and the plan completes. A checkpoint requested through one
  * instance and decided through the other (over MCP, and through the web UI's
- * server action) is seen at once on the first, and so is a key revoked on the
- * second that the first remembered (lib/mcp/credential-cache.ts). Afterwards
+ * server action) is seen at once on the first. A key revoked on the second,
+ * which both remembered, is refused there at once and on the first as soon as
+ * the database's notification reaches it (lib/mcp/credential-cache.ts). Afterwards
  * every plan's audit trail replays to its steps.
  */
 import { asc, eq } from "drizzle-orm";
@@ -223,20 +224,23 @@ describe("two app instances on one PostgreSQL database", () => {
     });
   });
 
-  it("refuses a key revoked in the web UI on B on A too, which had remembered it, once A hears of it", async () => {
+  it("refuses a key revoked in the web UI on B at once on B, and on A, which had remembered it too, once A hears of it", async () => {
     const handle = await app.openDatabase();
     const created = await createApiKey(handle.db, {
       email: app.tenantA.email,
       name: "revoked across instances",
     });
     await handle.close();
-    // Each protocol era's client calls A twice: the second call finds the key remembered.
-    const agents = [
-      await connectAgent(app.mcpUrl, created.key),
-      await connectModernAgent(app.mcpUrl, created.key),
+    // Each protocol era's client calls each instance twice: the second call
+    // finds the key remembered there.
+    const onInstance = async (mcpUrl: string) => [
+      await connectAgent(mcpUrl, created.key),
+      await connectModernAgent(mcpUrl, created.key),
     ];
+    const onA = await onInstance(app.mcpUrl);
+    const onB = await onInstance(second.mcpUrl);
     try {
-      for (const agent of agents) {
+      for (const agent of [...onA, ...onB]) {
         for (let i = 0; i < 2; i += 1) await agent.ok("list_active_plans", {});
       }
       const admin = await signInOverHttp(second.url, app.tenantA.email);
@@ -244,17 +248,21 @@ describe("two app instances on one PostgreSQL database", () => {
         apiKeyId: created.apiKeyId,
       });
       expect(revoked.text).toContain("Key revoked: it no longer works.");
-      // B forgot it before its answer; A hears of it by the database's
-      // notification (docs/oauth.md, "Revocation"), a moment after the commit,
-      // within which a call there can still pass.
-      for (const agent of agents) {
+      // B, which revoked it, forgot it before its answer: no wait.
+      for (const agent of onB) {
+        await expect(agent.call("list_active_plans", {})).rejects.toThrow(/401|Unauthorized/);
+      }
+      // A hears of it by the database's notification (docs/oauth.md,
+      // "Revocation"), a moment after the commit, within which a call there
+      // can still pass.
+      for (const agent of onA) {
         await vi.waitFor(
           () => expect(agent.call("list_active_plans", {})).rejects.toThrow(/401|Unauthorized/),
           { timeout: 2_000, interval: 20 },
         );
       }
     } finally {
-      await Promise.all(agents.map((agent) => agent.close().catch(() => {})));
+      await Promise.all([...onA, ...onB].map((agent) => agent.close().catch(() => {})));
     }
   });
 

@@ -117,6 +117,11 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
   const { onQuery } = options;
   /** The listeners of each channel (`listen`), told of this client's own changes. */
   const ownChanges = new Map<string, ((event: ListenEvent) => void)[]>();
+  /** How many such notices were read: a transaction that read one tells again at its commit. */
+  let ownChangesRead = 0;
+  const tellOwnChange = (channel: string) => {
+    for (const onEvent of ownChanges.get(channel) ?? []) onEvent("changing");
+  };
 
   // postgres.js reads connect_timeout from the URL too; an operator's choice there wins.
   const connectTimeout = /[?&]connect_timeout=/.test(options.url)
@@ -130,8 +135,10 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       ...connectTimeout,
       // A notice with a listened channel's name: a change of this process's own
       // (see ListenEvent), read before the statement's result is.
-      onnotice: (notice: postgres.Notice) => {
-        for (const onEvent of ownChanges.get(notice.message ?? "") ?? []) onEvent("changing");
+      onnotice: ({ message = "" }: postgres.Notice) => {
+        if (!ownChanges.has(message)) return;
+        ownChangesRead += 1;
+        tellOwnChange(message);
       },
       // Counting statements (the server-step bench) needs postgres.js's debug
       // hook, which makes it capture a stack for every query: only then. With
@@ -348,6 +355,7 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       }
     };
 
+    const ownChangesBefore = ownChangesRead;
     try {
       const timeout = deadline ? `; set local statement_timeout = ${statementTimeoutMs}` : "";
       await send(`begin${timeout}`, [], { onexecute } as postgres.UnsafeQueryOptions);
@@ -363,6 +371,12 @@ export async function openPostgresClient(options: PostgresClientOptions): Promis
       }
       const answer = (await send("commit")) as { command?: string };
       if (answer.command !== "COMMIT") throw new CommitNotCarriedOut(answer.command ?? "nothing");
+      // A change told during the transaction is committed now: told again, so
+      // what a listener looked up meanwhile (as it was before) is forgotten
+      // before the caller answers, however long the transaction took. Another
+      // transaction's notice counts too: a listener forgets once more, no harm.
+      if (ownChangesRead !== ownChangesBefore)
+        for (const channel of ownChanges.keys()) tellOwnChange(channel);
       return result;
     } finally {
       unwatch?.();

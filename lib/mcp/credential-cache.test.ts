@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CredentialCache } from "./credential-cache";
 
 describe("CredentialCache", () => {
@@ -27,12 +27,18 @@ describe("CredentialCache", () => {
     expect(await check("before")).toBe("before");
     // This process's own change, told before its commit: forgotten, and what
     // is read until the commit (as it was before) is not remembered.
-    cache.onEvent("changing");
-    expect(await check("before")).toBe("before");
-    expect(await check("after")).toBe("after");
-    // It stays heard: the notification that follows forgets again.
-    cache.onEvent("notified");
-    expect(await check("later")).toBe("later");
+    vi.useFakeTimers({ now: Date.now(), toFake: ["Date"] });
+    try {
+      cache.onEvent("changing");
+      expect(await check("before")).toBe("before");
+      expect(await check("after")).toBe("after");
+      // A second on, it remembers again: it stayed heard.
+      vi.advanceTimersByTime(1_000);
+      expect(await check("later")).toBe("later");
+      expect(await check("new")).toBe("later");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("does not remember a lookup that a change overlapped", async () => {

@@ -26,8 +26,9 @@ const REMEMBER_FOR_MS = 15_000;
 /**
  * How long an instance remembers nothing after a change of its own: the
  * change is told before its commit, so a credential looked up meanwhile was
- * read as it was before. Its commit, and then its notification, come well
- * within this.
+ * read as it was before. A transaction tells again at its commit
+ * (lib/db/postgres-client.ts); this covers a single statement's own commit,
+ * which follows its notice at once.
  */
 const QUIET_AFTER_OWN_CHANGE_MS = 1_000;
 /** Distinct credentials remembered at most, the oldest forgotten first. */
