@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { test as base, expect, type Page } from "@playwright/test";
 import { type AppServer, SEED_PASSWORD, startAppServer } from "../tests/support/app-server";
-import { type Agent, connectAgent, report } from "../tests/support/mcp-client";
+import { type Agent, connectAgent, postMcp, report } from "../tests/support/mcp-client";
 
 export const STALL_SECONDS = 3;
 
@@ -132,30 +132,13 @@ export async function planAwaitingReview(
   };
 }
 
-const INITIALIZE = {
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "e2e", version: "1" },
-  },
-};
-
 /** The HTTP status of one MCP message (an initialize unless given) sent with this key or token. */
 export async function mcpStatus(
   app: AppServer,
   token: string,
-  message: { method: string; params?: unknown } = INITIALIZE,
+  message?: Parameters<typeof postMcp>[2],
 ): Promise<number> {
-  const response = await fetch(app.mcpUrl, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      Authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...message }),
-  });
+  const response = await postMcp(app.mcpUrl, token, message);
   await response.body?.cancel();
   return response.status;
 }

@@ -17,7 +17,7 @@ import { oauthTokens } from "@/lib/db/schema";
 import { hashToken } from "@/lib/services/accounts/oauth-token-auth";
 import { type AppServer, startAppServer } from "./support/app-server";
 import { BACKENDS } from "./support/databases";
-import { connectAgent } from "./support/mcp-client";
+import { connectAgent, postMcp } from "./support/mcp-client";
 import { signInOverHttp, type WebSession } from "./support/web-session";
 
 const REDIRECT_URI = "http://127.0.0.1:9/callback";
@@ -69,26 +69,7 @@ async function register(app: AppServer, metadata: Record<string, unknown>) {
 }
 
 /** An MCP initialize with a bearer token: the status tells whether the token is accepted. */
-async function mcpStatus(app: AppServer, token: string): Promise<Response> {
-  return fetch(app.mcpUrl, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      Authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    }),
-  });
-}
+const mcpStatus = (app: AppServer, token: string) => postMcp(app.mcpUrl, token);
 
 /** An MCP ping sent with another Host header: the server as reached by another of its names. */
 function mcpAt(

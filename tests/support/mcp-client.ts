@@ -80,6 +80,34 @@ export async function connectAgent(
   return agentOf(client, (name, args) => client.callTool({ name, arguments: args }));
 }
 
+/**
+ * One MCP message (an initialize unless given) posted with a bearer key or
+ * token, without a client: the answer's status and headers tell whether the
+ * credential is accepted, and how a refusal is worded.
+ */
+export function postMcp(
+  mcpUrl: string,
+  token: string,
+  message: { method: string; params?: unknown } = {
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "cairn-test", version: "1" },
+    },
+  },
+): Promise<Response> {
+  return fetch(mcpUrl, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...message }),
+  });
+}
+
 /** The SDK v2 client pinned to 2026-07-28; `options` adds capabilities (elicitation). */
 export async function connectModernAgent(
   mcpUrl: string,
