@@ -5,13 +5,17 @@
  * plan's lock relies on it (lib/services/loop/complete-step-guarded.ts).
  */
 import { sql } from "drizzle-orm";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type DatabaseHandle, openDatabase } from "@/lib/db/client";
 import { runAfter, statement, statementAfter } from "@/lib/db/statement";
-import { BACKENDS, createPostgresDatabase, freshDatabase } from "./support/databases";
-import { waitingForLocks } from "./support/lock-waits";
+import {
+  BACKENDS,
+  createPostgresDatabase,
+  freshDatabase,
+  postgresWithHolder,
+} from "./support/databases";
+import { answerBehindHolder } from "./support/lock-waits";
 import { readRows } from "./support/rows";
 
 const lockProbe = statement(
@@ -149,40 +153,31 @@ describe.each(BACKENDS)("statements run one after another in one call on %s", (b
 });
 
 describe("a statement run after a lock on postgres", () => {
-  let handle: DatabaseHandle;
-  let other: postgres.Sql;
+  let db: Awaited<ReturnType<typeof postgresWithHolder>>;
 
   beforeAll(async () => {
-    const url = await createPostgresDatabase();
-    handle = await openDatabase({ kind: "postgres", url });
-    await handle.migrate();
-    other = postgres(url, { max: 2, onnotice: () => {} });
-    for (const text of probeTables) await other.unsafe(text);
+    db = await postgresWithHolder(probeTables);
   });
   afterAll(async () => {
-    await other?.end();
-    await handle?.close();
+    await db?.close();
   });
 
   it("reads what the lock's holder wrote before it let go", async () => {
-    const holder = await other.reserve();
-    let answer: Promise<unknown[]> | undefined;
-    try {
-      await holder`begin`;
-      await holder`select id from after_probe where id = 1 for update`;
-      await holder`insert into after_probe_log (note) values ('the holder')`;
-      answer = runAfter(
-        handle.db,
-        echo,
-        [1],
-        ["behind", null, 1, false, "2026-12-01T00:00:00Z", '{"say":"x"}'],
-      );
-      answer.catch(() => {});
-      await waitingForLocks(other, echo.name, 1);
-    } finally {
-      await holder`commit`;
-      holder.release();
-    }
+    const answer = answerBehindHolder(
+      db.other,
+      async (holder) => {
+        await holder`select id from after_probe where id = 1 for update`;
+        await holder`insert into after_probe_log (note) values ('the holder')`;
+      },
+      () =>
+        runAfter(
+          db.handle.db,
+          echo,
+          [1],
+          ["behind", null, 1, false, "2026-12-01T00:00:00Z", '{"say":"x"}'],
+        ),
+      { name: echo.name, count: 1 },
+    );
     // The holder's row; a statement that started before the holder's commit
     // would count none (its own insert is not visible to its other reads).
     expect(await answer).toEqual([expect.objectContaining({ note: "behind", committedBefore: 1 })]);

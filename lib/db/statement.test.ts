@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arrayParam } from "./statement";
+import { arrayParam, readWhenNeeded } from "./statement";
 
 describe("arrayParam", () => {
   it("quotes each value, escaping quotes and backslashes, in one array literal", () => {
@@ -11,5 +11,23 @@ describe("arrayParam", () => {
 
   it("writes a null as the array's NULL, and the text NULL quoted", () => {
     expect(arrayParam(["NULL", null])).toBe('{"NULL",NULL}');
+  });
+});
+
+describe("readWhenNeeded", () => {
+  it("reads each $n as the n-th of one text[] and passes the statement's expressions as text", () => {
+    expect(readWhenNeeded("select to_json($2::int + $1::int + $2::int)", ["$7::int", "$3"])).toBe(
+      "read_json($read$select to_json(($1[2])::int + ($1[1])::int + ($1[2])::int)$read$, " +
+        "array[($7::int)::text, ($3)::text])",
+    );
+  });
+
+  it("refuses a read given the wrong number of parameters, or holding its quote", () => {
+    expect(() => readWhenNeeded("select to_json($1::text || $2::text)", ["$1"])).toThrow(
+      /takes 2 parameters; it was given 1/,
+    );
+    expect(() => readWhenNeeded("select to_json($read$x$read$::text)", [])).toThrow(
+      /holds \$read\$/,
+    );
   });
 });

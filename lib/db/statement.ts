@@ -105,6 +105,28 @@ export function statementAfter<Row>(
   return { ...combined, takes: [takes[0] ?? 0, takes[1] ?? 0] };
 }
 
+/**
+ * `read`, a statement answering one JSON value (one row, one column) over the
+ * parameters `$1`-`$n`, as an SQL expression of the statement that embeds it:
+ * the database's `read_json` (`drizzle/0037_read_json.sql`) plans and runs it
+ * only when the expression is evaluated, in the embedding statement's
+ * snapshot. For a read that a statement rarely needs, in a branch: as a
+ * sub-plan PostgreSQL would set it up on every execution. `params` are the
+ * embedding statement's SQL expressions for `$1`-`$n`, in order; they travel
+ * as text, which the read casts as it always has. Each evaluation plans the
+ * read afresh, so it suits only what a few calls need.
+ */
+export function readWhenNeeded(read: string, params: readonly string[]): string {
+  const quote = "$read$";
+  if (read.includes(quote)) throw new Error(`A read that holds ${quote} cannot be embedded.`);
+  const used = Math.max(0, ...[...read.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+  if (used !== params.length) {
+    throw new Error(`The read takes ${used} parameters; it was given ${params.length}.`);
+  }
+  const text = read.replace(/\$(\d+)/g, (_, n: string) => `($1[${n}])`);
+  return `read_json(${quote}${text}${quote}, array[${params.map((p) => `(${p})::text`).join(", ")}])`;
+}
+
 /** A parameter as the text PostgreSQL reads it as, for `runAfter`. */
 function paramText(value: unknown): string | null {
   if (value === null) return null;

@@ -39,3 +39,25 @@ export async function freshDatabase(backend: Backend): Promise<DatabaseHandle> {
   await handle.migrate();
   return handle;
 }
+
+/**
+ * A fresh PostgreSQL database with `setup`'s statements run, Cairn's handle on
+ * it, and a second client (`other`) for a test to hold locks from.
+ */
+export async function postgresWithHolder(
+  setup: readonly string[],
+): Promise<{ handle: DatabaseHandle; other: postgres.Sql; close(): Promise<void> }> {
+  const url = await createPostgresDatabase();
+  const handle = await openDatabase({ kind: "postgres", url });
+  await handle.migrate();
+  const other = postgres(url, { max: 2, onnotice: () => {} });
+  for (const text of setup) await other.unsafe(text);
+  return {
+    handle,
+    other,
+    async close() {
+      await other.end();
+      await handle.close();
+    },
+  };
+}

@@ -20,3 +20,31 @@ export async function waitingForLocks(sql: postgres.Sql, name: string, count: nu
     )
     .toBe(count);
 }
+
+/**
+ * `call`'s answer, made while another connection of `sql` holds, in a
+ * transaction, what `hold` took: the holder commits once `count` connections
+ * wait for a lock in the statement named `name`, so the answer is the one
+ * given behind the lock.
+ */
+export async function answerBehindHolder<T>(
+  sql: postgres.Sql,
+  hold: (holder: postgres.ReservedSql) => Promise<unknown>,
+  call: () => Promise<T>,
+  waiting: { name: string; count: number },
+): Promise<T> {
+  const holder = await sql.reserve();
+  let answer: Promise<T>;
+  try {
+    await holder`begin`;
+    await hold(holder);
+    answer = call();
+    // Awaited below; a rejection meanwhile is not unhandled.
+    answer.catch(() => {});
+    await waitingForLocks(sql, waiting.name, waiting.count);
+  } finally {
+    await holder`commit`;
+    holder.release();
+  }
+  return answer;
+}

@@ -27,7 +27,14 @@
 import "server-only";
 import { z } from "zod";
 import type { Executor } from "../../db/client";
-import { isoTime, run, type Statement, sqlLiterals, statement } from "../../db/statement";
+import {
+  isoTime,
+  readWhenNeeded,
+  run,
+  type Statement,
+  sqlLiterals,
+  statement,
+} from "../../db/statement";
 import { HANDED_OUT_STATUS } from "../../plan-engine/claims";
 import {
   PLAN_STATUSES,
@@ -205,7 +212,8 @@ const claimNext = statement(
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
     fresh.current, plan.pause_reason is not null as paused,
-    case when plan.status = 'completed' and fresh.current then ${COMPLETED_PLAN_READ}
+    case when plan.status = 'completed' and fresh.current
+      then ${readWhenNeeded(`select ${COMPLETED_PLAN_READ}`, ["$1::uuid", "$2::uuid"])}
       end as "completedRead",
     ${deadlineStateColumns("$1::uuid", "$2::uuid")}
   from plan cross join fresh left join claimed on true`,
