@@ -9,6 +9,11 @@
  * sequence that breaks it is shrunk to its shortest form and printed with the
  * seed. The issue's reproductions run first, as fixed sequences.
  *
+ * On PostgreSQL a submit is also made while a second connection holds the
+ * plan as another call's submit would, so the submit's path behind that lock
+ * (lib/services/loop/complete-step-guarded.ts) is among the sequences' too; a
+ * run of the random sequences that never took it fails.
+ *
  * fork_plan and modify_plan's revert_revision are among the calls: a fork's
  * steps are held to the rules as they appear (none carried done behind a
  * checkpoint the fork has not decided; under people_only a checkpoint carried
@@ -42,15 +47,17 @@
  */
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import type postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database, DatabaseHandle } from "@/lib/db/client";
 import { ERROR_CODES, type ErrorCode } from "@/lib/plan-engine/app-error";
+import { PLAN_LOCK } from "@/lib/services/loop/plan-lock";
 import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
 import { setDecisionPolicy } from "@/lib/services/reviews/decision-policy";
 import { setReviewQuorum } from "@/lib/services/reviews/review-quorum";
 import { setTrustedClients } from "@/lib/services/reviews/trusted-clients";
 import type { ServiceContext } from "@/lib/services/shared/context";
-import { BACKENDS, freshDatabase } from "./support/databases";
+import { BACKENDS, freshDatabase, postgresWithHolder } from "./support/databases";
 import { inProcessAgent } from "./support/in-process";
 import { plainResult, type ToolAnswer } from "./support/mcp-client";
 import { type PropertyTeam, propertyTeam, TRUSTED_CLIENT_ID } from "./support/property-team";
@@ -203,6 +210,10 @@ type World = {
   team: PropertyTeam;
   snapshot: Snapshot;
   log: string[];
+  /** On PostgreSQL, a second client, to hold a plan as another call would (`submitBehindHolder`). */
+  holder?: postgres.Sql;
+  /** How many submits took the path behind another call's lock, over the run. */
+  heldPath: { taken: number };
 };
 
 /** What a command did, for the checks that depend on the call rather than the rows. */
@@ -663,6 +674,55 @@ async function call(
 
 const CURRENT = -1;
 
+/** complete-step-guarded.ts's submit behind another call's lock, as pg_stat_activity shows it waiting. */
+const HELD_PATH_STATEMENT = "/* lock a plan for a submit behind another call, then ";
+const HOLD_DEADLINE_MS = 10_000;
+
+/**
+ * `run`'s answer, run while another connection holds the plan `planId` as a
+ * submit in flight does (`PLAN_LOCK.commonSubmit`), letting go once `run` waits
+ * for a lock or has answered; a wait in the submit behind the lock is counted.
+ * pg_stat_activity is polled outside the holder's transaction, which would
+ * keep reading one snapshot of it.
+ */
+async function whilePlanHeld<T>(
+  w: World,
+  holderSql: postgres.Sql,
+  planId: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  const holder = await holderSql.reserve();
+  let answer: Promise<T>;
+  try {
+    await holder`begin`;
+    await holder.unsafe(
+      `select id from research_plan where id = $1 for ${PLAN_LOCK.commonSubmit}`,
+      [planId],
+    );
+    let settled = false;
+    answer = run().finally(() => {
+      settled = true;
+    });
+    answer.catch(() => {});
+    const until = Date.now() + HOLD_DEADLINE_MS;
+    while (!settled) {
+      const [waiting] = await holderSql<{ query: string }[]>`select query from pg_stat_activity
+        where wait_event_type = 'Lock' and datname = current_database() limit 1`;
+      if (waiting) {
+        if (waiting.query.startsWith(HELD_PATH_STATEMENT)) w.heldPath.taken += 1;
+        break;
+      }
+      if (Date.now() > until)
+        broken(w, "held submit", "neither answered nor waited for a lock in 10 s");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    await holder`commit`;
+    holder.release();
+  }
+  return answer;
+}
+
 const pick = <T>(items: readonly T[], n: number): T | undefined =>
   items.length === 0 ? undefined : items[n % items.length];
 
@@ -744,6 +804,20 @@ const cmd = {
         party: who,
         answer: await call(w, who, "submit_step_result", plainResult(planId, step?.id ?? "")),
       };
+    }),
+
+  // The same submit while another call holds the plan, on PostgreSQL: the common
+  // submit then goes behind the lock in one call (complete-step-guarded.ts),
+  // a path no call made one at a time takes. On PGlite, one connection, it is
+  // the plain submit.
+  submitBehindHolder: (who: Credential, p: number, s: number) =>
+    new Step(`submitBehindHolder(${who}, plan ${p}, step ${s})`, async (m, w) => {
+      const planId = planAt(m, p) ?? "";
+      const step = stepAt(w, planId, s);
+      const submit = () => call(w, who, "submit_step_result", plainResult(planId, step?.id ?? ""));
+      const answer =
+        w.holder && planId ? await whilePlanHeld(w, w.holder, planId, submit) : await submit();
+      return { party: who, answer };
     }),
 
   requestReview: (
@@ -1038,6 +1112,7 @@ const weighted: [number, fc.Arbitrary<Step>][] = [
   [1, templateArb.map(cmd.createPlan)],
   [4, fc.tuple(who, planPick).map(([c, p]) => cmd.getNextStep(c, p))],
   [3, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.submitStep(c, p, s))],
+  [2, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.submitBehindHolder(c, p, s))],
   [
     3,
     fc
@@ -1300,6 +1375,23 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
       cmd.revert("key", 0, 1),
     ],
   ],
+  [
+    // On PostgreSQL the submit goes behind another call's lock, in one call
+    // (complete-step-guarded.ts): held to the checkpoint added before the
+    // step it completes, as the first try is; the step before it completes.
+    "(l) a submit behind another call's lock completes no step behind a checkpoint",
+    "people_only",
+    ["agent", "agent"],
+    [
+      cmd.getNextStep("key", 0),
+      cmd.getNextStep("key", 0),
+      cmd.modify("key", 0, "add_steps", 0, { ranks: [0], insertAfter: 1, kinds: ["checkpoint"] }),
+      cmd.submitBehindHolder("key", 0, 2),
+      cmd.expectStatus(0, 2, "in_progress"),
+      cmd.submitBehindHolder("key", 0, 0),
+      cmd.expectStatus(0, 0, "completed"),
+    ],
+  ],
 ];
 
 // ---------------------------------------------------------------------------
@@ -1307,13 +1399,22 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
 
 describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backend) => {
   let handle: DatabaseHandle;
+  let holder: postgres.Sql | undefined;
+  let close: () => Promise<void>;
   let teams = 0;
+  const heldPath = { taken: 0 };
 
   beforeAll(async () => {
-    handle = await freshDatabase(backend);
+    if (backend === "postgres") {
+      const db = await postgresWithHolder([]);
+      ({ handle, other: holder, close } = db);
+    } else {
+      handle = await freshDatabase(backend);
+      close = () => handle.close();
+    }
   });
   afterAll(async () => {
-    await handle?.close();
+    await close?.();
   });
 
   /** A fresh team (and plan) per sequence: the database is shared, nothing else is. */
@@ -1338,6 +1439,8 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
       team,
       snapshot: await readSnapshot(handle.db, team.tenantId),
       log: [`team on ${policy}`, `createPlan(${show(template)})`],
+      ...(holder ? { holder } : {}),
+      heldPath,
     };
     await createPlan(m, w, template);
     w.snapshot = await readSnapshot(handle.db, team.tenantId);
@@ -1364,6 +1467,9 @@ describe.each(BACKENDS)("the checkpoint invariant over sequences on %s", (backen
         ),
         { seed: SEED, numRuns: RUNS, verbose: 1, ...(PATH ? { path: PATH } : {}) },
       );
+      // The sequences reached the submit behind another call's lock, so the
+      // invariant held there too (a replayed path may be too short to).
+      if (backend === "postgres" && !PATH) expect(heldPath.taken).toBeGreaterThan(0);
     },
     Math.max(600_000, RUNS * 4_000),
   );
