@@ -210,7 +210,7 @@ type World = {
   team: PropertyTeam;
   snapshot: Snapshot;
   log: string[];
-  /** On PostgreSQL, a second client, to hold a plan as another call would (`submitBehindHolder`). */
+  /** On PostgreSQL, a second client, to hold a plan as another call would (`submitStep` behind a holder). */
   holder?: postgres.Sql;
   /** How many submits took the path behind another call's lock, over the run. */
   heldPath: { taken: number };
@@ -796,29 +796,23 @@ const cmd = {
     }),
 
   // The agent's result never meets a checkpoint's outputSchema (only a person's entry does).
-  submitStep: (who: Credential, p: number, s: number) =>
-    new Step(`submitStep(${who}, plan ${p}, step ${s})`, async (m, w) => {
-      const planId = planAt(m, p) ?? "";
-      const step = stepAt(w, planId, s);
-      return {
-        party: who,
-        answer: await call(w, who, "submit_step_result", plainResult(planId, step?.id ?? "")),
-      };
-    }),
-
-  // The same submit while another call holds the plan, on PostgreSQL: the common
-  // submit then goes behind the lock in one call (complete-step-guarded.ts),
-  // a path no call made one at a time takes. On PGlite, one connection, it is
-  // the plain submit.
-  submitBehindHolder: (who: Credential, p: number, s: number) =>
-    new Step(`submitBehindHolder(${who}, plan ${p}, step ${s})`, async (m, w) => {
-      const planId = planAt(m, p) ?? "";
-      const step = stepAt(w, planId, s);
-      const submit = () => call(w, who, "submit_step_result", plainResult(planId, step?.id ?? ""));
-      const answer =
-        w.holder && planId ? await whilePlanHeld(w, w.holder, planId, submit) : await submit();
-      return { party: who, answer };
-    }),
+  // `behindHolder`: on PostgreSQL, made while another call holds the plan, so
+  // the common submit goes behind the lock in one call (complete-step-guarded.ts),
+  // a path no call made one at a time takes; on PGlite, one connection, the
+  // plain submit.
+  submitStep: (who: Credential, p: number, s: number, behindHolder = false) =>
+    new Step(
+      `submitStep(${who}, plan ${p}, step ${s}${behindHolder ? ", behind a holder" : ""})`,
+      async (m, w) => {
+        const planId = planAt(m, p) ?? "";
+        const step = stepAt(w, planId, s);
+        const submit = () =>
+          call(w, who, "submit_step_result", plainResult(planId, step?.id ?? ""));
+        const holder = behindHolder && planId ? w.holder : undefined;
+        const answer = holder ? await whilePlanHeld(w, holder, planId, submit) : await submit();
+        return { party: who, answer };
+      },
+    ),
 
   requestReview: (
     who: Credential,
@@ -997,6 +991,26 @@ const cmd = {
       },
     ),
 
+  // A checkpoint added right before the step the agent holds: the shape in
+  // which a step already handed out stands behind an undecided checkpoint,
+  // which add_steps among modify_plan's other actions reaches too rarely.
+  addCheckpointBefore: (who: Credential, p: number) =>
+    new Step(`addCheckpointBefore(${who}, plan ${p})`, async (m, w) => {
+      const planId = planAt(m, p) ?? "";
+      const steps = stepsOf(w.snapshot, planId);
+      const held = stepAt(w, planId, CURRENT);
+      return {
+        party: who,
+        answer: await call(w, who, "modify_plan", {
+          planId,
+          action: "add_steps",
+          steps: [stepOf("checkpoint", steps.length + 1)],
+          insertAfterOrder: Math.max(0, (held?.order ?? 1) - 1),
+          modificationRationale: "A person should look first.",
+        }),
+      };
+    }),
+
   revert: (who: Credential, p: number, revision: number) =>
     new Step(`revert(${who}, plan ${p}, revision ${revision})`, async (m, w) => ({
       party: who,
@@ -1111,8 +1125,12 @@ const decisionArb = fc.constantFrom("approve", "reject", "modify", "skip");
 const weighted: [number, fc.Arbitrary<Step>][] = [
   [1, templateArb.map(cmd.createPlan)],
   [4, fc.tuple(who, planPick).map(([c, p]) => cmd.getNextStep(c, p))],
-  [3, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.submitStep(c, p, s))],
-  [2, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.submitBehindHolder(c, p, s))],
+  [
+    5,
+    fc
+      .tuple(who, planPick, stepPick, fc.boolean())
+      .map(([c, p, s, held]) => cmd.submitStep(c, p, s, held)),
+  ],
   [
     3,
     fc
@@ -1192,6 +1210,7 @@ const weighted: [number, fc.Arbitrary<Step>][] = [
     2,
     fc.tuple(who, planPick, fc.integer({ min: 1, max: 5 })).map(([c, p, r]) => cmd.revert(c, p, r)),
   ],
+  [2, fc.tuple(who, planPick).map(([c, p]) => cmd.addCheckpointBefore(c, p))],
   [1, fc.tuple(who, planPick).map(([c, p]) => cmd.cancel(c, p))],
   [1, fc.tuple(who, planPick).map(([c, p]) => cmd.storeOutput(c, p))],
   [1, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.addEvidence(c, p, s))],
@@ -1386,9 +1405,9 @@ const FIXED_CASES: [string, Policy, StepKind[], Step[]][] = [
       cmd.getNextStep("key", 0),
       cmd.getNextStep("key", 0),
       cmd.modify("key", 0, "add_steps", 0, { ranks: [0], insertAfter: 1, kinds: ["checkpoint"] }),
-      cmd.submitBehindHolder("key", 0, 2),
+      cmd.submitStep("key", 0, 2, true),
       cmd.expectStatus(0, 2, "in_progress"),
-      cmd.submitBehindHolder("key", 0, 0),
+      cmd.submitStep("key", 0, 0, true),
       cmd.expectStatus(0, 0, "completed"),
     ],
   ],

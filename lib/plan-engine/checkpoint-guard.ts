@@ -71,10 +71,11 @@ export function heldBy<S extends GuardStep>(steps: readonly S[], stepOrder: numb
 }
 
 /** What a call wants to do to a step; the refusal says it in these words. */
-export type HeldEffect = "result" | "link" | "evidence" | "artifact";
+export type HeldEffect = "result" | "link" | "evidence" | "artifact" | "decision";
 
 const HELD_EFFECT: Record<HeldEffect, string> = {
   result: "take no result",
+  decision: "take no approval and no feedback",
   link: "take no linked tool call's result (nothing was run)",
   evidence: "take no evidence",
   artifact: "have no research stored against them",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cond, plan, reviewEvent, reviewed } from "@/tests/support/plan-snapshots";
+import type { PlanSnapshot } from "./plan-snapshot";
 import { decideReviewDecision } from "./review-decision";
 import type { StepStatus } from "./states";
 
@@ -56,6 +57,42 @@ describe("decideReviewDecision", () => {
       event("approve", null, { result: { score: 10 }, confidence: 0.3 }),
     );
     expect(low.planStatus).toBe("failed");
+  });
+
+  it("neither approves nor hands back a step behind a checkpoint nobody has decided; skip and reject still go", () => {
+    // A checkpoint added before the reviewed step after its review was asked.
+    const base = waiting(["pending", "awaiting_input", "pending"]);
+    const held: PlanSnapshot = {
+      ...base,
+      pendingReviews: [{ id: "r1", stepId: "s2" }],
+      steps: base.steps.map((s) => (s.id === "s1" ? { ...s, stepType: "checkpoint" } : s)),
+    };
+    for (const decision of ["approve", "modify"] as const) {
+      expect(() =>
+        decideReviewDecision(held, reviewed("s2", 2), [], event(decision, "Go.")),
+      ).toThrow(
+        expect.objectContaining({
+          code: "CONFLICT",
+          message: expect.stringMatching(
+            /Step 1 of plan .* is a checkpoint nobody has decided yet, and the steps after it take no approval and no feedback/,
+          ),
+        }),
+      );
+    }
+    expect(decideReviewDecision(held, reviewed("s2", 2), [], event("skip")).stepStatus).toBe(
+      "skipped",
+    );
+    expect(
+      decideReviewDecision(held, reviewed("s2", 2), [], event("reject", "No.")).stepStatus,
+    ).toBe("failed");
+    // The same plan with the checkpoint decided: approve goes.
+    const decided: PlanSnapshot = {
+      ...held,
+      steps: held.steps.map((s) => (s.id === "s1" ? { ...s, status: "completed" } : s)),
+    };
+    expect(decideReviewDecision(decided, reviewed("s2", 2), [], event("approve")).stepStatus).toBe(
+      "completed",
+    );
   });
 
   it("records how the decision came and the digest of what was shown", () => {
