@@ -2,9 +2,10 @@
 -- The one JSON value a read answers, planned and run only when it is called.
 -- PostgreSQL sets up every sub-plan of a statement on each execution, whether
 -- or not a row ever reaches it: the claim's read of a completed plan's answer
--- (three sub-plans) cost every claim its start-up, and is wanted by one claim
--- in a plan's life (lib/services/loop/claim-next-step.ts). Called in a
--- branch, the read costs only the calls that take the branch its planning.
+-- (three sub-plans) cost every claim its start-up, and is wanted only by a
+-- get_next_step on a completed plan (lib/services/loop/claim-next-step.ts).
+-- Called in a branch, the read costs only the calls that take the branch its
+-- planning.
 --
 -- Generic on purpose, like run_after (0035): the read's text stays in
 -- lib/services (lib/db/statement.ts, `readWhenNeeded`); its parameters are

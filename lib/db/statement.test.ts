@@ -27,7 +27,10 @@ describe("readWhenNeeded", () => {
       /takes 2 parameters; it was given 1/,
     );
     expect(() => readWhenNeeded("select to_json($read$x$read$::text)", [])).toThrow(
-      /holds \$read\$/,
+      /holds "\$read"/,
+    );
+    expect(() => readWhenNeeded("select to_json('x'::text) as $read", [])).toThrow(
+      /holds "\$read"/,
     );
   });
 });

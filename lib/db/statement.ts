@@ -118,7 +118,8 @@ export function statementAfter<Row>(
  */
 export function readWhenNeeded(read: string, params: readonly string[]): string {
   const quote = "$read$";
-  if (read.includes(quote)) throw new Error(`A read that holds ${quote} cannot be embedded.`);
+  // "$read" too: a read ending in it would close the quote with the quote's own "$".
+  if (read.includes("$read")) throw new Error(`A read that holds "$read" cannot be embedded.`);
   const used = Math.max(0, ...[...read.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
   if (used !== params.length) {
     throw new Error(`The read takes ${used} parameters; it was given ${params.length}.`);

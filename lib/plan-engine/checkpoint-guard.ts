@@ -71,10 +71,11 @@ export function heldBy<S extends GuardStep>(steps: readonly S[], stepOrder: numb
 }
 
 /** What a call wants to do to a step; the refusal says it in these words. */
-export type HeldEffect = "result" | "link" | "evidence" | "artifact" | "decision";
+export type HeldEffect = "result" | "link" | "evidence" | "artifact" | "review" | "decision";
 
 const HELD_EFFECT: Record<HeldEffect, string> = {
   result: "take no result",
+  review: "cannot be put up for review",
   decision: "take no approval and no feedback",
   link: "take no linked tool call's result (nothing was run)",
   evidence: "take no evidence",
@@ -91,6 +92,15 @@ export function checkNotHeldByCheckpoint(
   effect: HeldEffect = "result",
 ): void {
   const held = heldBy(plan.steps, step.stepOrder);
+  if (held && effect === "decision") {
+    // A person deciding a review that stands behind a checkpoint (one requested
+    // before request_user_review refused that): only a skip or a reject goes.
+    throw new AppError(
+      "CONFLICT",
+      `Step ${held.stepOrder} of plan ${plan.id} is a checkpoint nobody has decided yet, and the steps after it ${HELD_EFFECT[effect]} until then. Nothing was changed: this review can be skipped or rejected now.`,
+      { checkpointStepOrder: held.stepOrder },
+    );
+  }
   if (held) {
     throw new AppError(
       "CONFLICT",

@@ -73,8 +73,9 @@ export function decideReviewDecision(
   const outcome = applyReviewDecision(event.decision);
   const stepStatus = transitionStep(step.status, outcome.stepStatus);
   // Rule 1: approve completes the step and modify hands it out again; neither
-  // happens behind a checkpoint nobody has decided (one added before the step
-  // since its review was asked). Skip and reject still can.
+  // happens behind a checkpoint nobody has decided (added ahead of the step
+  // after its hand-out; request_user_review refuses such a step, so only a
+  // review requested before it did meets this). Skip and reject still can.
   if (stepStatus === "completed" || stepStatus === "in_progress") {
     checkNotHeldByCheckpoint(plan, step, "decision");
   }

@@ -4,6 +4,7 @@
  * up for review.
  */
 import { AppError } from "./app-error";
+import { checkNotHeldByCheckpoint } from "./checkpoint-guard";
 import type { LoopStep, PlanSnapshot } from "./plan-snapshot";
 import { canTransitionPlan } from "./transitions";
 
@@ -41,6 +42,8 @@ export function checkNotHeldByReview(
 export function decideReviewRequest(
   plan: Pick<PlanSnapshot, "id" | "status"> & {
     pause: { stepOrder: number; suggestedTool: string } | null;
+    /** The plan's steps, or at least its checkpoints (an undecided one holds the steps after it). */
+    steps: readonly Pick<LoopStep, "stepOrder" | "stepType" | "status">[];
   },
   step: Pick<LoopStep, "stepOrder" | "status">,
 ): void {
@@ -73,4 +76,7 @@ export function decideReviewRequest(
       { entity: "step", from: step.status, to: "awaiting_input" },
     );
   }
+  // Rule 1: a step handed out before a checkpoint was added ahead of it waits
+  // for that checkpoint; a review of it could end only in a skip or a reject.
+  checkNotHeldByCheckpoint(plan, step, "review");
 }

@@ -18,6 +18,7 @@ import { isTerminalPlanStatus } from "../../plan-engine/transitions";
 import { pendingReviewsOf } from "../reviews/pending-review";
 import type { ServiceContext } from "../shared/context";
 import { planIdField, stepIdField } from "../shared/fields";
+import { loadCheckpoints } from "../shared/plan-access";
 import { parseInput } from "../shared/validation";
 import { modifyPlan } from "./modify-plan";
 import { submitStepResult } from "./submit-step-result";
@@ -99,20 +100,7 @@ export async function checkLinkedStep(
     },
     step,
   );
-  const checkpoints = await ctx.db
-    .select({
-      stepOrder: planSteps.stepOrder,
-      stepType: planSteps.stepType,
-      status: planSteps.status,
-    })
-    .from(planSteps)
-    .where(
-      and(
-        eq(planSteps.planId, link.planId),
-        eq(planSteps.tenantId, ctx.tenantId),
-        eq(planSteps.stepType, "checkpoint"),
-      ),
-    );
+  const checkpoints = await loadCheckpoints(ctx.db, ctx, link.planId);
   checkNotHeldByCheckpoint({ id: link.planId, steps: checkpoints }, step);
   // A link answers a pause (its suggested call names the step) or a step whose
   // tool failed; a pending step Cairn has not paused on is Cairn's to run with

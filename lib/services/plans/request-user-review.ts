@@ -33,7 +33,12 @@ import { writeAuditLog } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
 import { optionalResultField, planIdField, stepIdField } from "../shared/fields";
 import { checkOutputSchema } from "../shared/output-schema";
-import { lockPlan, lockStep, setPlanStatusAndQueueEvent } from "../shared/plan-access";
+import {
+  loadCheckpoints,
+  lockPlan,
+  lockStep,
+  setPlanStatusAndQueueEvent,
+} from "../shared/plan-access";
 import { reviewPageUrl } from "../shared/public-url";
 import { parseInput } from "../shared/validation";
 
@@ -150,6 +155,7 @@ export async function requestUserReview(
               suggestedTool: plan.pauseReason.suggestedTool.name,
             }
           : null,
+        steps: await loadCheckpoints(tx, ctx, plan.id),
       },
       step,
     );

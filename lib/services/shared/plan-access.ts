@@ -128,6 +128,24 @@ export async function loadSteps(db: Executor, ctx: Tenant, planId: string) {
     .orderBy(asc(planSteps.stepOrder));
 }
 
+/** A plan's checkpoints, what the checkpoint rule's hold reads (`checkNotHeldByCheckpoint`). */
+export function loadCheckpoints(db: Executor, ctx: Tenant, planId: string) {
+  return db
+    .select({
+      stepOrder: planSteps.stepOrder,
+      stepType: planSteps.stepType,
+      status: planSteps.status,
+    })
+    .from(planSteps)
+    .where(
+      and(
+        eq(planSteps.planId, planId),
+        eq(planSteps.tenantId, ctx.tenantId),
+        eq(planSteps.stepType, "checkpoint"),
+      ),
+    );
+}
+
 /** A plan's steps in order without their results or reports: what progress and stalls need. */
 export function loadStepSummaries(db: Executor, ctx: Tenant, planId: string) {
   return db
