@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   type Approval,
   approvalQuorum,
+  checkDecisionNotHeld,
   checkOrderKeepsCheckpoints,
   checkPlanTakesWork,
   countedApprovals,
@@ -10,7 +11,7 @@ import {
   UNDECIDED_CHECKPOINT_STATUSES,
 } from "./checkpoint-guard";
 import { decideModify } from "./modify";
-import { STEP_STATUSES, type StepStatus } from "./states";
+import { REVIEW_DECISIONS, STEP_STATUSES, type StepStatus } from "./states";
 
 const step = (id: string, stepOrder: number, status: StepStatus, checkpoint = false) => ({
   id,
@@ -146,6 +147,25 @@ describe("checkPlanTakesWork", () => {
       checkPlanTakesWork({ id: "p", status: "completed", steps: done }, "deliverable"),
     ).not.toThrow();
     expect(heldBy(done, 10)).toBeUndefined();
+  });
+});
+
+describe("checkDecisionNotHeld", () => {
+  it("refuses an approve or a modify behind an undecided checkpoint, lets a skip or a reject go, and holds nothing before it", () => {
+    const reviewed = step("b", 2, "awaiting_input");
+    const plan = { id: "p", steps: [step("cp", 1, "awaiting_input", true), reviewed] };
+    for (const decision of REVIEW_DECISIONS) {
+      const decide = () => checkDecisionNotHeld(plan, { stepOrder: 2 }, decision);
+      if (decision === "approve" || decision === "modify") {
+        expect(decide).toThrow(/take no approval and no feedback.*can be skipped or rejected now/);
+      } else {
+        expect(decide).not.toThrow();
+      }
+      // The checkpoint itself, and any step once it is decided, take every decision.
+      expect(() => checkDecisionNotHeld(plan, { stepOrder: 1 }, decision)).not.toThrow();
+      const decided = { id: "p", steps: [step("cp", 1, "completed", true), reviewed] };
+      expect(() => checkDecisionNotHeld(decided, { stepOrder: 2 }, decision)).not.toThrow();
+    }
   });
 });
 

@@ -111,6 +111,24 @@ export function checkNotHeldByCheckpoint(
 }
 
 /**
+ * Rule 1 for a person's decision on a review: an approve completes the step
+ * and a modify hands it out again, so neither goes behind a checkpoint nobody
+ * has decided (one added ahead of the step after the review was asked;
+ * request_user_review refuses such a step). A skip or a reject still goes.
+ * Both the decision that settles a review (`decideReviewDecision`) and an
+ * approval counted toward a quorum ask this.
+ */
+export function checkDecisionNotHeld(
+  plan: { id: string; steps: readonly GuardStep[] },
+  step: Pick<GuardStep, "stepOrder">,
+  decision: ReviewDecision,
+): void {
+  if (decision === "approve" || decision === "modify") {
+    checkNotHeldByCheckpoint(plan, step, "decision");
+  }
+}
+
+/**
  * Rule 1, for a change of order (reorder_steps, and so any later retry): no
  * step that stood after an undecided checkpoint, whatever its status, comes
  * before it afterwards. A failed step moved ahead and then retried would

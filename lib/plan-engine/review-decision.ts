@@ -5,7 +5,7 @@
  * decision (submit_user_decision, the web, a deadline) asks this.
  */
 import type { AuditEntry } from "./audit-entries";
-import { checkNotHeldByCheckpoint } from "./checkpoint-guard";
+import { checkDecisionNotHeld } from "./checkpoint-guard";
 import { type CompletionEffects, completionEffects, withdrawOnEnd } from "./completion";
 import {
   appendUserFeedback,
@@ -72,13 +72,7 @@ export function decideReviewDecision(
   checkEnteredResult(event.decision, event.proposal, event.enteredResult);
   const outcome = applyReviewDecision(event.decision);
   const stepStatus = transitionStep(step.status, outcome.stepStatus);
-  // Rule 1: approve completes the step and modify hands it out again; neither
-  // happens behind a checkpoint nobody has decided (added ahead of the step
-  // after its hand-out; request_user_review refuses such a step, so only a
-  // review requested before it did meets this). Skip and reject still can.
-  if (stepStatus === "completed" || stepStatus === "in_progress") {
-    checkNotHeldByCheckpoint(plan, step, "decision");
-  }
+  checkDecisionNotHeld(plan, step, event.decision);
   const instructions =
     event.decision === "modify" && event.feedback
       ? appendUserFeedback(step.instructions, event.feedback)

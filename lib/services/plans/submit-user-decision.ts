@@ -24,7 +24,7 @@ import type { Transaction } from "../../db/client";
 import { selectRows } from "../../db/rows";
 import { reviewRequests } from "../../db/schema";
 import { AppError, isAppError } from "../../plan-engine/app-error";
-import { approvalQuorum, checkNotHeldByCheckpoint } from "../../plan-engine/checkpoint-guard";
+import { approvalQuorum, checkDecisionNotHeld } from "../../plan-engine/checkpoint-guard";
 import {
   approvedResult,
   checkDecider,
@@ -243,12 +243,9 @@ export async function submitUserDecision(
           : `the step needs a result that satisfies its outputSchema, so this review cannot be approved: modify it (the agent redoes the step with your feedback), skip it or reject it. ${reviewPageUrl(plan.id)}`,
       );
     }
-    // Before an approval is counted toward a quorum: an approve or a modify
-    // does not go behind a checkpoint nobody has decided (decideReviewDecision
-    // says the same for the decision that settles the review).
-    if (input.decision === "approve" || input.decision === "modify") {
-      checkNotHeldByCheckpoint({ id: plan.id, steps: snapshot.steps }, step, "decision");
-    }
+    // Before an approval is counted toward a quorum (decideReviewDecision asks
+    // the same for the decision that settles the review).
+    checkDecisionNotHeld({ id: plan.id, steps: snapshot.steps }, step, input.decision);
     // A review that needs several people's approval waits for the rest
     // (approvalQuorum, the checkpoint rule's count); one person counts once.
     let approvedBy: string[] | undefined;
