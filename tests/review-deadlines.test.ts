@@ -16,6 +16,7 @@ import { createPlan } from "@/lib/services/plans/create-plan";
 import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { getPlanStatus } from "@/lib/services/plans/get-plan-status";
 import { requestUserReview } from "@/lib/services/plans/request-user-review";
+import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
@@ -30,6 +31,7 @@ import type { ServiceContext } from "@/lib/services/shared/context";
 import { countAwaitingReview } from "@/lib/services/views/plans-list";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, freshDatabase } from "./support/databases";
+import { plainResult } from "./support/mcp-client";
 import { POLL, raceFour, reviewRow, SCHEDULER_SETTINGS, useTwoPools } from "./support/reviews";
 import { readRows } from "./support/rows";
 
@@ -149,6 +151,17 @@ async function dueSoonCounts(db: DatabaseHandle["db"], ids: string[]) {
   return rows.map((row) => row.n);
 }
 
+/** The review once the scheduler, run until then, has escalated it. */
+async function escalatedByScheduler(db: DatabaseHandle["db"], reviewRequestId: string) {
+  await expect
+    .poll(async () => {
+      await runReviewScheduler(db, SCHEDULER_SETTINGS);
+      return (await reviewRow(db, reviewRequestId)).escalatedAt;
+    }, POLL)
+    .not.toBeNull();
+  return reviewRow(db, reviewRequestId);
+}
+
 describe.each(BACKENDS)("review deadlines on %s", (backend) => {
   let handle: DatabaseHandle;
   let team: Team;
@@ -254,13 +267,7 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
       assignTo: `ada@deadlines-${backend}.example.com`,
     });
     expect(asked.assignedUserId).toBe(researcherId);
-    await expect
-      .poll(async () => {
-        await runReviewScheduler(handle.db, SCHEDULER_SETTINGS);
-        return (await reviewRow(handle.db, asked.reviewRequestId)).escalatedAt;
-      }, POLL)
-      .not.toBeNull();
-    expect(await reviewRow(handle.db, asked.reviewRequestId)).toMatchObject({
+    expect(await escalatedByScheduler(handle.db, asked.reviewRequestId)).toMatchObject({
       status: "pending",
       assignedRole: "admin",
       assignedUserId: null,
@@ -281,6 +288,60 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     expect(next.status).toBe("awaiting_review");
     expect(next.reviewTimedOut).toMatchObject({ action: "escalate" });
     if (next.status === "awaiting_review") expect(next.review?.escalatedAt).toBeDefined();
+  });
+
+  it("hands the review to the admins when a checkpoint nobody has decided holds the deadline's approve", async () => {
+    const { ctx } = team;
+    const { planId, stepId: first } = await planAtFirstStep(ctx, "Approve behind a checkpoint");
+    await submitStepResult(ctx, plainResult(planId, first));
+    const next = await getNextStep(ctx, { planId });
+    if (next.status !== "ready") throw new Error(`expected step 2, got ${next.status}`);
+    const stepId = next.step.stepId;
+    const asked = await requestUserReview(ctx, {
+      planId,
+      stepId,
+      summary: "Approve unless someone objects.",
+      deadlineSeconds: 1,
+      onTimeout: "approve",
+    });
+    // The state a review asked before request_user_review refused a step
+    // behind a checkpoint is left in (a checkpoint added ahead of the step after
+    // its hand-out; no call makes it now): step 1 a checkpoint nobody has decided.
+    await handle.db.execute(
+      sql`update plan_step set step_type = 'checkpoint', status = 'pending' where id = ${first}::uuid`,
+    );
+    expect(await escalatedByScheduler(handle.db, asked.reviewRequestId)).toMatchObject({
+      status: "pending",
+      assignedRole: "admin",
+      onTimeout: "escalate",
+      onTimeoutReplaced: "approve",
+    });
+    const [step] = await readRows<{ status: string }>(
+      handle.db,
+      sql`select status from plan_step where id = ${stepId}::uuid`,
+    );
+    expect(step?.status).toBe("awaiting_input");
+    const trail = (
+      await handle.db.select().from(planAuditLog).where(eq(planAuditLog.planId, planId))
+    ).map((row) => row.payload);
+    expect(trail.filter((p) => p.action === "deadline_action_replaced")).toEqual([
+      expect.objectContaining({
+        from: "approve",
+        to: "escalate",
+        reason: expect.stringMatching(
+          /^Step 1, a checkpoint nobody has decided yet, now stands before this step, so the deadline's "approve" cannot go/,
+        ),
+      }),
+    ]);
+    expect(trail.filter((p) => p.action === "review_escalated")).toHaveLength(1);
+    expect(trail.some((p) => p.action === "decision")).toBe(false);
+    // Fired once: the next run finds nothing to apply or to retry.
+    expect(await runReviewScheduler(handle.db, SCHEDULER_SETTINGS)).toMatchObject({ applied: 0 });
+    const after = await getNextStep(ctx, { planId });
+    expect(after.reviewTimedOut).toMatchObject({
+      reviewRequestId: asked.reviewRequestId,
+      action: "escalate",
+    });
   });
 
   it("skips by itself on get_next_step when no scheduler runs (the acceptance scenario)", async () => {

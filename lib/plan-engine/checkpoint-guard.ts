@@ -42,7 +42,7 @@ export const UNDECIDED_CHECKPOINT_STATUSES = [
   "awaiting_input",
 ] as const satisfies readonly StepStatus[];
 
-type GuardStep = {
+export type GuardStep = {
   readonly stepOrder: number;
   readonly stepType?: string;
   readonly status: StepStatus;
@@ -123,9 +123,20 @@ export function checkDecisionNotHeld(
   step: Pick<GuardStep, "stepOrder">,
   decision: ReviewDecision,
 ): void {
-  if (decision === "approve" || decision === "modify") {
+  if (decisionHeldBy(plan.steps, step, decision)) {
     checkNotHeldByCheckpoint(plan, step, "decision");
   }
+}
+
+/** The checkpoint that refuses `decision` on a review of `step` now (`checkDecisionNotHeld`), if any. */
+export function decisionHeldBy<S extends GuardStep>(
+  steps: readonly S[],
+  step: Pick<GuardStep, "stepOrder">,
+  decision: ReviewDecision,
+): S | undefined {
+  return decision === "approve" || decision === "modify"
+    ? heldBy(steps, step.stepOrder)
+    : undefined;
 }
 
 /**

@@ -11,8 +11,10 @@ import {
   MIN_LEVEL_SECONDS,
   nextEscalation,
   resolveDeadline,
+  type TimeoutAction,
   TO_ADMINS,
   timeoutActionInForce,
+  timeoutActionNotHeld,
 } from "./review-deadlines";
 
 const NOW = Date.parse("2026-05-01T12:00:00Z");
@@ -93,6 +95,44 @@ describe("decideTimeout", () => {
 
   it("escalates without a decision", () => {
     expect(decideTimeout("escalate", NOW)).toMatchObject({ kind: "escalate", to: TO_ADMINS });
+  });
+});
+
+describe("timeoutActionNotHeld", () => {
+  // A checkpoint nobody has decided, added at order 2 ahead of the reviewed step.
+  const held = {
+    stepOrder: 3,
+    checkpoints: [{ stepOrder: 2, stepType: "checkpoint", status: "pending" as const }],
+  };
+  const own = (onTimeout: TimeoutAction) => ({ onTimeout, replaced: null });
+
+  it("turns an approve the checkpoint rule refuses into escalate, with why; skip, reject and escalate stay", () => {
+    expect(timeoutActionNotHeld(own("approve"), held)).toEqual({
+      onTimeout: "escalate",
+      replaced: {
+        from: "approve",
+        reason: expect.stringMatching(
+          /^Step 2, a checkpoint nobody has decided yet, now stands before this step, so the deadline's "approve" cannot go/,
+        ),
+      },
+    });
+    for (const action of ["skip", "reject", "escalate"] as const) {
+      expect(timeoutActionNotHeld(own(action), held)).toEqual(own(action));
+    }
+  });
+
+  it("keeps an approve before the checkpoint, or once it is decided, and names the stored action when the policy replaced it", () => {
+    expect(timeoutActionNotHeld(own("approve"), { ...held, stepOrder: 1 })).toEqual(own("approve"));
+    const decided = {
+      ...held,
+      checkpoints: held.checkpoints.map((c) => ({ ...c, status: "completed" as const })),
+    };
+    expect(timeoutActionNotHeld(own("approve"), decided)).toEqual(own("approve"));
+    const replaced = {
+      onTimeout: "approve" as const,
+      replaced: { from: "skip" as const, reason: "r" },
+    };
+    expect(timeoutActionNotHeld(replaced, held).replaced?.from).toBe("skip");
   });
 });
 

@@ -4,6 +4,7 @@
  * caller passes the clock as milliseconds since the epoch.
  */
 import { AppError } from "./app-error";
+import { decisionHeldBy, type GuardStep } from "./checkpoint-guard";
 import { type DeciderKind, timeoutPassesWithoutPerson } from "./decisions";
 import type { DecisionPolicy, ReviewDecision } from "./states";
 
@@ -164,6 +165,35 @@ export function timeoutActionInForce(
     replaced: {
       from: stored.onTimeout,
       reason: deadlineReplacedReason(stored.onTimeout, onTimeout),
+    },
+  };
+}
+
+/** Where a reviewed step stands: its order and its plan's checkpoints, what the checkpoint rule reads. */
+export type ReviewedStepHold = { stepOrder: number; checkpoints: readonly GuardStep[] };
+
+/**
+ * The action a deadline runs when it fires, once the checkpoint rule has had
+ * its say: an approve that rule refuses now (`decisionHeldBy`: a review
+ * asked before request_user_review refused a step behind a checkpoint nobody
+ * has decided) would fail at every check until a person decides that
+ * checkpoint, so the review goes to the admins instead, with why. Skip and
+ * reject are never held.
+ */
+export function timeoutActionNotHeld(
+  inForce: TimeoutInForce,
+  step: ReviewedStepHold,
+): TimeoutInForce {
+  const held =
+    inForce.onTimeout === "escalate"
+      ? undefined
+      : decisionHeldBy(step.checkpoints, step, inForce.onTimeout);
+  if (!held) return inForce;
+  return {
+    onTimeout: "escalate",
+    replaced: {
+      from: inForce.replaced?.from ?? inForce.onTimeout,
+      reason: `Step ${held.stepOrder}, a checkpoint nobody has decided yet, now stands before this step, so the deadline's "${inForce.onTimeout}" cannot go; Cairn hands the review to the admins instead.`,
     },
   };
 }

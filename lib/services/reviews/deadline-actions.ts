@@ -15,11 +15,13 @@ import {
   decideTimeout,
   TIMEOUT_ACTIONS,
   timeoutActionInForce,
+  timeoutActionNotHeld,
 } from "../../plan-engine/review-deadlines";
 import { DECISION_POLICIES, type ReviewDecision } from "../../plan-engine/states";
 import { queueEvent } from "../notifications/events";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
+import { loadCheckpoints } from "../shared/plan-access";
 import {
   applyEachDue,
   type Claim,
@@ -35,6 +37,7 @@ const dueReview = z.object({
   tenantId: z.string(),
   planId: z.string(),
   stepId: z.string(),
+  stepOrder: z.number(),
   onTimeout: z.enum(TIMEOUT_ACTIONS),
   dueAt: z.string(),
   requestedByType: z.enum(ACTOR_TYPES),
@@ -58,6 +61,7 @@ export const dueWhere = sql.raw(DUE_REVIEW);
 const DUE_TIMEOUT = {
   row: dueReview,
   columns: sql`r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
+        (select s.step_order from plan_step s where s.id = r.step_id) as "stepOrder",
         r.on_timeout as "onTimeout", ${utc("r.due_at")} as "dueAt",
         r.requested_by_type as "requestedByType", r.deadline_from_team as "deadlineFromTeam",
         r.on_timeout_replaced as "onTimeoutReplaced",
@@ -73,14 +77,18 @@ async function applyTimeout(
 ): Promise<void> {
   const ctx = deadlineContext(tx, settings, review.tenantId);
   // The one place a deadline acts: its action is checked against the policy in force now.
-  const inForce = timeoutActionInForce(
-    review.decisionPolicy,
-    {
-      onTimeout: review.onTimeout,
-      requestedBy: review.requestedByType,
-      fromTeam: review.deadlineFromTeam,
-    },
-    review.teamOnTimeout,
+  // The claim holds the plan's row, so its checkpoints stand until this commits.
+  const inForce = timeoutActionNotHeld(
+    timeoutActionInForce(
+      review.decisionPolicy,
+      {
+        onTimeout: review.onTimeout,
+        requestedBy: review.requestedByType,
+        fromTeam: review.deadlineFromTeam,
+      },
+      review.teamOnTimeout,
+    ),
+    { stepOrder: review.stepOrder, checkpoints: await loadCheckpoints(tx, ctx, review.planId) },
   );
   if (inForce.replaced) {
     await tx.execute(
