@@ -802,7 +802,12 @@ const cmd = {
   // `behindHolder`: on PostgreSQL, made while another call holds the plan, so
   // the common submit goes behind the lock in one call (complete-step-guarded.ts),
   // a path no call made one at a time takes; on PGlite, one connection, the
-  // plain submit.
+  // plain submit. A step behind an undecided checkpoint is always submitted
+  // that way: the liveness probe submits every step in progress the plain way
+  // after each command, and the lock's path should not miss the rare state.
+  // With the held statement's checkpoint guard removed, 150 sequences found it
+  // on 4 of 6 seeds (the default's at the 92nd); on half the draws, with
+  // addCheckpointBefore half as likely, none of seeds 1, 4 and 5 did in 400.
   submitStep: (who: Credential, p: number, s: number, behindHolder = false) =>
     new Step(
       `submitStep(${who}, plan ${p}, step ${s}${behindHolder ? ", behind a holder" : ""})`,
@@ -811,8 +816,9 @@ const cmd = {
         const step = stepAt(w, planId, s);
         const submit = () =>
           call(w, who, "submit_step_result", plainResult(planId, step?.id ?? ""));
-        const holder = behindHolder && planId ? w.holder : undefined;
-        const answer = holder ? await whilePlanHeld(w, holder, planId, submit) : await submit();
+        const held = step !== undefined && holder(w.snapshot, step) !== undefined;
+        const lock = (behindHolder || held) && planId ? w.holder : undefined;
+        const answer = lock ? await whilePlanHeld(w, lock, planId, submit) : await submit();
         return { party: who, answer };
       },
     ),
@@ -1222,7 +1228,7 @@ const weighted: [number, fc.Arbitrary<Step>][] = [
     2,
     fc.tuple(who, planPick, fc.integer({ min: 1, max: 5 })).map(([c, p, r]) => cmd.revert(c, p, r)),
   ],
-  [2, fc.tuple(who, planPick).map(([c, p]) => cmd.addCheckpointBefore(c, p))],
+  [4, fc.tuple(who, planPick).map(([c, p]) => cmd.addCheckpointBefore(c, p))],
   [1, fc.tuple(who, planPick).map(([c, p]) => cmd.cancel(c, p))],
   [1, fc.tuple(who, planPick).map(([c, p]) => cmd.storeOutput(c, p))],
   [1, fc.tuple(who, planPick, stepPick).map(([c, p, s]) => cmd.addEvidence(c, p, s))],
