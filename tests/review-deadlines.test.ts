@@ -19,7 +19,7 @@ import { requestUserReview } from "@/lib/services/plans/request-user-review";
 import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
-import { applyDueReviews } from "@/lib/services/reviews/deadline-actions";
+import { applyDueReviews, dueWhere } from "@/lib/services/reviews/deadline-actions";
 import { INBOX_SETTLES, settleDeadlinesOfTenant } from "@/lib/services/reviews/deadline-state";
 import {
   DUE_SOON_BATCH,
@@ -329,18 +329,33 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
         from: "approve",
         to: "escalate",
         reason: expect.stringMatching(
-          /^Step 1, a checkpoint nobody has decided yet, now stands before this step, so the deadline's "approve" cannot go/,
+          /^The deadline's "approve" cannot go: step 1, a checkpoint nobody has decided yet, now stands before this step/,
         ),
       }),
     ]);
-    expect(trail.filter((p) => p.action === "review_escalated")).toHaveLength(1);
+    const why = /cannot go: step 1, a checkpoint nobody has decided yet/;
+    expect(trail.filter((p) => p.action === "review_escalated")).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(why) }),
+    ]);
     expect(trail.some((p) => p.action === "decision")).toBe(false);
-    // Fired once: the next run finds nothing to apply or to retry.
-    expect(await runReviewScheduler(handle.db, SCHEDULER_SETTINGS)).toMatchObject({ applied: 0 });
+    // Fired once: the review is no longer due, so no run tries it again.
+    const [due] = await readRows<{ due: boolean }>(
+      handle.db,
+      sql`select exists (select 1 from review_request r
+        where r.id = ${asked.reviewRequestId}::uuid and ${dueWhere}) as due`,
+    );
+    expect(due?.due).toBe(false);
+    const timedOut = (await events(handle.db, asked.reviewRequestId)).filter(
+      (row) => row.event === "review.timed_out",
+    );
+    expect(timedOut.map((row) => row.payload)).toEqual([
+      expect.objectContaining({ action: "escalate", reason: expect.stringMatching(why) }),
+    ]);
     const after = await getNextStep(ctx, { planId });
     expect(after.reviewTimedOut).toMatchObject({
       reviewRequestId: asked.reviewRequestId,
       action: "escalate",
+      reason: expect.stringMatching(why),
     });
   });
 

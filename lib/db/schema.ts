@@ -755,7 +755,10 @@ export const reviewRequests = pgTable(
     onTimeout: reviewTimeoutAction("on_timeout"),
     /** The whole deadline (time and action) is the team's default, not the requester's. */
     deadlineFromTeam: boolean("deadline_from_team").notNull().default(false),
-    /** The action the requester set, when the policy in force replaced it with `on_timeout`. */
+    /**
+     * The action the requester set, when the policy in force (or, for an
+     * approve, the checkpoint rule when it fired) replaced it with `on_timeout`.
+     */
     onTimeoutReplaced: reviewTimeoutAction("on_timeout_replaced"),
     /** Set once the "due soon" notification has been queued, so it goes out once. */
     dueSoonNotifiedAt: timestamp("due_soon_notified_at", { withTimezone: true }),

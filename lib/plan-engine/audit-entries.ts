@@ -142,7 +142,10 @@ export type AuditEntry =
             assignedUserEmails?: string[];
           }
         | {
-            /** A policy in force forbade the deadline's action (timeoutActionInForce): what ran instead. */
+            /**
+             * A policy in force forbade the deadline's action (timeoutActionInForce), or the
+             * checkpoint rule refused its approve (timeoutActionNotHeld): what ran instead.
+             */
             action: "deadline_action_replaced";
             reviewRequestId: string;
             from: string;

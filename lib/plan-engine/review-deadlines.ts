@@ -192,8 +192,9 @@ export function timeoutActionNotHeld(
   return {
     onTimeout: "escalate",
     replaced: {
-      from: inForce.replaced?.from ?? inForce.onTimeout,
-      reason: `Step ${held.stepOrder}, a checkpoint nobody has decided yet, now stands before this step, so the deadline's "${inForce.onTimeout}" cannot go; Cairn hands the review to the admins instead.`,
+      // A policy's replacement is never an approve, so this one replaces the stored action.
+      from: inForce.onTimeout,
+      reason: `The deadline's "${inForce.onTimeout}" cannot go: step ${held.stepOrder}, a checkpoint nobody has decided yet, now stands before this step, so the review goes to the admins instead.`,
     },
   };
 }

@@ -9,7 +9,9 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
-import { ACTOR_TYPES } from "../../db/schema";
+import { selectRows } from "../../db/rows";
+import { samePlan, sameTenant } from "../../db/same-tenant";
+import { ACTOR_TYPES, planSteps } from "../../db/schema";
 import {
   deadlineReplacedReason,
   decideTimeout,
@@ -21,7 +23,7 @@ import { DECISION_POLICIES, type ReviewDecision } from "../../plan-engine/states
 import { queueEvent } from "../notifications/events";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
-import { loadCheckpoints } from "../shared/plan-access";
+import { loadCheckpoints, stepNotFound } from "../shared/plan-access";
 import {
   applyEachDue,
   type Claim,
@@ -37,7 +39,6 @@ const dueReview = z.object({
   tenantId: z.string(),
   planId: z.string(),
   stepId: z.string(),
-  stepOrder: z.number(),
   onTimeout: z.enum(TIMEOUT_ACTIONS),
   dueAt: z.string(),
   requestedByType: z.enum(ACTOR_TYPES),
@@ -61,7 +62,6 @@ export const dueWhere = sql.raw(DUE_REVIEW);
 const DUE_TIMEOUT = {
   row: dueReview,
   columns: sql`r.id, r.tenant_id as "tenantId", r.plan_id as "planId", r.step_id as "stepId",
-        (select s.step_order from plan_step s where s.id = r.step_id) as "stepOrder",
         r.on_timeout as "onTimeout", ${utc("r.due_at")} as "dueAt",
         r.requested_by_type as "requestedByType", r.deadline_from_team as "deadlineFromTeam",
         r.on_timeout_replaced as "onTimeoutReplaced",
@@ -76,8 +76,18 @@ async function applyTimeout(
   review: DueReview,
 ): Promise<void> {
   const ctx = deadlineContext(tx, settings, review.tenantId);
-  // The one place a deadline acts: its action is checked against the policy in force now.
-  // The claim holds the plan's row, so its checkpoints stand until this commits.
+  // Read after the claim locked the plan's row, so the steps' order and
+  // checkpoints stand as read until this commits.
+  const [step] = await selectRows(
+    tx,
+    z.object({ stepOrder: z.number() }),
+    sql`select step_order as "stepOrder" from plan_step where id = ${review.stepId}::uuid
+      and ${samePlan(planSteps.planId, review.planId)}
+      and ${sameTenant(planSteps.tenantId, review.tenantId)}`,
+  );
+  if (!step) throw stepNotFound(review.planId, review.stepId);
+  // The one place a deadline acts: its action is checked against the policy in
+  // force now, then against the checkpoint rule.
   const inForce = timeoutActionNotHeld(
     timeoutActionInForce(
       review.decisionPolicy,
@@ -88,7 +98,10 @@ async function applyTimeout(
       },
       review.teamOnTimeout,
     ),
-    { stepOrder: review.stepOrder, checkpoints: await loadCheckpoints(tx, ctx, review.planId) },
+    {
+      stepOrder: step.stepOrder,
+      checkpoints: await loadCheckpoints(tx, ctx, review.planId),
+    },
   );
   if (inForce.replaced) {
     await tx.execute(
@@ -126,7 +139,9 @@ async function applyTimeout(
     // The deadline's escalation is the last level: the review's chain stops with it.
     reason = await escalateReview(tx, ctx, review, {
       to: outcome.to,
-      reason: () => outcome.reason,
+      // Why this review went to the admins when its action was replaced: what they and the agent read.
+      reason: () =>
+        inForce.replaced ? `${outcome.reason} ${inForce.replaced.reason}` : outcome.reason,
       columns: sql`escalated_at = now(), escalation_due_at = null`,
     });
   }
