@@ -110,6 +110,9 @@ export function checkNotHeldByCheckpoint(
   }
 }
 
+/** The decisions the checkpoint rule holds: approve completes the step, modify hands it out again. */
+const HELD_DECISIONS: ReadonlySet<ReviewDecision> = new Set(["approve", "modify"]);
+
 /**
  * Rule 1 for a person's decision on a review: an approve completes the step
  * and a modify hands it out again, so neither goes behind a checkpoint nobody
@@ -123,9 +126,7 @@ export function checkDecisionNotHeld(
   step: Pick<GuardStep, "stepOrder">,
   decision: ReviewDecision,
 ): void {
-  if (decisionHeldBy(plan.steps, step, decision)) {
-    checkNotHeldByCheckpoint(plan, step, "decision");
-  }
+  if (HELD_DECISIONS.has(decision)) checkNotHeldByCheckpoint(plan, step, "decision");
 }
 
 /** The checkpoint that refuses `decision` on a review of `step` now (`checkDecisionNotHeld`), if any. */
@@ -134,9 +135,7 @@ export function decisionHeldBy<S extends GuardStep>(
   step: Pick<GuardStep, "stepOrder">,
   decision: ReviewDecision,
 ): S | undefined {
-  return decision === "approve" || decision === "modify"
-    ? heldBy(steps, step.stepOrder)
-    : undefined;
+  return HELD_DECISIONS.has(decision) ? heldBy(steps, step.stepOrder) : undefined;
 }
 
 /**

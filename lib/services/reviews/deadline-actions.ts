@@ -9,9 +9,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Transaction } from "../../db/client";
-import { selectRows } from "../../db/rows";
-import { samePlan, sameTenant } from "../../db/same-tenant";
-import { ACTOR_TYPES, planSteps } from "../../db/schema";
+import { ACTOR_TYPES } from "../../db/schema";
 import {
   deadlineReplacedReason,
   decideTimeout,
@@ -23,7 +21,7 @@ import { DECISION_POLICIES, type ReviewDecision } from "../../plan-engine/states
 import { queueEvent } from "../notifications/events";
 import { submitUserDecision } from "../plans/submit-user-decision";
 import { writeAuditLog } from "../shared/audit";
-import { loadCheckpoints, stepNotFound } from "../shared/plan-access";
+import { getStep, loadCheckpoints } from "../shared/plan-access";
 import {
   applyEachDue,
   type Claim,
@@ -78,14 +76,7 @@ async function applyTimeout(
   const ctx = deadlineContext(tx, settings, review.tenantId);
   // Read after the claim locked the plan's row, so the steps' order and
   // checkpoints stand as read until this commits.
-  const [step] = await selectRows(
-    tx,
-    z.object({ stepOrder: z.number() }),
-    sql`select step_order as "stepOrder" from plan_step where id = ${review.stepId}::uuid
-      and ${samePlan(planSteps.planId, review.planId)}
-      and ${sameTenant(planSteps.tenantId, review.tenantId)}`,
-  );
-  if (!step) throw stepNotFound(review.planId, review.stepId);
+  const step = await getStep(tx, ctx, review.planId, review.stepId);
   // The one place a deadline acts: its action is checked against the policy in
   // force now, then against the checkpoint rule.
   const inForce = timeoutActionNotHeld(
