@@ -10,6 +10,7 @@ import { getNextStep } from "@/lib/services/plans/get-next-step";
 import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { type CairnCalls, type LoopRun, runOwnPlans, runSharedPlan } from "./support/agents";
+import { type HostShare, startHostClock } from "./support/host";
 import type { BenchTenant } from "./support/tenant";
 import { type Verification, verifyRun } from "./support/verify";
 
@@ -46,6 +47,8 @@ export type CoreRun = Omit<LoopRun, "planIds"> & {
   kind: "own" | "shared";
   verification: Verification;
   profile: CoreProfile;
+  /** The host's steal over the timed run (bench/support/host.ts). */
+  host?: HostShare;
 };
 
 type StatementRow = { id: string; query: string; calls: number; planMs: number; execMs: number };
@@ -171,10 +174,12 @@ export async function runCore(
     await verifySql`create extension if not exists pg_stat_statements`;
     const rowsBefore = await statementRows(verifySql);
     const cpuBefore = process.cpuUsage();
+    const hostClock = startHostClock();
     const run =
       kind === "own"
         ? await runOwnPlans(team, OWN_PLAN_STEPS, durationMs)
         : await runSharedPlan(team, SHARED_PLAN_STEPS, durationMs);
+    const host = hostClock();
     const cpu = process.cpuUsage(cpuBefore);
     const deltas = statementDeltas(rowsBefore, await statementRows(verifySql));
     const sum = (field: "calls" | "planMs" | "execMs") =>
@@ -189,7 +194,8 @@ export async function runCore(
       statements: topStatements(deltas, run.steps),
     };
     const { planIds: _, ...figures } = run;
-    return { kind, ...figures, profile, verification: await verifyRun(verifySql, run) };
+    const verification = await verifyRun(verifySql, run);
+    return { kind, ...figures, profile, verification, ...(host && { host }) };
   } finally {
     await close();
   }

@@ -18,6 +18,7 @@ import type { NextStep } from "@/lib/services/plans/next-step-output";
 import { OWN_PLAN_STEPS, statementsRun } from "./core";
 import { measureServerCpu, type ServerCpu } from "./server-cpu";
 import { type CairnCalls, type LoopRun, runOwnPlans } from "./support/agents";
+import { type HostShare, startHostClock } from "./support/host";
 import type { NextServer } from "./support/next-server";
 import { closedLoop, round, sleep, summarise } from "./support/stats";
 import { type Verification, verifyRun } from "./support/verify";
@@ -25,12 +26,16 @@ import { type Verification, verifyRun } from "./support/verify";
 export type McpLoopRun = Omit<LoopRun, "planIds"> & {
   verification: Verification;
   peakServerRssMb: number;
+  /** The host's steal over the timed run (bench/support/host.ts). */
+  host?: HostShare;
 };
 
 export type PingRun = {
   agents: number;
   callsPerSecond: number;
   latency: ReturnType<typeof summarise>;
+  /** The host's steal over the timed run (bench/support/host.ts). */
+  host?: HostShare;
 };
 
 /** The protocol revision an MCP run's clients speak. */
@@ -164,28 +169,33 @@ export async function openMcpSession(
       toolNames: tools.map((tool) => tool.name),
       serverRssAtStartMb,
       async ping(count, durationMs) {
+        const hostClock = startHostClock();
         const pings = await closedLoop(count, durationMs, async (i) => {
           await (agents[i] as Agent).callTool({ name: "ping", arguments: {} });
         });
+        const host = hostClock();
         return {
           agents: count,
           callsPerSecond: round((pings.samples.length / pings.elapsedMs) * 1000, 1),
           latency: summarise(pings.samples),
+          ...(host && { host }),
         };
       },
       async loop(count, durationMs) {
         const team = agents.slice(0, count).map((agent) => agent.calls);
         const loggedBefore = await loggedCalls();
+        const hostClock = startHostClock();
         const { value: run, peak } = await withPeakMemory(server, () =>
           runOwnPlans(team, OWN_PLAN_STEPS, durationMs),
         );
+        const host = hostClock();
         const logged = (await loggedCalls()) - loggedBefore;
         const verification = await verifyRun(verifySql, run);
         if (logged !== run.calls) {
           verification.violations.push(`${logged} tool-call log rows for ${run.calls} tool calls`);
         }
         const { planIds: _, ...figures } = run;
-        return { ...figures, verification, peakServerRssMb: round(peak, 1) };
+        return { ...figures, verification, peakServerRssMb: round(peak, 1), ...(host && { host }) };
       },
       serverCpu(inProcess, calls, repetitions) {
         const probe = {

@@ -11,6 +11,7 @@
  * does not run).
  */
 import PgBoss from "pg-boss";
+import { type HostShare, startHostClock } from "./support/host";
 import { closedLoopCount, type LatencySummary, round, summarise, timed } from "./support/stats";
 import { stepResult } from "./support/workload";
 
@@ -24,6 +25,8 @@ export type PeerRun = {
   send: LatencySummary;
   fetch: LatencySummary;
   complete: LatencySummary;
+  /** The host's steal over the timed run (bench/support/host.ts). */
+  host?: HostShare;
 };
 
 export async function runPeer(
@@ -50,6 +53,7 @@ export async function runPeer(
       const fetch: number[] = [];
       const complete: number[] = [];
       const output = stepResult(0);
+      const hostClock = startHostClock();
       const started = performance.now();
       await closedLoopCount(workers, jobs, async (worker, index) => {
         await timed(send, () => boss.send(queue, { worker, index, instructions: "Do the work." }));
@@ -67,6 +71,7 @@ export async function runPeer(
         }),
       );
       const finished = performance.now();
+      const host = hostClock();
       if (done !== jobs) throw new Error(`pg-boss completed ${done} of ${jobs} jobs`);
       runs.push({
         workers,
@@ -76,6 +81,7 @@ export async function runPeer(
         send: summarise(send),
         fetch: summarise(fetch),
         complete: summarise(complete),
+        ...(host && { host }),
       });
     }
     return runs;

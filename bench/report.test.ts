@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coreOverPeer } from "./report";
+import { coreOverPeer, quietLines } from "./report";
 
 const pair = (core: number, peer: number) => ({
   core: { stepsPerSecond: core },
@@ -25,5 +25,33 @@ describe("coreOverPeer", () => {
 
   it("is not moved by one disturbed pair", () => {
     expect(coreOverPeer([pair(500, 400), pair(200, 400), pair(510, 400)]).value).toBe(1.25);
+  });
+});
+
+describe("quietLines", () => {
+  it("says nothing when the host's steal was not read", () => {
+    expect(quietLines([])).toEqual([]);
+  });
+
+  it("gives the median and the highest steal, and no noisy run on a quiet machine", () => {
+    const text = quietLines([
+      { label: "pg-boss, 8 workers", stealPercent: 0.4 },
+      { label: "core, own plans, 8 agents", stealPercent: 1.2 },
+      { label: "MCP 2025-11-25, 8 agents", stealPercent: 0.2 },
+    ]).join("\n");
+    expect(text).toContain("median 0.4%, highest 1.2% (core, own plans, 8 agents)");
+    expect(text).toContain("No run had 5% or more.");
+  });
+
+  it("names every run the host moved", () => {
+    const text = quietLines([
+      { label: "pg-boss, 8 workers, pair 2", stealPercent: 18.9 },
+      { label: "core, own plans, 8 agents, pair 2", stealPercent: 5 },
+      { label: "core, own plans, 32 agents", stealPercent: 0.3 },
+    ]).join("\n");
+    expect(text).toContain("highest 18.9% (pg-boss, 8 workers, pair 2)");
+    expect(text).toContain(
+      "whose rates the host moved: pg-boss, 8 workers, pair 2 18.9%; core, own plans, 8 agents, pair 2 5%.",
+    );
   });
 });

@@ -10,6 +10,7 @@ import type { PeerRun } from "./peer";
 import type { ScalePoint } from "./scale";
 import type { SearchPoint } from "./search";
 import type { ServerStepsRun } from "./server-steps";
+import type { HostShare } from "./support/host";
 import type { LatencySummary } from "./support/stats";
 import { percentile, round } from "./support/stats";
 
@@ -87,6 +88,88 @@ const checks = (run: { verification: { violations: string[] } }) =>
 
 type Rate = { stepsPerSecond: number };
 
+/** A run's host steal in percent for a table's cell; "—" where it was not read. */
+const stealCell = (run: { host?: HostShare }) => (run.host ? `${run.host.stealPercent}` : "—");
+
+/**
+ * Every timed run's host steal, labelled, in the order the run took them: how
+ * quiet the machine was (bench/support/host.ts).
+ */
+export function hostSteal(results: Results): { label: string; stealPercent: number }[] {
+  // A level's later pairs are its pairs 2, 3, ... (the first is the tables').
+  const pairNumber = (index: number) =>
+    results.pairs.slice(0, index + 1).filter((p) => p.agents === results.pairs[index]?.agents)
+      .length + 1;
+  const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+  const labelled: [string, { host?: HostShare }][] = [
+    ...results.peer.map((r): [string, PeerRun] => [`pg-boss, ${count(r.workers, "worker")}`, r]),
+    ...results.pairs.map((pair, i): [string, PeerRun] => [
+      `pg-boss, ${count(pair.agents, "worker")}, pair ${pairNumber(i)}`,
+      pair.peer,
+    ]),
+    ...results.core.map((r): [string, CoreRun] => [
+      `core, ${r.kind} plans, ${count(r.agents, "agent")}`,
+      r,
+    ]),
+    ...results.pairs.map((pair, i): [string, CoreRun] => [
+      `core, own plans, ${count(pair.agents, "agent")}, pair ${pairNumber(i)}`,
+      pair.core,
+    ]),
+    ...results.mcp.loops.map((r): [string, { host?: HostShare }] => [
+      `MCP 2025-11-25, ${count(r.agents, "agent")}`,
+      r,
+    ]),
+    ...(results.mcp.modern?.loops ?? []).map((r): [string, { host?: HostShare }] => [
+      `MCP 2026-07-28, ${count(r.agents, "agent")}`,
+      r,
+    ]),
+    [`MCP ping 2025-11-25, ${count(results.mcp.ping.agents, "agent")}`, results.mcp.ping],
+    ...(results.mcp.modern
+      ? [
+          [
+            `MCP ping 2026-07-28, ${count(results.mcp.modern.ping.agents, "agent")}`,
+            results.mcp.modern.ping,
+          ] as [string, { host?: HostShare }],
+        ]
+      : []),
+    ["server CPU per MCP call", results.mcp.serverCpu],
+  ];
+  return labelled.flatMap(([label, run]) =>
+    run.host ? [{ label, stealPercent: run.host.stealPercent }] : [],
+  );
+}
+
+/** The host's steal over a run's timed runs, as Markdown (none where it was not read). */
+export function quietLines(runs: readonly { label: string; stealPercent: number }[]): string[] {
+  if (runs.length === 0) return [];
+  const highest = runs.reduce((top, run) => (run.stealPercent > top.stealPercent ? run : top));
+  const median = round(
+    percentile(
+      runs.map((run) => run.stealPercent),
+      50,
+    ),
+    1,
+  );
+  const over = runs.filter((run) => run.stealPercent >= NOISY_STEAL_PERCENT);
+  return [
+    "## How quiet the machine was",
+    "",
+    "The host's steal (CPU time the hypervisor gave other guests, as a share of all the machine's CPU time) over each timed run: " +
+      `median ${median}%, highest ${highest.stealPercent}% (${highest.label}). ` +
+      (over.length === 0
+        ? `No run had ${NOISY_STEAL_PERCENT}% or more.`
+        : `Runs with ${NOISY_STEAL_PERCENT}% or more, whose rates the host moved: ${over.map((run) => `${run.label} ${run.stealPercent}%`).join("; ")}.`) +
+      " Each table below gives its runs' steal.",
+    "",
+  ];
+}
+
+/**
+ * Steal from this share up marks a run the host moved: a core's twentieth,
+ * beyond the 0.2-1% a quiet hour of this machine shows.
+ */
+const NOISY_STEAL_PERCENT = 5;
+
 /**
  * Core ÷ pg-boss over a level's pairs: the median of each pair's own ratio
  * (two runs a minute apart share the host's moment; the median of all cores
@@ -120,12 +203,12 @@ function pairLines(results: Results): string[] {
   return [
     "pg-boss and then Cairn's core loop (section 3) ran again, in a row, at these levels; core ÷ pg-boss is the median of a level's pairs, the first pair's figures being the tables':",
     "",
-    "| agents | pair | pg-boss steps/s | core steps/s | core ÷ pg-boss | checks |",
-    "| --- | --- | --- | --- | --- | --- |",
+    "| agents | pair | pg-boss steps/s | core steps/s | core ÷ pg-boss | host steal % (pg-boss, core) | checks |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
     ...levels.flatMap((agents) =>
       pairsOf(results, agents).map(
         ({ peer, core }, index) =>
-          `| ${agents} | ${index + 1} | ${peer.stepsPerSecond} | ${core.stepsPerSecond} | ${round(core.stepsPerSecond / peer.stepsPerSecond, 2)} | ${checks(core)} |`,
+          `| ${agents} | ${index + 1} | ${peer.stepsPerSecond} | ${core.stepsPerSecond} | ${round(core.stepsPerSecond / peer.stepsPerSecond, 2)} | ${stealCell(peer)}, ${stealCell(core)} | ${checks(core)} |`,
       ),
     ),
     "",
@@ -396,6 +479,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     "| --- | --- | --- |",
     ...ratios.map((r) => `| ${r.name} | ${r.value} | ${r.detail} |`),
     "",
+    ...quietLines(hostSteal(results)),
     "## 1. Floor: postgres.js, one connection per client",
     "",
     "| clients | SELECT 1/s | p50 ms | p99 ms | one-row UPDATE tx/s | p50 ms | p99 ms |",
@@ -407,11 +491,11 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     "",
     "## 2. Peer: pg-boss send, then fetch + complete",
     "",
-    "| workers | jobs | steps/s (send+fetch+complete) | fetch+complete/s | send p50 | fetch p50 | complete p50 | complete p99 |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| workers | jobs | steps/s (send+fetch+complete) | fetch+complete/s | send p50 | fetch p50 | complete p50 | complete p99 | host steal % |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...results.peer.map(
       (r) =>
-        `| ${r.workers} | ${r.jobs} | ${r.stepsPerSecond} | ${r.fetchCompletePerSecond} | ${r.send.p50} | ${r.fetch.p50} | ${r.complete.p50} | ${r.complete.p99} |`,
+        `| ${r.workers} | ${r.jobs} | ${r.stepsPerSecond} | ${r.fetchCompletePerSecond} | ${r.send.p50} | ${r.fetch.p50} | ${r.complete.p50} | ${r.complete.p99} | ${stealCell(r)} |`,
     ),
     "",
     ...pairLines(results),
@@ -419,8 +503,8 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     "",
     "Latencies in ms. A step is get_next_step that hands out a step plus its submit_step_result.",
     "",
-    "| run | agents | plans | steps | steps/s | calls/s | step p50 | step p99 | next p50 | next p99 | submit p50 | submit p99 | create p50 | checks |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| run | agents | plans | steps | steps/s | calls/s | step p50 | step p99 | next p50 | next p99 | submit p50 | submit p99 | create p50 | host steal % | checks |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...[
       ...results.core.map((r) => ({ ...r, label: `core, ${r.kind} plans` })),
       ...results.mcp.loops.map((r) => ({ ...r, label: "MCP 2025-11-25, own plans" })),
@@ -430,7 +514,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
       })),
     ].map(
       (r) =>
-        `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${checks(r)} |`,
+        `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${stealCell(r)} | ${checks(r)} |`,
     ),
     "",
     "Where a core step's time went (pg_stat_statements with planning tracked, and this process's CPU), per step:",
@@ -475,7 +559,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
       ] as const
     ).map(([label, figure]) => `| ${label} | ${figure.msPerCall} | ${figure.runs.join(", ")} |`),
     "",
-    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above. PostgreSQL ran ${results.mcp.serverCpu.statementsPerLoopCall.mcp} statements per loop call over MCP and ${results.mcp.serverCpu.statementsPerLoopCall.inProcess} in process (the medians).`,
+    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above. PostgreSQL ran ${results.mcp.serverCpu.statementsPerLoopCall.mcp} statements per loop call over MCP and ${results.mcp.serverCpu.statementsPerLoopCall.inProcess} in process (the medians).${results.mcp.serverCpu.host ? ` The host's steal over the measured runs: ${results.mcp.serverCpu.host.stealPercent}%.` : ""}`,
     "",
     "## 5. Scale (in process, one connection per size, the sizes called in turn)",
     "",

@@ -41,8 +41,10 @@ import { runPeer } from "./peer";
 import { runPlanPage } from "./plan-page";
 import {
   correctnessViolations,
+  hostSteal,
   markdown,
   type NotMeasured,
+  quietLines,
   type Results,
   ratiosAndVerdicts,
   summaryTable,
@@ -374,6 +376,8 @@ async function main() {
     }
     const rows = compareWithBaseline(readBaseline(), ratios);
     console.log(gateTable(rows, ratios));
+    // How quiet the machine was, so a failure can be told from a neighbour's burst.
+    console.log(quietLines(hostSteal(results)).join("\n"));
     if (rows.some((row) => !row.pass)) {
       console.error(`A ratio is more than ${GATE_TOLERANCE * 100}% worse than ${GATE_BASELINE}.`);
       process.exitCode = 1;

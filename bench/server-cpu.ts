@@ -8,6 +8,7 @@
  */
 import { OWN_PLAN_STEPS } from "./core";
 import { type CairnCalls, runOwnPlanCalls } from "./support/agents";
+import { type HostShare, startHostClock } from "./support/host";
 import { percentile, round, sleep } from "./support/stats";
 import { planInput } from "./support/workload";
 
@@ -40,6 +41,8 @@ export type ServerCpu = {
    * noisy the times are (the regression gate holds them).
    */
   statementsPerLoopCall: { mcp: number; inProcess: number };
+  /** The host's steal over the measured passes (bench/support/host.ts). */
+  host?: HostShare;
 };
 
 /** One MCP client's calls. */
@@ -137,8 +140,10 @@ export async function measureServerCpu(
     inProcessLoop: [],
   };
   const statements: Record<"loop" | "inProcessLoop", number[]> = { loop: [], inProcessLoop: [] };
+  let hostClock = startHostClock();
   // Pass 0 is the warm-up.
   for (let pass = 0; pass <= repetitions; pass += 1) {
+    if (pass === 1) hostClock = startHostClock();
     for (const kind of Object.keys(kinds) as (keyof typeof kinds)[]) {
       const run = { calls: 0, statementsPerCall: 0 };
       const value = await kinds[kind](run);
@@ -147,6 +152,7 @@ export async function measureServerCpu(
       if (kind === "loop" || kind === "inProcessLoop") statements[kind].push(run.statementsPerCall);
     }
   }
+  const host = hostClock();
   const ratios = runs.loop.map((loop, i) => loop / (runs.inProcessLoop[i] as number));
   const idleBefore = mcp.serverCpuMs();
   await sleep(IDLE_MS);
@@ -163,6 +169,7 @@ export async function measureServerCpu(
       mcp: round(percentile(statements.loop, 50), 2),
       inProcess: round(percentile(statements.inProcessLoop, 50), 2),
     },
+    ...(host && { host }),
   };
 }
 
