@@ -41,17 +41,19 @@ describe("quietLines", () => {
     ]).join("\n");
     expect(text).toContain("median 0.4%, highest 1.2% (core, own plans, 8 agents)");
     expect(text).toContain("No run had 5% or more.");
+    expect(text).toContain("The disks' times were not read.");
   });
 
   it("names every run the host moved", () => {
     const text = quietLines([
       { label: "pg-boss, 8 workers, pair 2", stealPercent: 18.9 },
       { label: "core, own plans, 8 agents, pair 2", stealPercent: 5 },
-      { label: "core, own plans, 32 agents", stealPercent: 0.3 },
+      { label: "core, own plans, 32 agents", stealPercent: 0.3, diskWriteMs: 0.41 },
     ]).join("\n");
     expect(text).toContain("highest 18.9% (pg-boss, 8 workers, pair 2)");
     expect(text).toContain(
       "whose rates the host moved: pg-boss, 8 workers, pair 2 18.9%; core, own plans, 8 agents, pair 2 5%.",
     );
+    expect(text).toContain("per write completed in a run was 0.41 ms, per flush not read");
   });
 });

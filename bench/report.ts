@@ -91,11 +91,15 @@ type Rate = { stepsPerSecond: number };
 /** A run's host steal in percent for a table's cell; "—" where it was not read. */
 const stealCell = (run: { host?: HostShare }) => (run.host ? `${run.host.stealPercent}` : "—");
 
+/** A run's disks' mean ms per write and per flush for a table's cell; "—" for what was not read. */
+const diskCell = (run: { host?: HostShare }) =>
+  `${run.host?.diskWriteMs ?? "—"} / ${run.host?.diskFlushMs ?? "—"}`;
+
 /**
  * Every timed run's host steal, labelled, in the order the run took them: how
  * quiet the machine was (bench/support/host.ts).
  */
-export function hostSteal(results: Results): { label: string; stealPercent: number }[] {
+export function hostSteal(results: Results): ({ label: string } & HostShare)[] {
   // A level's later pairs are its pairs 2, 3, ... (the first is the tables').
   const pairNumber = (index: number) =>
     results.pairs.slice(0, index + 1).filter((p) => p.agents === results.pairs[index]?.agents)
@@ -134,13 +138,11 @@ export function hostSteal(results: Results): { label: string; stealPercent: numb
       : []),
     ["server CPU per MCP call", results.mcp.serverCpu],
   ];
-  return labelled.flatMap(([label, run]) =>
-    run.host ? [{ label, stealPercent: run.host.stealPercent }] : [],
-  );
+  return labelled.flatMap(([label, run]) => (run.host ? [{ label, ...run.host }] : []));
 }
 
 /** The host's steal over a run's timed runs, as Markdown (none where it was not read). */
-export function quietLines(runs: readonly { label: string; stealPercent: number }[]): string[] {
+export function quietLines(runs: readonly ({ label: string } & HostShare)[]): string[] {
   if (runs.length === 0) return [];
   const highest = runs.reduce((top, run) => (run.stealPercent > top.stealPercent ? run : top));
   const median = round(
@@ -159,9 +161,24 @@ export function quietLines(runs: readonly { label: string; stealPercent: number 
       (over.length === 0
         ? `No run had ${NOISY_STEAL_PERCENT}% or more.`
         : `Runs with ${NOISY_STEAL_PERCENT}% or more, whose rates the host moved: ${over.map((run) => `${run.label} ${run.stealPercent}%`).join("; ")}.`) +
-      " Each table below gives its runs' steal.",
+      ` ${diskLine(runs)}` +
+      " Each table below gives its runs' steal and disk times.",
     "",
   ];
+}
+
+/** The range of the disks' mean write and flush times over the runs, as a sentence. */
+function diskLine(runs: readonly HostShare[]): string {
+  const range = (values: (number | undefined)[]) => {
+    const read = values.filter((value): value is number => value !== undefined);
+    if (read.length === 0) return undefined;
+    const [low, high] = [Math.min(...read), Math.max(...read)];
+    return low === high ? `${low} ms` : `${low}-${high} ms`;
+  };
+  const write = range(runs.map((run) => run.diskWriteMs));
+  const flush = range(runs.map((run) => run.diskFlushMs));
+  if (!write && !flush) return "The disks' times were not read.";
+  return `The disks' mean time per write completed in a run was ${write ?? "not read"}, per flush ${flush ?? "not read"} (a slower disk lengthens every commit's wait without taking CPU).`;
 }
 
 /**
@@ -203,12 +220,12 @@ function pairLines(results: Results): string[] {
   return [
     "pg-boss and then Cairn's core loop (section 3) ran again, in a row, at these levels; core ÷ pg-boss is the median of a level's pairs, the first pair's figures being the tables':",
     "",
-    "| agents | pair | pg-boss steps/s | core steps/s | core ÷ pg-boss | host steal % (pg-boss, core) | checks |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    "| agents | pair | pg-boss steps/s | core steps/s | core ÷ pg-boss | host steal % (pg-boss, core) | disk ms per write / flush (pg-boss, core) | checks |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...levels.flatMap((agents) =>
       pairsOf(results, agents).map(
         ({ peer, core }, index) =>
-          `| ${agents} | ${index + 1} | ${peer.stepsPerSecond} | ${core.stepsPerSecond} | ${round(core.stepsPerSecond / peer.stepsPerSecond, 2)} | ${stealCell(peer)}, ${stealCell(core)} | ${checks(core)} |`,
+          `| ${agents} | ${index + 1} | ${peer.stepsPerSecond} | ${core.stepsPerSecond} | ${round(core.stepsPerSecond / peer.stepsPerSecond, 2)} | ${stealCell(peer)}, ${stealCell(core)} | ${diskCell(peer)}, ${diskCell(core)} | ${checks(core)} |`,
       ),
     ),
     "",
@@ -491,11 +508,11 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     "",
     "## 2. Peer: pg-boss send, then fetch + complete",
     "",
-    "| workers | jobs | steps/s (send+fetch+complete) | fetch+complete/s | send p50 | fetch p50 | complete p50 | complete p99 | host steal % |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| workers | jobs | steps/s (send+fetch+complete) | fetch+complete/s | send p50 | fetch p50 | complete p50 | complete p99 | host steal % | disk ms per write / flush |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...results.peer.map(
       (r) =>
-        `| ${r.workers} | ${r.jobs} | ${r.stepsPerSecond} | ${r.fetchCompletePerSecond} | ${r.send.p50} | ${r.fetch.p50} | ${r.complete.p50} | ${r.complete.p99} | ${stealCell(r)} |`,
+        `| ${r.workers} | ${r.jobs} | ${r.stepsPerSecond} | ${r.fetchCompletePerSecond} | ${r.send.p50} | ${r.fetch.p50} | ${r.complete.p50} | ${r.complete.p99} | ${stealCell(r)} | ${diskCell(r)} |`,
     ),
     "",
     ...pairLines(results),
@@ -503,8 +520,8 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
     "",
     "Latencies in ms. A step is get_next_step that hands out a step plus its submit_step_result.",
     "",
-    "| run | agents | plans | steps | steps/s | calls/s | step p50 | step p99 | next p50 | next p99 | submit p50 | submit p99 | create p50 | host steal % | checks |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| run | agents | plans | steps | steps/s | calls/s | step p50 | step p99 | next p50 | next p99 | submit p50 | submit p99 | create p50 | host steal % | disk ms per write / flush | checks |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...[
       ...results.core.map((r) => ({ ...r, label: `core, ${r.kind} plans` })),
       ...results.mcp.loops.map((r) => ({ ...r, label: "MCP 2025-11-25, own plans" })),
@@ -514,7 +531,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
       })),
     ].map(
       (r) =>
-        `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${stealCell(r)} | ${checks(r)} |`,
+        `| ${r.label} (${r.stepsPerPlan} steps) | ${r.agents} | ${r.plans} | ${r.steps} | ${r.stepsPerSecond} | ${r.callsPerSecond} | ${r.latency.step.p50} | ${r.latency.step.p99} | ${r.latency.getNextStep.p50} | ${r.latency.getNextStep.p99} | ${r.latency.submitStepResult.p50} | ${r.latency.submitStepResult.p99} | ${r.latency.createPlan.p50} | ${stealCell(r)} | ${diskCell(r)} | ${checks(r)} |`,
     ),
     "",
     "Where a core step's time went (pg_stat_statements with planning tracked, and this process's CPU), per step:",
@@ -559,7 +576,7 @@ export function markdown(results: Results, ratios: readonly Ratio[], verdicts: r
       ] as const
     ).map(([label, figure]) => `| ${label} | ${figure.msPerCall} | ${figure.runs.join(", ")} |`),
     "",
-    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above. PostgreSQL ran ${results.mcp.serverCpu.statementsPerLoopCall.mcp} statements per loop call over MCP and ${results.mcp.serverCpu.statementsPerLoopCall.inProcess} in process (the medians).${results.mcp.serverCpu.host ? ` The host's steal over the measured runs: ${results.mcp.serverCpu.host.stealPercent}%.` : ""}`,
+    `With no call in flight the server used ${results.mcp.serverCpu.idleMsPerSecond} ms of CPU a second (its timers), included above. PostgreSQL ran ${results.mcp.serverCpu.statementsPerLoopCall.mcp} statements per loop call over MCP and ${results.mcp.serverCpu.statementsPerLoopCall.inProcess} in process (the medians).${results.mcp.serverCpu.host ? ` The host's steal over the measured runs: ${results.mcp.serverCpu.host.stealPercent}%; the disks' ms per write / flush: ${diskCell(results.mcp.serverCpu)}.` : ""}`,
     "",
     "## 5. Scale (in process, one connection per size, the sizes called in turn)",
     "",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cpuTicks, startHostClock, stealBetween } from "./host";
+import { cpuTicks, diskBetween, diskTicks, startHostClock, stealBetween } from "./host";
 
 describe("the host's steal", () => {
   // Two readings of /proc/stat 5 s apart on this machine.
@@ -27,5 +27,38 @@ describe("the host's steal", () => {
     const share = stop();
     expect(share?.stealPercent).toBeGreaterThanOrEqual(0);
     expect(share?.stealPercent).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("the disks' times", () => {
+  // /sys/block/vda/stat on this machine, and the same disk 8 writes and 5 flushes later.
+  const before =
+    "88303 10050 3639970 30921 892875 59764 47210784 422499 0 82048 475019 26607 27 13434224 4052 282629 17546";
+  const after =
+    "88303 10050 3639970 30921 892883 59764 47210848 422503 0 82052 475023 26607 27 13434224 4052 282634 17547";
+
+  it("reads the writes and flushes completed and the ms spent on them", () => {
+    expect(diskTicks(before)).toEqual({
+      writes: 892875,
+      writeMs: 422499,
+      flushes: 282629,
+      flushMs: 17546,
+    });
+    // A kernel before 5.5 counts no flushes.
+    expect(diskTicks("1 2 3 4 5 6 7 8 9 10 11")).toEqual({
+      writes: 5,
+      writeMs: 8,
+      flushes: 0,
+      flushMs: 0,
+    });
+    expect(diskTicks("vda 1 2")).toBeUndefined();
+  });
+
+  it("gives the mean time per write and per flush between two readings", () => {
+    const [a, b] = [diskTicks(before), diskTicks(after)];
+    if (!a || !b) throw new Error("unreadable");
+    expect(diskBetween(a, b)).toEqual({ diskWriteMs: 0.5, diskFlushMs: 0.2 });
+    // Nothing completed: no mean, not a zero.
+    expect(diskBetween(a, a)).toEqual({});
   });
 });
