@@ -195,7 +195,7 @@ export async function runCore(
     };
     const { planIds: _, ...figures } = run;
     const verification = await verifyRun(verifySql, run);
-    return { kind, ...figures, profile, verification, ...(host && { host }) };
+    return { kind, ...figures, profile, verification, host };
   } finally {
     await close();
   }

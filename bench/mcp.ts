@@ -178,7 +178,7 @@ export async function openMcpSession(
           agents: count,
           callsPerSecond: round((pings.samples.length / pings.elapsedMs) * 1000, 1),
           latency: summarise(pings.samples),
-          ...(host && { host }),
+          host,
         };
       },
       async loop(count, durationMs) {
@@ -195,7 +195,7 @@ export async function openMcpSession(
           verification.violations.push(`${logged} tool-call log rows for ${run.calls} tool calls`);
         }
         const { planIds: _, ...figures } = run;
-        return { ...figures, verification, peakServerRssMb: round(peak, 1), ...(host && { host }) };
+        return { ...figures, verification, peakServerRssMb: round(peak, 1), host };
       },
       serverCpu(inProcess, calls, repetitions) {
         const probe = {

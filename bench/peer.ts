@@ -81,7 +81,7 @@ export async function runPeer(
         send: summarise(send),
         fetch: summarise(fetch),
         complete: summarise(complete),
-        ...(host && { host }),
+        host,
       });
     }
     return runs;

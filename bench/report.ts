@@ -100,24 +100,26 @@ const diskCell = (run: { host?: HostShare }) =>
  * quiet the machine was (bench/support/host.ts).
  */
 export function hostSteal(results: Results): ({ label: string } & HostShare)[] {
-  // A level's later pairs are its pairs 2, 3, ... (the first is the tables').
-  const pairNumber = (index: number) =>
-    results.pairs.slice(0, index + 1).filter((p) => p.agents === results.pairs[index]?.agents)
-      .length + 1;
   const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+  // A level's later pairs, numbered as the pairs table numbers them (the first is the tables').
+  const laterPairs = [...new Set(results.pairs.map((pair) => pair.agents))].flatMap((agents) =>
+    pairsOf(results, agents)
+      .slice(1)
+      .map((pair, index) => ({ ...pair, number: index + 2 })),
+  );
   const labelled: [string, { host?: HostShare }][] = [
     ...results.peer.map((r): [string, PeerRun] => [`pg-boss, ${count(r.workers, "worker")}`, r]),
-    ...results.pairs.map((pair, i): [string, PeerRun] => [
-      `pg-boss, ${count(pair.agents, "worker")}, pair ${pairNumber(i)}`,
-      pair.peer,
+    ...laterPairs.map(({ agents, peer, number }): [string, PeerRun] => [
+      `pg-boss, ${count(agents, "worker")}, pair ${number}`,
+      peer,
     ]),
     ...results.core.map((r): [string, CoreRun] => [
       `core, ${r.kind} plans, ${count(r.agents, "agent")}`,
       r,
     ]),
-    ...results.pairs.map((pair, i): [string, CoreRun] => [
-      `core, own plans, ${count(pair.agents, "agent")}, pair ${pairNumber(i)}`,
-      pair.core,
+    ...laterPairs.map(({ agents, core, number }): [string, CoreRun] => [
+      `core, own plans, ${count(agents, "agent")}, pair ${number}`,
+      core,
     ]),
     ...results.mcp.loops.map((r): [string, { host?: HostShare }] => [
       `MCP 2025-11-25, ${count(r.agents, "agent")}`,
