@@ -47,8 +47,18 @@ import { notHeldByCheckpoint, openStep } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 import { conditionFields, loopConditionRow } from "./read-plan-snapshot";
 
+/**
+ * The statement's text. `withVerdicts`: whether it writes the conditions'
+ * verdicts (`$17`). The engine knows before it sends the statement whether it
+ * decided any, and most steps have no condition: without verdicts to write,
+ * the text has no update of the conditions, so PostgreSQL sets none up (an
+ * update of a table with three indexes, opened and locked on every
+ * execution, PostgreSQL's executor start-up being as costly as the run of
+ * the whole statement: docs/performance.md).
+ */
 const guardedSubmitText = (
   lock: typeof PLAN_LOCK.commonSubmit | `${typeof PLAN_LOCK.commonSubmit} skip locked`,
+  withVerdicts: boolean,
 ) => `
   with ${lockedPlanCte("id, status, awaiting_steps, pause_reason", lock)}, step as materialized (
     select id, step_order, status, step_type, output_schema from plan_step
@@ -77,9 +87,13 @@ const guardedSubmitText = (
     where c.after_step_id = $3::uuid and exists (select 1 from eligible)
   ), decided as materialized (
     select eligible.* from eligible, stored_conditions where stored_conditions.list = $16::jsonb
-  ), verdicts as (
+  ),${
+    withVerdicts
+      ? ` verdicts as (
     ${verdictsUpdate("$14::timestamptz", "$17::jsonb", " and c.after_step_id = $3::uuid and exists (select 1 from decided)")}
-  ), step_update as (
+  ),`
+      : ""
+  } step_update as (
     update plan_step set status = '${transitionStep("in_progress", "completed")}',
       result = $9::jsonb, result_summary = $10::text, confidence = $11::float8,
       step_execution_report = $12::jsonb, output_formatting_notes = $13::text,
@@ -119,34 +133,47 @@ const guardedSubmitRow = z.object({
 });
 
 /**
- * First try: one statement that locks the plan only if no other submit or
- * change holds it (claims do not count). A statement reads as of its start, so
- * one that waited for the plan's lock would read the steps from before the
- * holder's change and find its plan not current; it does not wait.
+ * The two statements of a submit, with or without the conditions' verdicts
+ * (`guardedSubmitText`).
+ *
+ * `unlessBusy`, the first try: one statement that locks the plan only if no
+ * other submit or change holds it (claims do not count). A statement reads as
+ * of its start, so one that waited for the plan's lock would read the steps
+ * from before the holder's change and find its plan not current; it does not
+ * wait.
+ *
+ * `afterLock`, when the plan was busy (or changed as the first try started):
+ * its lock taken by a statement of its own, and the submit after it, which
+ * then reads the steps as the lock holder left them, both in one call
+ * (`statementAfter`).
  */
-const guardedSubmitUnlessBusy = statement(
-  "complete a step in one statement",
-  guardedSubmitText(`${PLAN_LOCK.commonSubmit} skip locked`),
-  guardedSubmitRow,
-);
+function guardedSubmitStatements(withVerdicts: boolean) {
+  const name = withVerdicts
+    ? "complete a step and its conditions' verdicts in one statement"
+    : "complete a step in one statement";
+  return {
+    unlessBusy: statement(
+      name,
+      guardedSubmitText(`${PLAN_LOCK.commonSubmit} skip locked`, withVerdicts),
+      guardedSubmitRow,
+    ),
+    afterLock: statementAfter(
+      statement(
+        "lock a plan for a submit behind another call",
+        `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
+        z.object({ locked: z.boolean() }),
+      ),
+      statement(
+        `${name}, the plan locked`,
+        guardedSubmitText(PLAN_LOCK.commonSubmit, withVerdicts),
+        guardedSubmitRow,
+      ),
+    ),
+  };
+}
 
-/**
- * The plan busy (or changed as the first try started): its lock taken by a
- * statement of its own, and the submit after it, which then reads the steps
- * as the lock holder left them, both in one call (`statementAfter`).
- */
-const guardedSubmitAfterLock = statementAfter(
-  statement(
-    "lock a plan for a submit behind another call",
-    `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
-    z.object({ locked: z.boolean() }),
-  ),
-  statement(
-    "complete a step in one statement, the plan locked",
-    guardedSubmitText(PLAN_LOCK.commonSubmit),
-    guardedSubmitRow,
-  ),
-);
+const GUARDED_SUBMIT = guardedSubmitStatements(false);
+const GUARDED_SUBMIT_WITH_VERDICTS = guardedSubmitStatements(true);
 
 export type GuardedSubmit = {
   planId: string;
@@ -193,11 +220,13 @@ export async function completeStepGuarded(
     now,
     jsonParam(auditRows(ctx, decided.audit)),
     jsonParam(pre.conditions),
-    jsonParam(decided.verdicts),
   ];
-  let [row] = await run(db, guardedSubmitUnlessBusy, params);
+  const withVerdicts = decided.verdicts.length > 0;
+  const { unlessBusy, afterLock } = withVerdicts ? GUARDED_SUBMIT_WITH_VERDICTS : GUARDED_SUBMIT;
+  if (withVerdicts) params.push(jsonParam(decided.verdicts));
+  let [row] = await run(db, unlessBusy, params);
   if (row && !row.ok && !row.planHeld) {
-    [row] = await runAfter(db, guardedSubmitAfterLock, [input.planId, ctx.tenantId], params);
+    [row] = await runAfter(db, afterLock, [input.planId, ctx.tenantId], params);
   }
   if (row?.ok && row.planStatus !== null && row.stepOrder !== null) {
     return { planStatus: row.planStatus, stepOrder: row.stepOrder };
