@@ -214,4 +214,88 @@ describe("the loop under concurrency on postgres", () => {
       where event = 'plan.completed' and payload ->> 'planId' = ${planId}`;
     expect(completedEvents).toEqual([{ n: 1 }]);
   });
+
+  it("writes a step's conditions' verdicts when both of its tries find the plan held", async () => {
+    // The first try sends no verdicts (the engine has not seen the step's
+    // conditions yet) and, behind holder A, answers them; the second, with
+    // the verdicts, finds the plan held again, by holder B, queued behind the
+    // first try, and goes behind B's lock in the statement that writes them
+    // (complete-step-guarded.ts). No transaction either time.
+    const { planId } = await createPlan(ctx, {
+      name: "Held twice",
+      researchQuestion: "q",
+      steps: [
+        { stepType: "search", instructions: "one" },
+        { stepType: "search", instructions: "two" },
+        { stepType: "search", instructions: "three" },
+      ],
+      branchingConditions: [
+        {
+          afterStepOrder: 1,
+          conditionExpression: "confidence > 0.8",
+          ifTrueAction: "skip_to",
+          actionParams: { targetStepOrder: 3 },
+        },
+      ],
+    });
+    const first = await getNextStep(ctx, { planId });
+    const stepId = first.status === "ready" ? first.step.stepId : "";
+    expect(stepId).not.toBe("");
+    const holderA = await other.reserve();
+    const second = postgres(url, { max: 1, onnotice: () => {} });
+    const holderB = await second.reserve();
+    let submitted: Promise<{ stepStatus: string; planStatus: string; firedConditions: unknown[] }>;
+    let holderBLocked: Promise<unknown> | undefined;
+    const transactions = vi.spyOn(ctx.db, "transaction");
+    try {
+      await holderA`begin`;
+      await holderA`select id from research_plan where id = ${planId} for update`;
+      submitted = submitStepResult(ctx, {
+        planId,
+        stepId,
+        result: { found: 1 },
+        confidence: 0.5,
+        stepExecutionReport: report,
+      });
+      submitted.catch(() => {});
+      await waitingForLocks(
+        other,
+        "lock a plan for a submit behind another call, then complete a step in one statement, the plan locked",
+        1,
+      );
+      await holderB`begin`;
+      holderBLocked =
+        holderB`/* holder B */ select id from research_plan where id = ${planId} for update`.then(
+          (rows) => rows,
+        );
+      await waitingForLocks(other, "holder B", 1);
+      await holderA`commit`;
+      await holderBLocked;
+      await waitingForLocks(
+        other,
+        "lock a plan for a submit behind another call, then complete a step and its conditions' verdicts in one statement, the plan locked",
+        1,
+      );
+      await holderB`commit`;
+      const answer = await submitted;
+      expect(transactions).not.toHaveBeenCalled();
+      expect(answer).toMatchObject({
+        stepStatus: "completed",
+        planStatus: "executing",
+        firedConditions: [],
+      });
+    } finally {
+      transactions.mockRestore();
+      await holderA`rollback`.catch(() => {});
+      await holderB`rollback`.catch(() => {});
+      holderA.release();
+      holderB.release();
+      await second.end();
+    }
+    const conditions = await other`select fired, evaluated_at is not null as evaluated
+      from plan_branching_condition where plan_id = ${planId}`;
+    expect(conditions).toEqual([{ fired: false, evaluated: true }]);
+    const next = await getNextStep(ctx, { planId });
+    expect(next.status === "ready" ? next.step.stepOrder : null).toBe(2);
+  });
 });
