@@ -244,13 +244,11 @@ describe("the loop under concurrency on postgres", () => {
     const holderA = await other.reserve();
     const second = postgres(url, { max: 1, onnotice: () => {} });
     const holderB = await second.reserve();
-    let submitted: Promise<{ stepStatus: string; planStatus: string; firedConditions: unknown[] }>;
-    let holderBLocked: Promise<unknown> | undefined;
     const transactions = vi.spyOn(ctx.db, "transaction");
     try {
       await holderA`begin`;
       await holderA`select id from research_plan where id = ${planId} for update`;
-      submitted = submitStepResult(ctx, {
+      const submitted = submitStepResult(ctx, {
         planId,
         stepId,
         result: { found: 1 },
@@ -264,10 +262,8 @@ describe("the loop under concurrency on postgres", () => {
         1,
       );
       await holderB`begin`;
-      holderBLocked =
-        holderB`/* holder B */ select id from research_plan where id = ${planId} for update`.then(
-          (rows) => rows,
-        );
+      const holderBLocked =
+        holderB`/* holder B */ select id from research_plan where id = ${planId} for update`.execute();
       await waitingForLocks(other, "holder B", 1);
       await holderA`commit`;
       await holderBLocked;

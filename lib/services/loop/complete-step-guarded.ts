@@ -132,6 +132,13 @@ const guardedSubmitRow = z.object({
   conditions: z.array(loopConditionRow).nullable(),
 });
 
+/** The plan's lock for a submit behind another call, one statement for both kinds of submit. */
+const lockForSubmit = statement(
+  "lock a plan for a submit behind another call",
+  `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
+  z.object({ locked: z.boolean() }),
+);
+
 /**
  * The two statements of a submit, with or without the conditions' verdicts
  * (`guardedSubmitText`).
@@ -158,11 +165,7 @@ function guardedSubmitStatements(withVerdicts: boolean) {
       guardedSubmitRow,
     ),
     afterLock: statementAfter(
-      statement(
-        "lock a plan for a submit behind another call",
-        `with ${lockedPlanCte("id", PLAN_LOCK.commonSubmit)} select true as locked from plan`,
-        z.object({ locked: z.boolean() }),
-      ),
+      lockForSubmit,
       statement(
         `${name}, the plan locked`,
         guardedSubmitText(PLAN_LOCK.commonSubmit, withVerdicts),
