@@ -54,22 +54,23 @@ describe.each(BACKENDS)("list_active_plans on %s", (backend) => {
 
   it("pages with a cursor: each plan once, in order, even when one is added meanwhile", async () => {
     const agent = inProcessAgent(await tenantContext(tenant.handle.db, "Paged"));
-    const names = ["A", "B", "C", "D", "E"];
-    for (const name of names) {
+    // Each plan made in a later millisecond than the one before returned, so
+    // no two share a time of last activity (a tie would order them by id).
+    let returnedAt = 0;
+    const createInItsOwnMillisecond = async (name: string) => {
+      while (Date.now() <= returnedAt) await new Promise((resolve) => setImmediate(resolve));
       await agent.ok("create_research_plan", {
         name,
         researchQuestion: "q",
         steps: planSteps("search"),
       });
-    }
+      returnedAt = Date.now();
+    };
+    for (const name of ["A", "B", "C", "D", "E"]) await createInItsOwnMillisecond(name);
     const first = await agent.ok("list_active_plans", { limit: 2 });
     expect(first.plans.map((plan) => plan.name)).toEqual(["E", "D"]);
     // A plan created after the first page belongs before it, so no later page shows it.
-    await agent.ok("create_research_plan", {
-      name: "F",
-      researchQuestion: "q",
-      steps: planSteps("search"),
-    });
+    await createInItsOwnMillisecond("F");
     const seen = [...first.plans.map((plan) => plan.name)];
     let cursor = first.nextCursor;
     while (cursor) {
