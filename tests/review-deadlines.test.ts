@@ -20,7 +20,11 @@ import { submitStepResult } from "@/lib/services/plans/submit-step-result";
 import { submitUserDecision } from "@/lib/services/plans/submit-user-decision";
 import { assignReview } from "@/lib/services/reviews/assign-review";
 import { applyDueReviews, dueWhere } from "@/lib/services/reviews/deadline-actions";
-import { INBOX_SETTLES, settleDeadlinesOfTenant } from "@/lib/services/reviews/deadline-state";
+import {
+  deadlineStateColumns,
+  INBOX_SETTLES,
+  settleDeadlinesOfTenant,
+} from "@/lib/services/reviews/deadline-state";
 import {
   DUE_SOON_BATCH,
   queueDueSoonReviews,
@@ -286,8 +290,34 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
 
     const next = await getNextStep(ctx, { planId });
     expect(next.status).toBe("awaiting_review");
-    expect(next.reviewTimedOut).toMatchObject({ action: "escalate" });
+    // The agent reads why, as the trail's row says it.
+    expect(next.reviewTimedOut).toMatchObject({
+      action: "escalate",
+      reason: escalated[0]?.payload.reason,
+    });
+    expect(next.reviewTimedOut?.reason).toContain("the admins");
     if (next.status === "awaiting_review") expect(next.review?.escalatedAt).toBeDefined();
+
+    // What the loop's reads carry of it comes from the review, not from the
+    // plan's trail, which grows with every call on the plan: no row of the
+    // trail is read, however long it is.
+    await handle.db.transaction(async (tx) => {
+      await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
+      await tx.execute(
+        sql.raw(`prepare deadline_state as select ${deadlineStateColumns("$1::uuid", "$2::uuid")}`),
+      );
+      try {
+        const explained = await readRows<{ "QUERY PLAN": string }>(
+          tx,
+          sql.raw(`explain execute deadline_state('${planId}', '${ctx.tenantId}')`),
+        );
+        const plan = explained.map((row) => row["QUERY PLAN"]).join("\n");
+        expect(plan).toContain("review_request");
+        expect(plan).not.toContain("plan_audit_log");
+      } finally {
+        await tx.execute(sql`deallocate deadline_state`);
+      }
+    });
   });
 
   it("hands the review to the admins when a checkpoint nobody has decided holds the deadline's approve", async () => {

@@ -781,6 +781,13 @@ export const reviewRequests = pgTable(
     escalationLevel: integer("escalation_level").notNull().default(0),
     /** When its next level is due; null when none is left (or it has no chain). */
     escalationDueAt: timestamp("escalation_due_at", { withTimezone: true }),
+    /**
+     * Why the review was last escalated, as its `review_escalated` audit row
+     * says (written with it, lib/services/reviews/escalation-levels.ts): what
+     * get_next_step tells the agent of a deadline's escalation, read from the
+     * review rather than found in the plan's trail, which grows with the plan.
+     */
+    escalationReason: text("escalation_reason"),
     /** Distinct people whose approval passes it (the largest of the team's, the plan's and the request's). */
     approvalsRequired: integer("approvals_required").notNull().default(1),
   },

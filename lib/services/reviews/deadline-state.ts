@@ -36,18 +36,14 @@ export function deadlineStateColumns(plan: string, tenant: string): string {
   return `exists (select 1 from review_request r
         where r.plan_id = ${plan} and r.tenant_id = ${tenant} and ${DUE_REVIEW}) as "reviewDue",
       (select json_build_object('reviewRequestId', r.id, 'stepId', r.step_id,
-          'action', r.on_timeout, 'reason', coalesce(d.feedback, a.payload->>'reason'),
+          'action', r.on_timeout,
+          'reason', coalesce(d.feedback, case when r.escalated_at is not null then r.escalation_reason end),
           'at', to_char(coalesce(d.created_at, r.escalated_at) at time zone 'UTC',
             'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
         from (select * from review_request
           where plan_id = ${plan} and tenant_id = ${tenant}
           order by created_at desc limit 1) r
           left join review_decision d on d.review_request_id = r.id
-          left join lateral (select payload from plan_audit_log l
-            where l.plan_id = r.plan_id and l.event_type = 'user_reviewed'
-              and l.payload->>'action' = 'review_escalated'
-              and l.payload->>'reviewRequestId' = r.id::text and l.payload->'level' is null
-            limit 1) a on true
         where (d.decided_by_type = 'system' and d.decided_by_label = '${DEADLINE_ACTOR_LABEL.replaceAll("'", "''")}')
           or (r.status = 'pending' and r.escalated_at is not null)) as "timedOut"`;
 }

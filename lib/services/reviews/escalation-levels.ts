@@ -30,8 +30,9 @@ import { escalationAssignee, storedEscalationChain } from "./escalation-chain";
 /**
  * Hands a pending review to `to` (a deadline's escalation or a chain's
  * level), in the claiming transaction, and writes the trail's
- * `review_escalated` row; the caller sets its own columns and queues its
- * notification.
+ * `review_escalated` row, its reason kept on the review as well
+ * (`escalation_reason`, which get_next_step reads); the caller sets its own
+ * columns and queues its notification.
  */
 export async function escalateReview(
   tx: Transaction,
@@ -51,7 +52,7 @@ export async function escalateReview(
     sql`update review_request set assigned_role = ${assignee.assignedRole},
         assigned_user_id = ${assignee.assignedUserId}::uuid,
         assigned_user_ids = ${assignee.assignedUserIds === null ? null : arrayParam(assignee.assignedUserIds)}::uuid[],
-        ${escalation.columns}
+        escalation_reason = ${reason}, ${escalation.columns}
       where id = ${review.id}::uuid`,
   );
   await writeAuditLog(tx, ctx, {
