@@ -19,6 +19,7 @@ import { researchArtifacts } from "@/lib/db/schema";
 import { lockedPlanCte, PLAN_LOCK } from "@/lib/services/loop/plan-lock";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
+import { genericPlan } from "./support/generic-plan";
 import { tenantContext } from "./support/in-process";
 import { readRows } from "./support/rows";
 
@@ -49,30 +50,9 @@ describe.each(BACKENDS)("a lookup by id of a tenant's row on %s", (backend) => {
     await handle?.close();
   });
 
-  /**
-   * The generic plan of `text` (parameters `$1`, `$2`), explained for the
-   * values `literals`: EXPLAIN EXECUTE takes no bind parameters, and the
-   * values here are the database's own ids.
-   */
-  async function genericPlan(text: string, literals: string[]): Promise<string> {
-    return handle.db.transaction(async (tx) => {
-      await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
-      await tx.execute(sql.raw(`prepare lookup as ${text}`));
-      try {
-        const explained = await readRows<{ "QUERY PLAN": string }>(
-          tx,
-          sql.raw(`explain execute lookup(${literals.map((value) => `'${value}'`).join(", ")})`),
-        );
-        return explained.map((row) => row["QUERY PLAN"]).join("\n");
-      } finally {
-        // A prepared statement outlives its transaction on the pooled connection.
-        await tx.execute(sql`deallocate lookup`);
-      }
-    });
-  }
-
   it("locks the loop's plan through the plan's primary key", async () => {
     const lines = await genericPlan(
+      handle.db,
       `with ${lockedPlanCte("id, status", PLAN_LOCK.claim)} select id from plan`,
       [planId, ctx.tenantId],
     );
@@ -92,7 +72,7 @@ describe.each(BACKENDS)("a lookup by id of a tenant's row on %s", (backend) => {
       )
       .toSQL();
     expect(query.params).toEqual([artifactId, ctx.tenantId]);
-    const lines = await genericPlan(query.sql, [artifactId, ctx.tenantId]);
+    const lines = await genericPlan(handle.db, query.sql, [artifactId, ctx.tenantId]);
     expect(lines).toContain("research_artifact_pkey");
     expect(lines).not.toContain("research_artifact_tenant");
   });

@@ -35,6 +35,7 @@ import type { ServiceContext } from "@/lib/services/shared/context";
 import { countAwaitingReview } from "@/lib/services/views/plans-list";
 import { listInbox } from "@/lib/services/views/review-inbox";
 import { BACKENDS, freshDatabase } from "./support/databases";
+import { genericPlan } from "./support/generic-plan";
 import { plainResult } from "./support/mcp-client";
 import { POLL, raceFour, reviewRow, SCHEDULER_SETTINGS, useTwoPools } from "./support/reviews";
 import { readRows } from "./support/rows";
@@ -301,23 +302,13 @@ describe.each(BACKENDS)("review deadlines on %s", (backend) => {
     // What the loop's reads carry of it comes from the review, not from the
     // plan's trail, which grows with every call on the plan: no row of the
     // trail is read, however long it is.
-    await handle.db.transaction(async (tx) => {
-      await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
-      await tx.execute(
-        sql.raw(`prepare deadline_state as select ${deadlineStateColumns("$1::uuid", "$2::uuid")}`),
-      );
-      try {
-        const explained = await readRows<{ "QUERY PLAN": string }>(
-          tx,
-          sql.raw(`explain execute deadline_state('${planId}', '${ctx.tenantId}')`),
-        );
-        const plan = explained.map((row) => row["QUERY PLAN"]).join("\n");
-        expect(plan).toContain("review_request");
-        expect(plan).not.toContain("plan_audit_log");
-      } finally {
-        await tx.execute(sql`deallocate deadline_state`);
-      }
-    });
+    const plan = await genericPlan(
+      handle.db,
+      `select ${deadlineStateColumns("$1::uuid", "$2::uuid")}`,
+      [planId, ctx.tenantId],
+    );
+    expect(plan).toContain("review_request");
+    expect(plan).not.toContain("plan_audit_log");
   });
 
   it("hands the review to the admins when a checkpoint nobody has decided holds the deadline's approve", async () => {

@@ -477,6 +477,14 @@ export const planSteps = pgTable(
     /** A server-run step: the Cairn tool that runs it, and its arguments (with bindings). */
     tool: text("tool"),
     arguments: jsonb("arguments").$type<Record<string, unknown>>(),
+    /**
+     * A server-run step: the `step_started` row of Cairn's latest run of it,
+     * which holds the arguments it ran with, bindings resolved. Written with the
+     * run (lib/services/plans/run-server-steps.ts), so the plan page finds the
+     * row by its key rather than by a search of the plan's trail. No key to
+     * the row: both go with their plan, and a dangling id shows nothing.
+     */
+    lastRunAuditId: uuid("last_run_audit_id"),
     /** An agent step's inputs (with bindings), resolved when it is handed out. */
     inputs: jsonb("inputs").$type<Record<string, unknown>>(),
     /** A JSON Schema the step's result must satisfy. */

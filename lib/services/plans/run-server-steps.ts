@@ -383,20 +383,26 @@ export async function runServerSteps(
 }
 
 /**
- * The run's one write: every step the run moved, then the completion's effects
- * (verdicts, skips, withdrawals, the plan with its pause) and the audit rows.
+ * The run's one write: the completion's effects (verdicts, skips, withdrawals,
+ * the plan with its pause), the audit rows, and every step the run moved, each
+ * with its run's `step_started` row (`last_run_audit_id`, the arguments the
+ * plan page shows), joined by step rather than searched for.
  */
 const writeRunStatement = statement(
   "write a run of server steps",
-  `with ${completionEffectsCtes}, step_writes as (
-    update plan_step set status = w.status, result = w.result,
-      failure_reason = w."failureReason",
-      started_at = $3::timestamptz, completed_at = $3::timestamptz,
-      attempt = plan_step.attempt + 1, updated_at = $3::timestamptz
-    from jsonb_to_recordset($12::jsonb)
+  `with ${completionEffectsCtes}, audit_rows as (
+    ${completionAuditInsert} returning id, step_id, event_type
+  )
+  update plan_step set status = w.status, result = w.result,
+    failure_reason = w."failureReason",
+    started_at = $3::timestamptz, completed_at = $3::timestamptz,
+    attempt = plan_step.attempt + 1, updated_at = $3::timestamptz,
+    last_run_audit_id = coalesce(started.id, plan_step.last_run_audit_id)
+  from jsonb_to_recordset($12::jsonb)
       as w(id uuid, status step_status, result jsonb, "failureReason" text)
-    where plan_step.id = w.id
-  ) ${completionAuditInsert}`,
+    left join audit_rows started
+      on started.step_id = w.id and started.event_type = 'step_started'
+  where plan_step.id = w.id`,
   z.unknown(),
 );
 

@@ -207,13 +207,28 @@ const shownStepRow = z.object({
   reviewWithdrawn: z.boolean(),
 });
 
+/** The Steps section's order, step by step, from `stepsCursor` (refused when it is not one). */
+export const planPageStepsOrder = (stepsCursor?: string) =>
+  keyset(
+    {
+      list: "plan page steps",
+      at: planSteps.stepOrder,
+      sequence: true,
+      id: planSteps.id,
+      direction: "asc",
+    },
+    stepsCursor,
+    "stepsCursor",
+  );
+
 /**
  * One page of the Steps section from the keyset's cursor: at most
  * PLAN_PAGE_STEP_ROWS + 1 steps, each long value cut in the database (a step
  * at its limits holds about 800 KB), the arguments a server step last ran
- * with from its newest step_started row Cairn wrote.
+ * with from the step_started row of Cairn's latest run of it, found by its
+ * key (`last_run_audit_id`), never by a search of the plan's trail.
  */
-const shownStepsOf = (
+export const shownStepsOf = (
   ctx: Pick<ServiceContext, "tenantId">,
   planId: string,
   page: ReturnType<typeof keyset>,
@@ -250,11 +265,11 @@ const shownStepsOf = (
           'arguments', ${shortenedSql(sql`coalesce(jsonb_pretty(run.payload -> 'arguments'), 'null')`)},
           'at', run.created_at, 'auditId', run.id) as value
         from plan_audit_log run
-        where step.tool is not null and run.plan_id = step.plan_id and run.step_id = step.id
-          and run.event_type = 'step_started' and run.actor_type = 'system'
-          and run.chain_index is not null
-        order by run.chain_index desc
-        limit 1) ran on true
+        -- The plan tested so no index serves it (lib/db/same-tenant.ts): with =,
+        -- a generic plan made on a small trail went through the trail's index
+        -- by plan, which reads every row of the plan's trail on a long one.
+        where step.tool is not null and run.id = step.last_run_audit_id
+          and run.plan_id is not distinct from step.plan_id) ran on true
   order by step.step_order, step.id`;
 
 /**
@@ -300,17 +315,7 @@ export async function getPlanPage(
       auditCursor,
       "auditCursor",
     );
-    const stepsOrder = keyset(
-      {
-        list: "plan page steps",
-        at: planSteps.stepOrder,
-        sequence: true,
-        id: planSteps.id,
-        direction: "asc",
-      },
-      stepsCursor,
-      "stepsCursor",
-    );
+    const stepsOrder = planPageStepsOrder(stepsCursor);
     const outline = await selectRows(tx, outlineRow, outlineOf(ctx, planId));
     const orderOf = new Map(outline.map((s) => [s.stepId, s.stepOrder]));
     const conditions = (
