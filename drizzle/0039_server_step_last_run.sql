@@ -9,6 +9,8 @@ FROM (
   SELECT DISTINCT ON (l.step_id) l.id, l.step_id, l.plan_id FROM "plan_audit_log" l
   WHERE l.event_type = 'step_started' AND l.actor_type = 'system'
     AND l.step_id IS NOT NULL AND l.plan_id IS NOT NULL
+    -- A row that lost its place in the chain is left out, as every read of the trail does.
+    AND l.chain_index IS NOT NULL
   ORDER BY l.step_id, l.chain_index DESC
 ) latest
 WHERE s.id = latest.step_id AND s.plan_id = latest.plan_id AND s.tool IS NOT NULL;

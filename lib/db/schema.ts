@@ -801,6 +801,10 @@ export const reviewRequests = pgTable(
   },
   (t) => [
     index("review_request_plan_idx").on(t.planId, t.createdAt),
+    // A step's reviews: the plan page's withdrawn flag per step shown, and the
+    // rows a removed step takes with it. Without it, each was a scan of every
+    // team's reviews (tests/step-references.test.ts).
+    index("review_request_step_idx").on(t.stepId),
     // The inbox: a tenant's pending reviews, oldest first.
     index("review_request_pending_idx")
       .on(t.tenantId, t.createdAt)
@@ -846,7 +850,13 @@ export const reviewDecisions = pgTable(
     reviewDigest: text("review_digest").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("review_decision_plan_idx").on(t.planId, t.createdAt)],
+  (t) => [
+    index("review_decision_plan_idx").on(t.planId, t.createdAt),
+    // A step's newest decision (the checkpoint guard's triggers, migration
+    // 0030) and the rows a removed step takes with it, without a scan and sort
+    // of every team's decisions.
+    index("review_decision_step_idx").on(t.stepId, t.createdAt),
+  ],
 );
 
 /**
@@ -964,6 +974,8 @@ export const researchArtifacts = pgTable(
   (t) => [
     index("research_artifact_tenant_time_idx").on(t.tenantId, t.createdAt),
     index("research_artifact_plan_idx").on(t.planId),
+    // A removed step's artifacts, which lose their step.
+    index("research_artifact_step_idx").on(t.stepId).where(sql`${t.stepId} is not null`),
     index("research_artifact_search_idx").using("gin", t.searchVector),
     // search_sources' typo-tolerant side matches the query against titles by
     // trigram word similarity; a title is short, so the index stays small and
@@ -1014,7 +1026,11 @@ export const planSources = pgTable(
     firstStepId: uuid("first_step_id").references(() => planSteps.id, { onDelete: "set null" }),
     firstReadAt: timestamp("first_read_at", { withTimezone: true }).notNull(),
   },
-  (t) => [uniqueIndex("plan_source_plan_key_uq").on(t.planId, t.canonicalKey)],
+  (t) => [
+    uniqueIndex("plan_source_plan_key_uq").on(t.planId, t.canonicalKey),
+    // A removed step's sources, which lose their first step.
+    index("plan_source_first_step_idx").on(t.firstStepId).where(sql`${t.firstStepId} is not null`),
+  ],
 );
 
 /** A claim a step makes, with the plan sources that support and contradict it (docs/evidence.md). */
@@ -1033,7 +1049,11 @@ export const stepClaims = pgTable(
     contradicts: jsonb("contradicts").$type<ClaimCitation[]>().notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("step_claim_plan_step_idx").on(t.planId, t.stepId, t.position)],
+  (t) => [
+    index("step_claim_plan_step_idx").on(t.planId, t.stepId, t.position),
+    // A removed step's claims, which go with it: the index above leads with the plan.
+    index("step_claim_step_idx").on(t.stepId),
+  ],
 );
 
 export const researchFeedback = pgTable(

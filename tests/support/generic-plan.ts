@@ -19,7 +19,7 @@ import { readRows } from "./rows";
 export async function genericPlan(
   db: Database,
   text: string,
-  literals: readonly unknown[],
+  literals: readonly (string | number)[],
   { seqScans = true }: { seqScans?: boolean } = {},
 ): Promise<string> {
   const values = literals.map((value) => `'${String(value).replaceAll("'", "''")}'`);
@@ -28,9 +28,13 @@ export async function genericPlan(
     if (!seqScans) await tx.execute(sql`set local enable_seqscan = off`);
     await tx.execute(sql.raw(`prepare explained as ${text}`));
     try {
-      const explained = await readRows<{ "QUERY PLAN": string }>(
-        tx,
-        sql.raw(`explain execute explained(${values.join(", ")})`),
+      // In a savepoint, so a failed EXPLAIN leaves the transaction able to
+      // deallocate and its own error is the one thrown.
+      const explained = await tx.transaction((explaining) =>
+        readRows<{ "QUERY PLAN": string }>(
+          explaining,
+          sql.raw(`explain execute explained(${values.join(", ")})`),
+        ),
       );
       return explained.map((row) => row["QUERY PLAN"]).join("\n");
     } finally {
@@ -40,8 +44,12 @@ export async function genericPlan(
   });
 }
 
-/** The generic plan of a query as drizzle would send it, its parameters as they are. */
+/** The generic plan of a query as drizzle would send it; its parameters must be text or numbers. */
 export function genericPlanOf(db: Database, query: SQL, options?: { seqScans?: boolean }) {
   const { sql: text, params } = new PgDialect().sqlToQuery(query);
-  return genericPlan(db, text, params, options);
+  const literals = params.map((value) => {
+    if (typeof value === "string" || typeof value === "number") return value;
+    throw new Error(`genericPlanOf: a parameter of type ${typeof value} has no literal here`);
+  });
+  return genericPlan(db, text, literals, options);
 }

@@ -96,6 +96,9 @@ describe.each(BACKENDS)("the arguments a server step ran with, on %s", (backend)
     );
     expect(lines).toContain("plan_audit_log_pkey");
     expect(lines).not.toContain("plan_audit_log_plan_chain_uq");
+    // Nor does a step's withdrawn flag read every team's reviews.
+    expect(lines).toContain("review_request_step_idx");
+    expect(lines).not.toMatch(/Seq Scan on review_request/);
 
     // Steps run before the column existed get their latest run from the trail, once.
     await handle.db

@@ -7,8 +7,9 @@
  * decided path (`complete-step.ts`), a review decision (`decide-review.ts`) and
  * a run of server steps (`run-server-steps.ts`), each put their own CTEs in
  * front and share these, so a plan's status after a step is written in one
- * place. Every CTE is always there (an empty list changes nothing), so each
- * writer's text is fixed.
+ * place; a run of server steps takes the audit insert as a CTE of its own,
+ * whose rows its steps' update joins. Every CTE is always there (an empty
+ * list changes nothing), so each writer's text is fixed.
  *
  * Parameters $1-$11 (`effectsParams`); a writer's own ones start at $12.
  */
@@ -55,7 +56,10 @@ export const completionEffectsCtes = `verdicts as (
     where id = $1::uuid
   )`;
 
-/** The audit rows' insert that ends the statement (the rows travel as one JSON parameter, $11). */
+/**
+ * The audit rows' insert, which ends the statement or, in a run of server
+ * steps, is its CTE (the rows travel as one JSON parameter, $11).
+ */
 export const completionAuditInsert = auditRowsInsert("$11::jsonb");
 
 /**
