@@ -973,7 +973,9 @@ export const researchArtifacts = pgTable(
   },
   (t) => [
     index("research_artifact_tenant_time_idx").on(t.tenantId, t.createdAt),
-    index("research_artifact_plan_idx").on(t.planId),
+    // A plan's artifacts in the order their pages and the plan page's newest
+    // read them, so a page reads its rows rather than sorting all of the plan's.
+    index("research_artifact_plan_idx").on(t.planId, t.createdAt, t.id),
     // A removed step's artifacts, which lose their step.
     index("research_artifact_step_idx").on(t.stepId).where(sql`${t.stepId} is not null`),
     index("research_artifact_search_idx").using("gin", t.searchVector),

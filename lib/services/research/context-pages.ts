@@ -277,17 +277,9 @@ export async function loadReviewPage(
   return { reviews, reviewsNextCursor: nextCursor };
 }
 
-/**
- * A page of a plan's artifacts, oldest first: at most `limit`, within
- * CONTEXT_PAGE_BYTES, content and contentText cut.
- */
-export async function loadArtifactPage(
-  db: Executor,
-  ctx: Tenant,
-  planId: string,
-  { cursor, limit }: { cursor: string | undefined; limit: number },
-) {
-  const page = keyset(
+/** A plan's artifacts oldest first, from `cursor` (refused when it is not one). */
+export const artifactsOrder = (cursor: string | undefined) =>
+  keyset(
     {
       list: "plan artifacts",
       at: researchArtifacts.createdAt,
@@ -297,7 +289,20 @@ export async function loadArtifactPage(
     cursor,
     "artifactsCursor",
   );
-  const rows = await db
+
+/**
+ * The read of a page of a plan's artifacts, oldest first: a range of the
+ * plan's index (`research_artifact_plan_idx`, by plan, time and id) from the
+ * cursor on, so a page reads its rows, not all of the plan's to sort them.
+ */
+export const artifactPageQuery = (
+  db: Executor,
+  ctx: Tenant,
+  planId: string,
+  page: Keyset,
+  rows: number,
+) =>
+  db
     .select({
       id: researchArtifacts.id,
       stepId: researchArtifacts.stepId,
@@ -318,7 +323,20 @@ export async function loadArtifactPage(
       ),
     )
     .orderBy(...page.orderBy)
-    .limit(Math.min(limit, PAGE_ROWS) + 1);
+    .limit(rows);
+
+/**
+ * A page of a plan's artifacts, oldest first: at most `limit`, within
+ * CONTEXT_PAGE_BYTES, content and contentText cut.
+ */
+export async function loadArtifactPage(
+  db: Executor,
+  ctx: Tenant,
+  planId: string,
+  { cursor, limit }: { cursor: string | undefined; limit: number },
+) {
+  const page = artifactsOrder(cursor);
+  const rows = await artifactPageQuery(db, ctx, planId, page, Math.min(limit, PAGE_ROWS) + 1);
   const entries = rows.map((a) => ({
     positionAt: a.positionAt,
     positionId: a.positionId,

@@ -48,9 +48,33 @@ export async function artifactSummaries(
   planId: string,
   cap: number,
 ) {
-  const where = artifactsOfPlan(ctx, planId);
-  const [total] = await db.select({ n: count() }).from(researchArtifacts).where(where);
-  const rows = await db
+  const [total] = await db
+    .select({ n: count() })
+    .from(researchArtifacts)
+    .where(artifactsOfPlan(ctx, planId));
+  const rows = await newestArtifactsQuery(db, ctx, planId, cap);
+  return {
+    total: total?.n ?? 0,
+    newest: rows.map(({ textLength, ...row }) => ({
+      ...row,
+      excerptTruncated: textLength > ARTIFACT_EXCERPT_CHARS,
+      createdAt: row.createdAt.toISOString(),
+    })),
+  };
+}
+
+/**
+ * The read of a plan's `cap` newest artifacts: the end of the plan's index
+ * (`research_artifact_plan_idx`, by plan, time and id), read backward, so the
+ * plan page reads those rows, not all of the plan's to sort them.
+ */
+export const newestArtifactsQuery = (
+  db: Executor,
+  ctx: Pick<ServiceContext, "tenantId">,
+  planId: string,
+  cap: number,
+) =>
+  db
     .select({
       artifactId: researchArtifacts.id,
       stepId: researchArtifacts.stepId,
@@ -62,15 +86,6 @@ export async function artifactSummaries(
       textLength: sql<number>`char_length(${researchArtifacts.contentText})::int`,
     })
     .from(researchArtifacts)
-    .where(where)
+    .where(artifactsOfPlan(ctx, planId))
     .orderBy(desc(researchArtifacts.createdAt), desc(researchArtifacts.id))
     .limit(cap);
-  return {
-    total: total?.n ?? 0,
-    newest: rows.map(({ textLength, ...row }) => ({
-      ...row,
-      excerptTruncated: textLength > ARTIFACT_EXCERPT_CHARS,
-      createdAt: row.createdAt.toISOString(),
-    })),
-  };
-}
