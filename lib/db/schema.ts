@@ -805,6 +805,10 @@ export const reviewRequests = pgTable(
     // rows a removed step takes with it. Without it, each was a scan of every
     // team's reviews (tests/step-references.test.ts).
     index("review_request_step_idx").on(t.stepId),
+    // A plan's pending reviews, a few or none: get_next_step's due-review
+    // probe and every locked read of the plan's snapshot, which otherwise read
+    // every review the plan has had (up to 20 a step, more at checkpoints).
+    index("review_request_plan_pending_idx").on(t.planId).where(sql`${t.status} = 'pending'`),
     // The inbox: a tenant's pending reviews, oldest first.
     index("review_request_pending_idx")
       .on(t.tenantId, t.createdAt)
