@@ -860,6 +860,8 @@ export const reviewDecisions = pgTable(
     // 0030) and the rows a removed step takes with it, without a scan and sort
     // of every team's decisions.
     index("review_decision_step_idx").on(t.stepId, t.createdAt),
+    // The inbox's recent decisions of the team, newest first.
+    index("review_decision_tenant_idx").on(t.tenantId, t.createdAt, t.id),
   ],
 );
 

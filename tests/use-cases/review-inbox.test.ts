@@ -17,8 +17,14 @@ import {
   readFullValue,
 } from "@/lib/services/views/full-values";
 import { getPlanPage } from "@/lib/services/views/plan-page";
-import { INBOX_PAGE_SIZE, listInbox } from "@/lib/services/views/review-inbox";
+import {
+  INBOX_PAGE_SIZE,
+  listInbox,
+  recentDecisions,
+  recentDecisionsQuery,
+} from "@/lib/services/views/review-inbox";
 import { BACKENDS } from "../support/databases";
+import { genericPlanOf } from "../support/generic-plan";
 import { planSteps, tenantContext, useFreshTenant } from "../support/in-process";
 
 describe.each(BACKENDS)("the review inbox on %s", (backend) => {
@@ -81,6 +87,30 @@ describe.each(BACKENDS)("the review inbox on %s", (backend) => {
         metadata: { cursorRefused: true },
       });
     }
+  });
+
+  it("lists the team's latest decisions newest first, read from the end of the team's index", async () => {
+    const decided: string[] = [];
+    for (const decision of ["approve", "reject"] as const) {
+      const { planId, reviewRequestId } = await planAtReview(`Decided ${decision}`);
+      await tenant.agent.ok("submit_user_decision", { planId, reviewRequestId, decision });
+      decided.push(reviewRequestId);
+    }
+    const recent = await recentDecisions(tenant.agent.ctx, 2);
+    expect(recent.map((d) => [d.reviewRequestId, d.decision])).toEqual([
+      [decided[1], "reject"],
+      [decided[0], "approve"],
+    ]);
+    expect(recent[0]).toMatchObject({ planName: "Decided reject", stepOrder: 1 });
+    const lines = await genericPlanOf(
+      tenant.handle.db,
+      recentDecisionsQuery(tenant.agent.ctx, 10),
+      {
+        seqScans: false,
+      },
+    );
+    expect(lines).toContain("review_decision_tenant_idx");
+    expect(lines).not.toMatch(/Sort/);
   });
 
   it("shortens a long proposal field by field in the agent's order, a long summary and instructions, and gives each whole on request", async () => {

@@ -201,19 +201,23 @@ const recentDecision = z.object({
 });
 export type RecentDecision = z.infer<typeof recentDecision>;
 
+/**
+ * The read of the team's `limit` latest decisions: the end of the team's
+ * index of them (`review_decision_tenant_idx`), read backward, so the inbox
+ * reads those rows, not every team's decisions to sort them.
+ */
+export const recentDecisionsQuery = (ctx: Pick<ServiceContext, "tenantId">, limit: number) =>
+  sql`select d.review_request_id as "reviewRequestId", d.plan_id as "planId",
+      p.name as "planName", s.step_order as "stepOrder", d.decision, d.feedback,
+      d.decided_by_label as "decidedBy", d.channel, ${iso("d.created_at")} as "decidedAt"
+    from review_decision d
+      join research_plan p on p.id = d.plan_id
+      join plan_step s on s.id = d.step_id
+    where d.tenant_id = ${ctx.tenantId}::uuid
+    order by d.created_at desc, d.id desc
+    limit ${limit}`;
+
 /** The team's latest decisions, with how each was made (a person, an agent relaying, Cairn). */
 export async function recentDecisions(ctx: ServiceContext, limit = 10): Promise<RecentDecision[]> {
-  return selectRows(
-    ctx.db,
-    recentDecision,
-    sql`select d.review_request_id as "reviewRequestId", d.plan_id as "planId",
-        p.name as "planName", s.step_order as "stepOrder", d.decision, d.feedback,
-        d.decided_by_label as "decidedBy", d.channel, ${iso("d.created_at")} as "decidedAt"
-      from review_decision d
-        join research_plan p on p.id = d.plan_id
-        join plan_step s on s.id = d.step_id
-      where d.tenant_id = ${ctx.tenantId}::uuid
-      order by d.created_at desc, d.id
-      limit ${limit}`,
-  );
+  return selectRows(ctx.db, recentDecision, recentDecisionsQuery(ctx, limit));
 }
