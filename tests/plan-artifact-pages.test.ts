@@ -8,6 +8,7 @@
  * (`research_artifact_plan_idx`) in their order, with no sort, on PGlite and
  * on PostgreSQL 15; and paging walks every artifact once, in that order.
  */
+import type { SQL } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "@/lib/db/client";
 import {
@@ -18,7 +19,7 @@ import {
 import { newestArtifactsQuery } from "@/lib/services/research/plan-artifacts";
 import type { ServiceContext } from "@/lib/services/shared/context";
 import { BACKENDS, freshDatabase } from "./support/databases";
-import { genericPlan } from "./support/generic-plan";
+import { genericPlanOf } from "./support/generic-plan";
 import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
 
 describe.each(BACKENDS)("a page of a plan's artifacts on %s", (backend) => {
@@ -52,10 +53,8 @@ describe.each(BACKENDS)("a page of a plan's artifacts on %s", (backend) => {
     await handle?.close();
   });
 
-  const planOf = (query: { toSQL(): { sql: string; params: unknown[] } }) => {
-    const { sql: text, params } = query.toSQL();
-    return genericPlan(handle.db, text, params as (string | number)[], { seqScans: false });
-  };
+  const planOf = (query: { getSQL(): SQL }) =>
+    genericPlanOf(handle.db, query.getSQL(), { seqScans: false });
 
   it("reads the plan page's newest from the end of the plan's index, unsorted", async () => {
     const lines = await planOf(newestArtifactsQuery(handle.db, ctx, planId, 10));
