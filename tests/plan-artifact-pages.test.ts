@@ -9,29 +9,24 @@
  * on PostgreSQL 15; and paging walks every artifact once, in that order.
  */
 import type { SQL } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseHandle } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   artifactPageQuery,
   artifactsOrder,
   loadArtifactPage,
 } from "@/lib/services/research/context-pages";
 import { newestArtifactsQuery } from "@/lib/services/research/plan-artifacts";
-import type { ServiceContext } from "@/lib/services/shared/context";
-import { BACKENDS, freshDatabase } from "./support/databases";
+import { BACKENDS } from "./support/databases";
 import { genericPlanOf } from "./support/generic-plan";
-import { inProcessAgent, planSteps, tenantContext } from "./support/in-process";
+import { planSteps, useFreshTenant } from "./support/in-process";
 
 describe.each(BACKENDS)("a page of a plan's artifacts on %s", (backend) => {
-  let handle: DatabaseHandle;
-  let ctx: ServiceContext;
+  const tenant = useFreshTenant(backend);
   let planId: string;
   const stored: string[] = [];
 
   beforeAll(async () => {
-    handle = await freshDatabase(backend);
-    ctx = await tenantContext(handle.db, "Artifacts");
-    const agent = inProcessAgent(ctx);
+    const { agent } = tenant;
     ({ planId } = await agent.ok("create_research_plan", {
       name: "Many findings",
       researchQuestion: "q",
@@ -49,22 +44,21 @@ describe.each(BACKENDS)("a page of a plan's artifacts on %s", (backend) => {
       stored.push(artifactId);
     }
   });
-  afterAll(async () => {
-    await handle?.close();
-  });
 
   const planOf = (query: { getSQL(): SQL }) =>
-    genericPlanOf(handle.db, query.getSQL(), { seqScans: false });
+    genericPlanOf(tenant.handle.db, query.getSQL(), { seqScans: false });
 
   it("reads the plan page's newest from the end of the plan's index, unsorted", async () => {
-    const lines = await planOf(newestArtifactsQuery(handle.db, ctx, planId, 10));
+    const lines = await planOf(
+      newestArtifactsQuery(tenant.handle.db, tenant.agent.ctx, planId, 10),
+    );
     expect(lines).toContain("research_artifact_plan_idx");
     expect(lines).not.toMatch(/Sort/);
   });
 
   it("reads each page from its cursor on in the plan's index, unsorted, every artifact once", async () => {
     const first = await planOf(
-      artifactPageQuery(handle.db, ctx, planId, artifactsOrder(undefined), 3),
+      artifactPageQuery(tenant.handle.db, tenant.agent.ctx, planId, artifactsOrder(undefined), 3),
     );
     expect(first).toContain("research_artifact_plan_idx");
     expect(first).not.toMatch(/Sort/);
@@ -73,14 +67,19 @@ describe.each(BACKENDS)("a page of a plan's artifacts on %s", (backend) => {
     let cursor: string | undefined;
     let later: string | undefined;
     do {
-      const page = await loadArtifactPage(handle.db, ctx, planId, { cursor, limit: 2 });
+      const page = await loadArtifactPage(tenant.handle.db, tenant.agent.ctx, planId, {
+        cursor,
+        limit: 2,
+      });
       seen.push(...page.artifacts.map((artifact) => artifact.artifactId));
       cursor = page.artifactsNextCursor ?? undefined;
       later ??= cursor;
     } while (cursor);
     expect(seen).toEqual(stored);
 
-    const next = await planOf(artifactPageQuery(handle.db, ctx, planId, artifactsOrder(later), 3));
+    const next = await planOf(
+      artifactPageQuery(tenant.handle.db, tenant.agent.ctx, planId, artifactsOrder(later), 3),
+    );
     expect(next).toContain("research_artifact_plan_idx");
     expect(next).not.toMatch(/Sort/);
   });
