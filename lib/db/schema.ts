@@ -272,7 +272,11 @@ export const apiKeys = pgTable(
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
-  (t) => [index("api_key_tenant_idx").on(t.tenantId, t.createdAt)],
+  (t) => [
+    index("api_key_tenant_idx").on(t.tenantId, t.createdAt),
+    // A user's keys, which deleting the user deletes (tests/foreign-keys-indexed.test.ts).
+    index("api_key_user_idx").on(t.userId),
+  ],
 );
 
 /**
@@ -320,7 +324,12 @@ export const oauthAuthorizationCodes = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     usedAt: timestamp("used_at", { withTimezone: true }),
   },
-  (t) => [index("oauth_authorization_code_expires_idx").on(t.expiresAt)],
+  (t) => [
+    index("oauth_authorization_code_expires_idx").on(t.expiresAt),
+    // A client's codes: every scheduler tick deletes unused clients, checking for them first.
+    index("oauth_authorization_code_client_idx").on(t.clientId),
+    index("oauth_authorization_code_user_idx").on(t.userId),
+  ],
 );
 
 /**
@@ -346,6 +355,7 @@ export const oauthGrants = pgTable(
   (t) => [
     index("oauth_grant_tenant_user_idx").on(t.tenantId, t.userId),
     index("oauth_grant_client_idx").on(t.clientId),
+    index("oauth_grant_user_idx").on(t.userId),
   ],
 );
 
@@ -437,6 +447,13 @@ export const researchPlans = pgTable(
     index("research_plan_forked_from_idx")
       .on(t.forkedFromPlanId, t.createdAt)
       .where(sql`${t.forkedFromPlanId} is not null`),
+    // The plans a deleted user or key made, whose creator is set null.
+    index("research_plan_created_by_key_idx")
+      .on(t.createdByKeyId)
+      .where(sql`${t.createdByKeyId} is not null`),
+    index("research_plan_created_by_user_idx")
+      .on(t.createdByUserId)
+      .where(sql`${t.createdByUserId} is not null`),
   ],
 );
 
@@ -803,7 +820,7 @@ export const reviewRequests = pgTable(
     index("review_request_plan_idx").on(t.planId, t.createdAt),
     // A step's reviews: the plan page's withdrawn flag per step shown, and the
     // rows a removed step takes with it. Without it, each was a scan of every
-    // team's reviews (tests/step-references.test.ts).
+    // team's reviews (tests/foreign-keys-indexed.test.ts).
     index("review_request_step_idx").on(t.stepId),
     // A plan's pending reviews, a few or none: get_next_step's due-review
     // probe and every locked read of the plan's snapshot, which otherwise read
@@ -823,6 +840,10 @@ export const reviewRequests = pgTable(
     index("review_request_escalation_idx")
       .on(t.escalationDueAt, t.id)
       .where(sql`${t.status} = 'pending' and ${t.escalationDueAt} is not null`),
+    // The reviews a deleted user was assigned, handed back to the team.
+    index("review_request_assigned_user_idx")
+      .on(t.assignedUserId)
+      .where(sql`${t.assignedUserId} is not null`),
     check(
       "review_request_assignee_check",
       sql`num_nonnulls(${t.assignedUserId}, ${t.assignedRole}, ${t.assignedUserIds}) <= 1`,
@@ -890,7 +911,10 @@ export const reviewApprovals = pgTable(
     reviewDigest: text("review_digest").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("review_approval_person_idx").on(t.reviewRequestId, t.approverId)],
+  (t) => [
+    uniqueIndex("review_approval_person_idx").on(t.reviewRequestId, t.approverId),
+    index("review_approval_plan_idx").on(t.planId),
+  ],
 );
 
 /**
@@ -922,6 +946,9 @@ export const reviewSnoozes = pgTable(
     index("review_snooze_due_idx").on(t.until).where(sql`${t.returnedAt} is null`),
     // One person's running snoozes: the inbox's "Snoozed (n)".
     index("review_snooze_user_idx").on(t.userId, t.until).where(sql`${t.returnedAt} is null`),
+    // Every snooze of a person, ended ones too: deleting the person deletes them all.
+    index("review_snooze_user_all_idx").on(t.userId),
+    index("review_snooze_plan_idx").on(t.planId),
   ],
 );
 
@@ -946,6 +973,13 @@ export const mcpToolCallLog = pgTable(
   (t) => [
     index("mcp_tool_call_log_tenant_time_idx").on(t.tenantId, t.createdAt),
     index("mcp_tool_call_log_tool_time_idx").on(t.tenantId, t.toolName, t.createdAt),
+    // The calls of a deleted key or connected app, whose credential is set null:
+    // without these, each one deleted was a scan of every team's log. A call
+    // names one or the other, so each row is in one of the two.
+    index("mcp_tool_call_log_api_key_idx").on(t.apiKeyId).where(sql`${t.apiKeyId} is not null`),
+    index("mcp_tool_call_log_oauth_grant_idx")
+      .on(t.oauthGrantId)
+      .where(sql`${t.oauthGrantId} is not null`),
   ],
 );
 
@@ -1008,7 +1042,12 @@ export const researchOutputs = pgTable(
     citationCheck: jsonb("citation_check").$type<CitationCheck>(),
     createdAt: createdAt(),
   },
-  (t) => [index("research_output_plan_idx").on(t.planId, t.createdAt)],
+  (t) => [
+    index("research_output_plan_idx").on(t.planId, t.createdAt),
+    index("research_output_execution_idx")
+      .on(t.executionId)
+      .where(sql`${t.executionId} is not null`),
+  ],
 );
 
 /** A citation of a plan source by a claim (docs/evidence.md). */
@@ -1080,7 +1119,12 @@ export const researchFeedback = pgTable(
     followUpRequested: boolean("follow_up_requested").notNull().default(false),
     createdAt: createdAt(),
   },
-  (t) => [index("research_feedback_plan_idx").on(t.planId, t.createdAt)],
+  (t) => [
+    index("research_feedback_plan_idx").on(t.planId, t.createdAt),
+    index("research_feedback_execution_idx")
+      .on(t.executionId)
+      .where(sql`${t.executionId} is not null`),
+  ],
 );
 
 /**
@@ -1172,5 +1216,6 @@ export const emailDeliveries = pgTable(
   (t) => [
     uniqueIndex("email_delivery_event_user_uq").on(t.eventId, t.toAddress),
     index("email_delivery_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index("email_delivery_user_idx").on(t.userId).where(sql`${t.userId} is not null`),
   ],
 );

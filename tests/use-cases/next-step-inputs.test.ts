@@ -6,7 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
-import { type InProcessAgent, inProcessAgent, tenantContext } from "../support/in-process";
+import {
+  extractStep,
+  type InProcessAgent,
+  inProcessAgent,
+  tenantContext,
+} from "../support/in-process";
 import { report } from "../support/mcp-client";
 import { bytesDuring, type MeteredDatabase, meteredDatabase } from "../support/metered-database";
 
@@ -26,15 +31,29 @@ describe.each(BACKENDS)("a handed-out step's inputs on %s", (backend) => {
     await metered?.close();
   });
 
+  const earlierSteps = Array.from({ length: EARLIER }, (_, i) => ({
+    stepType: "analyze",
+    instructions: `Step ${i + 1}.`,
+  }));
+  /** Completes the plan's first EARLIER steps, each with a result of about 100 KB. */
+  async function completeEarlier(planId: string) {
+    for (let i = 0; i < EARLIER; i += 1) {
+      const next = (await agent.ok("get_next_step", { planId })) as { step: { stepId: string } };
+      await agent.ok("submit_step_result", {
+        planId,
+        stepId: next.step.stepId,
+        result: { n: i + 1, topic: `topic ${i + 1}`, long: "x".repeat(RESULT_CHARS) },
+        stepExecutionReport: report,
+      });
+    }
+  }
+
   it("reads the results its bindings name, not every earlier step's", async () => {
     const plan = (await agent.ok("create_research_plan", {
       name: "Many long results",
       researchQuestion: "q",
       steps: [
-        ...Array.from({ length: EARLIER }, (_, i) => ({
-          stepType: "analyze",
-          instructions: `Step ${i + 1}.`,
-        })),
+        ...earlierSteps,
         {
           stepType: "analyze",
           instructions: "Read the last.",
@@ -42,17 +61,7 @@ describe.each(BACKENDS)("a handed-out step's inputs on %s", (backend) => {
         },
       ],
     })) as { planId: string };
-    for (let i = 0; i < EARLIER; i += 1) {
-      const next = (await agent.ok("get_next_step", { planId: plan.planId })) as {
-        step: { stepId: string };
-      };
-      await agent.ok("submit_step_result", {
-        planId: plan.planId,
-        stepId: next.step.stepId,
-        result: { n: i + 1, long: "x".repeat(RESULT_CHARS) },
-        stepExecutionReport: report,
-      });
-    }
+    await completeEarlier(plan.planId);
     let handed: { step: { stepOrder: number; inputs: unknown } } | undefined;
     const read = await bytesDuring(metered, async () => {
       handed = (await agent.ok("get_next_step", { planId: plan.planId })) as typeof handed;
@@ -62,6 +71,62 @@ describe.each(BACKENDS)("a handed-out step's inputs on %s", (backend) => {
     // One bound result and the claim's own rows: every earlier result was
     // read before (about 800 KB).
     expect(read).toBeLessThan(2 * RESULT_CHARS + 64 * 1024);
+  }, 120_000);
+
+  // A run of server steps holds the plan exclusively: with a server step next
+  // and on every get_next_step of a paused plan (an agent polls it). It read
+  // every step's result for its bindings, here about 800 KB a call, up to
+  // 200 of 128 KB; now the results that open steps' bindings name.
+  it("runs server steps and answers a paused plan reading only the results bindings name", async () => {
+    const plan = (await agent.ok("create_research_plan", {
+      name: "Server steps among long results",
+      researchQuestion: "q",
+      steps: [
+        ...earlierSteps,
+        {
+          stepType: "search",
+          instructions: "Search for step 3's topic.",
+          tool: "search_sources",
+          // Spaces and a leading zero: the one grammar (findBindings) reads both.
+          arguments: { query: "{{ steps.03.result.topic }}", limit: 5 },
+        },
+        {
+          stepType: "analyze",
+          instructions: "Read two results.",
+          inputs: { last: "{{steps.8.result.n}}", label: "step {{steps.2.result.n}} of 8" },
+        },
+        extractStep,
+      ],
+    })) as { planId: string };
+    await completeEarlier(plan.planId);
+    let handed:
+      | { step: { stepId: string; stepOrder: number; inputs: unknown }; serverSteps?: unknown }
+      | undefined;
+    const ran = await bytesDuring(metered, async () => {
+      handed = (await agent.ok("get_next_step", { planId: plan.planId })) as typeof handed;
+    });
+    expect(handed?.serverSteps).toEqual([
+      expect.objectContaining({ stepOrder: EARLIER + 1, status: "completed" }),
+    ]);
+    expect(handed?.step).toMatchObject({
+      stepOrder: EARLIER + 2,
+      inputs: { last: 8, label: "step 2 of 8" },
+    });
+    console.info(`${backend}: a run of one server step read ${ran} bytes`);
+    // The three bound results (steps 2, 3 and 8) and the run's own rows.
+    expect(ran).toBeLessThan(3 * RESULT_CHARS + 64 * 1024);
+
+    // The extraction fails (no model here) and pauses the plan on it.
+    await agent.submit(plan.planId, handed?.step.stepId ?? "", { result: { done: true } });
+    const paused = await agent.ok("get_next_step", { planId: plan.planId });
+    expect(paused.pauseReason).toMatchObject({ type: "tool_error", stepOrder: EARLIER + 3 });
+    const polled = await bytesDuring(metered, async () => {
+      const again = await agent.ok("get_next_step", { planId: plan.planId });
+      expect(again.pauseReason).toMatchObject({ type: "tool_error", stepOrder: EARLIER + 3 });
+    });
+    console.info(`${backend}: a paused plan's get_next_step read ${polled} bytes`);
+    // No open step binds a result: none is read.
+    expect(polled).toBeLessThan(64 * 1024);
   }, 120_000);
 
   // A pause is stored on the plan and answered by every get_next_step and

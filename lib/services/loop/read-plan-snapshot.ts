@@ -10,9 +10,11 @@
 import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
-import { isoTime, run, statement } from "../../db/statement";
+import { arrayParam, isoTime, run, sqlLiterals, statement } from "../../db/statement";
+import { findBindings } from "../../plan-engine/bindings";
 import type { LoopCondition, LoopStep } from "../../plan-engine/plan-snapshot";
-import { STEP_STATUSES, STEP_TYPES } from "../../plan-engine/states";
+import { STEP_STATUSES, STEP_TYPES, TERMINAL_STEP_STATUSES } from "../../plan-engine/states";
+import { isTerminalStepStatus } from "../../plan-engine/transitions";
 
 /**
  * Three columns, `steps`, `"pendingReviews"` and `conditions`, for the plan
@@ -105,18 +107,21 @@ const runStepRow = z.object({
   status: z.enum(STEP_STATUSES),
   tool: z.string().nullable(),
   arguments: z.record(z.string(), z.unknown()).nullable(),
-  result: z.unknown(),
+  /** An open step's inputs, whose bindings name results to read; null on a finished step. */
+  inputs: z.record(z.string(), z.unknown()).nullable(),
   outputSchema: z.record(z.string(), z.unknown()).nullable(),
   leaseExpiresAt: isoTime.nullable().transform((time) => (time === null ? null : new Date(time))),
 });
 
-export type RunStep = z.infer<typeof runStepRow>;
+/** A step of a run of server steps: its result read only when an open step binds it. */
+export type RunStep = z.infer<typeof runStepRow> & { result: unknown };
 
 const readRunSnapshotStatement = statement(
   "read a locked plan's snapshot for a server-step run",
   `select coalesce((select jsonb_agg(jsonb_build_object(
         'id', s.id, 'stepOrder', s.step_order, 'stepType', s.step_type, 'status', s.status,
-        'tool', s.tool, 'arguments', s.arguments, 'result', s.result, 'outputSchema', s.output_schema,
+        'tool', s.tool, 'arguments', s.arguments, 'outputSchema', s.output_schema,
+        'inputs', case when s.status not in (${sqlLiterals(TERMINAL_STEP_STATUSES)}) then s.inputs end,
         'leaseExpiresAt', s.lease_expires_at)
         order by s.step_order)
       from plan_step s where s.plan_id = $1::uuid and s.tenant_id = $2::uuid), '[]'::jsonb) as steps,
@@ -124,10 +129,40 @@ const readRunSnapshotStatement = statement(
   planSnapshotRow.extend({ steps: z.array(runStepRow) }),
 );
 
+const readBoundResults = statement(
+  "read the results a server-step run's bindings name",
+  `select step_order as "stepOrder", result from plan_step
+    where plan_id = $1::uuid and tenant_id = $2::uuid and status = 'completed'
+      and step_order = any($3::int[])`,
+  z.object({ stepOrder: z.number(), result: z.unknown() }),
+);
+
+/**
+ * The step orders whose results a run can need: those named by the bindings
+ * of a step not yet finished, in the arguments Cairn runs it with or the
+ * inputs it is handed out with. A finished step neither runs nor is handed
+ * out again, and a step the run completes has its result in the run's memory.
+ */
+function boundOrders(steps: readonly z.infer<typeof runStepRow>[]): number[] {
+  const orders = new Set<number>();
+  for (const step of steps) {
+    if (isTerminalStepStatus(step.status)) continue;
+    for (const value of [step.arguments, step.inputs]) {
+      for (const binding of findBindings(value).bindings) {
+        if (binding.kind === "step") orders.add(binding.stepOrder);
+      }
+    }
+  }
+  return [...orders];
+}
+
 /**
  * A run of server steps: its steps with what running them needs (tool,
- * arguments, results for the bindings, output schema, lease), the pending
- * reviews and the conditions, in one read.
+ * arguments, output schema, lease), the pending reviews and the conditions,
+ * in one read; then, only when an open step binds one, the results of the
+ * completed steps its bindings name (docs/operations.md, "Work on input"). Every
+ * result was read before, up to 200 of 128 KB, on each get_next_step of a
+ * plan with a server step next or a pause, under the plan's exclusive lock.
  */
 export async function readRunSnapshot(
   tx: Transaction,
@@ -136,5 +171,17 @@ export async function readRunSnapshot(
 ): Promise<Omit<PlanSnapshotRead, "steps"> & { steps: RunStep[] }> {
   const [row] = await run(tx, readRunSnapshotStatement, [planId, tenantId]);
   if (!row) throw new Error("The plan snapshot read returned no row.");
-  return row;
+  const bound = boundOrders(row.steps);
+  const results =
+    bound.length === 0
+      ? new Map<number, unknown>()
+      : new Map(
+          (await run(tx, readBoundResults, [planId, tenantId, arrayParam(bound.map(String))])).map(
+            (step) => [step.stepOrder, step.result],
+          ),
+        );
+  return {
+    ...row,
+    steps: row.steps.map((step) => ({ ...step, result: results.get(step.stepOrder) ?? null })),
+  };
 }
