@@ -138,31 +138,34 @@ const readBoundResults = statement(
 );
 
 /**
- * The step orders whose results a run can need: those named by the bindings
- * of a step not yet finished, in the arguments Cairn runs it with or the
- * inputs it is handed out with. A finished step neither runs nor is handed
- * out again, and a step the run completes has its result in the run's memory.
+ * The completed steps whose results a run can need: those named by the
+ * bindings of a step not yet finished, in the arguments Cairn runs it with or
+ * the inputs it is handed out with. A finished step neither runs nor is
+ * handed out again; a binding of a step not completed resolves to no value,
+ * and a step the run completes has its result in the run's memory.
  */
 function boundOrders(steps: readonly z.infer<typeof runStepRow>[]): number[] {
-  const orders = new Set<number>();
+  const named = new Set<number>();
   for (const step of steps) {
     if (isTerminalStepStatus(step.status)) continue;
     for (const value of [step.arguments, step.inputs]) {
       for (const binding of findBindings(value).bindings) {
-        if (binding.kind === "step") orders.add(binding.stepOrder);
+        if (binding.kind === "step") named.add(binding.stepOrder);
       }
     }
   }
-  return [...orders];
+  return steps
+    .filter((step) => step.status === "completed" && named.has(step.stepOrder))
+    .map((step) => step.stepOrder);
 }
 
 /**
  * A run of server steps: its steps with what running them needs (tool,
  * arguments, output schema, lease), the pending reviews and the conditions,
- * in one read; then, only when an open step binds one, the results of the
- * completed steps its bindings name (docs/operations.md, "Work on input"). Every
- * result was read before, up to 200 of 128 KB, on each get_next_step of a
- * plan with a server step next or a pause, under the plan's exclusive lock.
+ * in one read, without the steps' results (`withBoundResults` adds those a
+ * run needs). Every result was read here before, up to 200 of 128 KB, on
+ * each get_next_step of a plan with a server step next or a pause, under the
+ * plan's exclusive lock (docs/operations.md, "Work on input").
  */
 export async function readRunSnapshot(
   tx: Transaction,
@@ -171,17 +174,23 @@ export async function readRunSnapshot(
 ): Promise<Omit<PlanSnapshotRead, "steps"> & { steps: RunStep[] }> {
   const [row] = await run(tx, readRunSnapshotStatement, [planId, tenantId]);
   if (!row) throw new Error("The plan snapshot read returned no row.");
-  const bound = boundOrders(row.steps);
-  const results =
-    bound.length === 0
-      ? new Map<number, unknown>()
-      : new Map(
-          (await run(tx, readBoundResults, [planId, tenantId, arrayParam(bound.map(String))])).map(
-            (step) => [step.stepOrder, step.result],
-          ),
-        );
-  return {
-    ...row,
-    steps: row.steps.map((step) => ({ ...step, result: results.get(step.stepOrder) ?? null })),
-  };
+  return { ...row, steps: row.steps.map((step) => ({ ...step, result: null })) };
+}
+
+/**
+ * The run's steps with the results of the completed steps that an open
+ * step's bindings name, read in one statement; none is read, and no
+ * statement sent, when no open step binds a completed one.
+ */
+export async function withBoundResults(
+  tx: Transaction,
+  tenantId: string,
+  planId: string,
+  steps: readonly RunStep[],
+): Promise<RunStep[]> {
+  const bound = boundOrders(steps);
+  if (bound.length === 0) return [...steps];
+  const rows = await run(tx, readBoundResults, [planId, tenantId, arrayParam(bound.map(String))]);
+  const results = new Map(rows.map((step) => [step.stepOrder, step.result]));
+  return steps.map((step) => ({ ...step, result: results.get(step.stepOrder) ?? null }));
 }

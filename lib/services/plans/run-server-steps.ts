@@ -35,7 +35,12 @@ import {
   completionEffectsCtes,
   effectsParams,
 } from "../loop/completion-effects";
-import { conditionsAfter, type RunStep, readRunSnapshot } from "../loop/read-plan-snapshot";
+import {
+  conditionsAfter,
+  type RunStep,
+  readRunSnapshot,
+  withBoundResults,
+} from "../loop/read-plan-snapshot";
 import { compileSchema, describeErrors } from "../research/extract-data";
 import type { ServiceContext } from "../shared/context";
 import { jsonBytes } from "../shared/fields";
@@ -103,11 +108,11 @@ export async function runServerSteps(
 ): Promise<ServerRunOutcome> {
   const stored = plan.pauseReason;
   const read = await readRunSnapshot(tx, ctx.tenantId, plan.id);
-  const steps = read.steps;
   // A tool error leaves its step failed; the plan stays paused on it until the
-  // step moves on (retry_step, or the suggested call), whatever comes after.
+  // step moves on (retry_step, or the suggested call), whatever comes after:
+  // nothing runs or is handed out, so no result is read (an agent polls it).
   if (stored?.type === "tool_error") {
-    const paused = steps.find((s) => s.id === stored.stepId);
+    const paused = read.steps.find((s) => s.id === stored.stepId);
     if (paused?.status === "failed") {
       return {
         ran: [],
@@ -115,10 +120,11 @@ export async function runServerSteps(
         waiting: null,
         planStatus: plan.status,
         awaitingSteps: plan.awaitingSteps,
-        bindingSource: bindingSourceOf(plan.researchQuestion, steps),
+        bindingSource: bindingSourceOf(plan.researchQuestion, read.steps),
       };
     }
   }
+  const steps = await withBoundResults(tx, ctx.tenantId, plan.id, read.steps);
 
   const cairn: ServiceContext = {
     ...ctx,
