@@ -11,10 +11,10 @@ import "server-only";
 import { z } from "zod";
 import type { Transaction } from "../../db/client";
 import { arrayParam, isoTime, run, sqlLiterals, statement } from "../../db/statement";
-import { findBindings } from "../../plan-engine/bindings";
 import type { LoopCondition, LoopStep } from "../../plan-engine/plan-snapshot";
 import { STEP_STATUSES, STEP_TYPES, TERMINAL_STEP_STATUSES } from "../../plan-engine/states";
 import { isTerminalStepStatus } from "../../plan-engine/transitions";
+import { boundStepOrders, boundStepRow, boundStepsColumn } from "./bound-steps";
 
 /**
  * Three columns, `steps`, `"pendingReviews"` and `conditions`, for the plan
@@ -113,8 +113,11 @@ const runStepRow = z.object({
   leaseExpiresAt: isoTime.nullable().transform((time) => (time === null ? null : new Date(time))),
 });
 
-/** A step of a run of server steps: its result read only when an open step binds it. */
-export type RunStep = z.infer<typeof runStepRow> & { result: unknown };
+/** A step of a run of server steps as the snapshot reads it: without its result. */
+export type RunSnapshotStep = z.infer<typeof runStepRow>;
+
+/** A step of a run with its result, read only when an open step binds it (else null). */
+export type RunStep = RunSnapshotStep & { result: unknown };
 
 const readRunSnapshotStatement = statement(
   "read a locked plan's snapshot for a server-step run",
@@ -129,68 +132,55 @@ const readRunSnapshotStatement = statement(
   planSnapshotRow.extend({ steps: z.array(runStepRow) }),
 );
 
-const readBoundResults = statement(
-  "read the results a server-step run's bindings name",
-  `select step_order as "stepOrder", result from plan_step
-    where plan_id = $1::uuid and tenant_id = $2::uuid and status = 'completed'
-      and step_order = any($3::int[])`,
-  z.object({ stepOrder: z.number(), result: z.unknown() }),
+const readBoundSteps = statement(
+  "read the steps a server-step run's bindings name",
+  `select ${boundStepsColumn("$1::uuid", "$2::uuid", "$3::int[]")} as steps`,
+  z.object({ steps: z.array(boundStepRow) }),
 );
 
 /**
- * The completed steps whose results a run can need: those named by the
- * bindings of a step not yet finished, in the arguments Cairn runs it with or
- * the inputs it is handed out with. A finished step neither runs nor is
- * handed out again; a binding of a step not completed resolves to no value,
- * and a step the run completes has its result in the run's memory.
- */
-function boundOrders(steps: readonly z.infer<typeof runStepRow>[]): number[] {
-  const named = new Set<number>();
-  for (const step of steps) {
-    if (isTerminalStepStatus(step.status)) continue;
-    for (const value of [step.arguments, step.inputs]) {
-      for (const binding of findBindings(value).bindings) {
-        if (binding.kind === "step") named.add(binding.stepOrder);
-      }
-    }
-  }
-  return steps
-    .filter((step) => step.status === "completed" && named.has(step.stepOrder))
-    .map((step) => step.stepOrder);
-}
-
-/**
- * A run of server steps: its steps with what running them needs (tool,
- * arguments, output schema, lease), the pending reviews and the conditions,
- * in one read, without the steps' results (`withBoundResults` adds those a
- * run needs). Every result was read here before, up to 200 of 128 KB, on
- * each get_next_step of a plan with a server step next or a pause, under the
+ * The run's steps with what running them needs (tool, arguments, output
+ * schema, lease), the pending reviews and the conditions, in one read,
+ * without the steps' results (`withBoundResults` adds those a run needs).
+ * Every result was read here before, up to 200 of 128 KB, on each
+ * get_next_step of a plan with a server step next or a pause, under the
  * plan's exclusive lock (docs/operations.md, "Work on input").
  */
 export async function readRunSnapshot(
   tx: Transaction,
   tenantId: string,
   planId: string,
-): Promise<Omit<PlanSnapshotRead, "steps"> & { steps: RunStep[] }> {
+): Promise<Omit<PlanSnapshotRead, "steps"> & { steps: RunSnapshotStep[] }> {
   const [row] = await run(tx, readRunSnapshotStatement, [planId, tenantId]);
   if (!row) throw new Error("The plan snapshot read returned no row.");
-  return { ...row, steps: row.steps.map((step) => ({ ...step, result: null })) };
+  return row;
 }
 
 /**
- * The run's steps with the results of the completed steps that an open
- * step's bindings name, read in one statement; none is read, and no
- * statement sent, when no open step binds a completed one.
+ * The run's steps with the results of the completed steps that the bindings
+ * of a step not yet finished name, in the arguments Cairn runs it with or the
+ * inputs it is handed out with, read in one statement; none is read, and no
+ * statement sent, when no open step binds a completed one. A finished step
+ * neither runs nor is handed out again; a binding of a step not completed
+ * resolves to no value, and a step the run completes has its result in the
+ * run's memory.
  */
 export async function withBoundResults(
   tx: Transaction,
   tenantId: string,
   planId: string,
-  steps: readonly RunStep[],
+  steps: readonly RunSnapshotStep[],
 ): Promise<RunStep[]> {
-  const bound = boundOrders(steps);
-  if (bound.length === 0) return [...steps];
-  const rows = await run(tx, readBoundResults, [planId, tenantId, arrayParam(bound.map(String))]);
-  const results = new Map(rows.map((step) => [step.stepOrder, step.result]));
+  const named = boundStepOrders(
+    steps
+      .filter((step) => !isTerminalStepStatus(step.status))
+      .flatMap((step) => [step.arguments, step.inputs]),
+  );
+  const bound = steps
+    .filter((step) => step.status === "completed" && named.has(step.stepOrder))
+    .map((step) => String(step.stepOrder));
+  if (bound.length === 0) return steps.map((step) => ({ ...step, result: null }));
+  const [row] = await run(tx, readBoundSteps, [planId, tenantId, arrayParam(bound)]);
+  const results = new Map(row?.steps.map((step) => [step.stepOrder, step.result]));
   return steps.map((step) => ({ ...step, result: results.get(step.stepOrder) ?? null }));
 }

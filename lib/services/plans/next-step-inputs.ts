@@ -4,17 +4,15 @@
  * transaction when one ran, else from the plan as it is when the answer leaves.
  */
 import "server-only";
-import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { selectRows } from "../../db/rows";
-import { arrayParam } from "../../db/statement";
+import { arrayParam, run, statement } from "../../db/statement";
 import {
   type BindingSource,
   findBindings,
   MAX_RESOLVED_BYTES,
   resolveBindings,
 } from "../../plan-engine/bindings";
-import { STEP_STATUSES } from "../../plan-engine/states";
+import { boundStepOrders, boundStepRow, boundStepsColumn } from "../loop/bound-steps";
 import type { ServiceContext } from "../shared/context";
 import { jsonBytes } from "../shared/fields";
 import type { NextStep, ReadyStep } from "./next-step-output";
@@ -27,6 +25,14 @@ export type NextStepWithInputs =
       bindingSource?: BindingSource;
     });
 
+const readBindingSource = statement(
+  "read what a handed-out step's inputs bind",
+  `select p.research_question as "researchQuestion",
+      ${boundStepsColumn("p.id", "p.tenant_id", "$3::int[]")} as steps
+    from research_plan p where p.id = $1::uuid and p.tenant_id = $2::uuid`,
+  z.object({ researchQuestion: z.string(), steps: z.array(boundStepRow) }),
+);
+
 /**
  * A ready step's inputs, with their bindings resolved from the plan as it is
  * now: only the results of the steps they bind are read, not every step's.
@@ -37,20 +43,12 @@ export async function withInputs(
   inputs: Record<string, unknown> | null,
 ): Promise<ReadyStep> {
   if (!inputs) return ready;
-  const bound = findBindings(inputs).bindings.flatMap((b) =>
-    b.kind === "step" ? [String(b.stepOrder)] : [],
-  );
-  const [plan] = await selectRows(
-    ctx.db,
-    z.object({ researchQuestion: z.string(), steps: z.array(bindingSourceRow) }),
-    sql`select p.research_question as "researchQuestion",
-      coalesce((select jsonb_agg(jsonb_build_object('stepId', s.id, 'stepOrder', s.step_order,
-        'status', s.status, 'result', s.result, 'tool', s.tool))
-        from plan_step s where s.plan_id = p.id
-          and s.step_order = any(${arrayParam([...new Set(bound)])}::int[])), '[]'::jsonb) as steps
-    from research_plan p where p.id = ${ready.planId}::uuid
-      and p.tenant_id is not distinct from ${ctx.tenantId}::uuid`,
-  );
+  const bound = [...boundStepOrders([inputs])].map(String);
+  const [plan] = await run(ctx.db, readBindingSource, [
+    ready.planId,
+    ctx.tenantId,
+    arrayParam(bound),
+  ]);
   if (!plan) return ready;
   return resolvedFrom(ready, inputs, {
     researchQuestion: plan.researchQuestion,
@@ -78,14 +76,6 @@ function resolvedFrom(
   }
   return { ...ready, step };
 }
-
-const bindingSourceRow = z.object({
-  stepId: z.string(),
-  stepOrder: z.number(),
-  status: z.enum(STEP_STATUSES),
-  result: z.unknown(),
-  tool: z.string().nullable(),
-});
 
 export async function resolveInputs(
   ctx: ServiceContext,

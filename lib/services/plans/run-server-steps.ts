@@ -65,9 +65,10 @@ export type ServerRunOutcome = {
   planStatus: PlanStatus;
   /**
    * The plan's steps as the run leaves them, results included: the step handed
-   * out next has its inputs resolved from these, without reading the steps again.
+   * out next has its inputs resolved from these, without reading the steps
+   * again. None on the pause of a tool error, which hands nothing out.
    */
-  bindingSource: BindingSource;
+  bindingSource?: BindingSource;
 };
 
 type StepWrite = {
@@ -120,7 +121,6 @@ export async function runServerSteps(
         waiting: null,
         planStatus: plan.status,
         awaitingSteps: plan.awaitingSteps,
-        bindingSource: bindingSourceOf(plan.researchQuestion, read.steps),
       };
     }
   }
