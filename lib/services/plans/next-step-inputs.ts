@@ -13,6 +13,7 @@ import {
   resolveBindings,
 } from "../../plan-engine/bindings";
 import { boundStepOrders, boundStepRow, boundStepsColumn } from "../loop/bound-steps";
+import { planOfTenant } from "../loop/plan-lock";
 import type { ServiceContext } from "../shared/context";
 import { jsonBytes } from "../shared/fields";
 import type { NextStep, ReadyStep } from "./next-step-output";
@@ -29,7 +30,7 @@ const readBindingSource = statement(
   "read what a handed-out step's inputs bind",
   `select p.research_question as "researchQuestion",
       ${boundStepsColumn("p.id", "p.tenant_id", "$3::int[]")} as steps
-    from research_plan p where p.id = $1::uuid and p.tenant_id = $2::uuid`,
+    from research_plan p where ${planOfTenant("p")}`,
   z.object({ researchQuestion: z.string(), steps: z.array(boundStepRow) }),
 );
 
