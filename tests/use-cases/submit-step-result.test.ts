@@ -1,12 +1,15 @@
 /**
  * submit_step_result on a step nobody has pulled yet (the timing edge case),
- * and a submit that must not complete a plan paused on a failed server step.
- * In process, on PGlite and on PostgreSQL 15.
+ * a submit that must not complete a plan paused on a failed server step, and
+ * the plan's activity time a submit moves. In process, on PGlite and on
+ * PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/databases";
 import { inProcessAgent, planSteps, useFreshTenant } from "../support/in-process";
 import { plainResult } from "../support/mcp-client";
+import { readRows } from "../support/rows";
 
 describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
   const tenant = useFreshTenant(backend);
@@ -22,6 +25,68 @@ describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
     expect(
       (await tenant.agent.ok("get_next_step", { planId: created.planId })).step.stepOrder,
     ).toBe(2);
+  });
+
+  it("moves the plan's activity time unless it lies in the second before, on both submit paths", async () => {
+    const { planId, steps } = await tenant.agent.ok("create_research_plan", {
+      name: "Activity",
+      researchQuestion: "q",
+      steps: [
+        ...planSteps("search"),
+        // An output schema takes the submit's full path (complete-step.ts).
+        { ...planSteps("analyze")[0], outputSchema: { type: "object" } },
+        ...planSteps("synthesize"),
+      ],
+    });
+    const { db } = tenant.handle;
+    /** Sets the plan's activity time `ago` ms back, and reads it as milliseconds since the epoch. */
+    const setBack = async (ago: number) =>
+      (
+        await readRows<{ at: number }>(
+          db,
+          sql`update research_plan set updated_at = now() - make_interval(secs => ${ago / 1000})
+            where id = ${planId}::uuid
+            returning (extract(epoch from updated_at) * 1000)::float8 as at`,
+        )
+      )[0]?.at;
+    const activity = async () =>
+      (
+        await readRows<{ at: number }>(
+          db,
+          sql`select (extract(epoch from updated_at) * 1000)::float8 as at
+            from research_plan where id = ${planId}::uuid`,
+        )
+      )[0]?.at;
+
+    for (const [i, step] of steps.entries()) {
+      await tenant.agent.ok("get_next_step", { planId });
+      // Within the second before: the submit keeps it (the row's update can be HOT).
+      const recent = await setBack(300);
+      await tenant.agent.submit(planId, step.stepId);
+      expect(await activity(), `step ${i + 1}`).toBe(recent);
+    }
+    const { planId: second, steps: next } = await tenant.agent.ok("create_research_plan", {
+      name: "Activity, older",
+      researchQuestion: "q",
+      steps: [
+        { ...planSteps("analyze")[0], outputSchema: { type: "object" } },
+        ...planSteps("search"),
+      ],
+    });
+    for (const step of next) {
+      await tenant.agent.ok("get_next_step", { planId: second });
+      await db.execute(
+        sql`update research_plan set updated_at = now() - interval '5 seconds' where id = ${second}::uuid`,
+      );
+      const before = Date.now();
+      await tenant.agent.submit(second, step.stepId);
+      const [row] = await readRows<{ at: number }>(
+        db,
+        sql`select (extract(epoch from updated_at) * 1000)::float8 as at from research_plan where id = ${second}::uuid`,
+      );
+      // Older than a second: the submit's own time (the database's clock may trail Node's by a little).
+      expect(row?.at).toBeGreaterThan(before - 1000);
+    }
   });
 
   it("holds a pause: agent A's submit does not complete the plan around B's failed server step", async () => {

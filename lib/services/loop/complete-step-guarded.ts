@@ -42,7 +42,7 @@ import { transitionStep } from "../../plan-engine/transitions";
 import { planStatusEventCte } from "../notifications/events";
 import { auditRows, auditRowsInsert } from "../shared/audit";
 import type { ServiceContext } from "../shared/context";
-import { verdictsUpdate } from "./completion-effects";
+import { planActivityAt, verdictsUpdate } from "./completion-effects";
 import { notHeldByCheckpoint, openStep } from "./leases";
 import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, STEP_OF_LOCKED_PLAN } from "./plan-lock";
 import { conditionFields, loopConditionRow } from "./read-plan-snapshot";
@@ -101,7 +101,8 @@ const guardedSubmitText = (
       attempt = greatest(attempt, 1), updated_at = $14::timestamptz
     where id = $3::uuid and exists (select 1 from decided)
   ), plan_update as (
-    update research_plan set status = decided.plan_status, updated_at = $14::timestamptz,
+    update research_plan set status = decided.plan_status,
+      updated_at = ${planActivityAt("$14::timestamptz")},
       completed_at = case when decided.plan_status::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
         then $14::timestamptz else completed_at end
     from decided

@@ -35,6 +35,19 @@ export const verdictsUpdate = (now: string, verdicts: string, also = ""): string
     from jsonb_to_recordset(${verdicts}) as v(id uuid, fired boolean)
     where c.id = v.id${also}`;
 
+/**
+ * The plan row's `updated_at` set to `now` by a write under the plan's lock,
+ * kept when it already lies in the second before: the column is in two of
+ * the plan's indexes, so changing it makes every update of the row write an
+ * entry in each of its indexes (never a HOT update), the submits of one
+ * plan's steps included. The lists that order by it, and the activity they
+ * show, do not tell a second apart. The row's version (`xmin`), which the
+ * loop's statements compare (`plan-lock.ts`), still moves on every update.
+ */
+export const planActivityAt = (now: string): string =>
+  `case when research_plan.updated_at between ${now} - interval '1 second' and ${now}
+    then research_plan.updated_at else ${now} end`;
+
 export const completionEffectsCtes = `verdicts as (
     ${verdictsUpdate("$3::timestamptz", "$4::jsonb")}
   ), skips as (
@@ -50,7 +63,7 @@ export const completionEffectsCtes = `verdicts as (
       pause_reason = case when $10::boolean then $9::jsonb
         when pause_reason->>'stepId' = $2::text then null
         else pause_reason end,
-      updated_at = $3::timestamptz,
+      updated_at = ${planActivityAt("$3::timestamptz")},
       completed_at = case when $7::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
         then $3::timestamptz else completed_at end
     where id = $1::uuid
