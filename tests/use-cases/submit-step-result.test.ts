@@ -1,7 +1,7 @@
 /**
  * submit_step_result on a step nobody has pulled yet (the timing edge case),
  * a submit that must not complete a plan paused on a failed server step, and
- * the plan's activity time a submit moves. In process, on PGlite and on
+ * the plan's activity time a submit keeps or moves. In process, on PGlite and on
  * PostgreSQL 15.
  */
 import { sql } from "drizzle-orm";
@@ -27,66 +27,65 @@ describe.each(BACKENDS)("submit_step_result on %s", (backend) => {
     ).toBe(2);
   });
 
-  it("moves the plan's activity time unless it lies in the second before, on both submit paths", async () => {
-    const { planId, steps } = await tenant.agent.ok("create_research_plan", {
+  it("keeps the plan's activity time within a second of a submit that leaves its status, on both submit paths", async () => {
+    // An output schema takes the submit's full path (complete-step.ts); without one,
+    // the one-statement submit (complete-step-guarded.ts).
+    const [search, analyze, synthesize] = planSteps("search", "analyze", "synthesize");
+    const checked = { type: "object" };
+    const { planId: first, steps: firstSteps } = await tenant.agent.ok("create_research_plan", {
       name: "Activity",
       researchQuestion: "q",
-      steps: [
-        ...planSteps("search"),
-        // An output schema takes the submit's full path (complete-step.ts).
-        { ...planSteps("analyze")[0], outputSchema: { type: "object" } },
-        ...planSteps("synthesize"),
-      ],
+      steps: [search, { ...analyze, outputSchema: checked }, synthesize],
+    });
+    const { planId: second, steps: secondSteps } = await tenant.agent.ok("create_research_plan", {
+      name: "Activity, again",
+      researchQuestion: "q",
+      steps: [search, { ...synthesize, outputSchema: checked }],
     });
     const { db } = tenant.handle;
-    /** Sets the plan's activity time `ago` ms back, and reads it as milliseconds since the epoch. */
-    const setBack = async (ago: number) =>
+    /** As milliseconds since the epoch. */
+    const activityOf = async (planId: string, set?: number) =>
       (
         await readRows<{ at: number }>(
           db,
-          sql`update research_plan set updated_at = now() - make_interval(secs => ${ago / 1000})
-            where id = ${planId}::uuid
-            returning (extract(epoch from updated_at) * 1000)::float8 as at`,
+          set === undefined
+            ? sql`select (extract(epoch from updated_at) * 1000)::float8 as at
+                from research_plan where id = ${planId}::uuid`
+            : sql`update research_plan set updated_at = now() + make_interval(secs => ${set / 1000})
+                where id = ${planId}::uuid
+                returning (extract(epoch from updated_at) * 1000)::float8 as at`,
         )
       )[0]?.at;
-    const activity = async () =>
-      (
-        await readRows<{ at: number }>(
-          db,
-          sql`select (extract(epoch from updated_at) * 1000)::float8 as at
-            from research_plan where id = ${planId}::uuid`,
-        )
-      )[0]?.at;
-
-    for (const [i, step] of steps.entries()) {
+    /** Pulls and submits the step with the plan's activity time set `offset` ms from now; the times before and after. */
+    const submitAt = async (planId: string, stepId: string, offset: number) => {
       await tenant.agent.ok("get_next_step", { planId });
-      // Within the second before: the submit keeps it (the row's update can be HOT).
-      const recent = await setBack(300);
-      await tenant.agent.submit(planId, step.stepId);
-      expect(await activity(), `step ${i + 1}`).toBe(recent);
-    }
-    const { planId: second, steps: next } = await tenant.agent.ok("create_research_plan", {
-      name: "Activity, older",
-      researchQuestion: "q",
-      steps: [
-        { ...planSteps("analyze")[0], outputSchema: { type: "object" } },
-        ...planSteps("search"),
-      ],
-    });
-    for (const step of next) {
-      await tenant.agent.ok("get_next_step", { planId: second });
-      await db.execute(
-        sql`update research_plan set updated_at = now() - interval '5 seconds' where id = ${second}::uuid`,
-      );
+      const set = await activityOf(planId, offset);
       const before = Date.now();
-      await tenant.agent.submit(second, step.stepId);
-      const [row] = await readRows<{ at: number }>(
-        db,
-        sql`select (extract(epoch from updated_at) * 1000)::float8 as at from research_plan where id = ${second}::uuid`,
-      );
-      // Older than a second: the submit's own time (the database's clock may trail Node's by a little).
-      expect(row?.at).toBeGreaterThan(before - 1000);
+      await tenant.agent.submit(planId, stepId);
+      return { set, before, after: await activityOf(planId) };
+    };
+    const [a, b, c] = firstSteps;
+    const [d, e] = secondSteps;
+    if (!a || !b || !c || !d || !e) throw new Error("The plans' steps are missing.");
+
+    // Within the second before, and after (a submit that waited behind another
+    // call's lock): kept, so the row's update can be HOT.
+    const kept = [await submitAt(first, a.stepId, -100), await submitAt(first, b.stepId, 500)];
+    for (const [i, { set, after }] of kept.entries()) expect(after, `kept ${i}`).toBe(set);
+    // The status changes (the plans complete), or the time is more than a second
+    // old: the submit's own time.
+    const moved = [
+      await submitAt(first, c.stepId, -100),
+      await submitAt(second, d.stepId, -5000),
+      await submitAt(second, e.stepId, -100),
+    ];
+    for (const [i, { set, before, after }] of moved.entries()) {
+      expect(after, `moved ${i}`).not.toBe(set);
+      // The database's clock may differ from Node's by a little.
+      expect(after, `moved ${i}`).toBeGreaterThan(before - 50);
     }
+    expect((await tenant.agent.ok("get_plan_status", { planId: first })).status).toBe("completed");
+    expect((await tenant.agent.ok("get_plan_status", { planId: second })).status).toBe("completed");
   });
 
   it("holds a pause: agent A's submit does not complete the plan around B's failed server step", async () => {

@@ -102,7 +102,7 @@ const guardedSubmitText = (
     where id = $3::uuid and exists (select 1 from decided)
   ), plan_update as (
     update research_plan set status = decided.plan_status,
-      updated_at = ${planActivityAt("$14::timestamptz")},
+      updated_at = ${planActivityAt("$14::timestamptz", "decided.plan_status")},
       completed_at = case when decided.plan_status::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
         then $14::timestamptz else completed_at end
     from decided

@@ -36,16 +36,24 @@ export const verdictsUpdate = (now: string, verdicts: string, also = ""): string
     where c.id = v.id${also}`;
 
 /**
- * The plan row's `updated_at` set to `now` by a write under the plan's lock,
- * kept when it already lies in the second before: the column is in two of
- * the plan's indexes, so changing it makes every update of the row write an
- * entry in each of its indexes (never a HOT update), the submits of one
- * plan's steps included. The lists that order by it, and the activity they
- * show, do not tell a second apart. The row's version (`xmin`), which the
- * loop's statements compare (`plan-lock.ts`), still moves on every update.
+ * The plan row's `updated_at` for a write under the plan's lock that sets its
+ * status to `status`: the write's time `now`, but kept as it is when the
+ * status does not change and it lies within a second of `now`. The column is
+ * in two of the plan's indexes, so changing it makes the row's update write
+ * an entry in each of the plan's indexes (never a HOT update): 4-5 of a
+ * step's B-tree entries, on every submit of a step (docs/performance.md,
+ * "A plan's activity time kept within a second"). The cost: the lists by
+ * latest activity (list_active_plans, the plans page) may order two plans
+ * active in the same second either way, and the time they show may be up to
+ * a second early. A change of status always takes `now`, since it cannot be
+ * HOT and the status lists date it. The row's version (`xmin`), which the
+ * loop's statements compare (`plan-lock.ts`), moves on every update. Within
+ * a second after `now` too: a submit behind another call's lock writes the
+ * time it took before the wait, which would move the holder's back.
  */
-export const planActivityAt = (now: string): string =>
-  `case when research_plan.updated_at between ${now} - interval '1 second' and ${now}
+export const planActivityAt = (now: string, status: string): string =>
+  `case when research_plan.status::text = (${status})::text
+      and research_plan.updated_at between ${now} - interval '1 second' and ${now} + interval '1 second'
     then research_plan.updated_at else ${now} end`;
 
 export const completionEffectsCtes = `verdicts as (
@@ -63,7 +71,7 @@ export const completionEffectsCtes = `verdicts as (
       pause_reason = case when $10::boolean then $9::jsonb
         when pause_reason->>'stepId' = $2::text then null
         else pause_reason end,
-      updated_at = ${planActivityAt("$3::timestamptz")},
+      updated_at = ${planActivityAt("$3::timestamptz", "$7::text")},
       completed_at = case when $7::text in (${sqlLiterals(TERMINAL_PLAN_STATUSES)})
         then $3::timestamptz else completed_at end
     where id = $1::uuid

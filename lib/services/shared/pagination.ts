@@ -6,7 +6,8 @@
  * an offset would. A list ordered by a time that changes (list_active_plans
  * and the plans list, by when a plan last changed) shows a row where it stands
  * at each read: one that changed between two pages moves to the front, and the
- * pages after do not show it again.
+ * pages after do not show it again. (A submit within a second of the plan's
+ * last write keeps its time, `planActivityAt`: such a plan may stay put.)
  */
 import "server-only";
 import { and, getTableColumns, type SQL, sql } from "drizzle-orm";
