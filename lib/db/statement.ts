@@ -18,6 +18,8 @@
  * between the check and the use: both happen in the one statement.
  */
 import "server-only";
+import type { SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import type { Database, Executor } from "./client";
 
@@ -124,11 +126,27 @@ export function readWhenNeeded(read: string, params: readonly string[]): string 
   if (used !== params.length) {
     throw new Error(`The read takes ${used} parameters; it was given ${params.length}.`);
   }
-  const text = read.replace(/\$(\d+)/g, (_, n: string) => `($1[${n}])`);
-  return `read_json(${quote}${text}${quote}, array[${params.map((p) => `(${p})::text`).join(", ")}])`;
+  return `read_json(${quote}${asArrayParams(read)}${quote}, array[${params.map((p) => `(${p})::text`).join(", ")}])`;
 }
 
-/** A parameter as the text PostgreSQL reads it as, for `runAfter`. */
+/** `text` with each parameter `$n` read as the n-th element of one text[] parameter, `$1`. */
+function asArrayParams(text: string): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => `($1[${n}])`);
+}
+
+/**
+ * A query built with drizzle as a database function runs it with `EXECUTE
+ * … USING` (`search_json`, `drizzle/0042_search_json.sql`): its text, each
+ * `$n` read as `$1[n]`, and its values as one text[] parameter, which the
+ * query casts where a value is not text. The function plans it on each call,
+ * with the values in view.
+ */
+export function executedText(query: SQL): [text: string, params: string] {
+  const { sql: text, params } = new PgDialect().sqlToQuery(query);
+  return [asArrayParams(text), arrayParam(params.map(paramText))];
+}
+
+/** A parameter as the text PostgreSQL reads it as, for `runAfter` and `executedText`. */
 function paramText(value: unknown): string | null {
   if (value === null) return null;
   if (typeof value === "string") return value;
@@ -136,7 +154,7 @@ function paramText(value: unknown): string | null {
     return String(value);
   }
   if (value instanceof Date) return value.toISOString();
-  throw new Error("A parameter of a statement run after another is JSON text, a scalar or null.");
+  throw new Error("A parameter that travels as text is JSON text, a scalar or null.");
 }
 
 /**

@@ -3,7 +3,12 @@
  * title find an artifact; the plan, type and date filters narrow the hits.
  * In process, on PGlite and on PostgreSQL 15.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { Database } from "@/lib/db/client";
+import { selectRows } from "@/lib/db/rows";
+import { searchSources } from "@/lib/services/research/search-sources";
 import { BACKENDS } from "../support/databases";
 import { planSteps, useFreshTenant } from "../support/in-process";
 
@@ -43,5 +48,45 @@ describe.each(BACKENDS)("search_sources on %s", (backend) => {
     ]);
     expect(await ids({ query: "recycling", since: "9999-01-01" })).toEqual([]);
     expect(await ids({ query: "recycling", since: "2000-01-01" })).toHaveLength(2);
+  });
+});
+
+describe.each(BACKENDS)("search_sources inside another transaction on %s", (backend) => {
+  const tenant = useFreshTenant(backend);
+
+  it("finds with its own settings and leaves the transaction's as they were", async () => {
+    const { ctx } = tenant.agent;
+    const stored = await tenant.agent.ok("store_research", {
+      artifactType: "finding",
+      title: "Lithium recycling yields",
+      content: {},
+      contentText: "What the sources say about lithium recycling.",
+      confidence: 0.6,
+    });
+    // What the search sets while it runs (drizzle/0042_search_json.sql).
+    const settings = z.object({
+      threshold: z.string().nullable(),
+      syncScans: z.string(),
+      workers: z.string(),
+      planCache: z.string(),
+    });
+    const read = (db: Database) =>
+      selectRows(
+        db,
+        settings,
+        sql`select current_setting('pg_trgm.word_similarity_threshold', true) as "threshold",
+          current_setting('synchronize_seqscans') as "syncScans",
+          current_setting('max_parallel_workers_per_gather') as "workers",
+          current_setting('plan_cache_mode') as "planCache"`,
+      );
+    await ctx.db.transaction(async (transaction) => {
+      const tx = transaction as unknown as Database;
+      const before = await read(tx);
+      // A typo in each word: no stem matches, and the title's word similarity
+      // (0.55) passes only the search's own threshold (0.4), not pg_trgm's 0.6.
+      const found = await searchSources({ ...ctx, db: tx }, { query: "lithum recyling" });
+      expect(found.results.map((hit) => hit.artifactId)).toEqual([stored.artifactId]);
+      expect(await read(tx)).toEqual(before);
+    });
   });
 });

@@ -10,7 +10,9 @@
  *   artifact holds every term, the same terms OR-ed stand in, so a query with
  *   one word too many still finds the artifacts with the others.
  * - Trigrams: `word_similarity(query, title)` through the title's trigram index,
- *   which forgives typos ("recyling") that stemming cannot.
+ *   which forgives typos ("recyling") that stemming cannot. The least similarity
+ *   that matches (0.4) is set where the statement runs
+ *   (`drizzle/0042_search_json.sql`, with the reason for its value).
  *
  * Each list is cut to CANDIDATES rows before fusion, and snippets
  * (`ts_headline`) are built only for the rows returned, so the cost stays
@@ -19,8 +21,7 @@
 import "server-only";
 import { type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
-import { selectRows } from "../../db/rows";
-import { isoTime } from "../../db/statement";
+import { executedText, isoTime, run, statement } from "../../db/statement";
 import type { ServiceContext } from "../shared/context";
 import { planIdField } from "../shared/fields";
 import { parseInput } from "../shared/validation";
@@ -39,7 +40,7 @@ const CANDIDATES = 100;
  * price: a query matching more than the pool is ranked over its first matches
  * in table order, not all of them. Table order is what a bitmap scan yields and
  * what a sequential scan from the first block yields, so the pool (and so the
- * ranking) does not depend on the plan; the transaction below keeps scans from
+ * ranking) does not depend on the plan; search_json's settings keep scans from
  * starting anywhere else.
  */
 const RANKING_POOL = 500;
@@ -52,12 +53,6 @@ const RANKING_POOL = 500;
  * 500 and 200 instead of 1,000 and 500 cut the median search from 31 to 21 ms.
  */
 const TITLE_POOL = 200;
-/**
- * Least word similarity for a trigram match. pg_trgm's default (0.6) misses a
- * single typo in a two-word query ("lithium recyling" scores 0.47); 0.4 keeps
- * those and still needs about half the query's trigrams in one stretch of a title.
- */
-const TRIGRAM_THRESHOLD = 0.4;
 /** ts_headline parses the whole text it is given; a long artifact is cut first. */
 const HEADLINE_SOURCE_CHARS = 20_000;
 const FALLBACK_SNIPPET_CHARS = 240;
@@ -147,6 +142,13 @@ const searchRow = z.object({
   source_urls: z.union([z.array(z.string()), z.string()]),
 });
 
+/** The search's rows through `search_json`, in the order it ranked them. */
+const search = statement(
+  "search the library",
+  `select found from search_json($1::text, $2::text[]) with ordinality as hit(found, n) order by n`,
+  z.object({ found: searchRow }),
+);
+
 export async function searchSources(
   ctx: ServiceContext,
   raw: z.input<typeof searchSourcesInput>,
@@ -159,11 +161,13 @@ export async function searchSources(
   const titleQuery = words.wanted.join(" ");
 
   // The same filters inside each candidate list, so every list fills its
-  // CANDIDATES rows with artifacts the caller can be shown.
-  const filters: SQL[] = [sql`a.tenant_id = ${ctx.tenantId}`];
-  if (input.planId) filters.push(sql`a.plan_id = ${input.planId}`);
-  if (input.artifactType) filters.push(sql`a.artifact_type = ${input.artifactType}`);
-  if (input.since) filters.push(sql`a.created_at >= ${new Date(input.since).toISOString()}`);
+  // CANDIDATES rows with artifacts the caller can be shown. Every value
+  // reaches the statement as text (`executedText`), so each is cast here.
+  const filters: SQL[] = [sql`a.tenant_id = ${ctx.tenantId}::uuid`];
+  if (input.planId) filters.push(sql`a.plan_id = ${input.planId}::uuid`);
+  if (input.artifactType) filters.push(sql`a.artifact_type = ${input.artifactType}::text`);
+  if (input.since)
+    filters.push(sql`a.created_at >= ${new Date(input.since).toISOString()}::timestamptz`);
   const where = sql.join(filters, sql` and `);
 
   // Constants go into the text, not as parameters, so the planner sees them.
@@ -239,7 +243,7 @@ export async function searchSources(
       ) ranked
       group by id
       order by score desc, fts_rank asc nulls last
-      limit ${limit}
+      limit ${limit}::int
     )
     select a.id, a.title, a.artifact_type, f.score, a.created_at, a.plan_id, a.step_id,
            a.confidence, a.source_urls, p.research_question,
@@ -255,28 +259,14 @@ export async function searchSources(
     from fused f
     join research_artifact a on a.id = f.id
     cross join q
-    left join research_plan p on p.id = a.plan_id and p.tenant_id = ${ctx.tenantId}
+    left join research_plan p on p.id = a.plan_id and p.tenant_id = ${ctx.tenantId}::uuid
     order by f.score desc, f.fts_rank asc nulls last, a.created_at desc`;
 
-  // SET LOCAL keeps these settings to this transaction, so they cannot leak
-  // into another request that reuses the pooled connection. The search is
-  // planned for its own terms and tenant every time (statements are prepared,
-  // lib/db/client.ts): a generic plan would not see how selective they are.
-  // The pools are the first matches in table order (RANKING_POOL), so a
-  // sequential scan must start at the first block, not where the last one on
-  // the table stopped (synchronised scans of a table larger than a quarter of
-  // shared_buffers), and must not be split among parallel workers, which
-  // return their blocks interleaved.
-  const rows = await ctx.db.transaction(async (tx) => {
-    await tx.execute(
-      sql`select set_config('pg_trgm.word_similarity_threshold', ${String(TRIGRAM_THRESHOLD)}, true),
-        set_config('plan_cache_mode', 'force_custom_plan', true),
-        set_config('synchronize_seqscans', 'off', true),
-        set_config('max_parallel_workers_per_gather', '0', true)`,
-    );
-    return selectRows(tx, searchRow, query);
-  });
-
+  // Run by the database's search_json, with the settings the search needs
+  // for its own execution only, and planned on each call with its values in
+  // view (drizzle/0042_search_json.sql): one statement, which leaves nothing
+  // behind in a transaction it runs in (a server-run step's).
+  const rows = (await run(ctx.db, search, executedText(query))).map(({ found }) => found);
   return {
     results: rows.map((row) => ({
       artifactId: row.id,
