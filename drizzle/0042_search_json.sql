@@ -23,6 +23,15 @@
 -- text[] (each `$n` read as `$1[n]`; lib/db/statement.ts, `executedText`), so
 -- no value is part of its text; it casts each as it needs. Each row comes back
 -- as JSON, in the statement's order (the caller reads them WITH ORDINALITY).
+--
+-- A search that fails in the database (its deadline, a lock it waited too
+-- long for) is answered as one row, {"failed": {"code", "message"}}, after
+-- whatever rows it had made, and the caller raises it: an error raised here
+-- would abort the caller's transaction, and a server-run step's must go on to
+-- record the step's failure and pause the plan on it, as a savepoint of its own
+-- let it before. The block's subtransaction is the savepoint now, inside the
+-- one statement. query_canceled is named because OTHERS leaves it out: it is
+-- how the statement deadline ends a search.
 CREATE FUNCTION search_json(statement_text text, params text[]) RETURNS SETOF json
 LANGUAGE plpgsql STABLE
 SET pg_trgm.word_similarity_threshold = 0.4
@@ -30,6 +39,9 @@ SET synchronize_seqscans = off
 SET max_parallel_workers_per_gather = 0
 AS $$
 BEGIN
-  RETURN QUERY EXECUTE 'select row_to_json(found) from (' || statement_text || ') found'
+  -- On a line of its own, so a comment ending the text cannot swallow it.
+  RETURN QUERY EXECUTE 'select row_to_json(found) from (' || statement_text || E'\n) found'
     USING params;
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+  RETURN QUERY SELECT json_build_object('failed', json_build_object('code', SQLSTATE, 'message', SQLERRM));
 END $$;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { arrayParam, readWhenNeeded } from "./statement";
+import { sql } from "drizzle-orm";
+import { arrayParam, executedText, readWhenNeeded } from "./statement";
 
 describe("arrayParam", () => {
   it("quotes each value, escaping quotes and backslashes, in one array literal", () => {
@@ -32,5 +33,19 @@ describe("readWhenNeeded", () => {
     expect(() => readWhenNeeded("select to_json('x'::text) as $read", [])).toThrow(
       /holds "\$read"/,
     );
+  });
+});
+
+describe("executedText", () => {
+  it("reads each value as the n-th of one text[], each as its text, and leaves raw text as it is", () => {
+    const when = new Date("2026-12-05T05:00:00.000Z");
+    expect(
+      executedText(
+        sql`select ${"a \"b\""}::text, ${10}::int, ${when}::timestamptz, ${null}::uuid, ${sql.raw("500")}`,
+      ),
+    ).toEqual([
+      "select ($1[1])::text, ($1[2])::int, ($1[3])::timestamptz, ($1[4])::uuid, 500",
+      '{"a \\"b\\"","10","2026-12-05T05:00:00.000Z",NULL}',
+    ]);
   });
 });

@@ -142,11 +142,14 @@ const searchRow = z.object({
   source_urls: z.union([z.array(z.string()), z.string()]),
 });
 
+/** How `search_json` answers a search that failed in the database. */
+const failedSearch = z.object({ failed: z.object({ code: z.string(), message: z.string() }) });
+
 /** The search's rows through `search_json`, in the order it ranked them. */
 const search = statement(
   "search the library",
   `select found from search_json($1::text, $2::text[]) with ordinality as hit(found, n) order by n`,
-  z.object({ found: searchRow }),
+  z.object({ found: z.union([searchRow, failedSearch]) }),
 );
 
 export async function searchSources(
@@ -265,8 +268,19 @@ export async function searchSources(
   // Run by the database's search_json, with the settings the search needs
   // for its own execution only, and planned on each call with its values in
   // view (drizzle/0042_search_json.sql): one statement, which leaves nothing
-  // behind in a transaction it runs in (a server-run step's).
-  const rows = (await run(ctx.db, search, executedText(query))).map(({ found }) => found);
+  // behind in a transaction it runs in (a server-run step's), and does not
+  // abort it when the search fails.
+  const rows: z.infer<typeof searchRow>[] = [];
+  for (const { found } of await run(ctx.db, search, executedText(query))) {
+    if ("failed" in found) {
+      // Raised as the driver raises a database error, its SQLSTATE as `code`,
+      // so the doors read it as they would have (a deadline: the database
+      // unavailable for now, lib/db/unavailable.ts), with the caller's
+      // transaction still usable.
+      throw Object.assign(new Error(found.failed.message), { code: found.failed.code });
+    }
+    rows.push(found);
+  }
   return {
     results: rows.map((row) => ({
       artifactId: row.id,
