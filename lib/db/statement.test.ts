@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
 import { arrayParam, executedText, readWhenNeeded } from "./statement";
 
 describe("arrayParam", () => {
@@ -41,7 +41,7 @@ describe("executedText", () => {
     const when = new Date("2026-12-05T05:00:00.000Z");
     expect(
       executedText(
-        sql`select ${"a \"b\""}::text, ${10}::int, ${when}::timestamptz, ${null}::uuid, ${sql.raw("500")}`,
+        sql`select ${'a "b"'}::text, ${10}::int, ${when}::timestamptz, ${null}::uuid, ${sql.raw("500")}`,
       ),
     ).toEqual([
       "select ($1[1])::text, ($1[2])::int, ($1[3])::timestamptz, ($1[4])::uuid, 500",
