@@ -129,6 +129,9 @@ export function readWhenNeeded(read: string, params: readonly string[]): string 
   return `read_json(${quote}${asArrayParams(read)}${quote}, array[${params.map((p) => `(${p})::text`).join(", ")}])`;
 }
 
+/** Drizzle's text for a query; it keeps no state between queries, so one serves every call. */
+const dialect = new PgDialect();
+
 /** `text` with each parameter `$n` read as the n-th element of one text[] parameter, `$1`. */
 function asArrayParams(text: string): string {
   return text.replace(/\$(\d+)/g, (_, n: string) => `($1[${n}])`);
@@ -142,7 +145,7 @@ function asArrayParams(text: string): string {
  * with the values in view.
  */
 export function executedText(query: SQL): [text: string, params: string] {
-  const { sql: text, params } = new PgDialect().sqlToQuery(query);
+  const { sql: text, params } = dialect.sqlToQuery(query);
   return [asArrayParams(text), arrayParam(params.map(paramText))];
 }
 
