@@ -59,6 +59,20 @@ describe.each(BACKENDS)("a read run only when needed on %s", (backend) => {
     await expect(run(handle.db, failing, [true, 0])).rejects.toThrow(/division by zero/);
     expect(await run(handle.db, failing, [true, 1])).toEqual([{ n: 1 }]);
   });
+
+  it("keeps a $n inside the read's literals and comments as text", async () => {
+    const literal = statement(
+      "a read whose literals hold $n",
+      `select ${readWhenNeeded(
+        "select to_json($1::text || ' costs $2 ' || E'it\\'s $1 ' || $q$ $3 $q$) -- $4\n",
+        ["$1::text"],
+      )} as text`,
+      z.object({ text: z.string() }),
+    );
+    expect(await run(handle.db, literal, ["this"])).toEqual([
+      { text: "this costs $2 it's $1  $3 " },
+    ]);
+  });
 });
 
 describe("a read run only when needed, after a lock, on postgres", () => {

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { arrayParam, executedText, readWhenNeeded } from "./statement";
+import { z } from "zod";
+import { arrayParam, executedText, readWhenNeeded, statement, statementAfter } from "./statement";
 
 describe("arrayParam", () => {
   it("quotes each value, escaping quotes and backslashes, in one array literal", () => {
@@ -33,6 +34,36 @@ describe("readWhenNeeded", () => {
     expect(() => readWhenNeeded("select to_json('x'::text) as $read", [])).toThrow(
       /holds "\$read"/,
     );
+  });
+
+  it("leaves a $n inside a literal, a quoted name, a dollar quote or a comment as it is", () => {
+    const read = [
+      "select to_json($1::text || 'costs $2' || E'it\\'s $3' || $tag$ $4 $tag$ || $$ $5 $$)",
+      ' as "col $6" -- $7',
+      "\n/* $8 */ from t where x$9 = $2::int",
+    ].join("");
+    expect(readWhenNeeded(read, ["$1", "$2"])).toBe(
+      `read_json($read$${read.replace("$1::text", "($1[1])::text").replace("= $2::int", "= ($1[2])::int")}$read$, ` +
+        "array[($1)::text, ($2)::text])",
+    );
+    expect(() => readWhenNeeded("select to_json('$1'::text)", ["$1"])).toThrow(
+      /takes 0 parameters; it was given 1/,
+    );
+  });
+
+  it("refuses a nested block comment, which it cannot read as PostgreSQL does", () => {
+    expect(() => readWhenNeeded("select to_json($1::int) /* a /* b */ $2 */", ["$1"])).toThrow(
+      /nested block comment/,
+    );
+  });
+});
+
+describe("statementAfter", () => {
+  it("counts each statement's parameters outside its literals", () => {
+    const row = z.object({ n: z.number() });
+    const first = statement("first", "select 1 as n where $1::int > 0 and 'x' <> '$9'", row);
+    const then = statement("then", "select $2::int as n where $1::text <> '$3' -- $4", row);
+    expect(statementAfter(first, then).takes).toEqual([1, 2]);
   });
 });
 

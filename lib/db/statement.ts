@@ -96,7 +96,7 @@ export function statementAfter<Row>(
   const takes = [first, then].map(({ name, text }) => {
     if (text.includes(quote))
       throw new Error(`"${name}" holds ${quote}: it cannot run after another statement.`);
-    return Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+    return parametersTaken(text);
   });
   const combined = statement(
     `${first.name}, then ${then.name}`,
@@ -122,7 +122,7 @@ export function readWhenNeeded(read: string, params: readonly string[]): string 
   const quote = "$read$";
   // "$read" too: a read ending in it would close the quote with the quote's own "$".
   if (read.includes("$read")) throw new Error(`A read that holds "$read" cannot be embedded.`);
-  const used = Math.max(0, ...[...read.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+  const used = parametersTaken(read);
   if (used !== params.length) {
     throw new Error(`The read takes ${used} parameters; it was given ${params.length}.`);
   }
@@ -132,9 +132,43 @@ export function readWhenNeeded(read: string, params: readonly string[]): string 
 /** Drizzle's text for a query; it keeps no state between queries, so one serves every call. */
 const dialect = new PgDialect();
 
+/**
+ * SQL text's parts in which a `$n` is text, not a parameter, each matched
+ * whole so a scan steps over it: string literals (with backslash escapes
+ * after E), quoted identifiers, dollar-quoted strings, comments; else a
+ * parameter `$n` (group 2). The texts are the code's own (values travel as
+ * parameters), all of whose parts are closed. Block comments do not nest here
+ * (PostgreSQL's do), so a nested one is refused (`replaceParameters`).
+ */
+const SQL_PARTS =
+  /(?<![\w$])[Ee]'(?:[^'\\]|\\[\s\S]|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$|(?<![\w$])\$(\d+)/g;
+
+/** `text` with each parameter `$n` (none in a literal or comment) replaced by `to(n)`. */
+function replaceParameters(text: string, to: (n: string) => string): string {
+  return text.replace(SQL_PARTS, (part: string, _tag: unknown, n: string | undefined) => {
+    if (n !== undefined) return to(n);
+    if (part.startsWith("/*") && part.slice(2).includes("/*")) {
+      throw new Error(
+        "A statement's text holds a nested block comment, which this scan cannot read.",
+      );
+    }
+    return part;
+  });
+}
+
+/** The highest parameter `$n` the text takes (0 for none), literals and comments left out. */
+function parametersTaken(text: string): number {
+  let most = 0;
+  replaceParameters(text, (n) => {
+    most = Math.max(most, Number(n));
+    return n;
+  });
+  return most;
+}
+
 /** `text` with each parameter `$n` read as the n-th element of one text[] parameter, `$1`. */
 function asArrayParams(text: string): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => `($1[${n}])`);
+  return replaceParameters(text, (n) => `($1[${n}])`);
 }
 
 /**
