@@ -46,6 +46,10 @@ describe("readWhenNeeded", () => {
       `read_json($read$${read.replace("$1::text", "($1[1])::text").replace("= $2::int", "= ($1[2])::int")}$read$, ` +
         "array[($1)::text, ($2)::text])",
     );
+    // Names may hold "$": "a$q$" and "c$q$" are two names, not a dollar quote around "$1".
+    expect(readWhenNeeded("select to_json(1) as a$q$, to_json($1::int) as c$q$", ["$1"])).toBe(
+      "read_json($read$select to_json(1) as a$q$, to_json(($1[1])::int) as c$q$$read$, array[($1)::text])",
+    );
     expect(() => readWhenNeeded("select to_json('$1'::text)", ["$1"])).toThrow(
       /takes 0 parameters; it was given 1/,
     );

@@ -136,12 +136,14 @@ const dialect = new PgDialect();
  * SQL text's parts in which a `$n` is text, not a parameter, each matched
  * whole so a scan steps over it: string literals (with backslash escapes
  * after E), quoted identifiers, dollar-quoted strings, comments; else a
- * parameter `$n` (group 2). The texts are the code's own (values travel as
- * parameters), all of whose parts are closed. Block comments do not nest here
- * (PostgreSQL's do), so a nested one is refused (`replaceParameters`).
+ * parameter `$n` (group 2). After a name's letter or `$`, a `$` belongs to
+ * the name (PostgreSQL's names may hold it), so it starts neither. The texts
+ * are the code's own (values travel as parameters), all of whose parts are
+ * closed. Block comments do not nest here (PostgreSQL's do), so a nested one
+ * is refused (`replaceParameters`).
  */
 const SQL_PARTS =
-  /(?<![\w$])[Ee]'(?:[^'\\]|\\[\s\S]|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$|(?<![\w$])\$(\d+)/g;
+  /(?<![\w$])[Ee]'(?:[^'\\]|\\[\s\S]|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|(?<![\w$])\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$|(?<![\w$])\$(\d+)/g;
 
 /** `text` with each parameter `$n` (none in a literal or comment) replaced by `to(n)`. */
 function replaceParameters(text: string, to: (n: string) => string): string {
