@@ -37,19 +37,32 @@ describe("readWhenNeeded", () => {
   });
 
   it("leaves a $n inside a literal, a quoted name, a dollar quote or a comment as it is", () => {
-    const read = [
-      "select to_json($1::text || 'costs $2' || E'it\\'s $3' || $tag$ $4 $tag$ || $$ $5 $$)",
-      ' as "col $6" -- $7',
-      "\n/* $8 */ from t where x$9 = $2::int",
-    ].join("");
-    expect(readWhenNeeded(read, ["$1", "$2"])).toBe(
-      `read_json($read$${read.replace("$1::text", "($1[1])::text").replace("= $2::int", "= ($1[2])::int")}$read$, ` +
-        "array[($1)::text, ($2)::text])",
-    );
-    // Names may hold "$": "a$q$" and "c$q$" are two names, not a dollar quote around "$1".
-    expect(readWhenNeeded("select to_json(1) as a$q$, to_json($1::int) as c$q$", ["$1"])).toBe(
-      "read_json($read$select to_json(1) as a$q$, to_json(($1[1])::int) as c$q$$read$, array[($1)::text])",
-    );
+    // Each read, and the same text with its two parameters, and no other $n, rewritten.
+    const reads: [read: string, rewritten: string][] = [
+      [
+        "select to_json($1::text || 'costs $2' || E'it\\'s $3' || $tag$ $4 $tag$ || $$ $5 $$)" +
+          ' as "col $6" -- $7\n/* $8 */ from t where x$9 = $2::int',
+        "select to_json(($1[1])::text || 'costs $2' || E'it\\'s $3' || $tag$ $4 $tag$ || $$ $5 $$)" +
+          ' as "col $6" -- $7\n/* $8 */ from t where x$9 = ($1[2])::int',
+      ],
+      // Names may hold "$": "a$q$" and "c$q$" are two names, not a dollar quote around "$1".
+      [
+        "select to_json($2::int) as a$q$, to_json($1::int) as c$q$",
+        "select to_json(($1[2])::int) as a$q$, to_json(($1[1])::int) as c$q$",
+      ],
+      // Backslashes escape only in an E string; quotes double; a line comment ends at \r too.
+      [
+        "select to_json($1::text || 'a\\' || '$2' || date'x\\' || 'it''s $3' || \"q\"\"$4\"" +
+          " -- $5\r || $2::text) as é$q$, to_json($2::int) as ü$q$",
+        "select to_json(($1[1])::text || 'a\\' || '$2' || date'x\\' || 'it''s $3' || \"q\"\"$4\"" +
+          " -- $5\r || ($1[2])::text) as é$q$, to_json(($1[2])::int) as ü$q$",
+      ],
+    ];
+    for (const [read, rewritten] of reads) {
+      expect(readWhenNeeded(read, ["$1", "$2"])).toBe(
+        `read_json($read$${rewritten}$read$, array[($1)::text, ($2)::text])`,
+      );
+    }
     expect(() => readWhenNeeded("select to_json('$1'::text)", ["$1"])).toThrow(
       /takes 0 parameters; it was given 1/,
     );
@@ -81,6 +94,13 @@ describe("executedText", () => {
     ).toEqual([
       "select ($1[1])::text, ($1[2])::int, ($1[3])::timestamptz, ($1[4])::uuid, 500",
       '{"a \\"b\\"","10","2026-12-05T05:00:00.000Z",NULL}',
+    ]);
+  });
+
+  it("leaves a $n in raw text's literal as it is", () => {
+    expect(executedText(sql`select ${"x"}::text, ${sql.raw("'$1 costs $2'")}`)).toEqual([
+      "select ($1[1])::text, '$1 costs $2'",
+      '{"x"}',
     ]);
   });
 });

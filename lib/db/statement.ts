@@ -135,15 +135,18 @@ const dialect = new PgDialect();
 /**
  * SQL text's parts in which a `$n` is text, not a parameter, each matched
  * whole so a scan steps over it: string literals (with backslash escapes
- * after E), quoted identifiers, dollar-quoted strings, comments; else a
- * parameter `$n` (group 2). After a name's letter or `$`, a `$` belongs to
- * the name (PostgreSQL's names may hold it), so it starts neither. The texts
+ * after an E that starts a token: `date'…'` is a plain literal), quoted
+ * identifiers, dollar-quoted strings, comments (a line's ends at a newline or
+ * carriage return); else a parameter `$n` (group 2). After a name's
+ * character (a letter, digit, `_`, `$`, or any character past ASCII, as
+ * PostgreSQL's lexer reads every byte past it), a `$` belongs to the name, so
+ * it starts neither a dollar quote nor a parameter. The texts
  * are the code's own (values travel as parameters), all of whose parts are
  * closed. Block comments do not nest here (PostgreSQL's do), so a nested one
  * is refused (`replaceParameters`).
  */
 const SQL_PARTS =
-  /(?<![\w$])[Ee]'(?:[^'\\]|\\[\s\S]|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|(?<![\w$])\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$|(?<![\w$])\$(\d+)/g;
+  /(?<![\w$\u0080-\uffff])[Ee]'(?:[^'\\]|\\[\s\S]|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n\r]*|\/\*[\s\S]*?\*\/|(?<![\w$\u0080-\uffff])\$([A-Za-z_\u0080-\uffff][\w\u0080-\uffff]*)?\$[\s\S]*?\$\1\$|(?<![\w$\u0080-\uffff])\$(\d+)/g;
 
 /** `text` with each parameter `$n` (none in a literal or comment) replaced by `to(n)`. */
 function replaceParameters(text: string, to: (n: string) => string): string {
