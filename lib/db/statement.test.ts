@@ -76,11 +76,25 @@ describe("readWhenNeeded", () => {
 });
 
 describe("statementAfter", () => {
-  it("counts each statement's parameters outside its literals", () => {
-    const row = z.object({ n: z.number() });
-    const first = statement("first", "select 1 as n where $1::int > 0 and 'x' <> '$9'", row);
-    const then = statement("then", "select $2::int as n where $1::text <> '$3' -- $4", row);
+  const row = z.object({ n: z.number() });
+
+  it("counts each statement's parameters", () => {
+    const first = statement("first", "select 1 as n where $1::int > 0", row);
+    const then = statement("then", "select $2::int as n where $1::text <> 'x'", row);
     expect(statementAfter(first, then).takes).toEqual([1, 2]);
+  });
+
+  it("refuses a statement holding a $n that the database's plain rewrite would misread", () => {
+    const first = statement("first", "select 1 as n where $1::int > 0", row);
+    for (const text of [
+      "select $1::int as n where 'x' <> '$9'",
+      "select $1::int as n -- $4",
+      "select $1::int as n$2",
+    ]) {
+      expect(() => statementAfter(first, statement("then", text, row))).toThrow(
+        /holds a \$n in a literal, a comment or a name/,
+      );
+    }
   });
 });
 

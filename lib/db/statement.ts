@@ -96,6 +96,14 @@ export function statementAfter<Row>(
   const takes = [first, then].map(({ name, text }) => {
     if (text.includes(quote))
       throw new Error(`"${name}" holds ${quote}: it cannot run after another statement.`);
+    // run_after rewrites each `$n` in the database with a plain search
+    // (drizzle/0035_run_after.sql), which would rewrite one in a literal, a
+    // comment or a name too: such a text is refused here, not changed there.
+    if (asArrayParams(text) !== text.replace(/\$(\d+)/g, (_, n: string) => `($1[${n}])`)) {
+      throw new Error(
+        `"${name}" holds a $n in a literal, a comment or a name: it cannot run after another statement.`,
+      );
+    }
     return parametersTaken(text);
   });
   const combined = statement(
