@@ -520,7 +520,10 @@ export const planSteps = pgTable(
   },
   (t) => [
     // Not unique: add/remove/reorder renumber steps inside one transaction, and a
-    // non-deferrable unique index would reject the intermediate states.
+    // non-deferrable unique index would reject the intermediate states. It also
+    // holds each step's tenant, id, type and status (INCLUDE, in
+    // drizzle/0043_steps_status_in_plan_order_index.sql: drizzle's builder has
+    // no INCLUDE), so get_plan_status reads a plan's steps from it alone.
     index("plan_step_plan_order_idx").on(t.planId, t.stepOrder),
     // The plan's open steps (OPEN_STEP_STATUSES, lib/plan-engine/states.ts) in
     // order: get_next_step claims the first free one with FOR UPDATE SKIP

@@ -14,13 +14,16 @@ import { readRows } from "./rows";
  * The generic plan of `text` (parameters `$1`, `$2`, ...), explained for the
  * values `literals`: EXPLAIN EXECUTE takes no bind parameters, so each value
  * is written into the EXPLAIN as a quoted literal. With `seqScans: false`, a
- * table of a few rows shows the index a large one would be read through.
+ * table of a few rows shows the index a large one would be read through. With
+ * `analyze`, the statement runs, and each node shows the rows it gave, how
+ * many times it ran and (an index-only scan) how many rows it read from the
+ * table; a statement that writes keeps its writes.
  */
 export async function genericPlan(
   db: Database,
   text: string,
   literals: readonly (string | number)[],
-  { seqScans = true }: { seqScans?: boolean } = {},
+  { seqScans = true, analyze = false }: { seqScans?: boolean; analyze?: boolean } = {},
 ): Promise<string> {
   const values = literals.map((value) => `'${String(value).replaceAll("'", "''")}'`);
   return db.transaction(async (tx) => {
@@ -33,7 +36,9 @@ export async function genericPlan(
       const explained = await tx.transaction((explaining) =>
         readRows<{ "QUERY PLAN": string }>(
           explaining,
-          sql.raw(`explain execute explained(${values.join(", ")})`),
+          sql.raw(
+            `explain ${analyze ? "(analyze, costs off, timing off, summary off) " : ""}execute explained(${values.join(", ")})`,
+          ),
         ),
       );
       return explained.map((row) => row["QUERY PLAN"]).join("\n");
