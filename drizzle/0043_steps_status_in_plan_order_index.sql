@@ -12,5 +12,11 @@
 -- only. The included columns change only where an update is never HOT
 -- already (the status and the type are in partial indexes' predicates), so
 -- no update stops being HOT.
+--
+-- The new index is built under a name of its own before the old one is
+-- dropped: the build blocks writes to plan_step but not reads, and the drop's
+-- exclusive lock is held only from the drop to the commit. It is created only
+-- if missing, so it may be built beforehand without blocking (docs/operations.md).
+CREATE INDEX IF NOT EXISTS "plan_step_plan_order_incl_idx" ON "plan_step" USING btree ("plan_id","step_order") INCLUDE ("tenant_id","id","step_type","status");--> statement-breakpoint
 DROP INDEX "plan_step_plan_order_idx";--> statement-breakpoint
-CREATE INDEX "plan_step_plan_order_idx" ON "plan_step" USING btree ("plan_id","step_order") INCLUDE ("tenant_id","id","step_type","status");
+ALTER INDEX "plan_step_plan_order_incl_idx" RENAME TO "plan_step_plan_order_idx";

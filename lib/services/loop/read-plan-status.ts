@@ -73,6 +73,7 @@ export const readStatus = statement(
   }),
 );
 
+/** A step's `startedAt`, `leaseExpiresAt` and `updatedAt` are read for a step in progress only, null for the others. */
 export type PlanStatusRead = z.infer<typeof readStatus.row>;
 
 /** Undefined when the plan does not exist for the tenant. */

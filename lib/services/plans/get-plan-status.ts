@@ -57,8 +57,9 @@ export async function getPlanStatus(
 }
 
 /**
- * The answer, and the steps as read (with their leases), for a reader that
- * shows more of them than the answer does: the plan card tells a sent-back step.
+ * The answer, and the steps as read (a step in progress with its times and
+ * lease, the others without: `readPlanStatus`), for a reader that shows more
+ * of them than the answer does: the plan card tells a sent-back step.
  */
 export async function statusWithSteps(
   ctx: ServiceContext,
