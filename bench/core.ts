@@ -133,11 +133,15 @@ const per = (value: number, steps: number) =>
 export const OWN_PLAN_STEPS = 10;
 export const SHARED_PLAN_STEPS = 200;
 
-/** The loop's calls in process, as the tenant's API key, on a pool of `connections`. */
+/**
+ * The loop's calls in process, as the tenant's API key, on a pool of
+ * `connections`, by default the server's own (`openDatabase`'s), which is
+ * what the agents of one Cairn instance share over MCP.
+ */
 export async function openCoreCalls(
   url: string,
   tenant: BenchTenant,
-  connections: number,
+  connections?: number,
 ): Promise<{ calls: CairnCalls; close(): Promise<void> }> {
   const handle = await openDatabase({ kind: "postgres", url, maxConnections: connections });
   const ctx: ServiceContext = {
@@ -165,7 +169,10 @@ export async function runCore(
   verifySql: Sql,
   durationMs: number,
 ): Promise<CoreRun> {
-  const { calls, close } = await openCoreCalls(url, tenant, agents);
+  // The server's pool, not one connection an agent: at 32 agents 32
+  // committers queue on the WAL's write lock and the loop runs a third
+  // slower (docs/performance.md, "Each at its own pool").
+  const { calls, close } = await openCoreCalls(url, tenant);
   try {
     const team = Array.from({ length: agents }, () => calls);
     // A short unmeasured pass first, so JIT, the connection pool and the

@@ -37,7 +37,8 @@ export async function runPeer(
 ): Promise<PeerRun[]> {
   const boss = new PgBoss({
     connectionString: url,
-    max: Math.max(...levels) + 2,
+    // pg-boss's own pool (node-postgres's 10), as Cairn's loop runs on its
+    // server's: each library as it is deployed.
     // No cron or maintenance in the middle of a measurement: Cairn runs none either.
     supervise: false,
     schedule: false,
