@@ -35,10 +35,10 @@ export async function runPeer(
   jobs: number,
   pair = 1,
 ): Promise<PeerRun[]> {
+  // No `max`: pg-boss on its own default pool (node-postgres's 10), as
+  // Cairn's loop runs on its server's: each library as it is deployed.
   const boss = new PgBoss({
     connectionString: url,
-    // pg-boss's own pool (node-postgres's 10), as Cairn's loop runs on its
-    // server's: each library as it is deployed.
     // No cron or maintenance in the middle of a measurement: Cairn runs none either.
     supervise: false,
     schedule: false,
