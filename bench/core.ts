@@ -170,8 +170,8 @@ export async function runCore(
   durationMs: number,
 ): Promise<CoreRun> {
   // The server's pool, not one connection an agent: at 32 agents 32
-  // committers queue on the WAL's write lock and the loop runs a third
-  // slower (docs/performance.md, "Each at its own pool").
+  // committers queue on the WAL's write lock and the loop runs about a
+  // quarter slower (docs/performance.md, "Each at its own pool").
   const { calls, close } = await openCoreCalls(url, tenant);
   try {
     const team = Array.from({ length: agents }, () => calls);
