@@ -1,11 +1,19 @@
 /**
- * The route's 2025-era leg, in process: each exchange closes its pooled server
- * without a stack for the SDK's unseen "Connection closed" error, and leaves
- * Node's stack trace limit as it found it. The route over HTTP, in both eras,
- * is tested against the production build (tests/mcp-eras.test.ts and others).
+ * The route's 2025-era leg, in process: its transport (lib/mcp/exchange-transport.ts)
+ * answers every request as the SDK's stateless JSON-mode transport answers it,
+ * compared request by request, and its pooled servers keep concurrent
+ * exchanges apart. The route over HTTP, in both eras, is tested against the
+ * production build (tests/mcp-eras.test.ts and others).
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { createMcpRoute } from "./http-handler";
+import {
+  type AuthInfo,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { describe, expect, it } from "vitest";
+import type { Database } from "../db/client";
+import { ExchangeTransport } from "./exchange-transport";
+import { createMcpRoute, newServer } from "./http-handler";
 import type { McpPrincipal } from "./request-context";
 
 const PRINCIPAL: McpPrincipal = {
@@ -16,44 +24,181 @@ const PRINCIPAL: McpPrincipal = {
   label: "test key",
 };
 
+const AUTH_INFO: AuthInfo = {
+  token: "",
+  clientId: PRINCIPAL.credentialId,
+  scopes: [],
+  extra: { principal: PRINCIPAL },
+};
+
+const deps = {
+  // `ping` and the protocol's own methods read nothing from it.
+  getDb: async () => ({}) as Database,
+  stallThresholdSeconds: 1800,
+};
+
 const route = createMcpRoute(
-  {
-    getDb: () => Promise.reject(new Error("a ping reads no database")),
-    stallThresholdSeconds: 1800,
-    authenticate: async (token) => (token === "key" ? PRINCIPAL : undefined),
-  },
+  { ...deps, authenticate: async (token) => (token === "key" ? PRINCIPAL : undefined) },
   { maxBodyBytes: 10_000, allowedOrigins: [], corsOrigins: [] },
 );
 
-function legacyPing(id: number): Request {
-  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+const HEADERS = {
+  host: "127.0.0.1:3000",
+  authorization: "Bearer key",
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-11-25",
+};
+
+function post(body: unknown, headers: Record<string, string | undefined> = {}): Request {
+  const merged = Object.entries({ ...HEADERS, ...headers }).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined,
+  );
   return new Request("http://127.0.0.1:3000/api/mcp", {
     method: "POST",
-    body,
-    headers: {
-      host: "127.0.0.1:3000",
-      authorization: "Bearer key",
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-11-25",
-    },
+    body: JSON.stringify(body),
+    headers: merged,
   });
 }
 
+/** The same request answered by the SDK's own transport, built for it alone, as the route did before. */
+async function bySdk(request: Request): Promise<Response> {
+  const server = newServer(deps);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, {
+      parsedBody: await request.clone().json(),
+      authInfo: AUTH_INFO,
+    });
+  } finally {
+    await server.close();
+  }
+}
+
+async function answerOf(response: Response) {
+  const text = await response.text();
+  const body = text === "" ? undefined : JSON.parse(text);
+  // The answer of `ping` carries the server's clock.
+  const serverTime = body?.result?.structuredContent?.serverTime;
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type"),
+    body: serverTime === undefined ? body : JSON.parse(text.replaceAll(serverTime, "<time>")),
+  };
+}
+
+const CASES: [string, unknown, Record<string, string | undefined>?][] = [
+  ["a tool call", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ping" } }],
+  ["a string id", { jsonrpc: "2.0", id: "a", method: "tools/call", params: { name: "ping" } }],
+  [
+    "a request without its revision header",
+    { jsonrpc: "2.0", id: 2, method: "ping" },
+    { "mcp-protocol-version": undefined },
+  ],
+  [
+    "an older revision",
+    { jsonrpc: "2.0", id: 3, method: "ping" },
+    { "mcp-protocol-version": "2025-06-18" },
+  ],
+  [
+    "a revision no one speaks",
+    { jsonrpc: "2.0", id: 4, method: "ping" },
+    { "mcp-protocol-version": "1999-01-01" },
+  ],
+  [
+    "initialize",
+    {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    },
+    { "mcp-protocol-version": "1999-01-01" },
+  ],
+  [
+    "an initialize without its params",
+    { jsonrpc: "2.0", id: 6, method: "initialize" },
+    { "mcp-protocol-version": "1999-01-01" },
+  ],
+  ["a notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
+  ["a response from the client", { jsonrpc: "2.0", id: 7, result: {} }],
+  ["an unknown method", { jsonrpc: "2.0", id: 9, method: "no/such" }],
+  ["an unknown tool", { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "nope" } }],
+  ["a tool call without a name", { jsonrpc: "2.0", id: 11, method: "tools/call", params: {} }],
+  [
+    "an Accept without event streams",
+    { jsonrpc: "2.0", id: 12, method: "ping" },
+    { accept: "application/json" },
+  ],
+  ["no Accept", { jsonrpc: "2.0", id: 13, method: "ping" }, { accept: undefined }],
+  [
+    "a Content-Type that is not JSON",
+    { jsonrpc: "2.0", id: 14, method: "ping" },
+    { "content-type": "text/plain" },
+  ],
+  [
+    "a JSON Content-Type with a charset",
+    { jsonrpc: "2.0", id: 15, method: "ping" },
+    { "content-type": "application/json; charset=utf-8" },
+  ],
+];
+
 describe("the route's 2025-era leg", () => {
-  const limit = Error.stackTraceLimit;
-  afterEach(() => {
-    Error.stackTraceLimit = limit;
+  // Each a request the SDK's era decision sends to this leg (a body that is
+  // not a JSON-RPC request of 2025 goes to the 2026-07-28 handler, unchanged).
+  it.each(CASES)("answers %s as the SDK's own transport does", async (_name, body, headers) => {
+    expect(await isLegacyRequest(post(body, headers), body)).toBe(true);
+    const ours = await answerOf(await route(post(body, headers)));
+    const theirs = await answerOf(await bySdk(post(body, headers)));
+    expect(ours).toEqual(theirs);
   });
 
-  it("answers on pooled servers, leaving Node's stack trace limit as it was", async () => {
-    Error.stackTraceLimit = 17;
-    for (let id = 1; id <= 3; id++) {
-      const response = await route(legacyPing(id));
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ jsonrpc: "2.0", id, result: {} });
-      expect(Error.stackTraceLimit).toBe(17);
-      expect(new Error("still traced").stack).toMatch(/\n\s+at /);
+  // The era decision sends no such body here; the transport refuses it all the same.
+  it.each([
+    { hello: "world" },
+    { jsonrpc: "1.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: null, method: "ping" },
+  ])("refuses %j, not a JSON-RPC message, as the SDK's own transport does", async (body) => {
+    const ours = new ExchangeTransport().exchange(post(body), body, AUTH_INFO);
+    expect(await answerOf(await ours)).toEqual(await answerOf(await bySdk(post(body))));
+  });
+
+  it("keeps concurrent exchanges apart, the same id from many callers included", async () => {
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      route(
+        post({
+          jsonrpc: "2.0",
+          id: i % 2 === 0 ? 1 : `call-${i}`,
+          method: "tools/call",
+          params: { name: "ping" },
+        }),
+      ).then(async (response) => ({ i, status: response.status, body: await response.json() })),
+    );
+    for (const { i, status, body } of await Promise.all(calls)) {
+      expect(status).toBe(200);
+      expect(body.id).toEqual(i % 2 === 0 ? 1 : `call-${i}`);
+      expect(body.result.structuredContent.ok).toBe(true);
+    }
+  });
+
+  it("goes on answering after requests it refused and requests that failed", async () => {
+    for (let round = 0; round < 3; round++) {
+      expect((await route(post({ hello: "world" }))).status).toBe(400);
+      const unknown = await route(post({ jsonrpc: "2.0", id: 1, method: "no/such" }));
+      expect((await unknown.json()).error.code).toBe(-32601);
+      expect(
+        (await route(post({ jsonrpc: "2.0", method: "notifications/initialized" }))).status,
+      ).toBe(202);
+      const ping = await route(post({ jsonrpc: "2.0", id: 2, method: "ping" }));
+      expect(await ping.json()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
     }
   });
 });

@@ -4,9 +4,11 @@
  * request which protocol era the request speaks: a request that carries the
  * 2026-07-28 `_meta` envelope is served natively (no handshake, no session,
  * `server/discover`, `resultType`, cache hints, header/body checks, -32022 for
- * a revision the SDK does not serve), and anything else by the SDK's stateless
- * Streamable HTTP transport, which speaks 2025-11-25 and the revisions the SDK
- * still negotiates below it. One route, one set of handlers, both eras.
+ * a revision the SDK does not serve), and anything else as the SDK's stateless
+ * Streamable HTTP transport serves it, which speaks 2025-11-25 and the
+ * revisions the SDK still negotiates below it (here on a transport of Cairn's
+ * that stays connected to its pooled server, lib/mcp/exchange-transport.ts).
+ * One route, one set of handlers, both eras.
  *
  * Why not `createMcpHandler` of `mcp-handler` (the maintained successor of
  * `@vercel/mcp-adapter`), though it wraps this same SDK entry: it constructs a
@@ -24,9 +26,9 @@ import {
   isLegacyRequest,
   McpServer,
   ProtocolError,
-  WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { logUnexpected } from "../log";
+import { ExchangeTransport } from "./exchange-transport";
 import { type FrontDoorOptions, type McpRouteHandler, withFrontDoor } from "./front-door";
 import type { McpPrincipal } from "./request-context";
 import { reviewFormState } from "./review-in-client";
@@ -47,28 +49,25 @@ export type McpRouteDeps = CairnServerDeps & {
 /** Idle servers kept for reuse per era: about the requests served at once, no more. */
 const MAX_IDLE_SERVERS = 64;
 
-type Era = "legacy" | "modern";
-
 export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions): McpRouteHandler {
   // A pooled server carries nothing from one request to the next that Cairn
   // reads: the handlers take the caller from each request's auth info, and the
   // SDK sets a 2026-07-28 request's revision and client identity on the server
-  // before each exchange. The pools are kept apart by era because the SDK
-  // installs the modern-only handlers (server/discover) on a server it serves
-  // a 2026-07-28 request with.
-  const idle: Record<Era, McpServer[]> = { legacy: [], modern: [] };
-  const takeServer = (era: Era): McpServer => {
-    const server = idle[era].pop() ?? newServer(deps);
-    // The server is closed once its one exchange is answered (on 2026-07-28 by
-    // the SDK, which wraps this onclose with its own and calls it); only then
-    // is it free again.
+  // before each exchange. The eras are pooled apart because the SDK installs
+  // the modern-only handlers (server/discover) on a server it serves a
+  // 2026-07-28 request with, and the 2025-era leg keeps its servers connected.
+  const idleModern: McpServer[] = [];
+  const takeModern = (): McpServer => {
+    const server = idleModern.pop() ?? newServer(deps);
+    // The SDK closes the server once its one exchange is answered (it wraps
+    // this onclose with its own and calls it); only then is it free again.
     server.server.onclose = () => {
-      if (idle[era].length < MAX_IDLE_SERVERS) idle[era].push(server);
+      if (idleModern.length < MAX_IDLE_SERVERS) idleModern.push(server);
     };
     return server;
   };
   const modern = withoutJsonModeWarning(() =>
-    createMcpHandler(({ era }) => takeServer(era), {
+    createMcpHandler(takeModern, {
       // 2025-era requests never reach this handler (see `answer`), and with
       // "reject" it builds no fallback of its own.
       legacy: "reject",
@@ -93,21 +92,15 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
 
   // The SDK's own 2025-era fallback answers every call as a one-event SSE
   // stream (its transport takes no JSON option there), so that era is served
-  // here, as the SDK documents for a hand-wired legacy leg: the same pooled
-  // servers on the stateless transport in JSON mode.
+  // here, as the SDK documents for a hand-wired legacy leg: stateless, in JSON
+  // mode, on pooled servers each connected once to a transport of its own that
+  // serves one exchange at a time (lib/mcp/exchange-transport.ts).
+  const idleLegacy: ExchangeTransport[] = [];
   const legacy = async (request: Request, body: unknown, authInfo: AuthInfo) => {
-    const server = takeServer("legacy");
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    try {
-      // In JSON mode the answer is complete when it is returned.
-      return await transport.handleRequest(request, { parsedBody: body, authInfo });
-    } finally {
-      await closeWithoutStack(server);
-    }
+    const taken = idleLegacy.pop() ?? (await connectLegacy(deps));
+    const response = await taken.exchange(request, body, authInfo);
+    if (idleLegacy.length < MAX_IDLE_SERVERS) idleLegacy.push(taken);
+    return response;
   };
 
   const answer = async (
@@ -131,27 +124,15 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
   return withFrontDoor(answer, (token, request) => deps.authenticate(token, request), frontDoor);
 }
 
-/**
- * Closes a server after its one exchange. The SDK's close builds a
- * "Connection closed" error to settle requests still waiting, and a stateless
- * exchange has none left, so the error is never seen; its stack trace was
- * 1.9% of the busy samples of a profile of the loop served in process (a
- * `ping` measured about 15 µs, 7%, less without it). The close builds it
- * synchronously (the transport's close calls the protocol's teardown before
- * its first await), so Node captures no stack for it here and every other
- * error keeps its own.
- */
-function closeWithoutStack(server: McpServer): Promise<void> {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return server.close();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
+/** A new pooled server for the 2025-era leg, connected for good (its transport holds it). */
+async function connectLegacy(deps: CairnServerDeps): Promise<ExchangeTransport> {
+  const transport = new ExchangeTransport();
+  await newServer(deps).connect(transport);
+  return transport;
 }
 
-function newServer(deps: CairnServerDeps): McpServer {
+/** A server with Cairn's handlers attached, as the route pools them. */
+export function newServer(deps: CairnServerDeps): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: SERVER_CAPABILITIES,
     instructions: SERVER_INSTRUCTIONS,
