@@ -30,6 +30,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Transport,
 } from "@modelcontextprotocol/server";
+import type { JsonAnswer, McpAnswer } from "./front-door";
 
 type RequestId = string | number;
 
@@ -51,7 +52,7 @@ export class ExchangeTransport implements Transport {
   onerror?: (error: Error) => void;
   private supportedVersions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
   /** The request of the exchange in progress, and where its answer goes. */
-  private waiting: { id: RequestId; answer: (response: Response) => void } | undefined;
+  private waiting: { id: RequestId; answer: (answer: JsonAnswer) => void } | undefined;
 
   /** Called by the protocol's connect with the versions its server speaks. */
   setSupportedProtocolVersions(versions: string[]): void {
@@ -77,9 +78,7 @@ export class ExchangeTransport implements Transport {
       throw new Error(`No connection established for request ID: ${String(message.id)}`);
     }
     this.waiting = undefined;
-    waiting.answer(
-      Response.json(message, { status: 200, headers: { "Content-Type": "application/json" } }),
-    );
+    waiting.answer({ status: 200, json: JSON.stringify(message) });
   }
 
   /**
@@ -87,7 +86,7 @@ export class ExchangeTransport implements Transport {
    * answered with the server's response to it, or 202 for a notification or
    * a response.
    */
-  exchange(request: Request, body: unknown, authInfo: AuthInfo): Promise<Response> | Response {
+  exchange(request: Request, body: unknown, authInfo: AuthInfo): Promise<McpAnswer> | McpAnswer {
     if (this.waiting !== undefined) {
       throw new Error("An exchange is already in progress on this transport.");
     }

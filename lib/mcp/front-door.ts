@@ -116,6 +116,26 @@ function withCors(response: Response, origin: string): Response {
 }
 
 /**
+ * A JSON-RPC answer as its JSON text, which the MCP door in front of Next
+ * writes as it is (lib/mcp/node-door.ts): a web `Response` would build a
+ * stream for the body, and the door read it back (docs/performance.md, "One
+ * transport per pooled server"). Anywhere else it becomes a `Response`
+ * (`asResponse`).
+ */
+export type JsonAnswer = { status: number; json: string };
+
+/** What the route answers: a web `Response`, or a JSON-RPC answer as text. */
+export type McpAnswer = Response | JsonAnswer;
+
+export function asResponse(answer: McpAnswer): Response {
+  if (answer instanceof Response) return answer;
+  return new Response(answer.json, {
+    status: answer.status,
+    headers: { "Content-Type": "application/json" },
+  });
+}
+
+/**
  * The MCP route's handler: a request, and where its body comes from when not
  * from the request itself (the MCP door in front of Next hands over Node's
  * request, so no web stream is built for the body; lib/mcp/node-door.ts).
@@ -123,37 +143,37 @@ function withCors(response: Response, origin: string): Response {
 export type McpRouteHandler = (
   request: Request,
   body?: AsyncIterable<Uint8Array>,
-) => Promise<Response>;
+) => Promise<McpAnswer>;
 
 /**
  * Wraps the MCP handler. Requests that pass reach it with their caller and the
  * body already read and parsed, so nothing after the front door reads or parses
  * it again.
  */
-export function withFrontDoor<Caller>(
-  handler: (request: Request, body: unknown, caller: Caller) => Promise<Response>,
+export function withFrontDoor<Caller, Answer extends McpAnswer>(
+  handler: (request: Request, body: unknown, caller: Caller) => Promise<Answer>,
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
-): McpRouteHandler {
+): (request: Request, body?: AsyncIterable<Uint8Array>) => Promise<Answer | Response> {
   const checked = checkedRequest(handler, authenticate, options);
   return async (request, body) => {
     const origin = request.headers.get("origin");
     const cors = origin !== null && options.corsOrigins.includes(origin) ? origin : undefined;
     if (cors === undefined) return checked(request, origin, body);
     if (request.method === "OPTIONS") return preflight(request, cors);
-    return withCors(await checked(request, origin, body), cors);
+    return withCors(asResponse(await checked(request, origin, body)), cors);
   };
 }
 
-function checkedRequest<Caller>(
-  handler: (request: Request, body: unknown, caller: Caller) => Promise<Response>,
+function checkedRequest<Caller, Answer extends McpAnswer>(
+  handler: (request: Request, body: unknown, caller: Caller) => Promise<Answer>,
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
 ): (
   request: Request,
   origin: string | null,
   body: AsyncIterable<Uint8Array> | undefined,
-) => Promise<Response> {
+) => Promise<Answer | Response> {
   const origins = [...options.allowedOrigins, ...options.corsOrigins];
   return async (request, origin, source) => {
     if (origin !== null && !isAllowedOrigin(origin, origins)) {

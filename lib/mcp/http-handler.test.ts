@@ -13,6 +13,7 @@ import {
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/client";
 import { ExchangeTransport } from "./exchange-transport";
+import { asResponse } from "./front-door";
 import { createMcpRoute, newServer } from "./http-handler";
 import type { McpPrincipal } from "./request-context";
 
@@ -37,10 +38,12 @@ const deps = {
   stallThresholdSeconds: 1800,
 };
 
-const route = createMcpRoute(
+const handler = createMcpRoute(
   { ...deps, authenticate: async (token) => (token === "key" ? PRINCIPAL : undefined) },
   { maxBodyBytes: 10_000, allowedOrigins: [], corsOrigins: [] },
 );
+/** The route's answer as the Next route sends it; the door in front of Next writes the same (node-door.test.ts). */
+const route = async (request: Request) => asResponse(await handler(request));
 
 const HEADERS = {
   host: "127.0.0.1:3000",
@@ -167,8 +170,8 @@ describe("the route's 2025-era leg", () => {
     { jsonrpc: "1.0", id: 1, method: "ping" },
     { jsonrpc: "2.0", id: null, method: "ping" },
   ])("refuses %j, not a JSON-RPC message, as the SDK's own transport does", async (body) => {
-    const ours = new ExchangeTransport().exchange(post(body), body, AUTH_INFO);
-    expect(await answerOf(await ours)).toEqual(await answerOf(await bySdk(post(body))));
+    const ours = asResponse(await new ExchangeTransport().exchange(post(body), body, AUTH_INFO));
+    expect(await answerOf(ours)).toEqual(await answerOf(await bySdk(post(body))));
   });
 
   it("keeps concurrent exchanges apart, the same id from many callers included", async () => {

@@ -29,7 +29,12 @@ import {
 } from "@modelcontextprotocol/server";
 import { logUnexpected } from "../log";
 import { ExchangeTransport } from "./exchange-transport";
-import { type FrontDoorOptions, type McpRouteHandler, withFrontDoor } from "./front-door";
+import {
+  type FrontDoorOptions,
+  type McpAnswer,
+  type McpRouteHandler,
+  withFrontDoor,
+} from "./front-door";
 import type { McpPrincipal } from "./request-context";
 import { reviewFormState } from "./review-in-client";
 import {
@@ -107,7 +112,7 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
     request: Request,
     body: unknown,
     principal: McpPrincipal,
-  ): Promise<Response> => {
+  ): Promise<McpAnswer> => {
     const authInfo: AuthInfo = {
       token: "",
       clientId: principal.credentialId,

@@ -23,13 +23,17 @@ async function serve(handle: McpDoor["handle"]): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp`;
 }
 
-afterEach(async () => {
-  errors.length = 0;
+async function stop(): Promise<void> {
   const running = server;
   server = undefined;
   if (!running) return;
   running.closeAllConnections();
   await new Promise((resolve) => running.close(resolve));
+}
+
+afterEach(async () => {
+  errors.length = 0;
+  await stop();
 });
 
 describe("the MCP door on Node's request and response", () => {
@@ -98,6 +102,28 @@ describe("the MCP door on Node's request and response", () => {
         ),
       ),
     );
+  });
+
+  it("writes a JSON-RPC answer given as text as its web Response would be written", async () => {
+    const json = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { text: "é ✓" } });
+    const received = async (handle: McpDoor["handle"]) => {
+      const url = await serve(handle);
+      const response = await fetch(url, { method: "POST", body: "{}" });
+      const headers = Object.fromEntries(
+        [...response.headers].filter(([name]) => name !== "date" && name !== "keep-alive"),
+      );
+      const answer = { status: response.status, headers, body: await response.text() };
+      await stop();
+      return answer;
+    };
+    const asText = await received(async () => ({ status: 200, json }));
+    const asResponse = await received(async () =>
+      Response.json(JSON.parse(json), { headers: { "Content-Type": "application/json" } }),
+    );
+    expect(asText).toEqual(asResponse);
+    expect(asText.body).toBe(json);
+    expect(asText.headers["content-length"]).toBe(String(Buffer.byteLength(json)));
+    expect(asText.headers["x-frame-options"]).toBe("DENY");
   });
 
   it("hands on a request whose Host makes no URL, for the route to refuse, instead of failing", async () => {

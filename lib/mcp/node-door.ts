@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { NON_PAGE_CSP, SECURITY_HEADERS } from "../web/security-headers";
-import type { McpRouteHandler } from "./front-door";
+import type { McpAnswer, McpRouteHandler } from "./front-door";
 
 export const MCP_PATH = "/api/mcp";
 
@@ -107,10 +107,19 @@ function toRequest(request: IncomingMessage): Request {
 }
 
 async function writeResponse(
-  response: Response,
+  answer: McpAnswer,
   res: ServerResponse,
   closed: () => boolean,
 ): Promise<void> {
+  if (!(answer instanceof Response)) {
+    // A JSON-RPC answer as text: written whole, with its length, as `asResponse` would send it.
+    res.statusCode = answer.status;
+    for (const [name, value] of FIXED_HEADERS) res.setHeader(name, value);
+    res.setHeader("content-type", "application/json");
+    res.end(answer.json);
+    return;
+  }
+  const response = answer;
   setHeaders(response, res);
   if (response.body === null) {
     res.end();

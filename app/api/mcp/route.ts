@@ -3,6 +3,7 @@ import { getDatabaseHandle, getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { allowedOrigins } from "@/lib/http/allowed-host";
 import { type Checked, CREDENTIALS_CHANGED, CredentialCache } from "@/lib/mcp/credential-cache";
+import { asResponse } from "@/lib/mcp/front-door";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
 import { publishMcpDoor } from "@/lib/mcp/node-door";
 import type { McpPrincipal } from "@/lib/mcp/request-context";
@@ -98,7 +99,7 @@ publishMcpDoor({ handle: handler, written: toolCallLogWritten });
  * before it stopped is lost (lib/services/shared/tool-call-log.ts).
  */
 async function answer(request: Request): Promise<Response> {
-  const response = await handler(request);
+  const response = asResponse(await handler(request));
   after(toolCallLogWritten());
   return response;
 }
