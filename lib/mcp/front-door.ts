@@ -127,8 +127,16 @@ export type JsonAnswer = { status: number; json: string };
 /** What the route answers: a web `Response`, or a JSON-RPC answer as text. */
 export type McpAnswer = Response | JsonAnswer;
 
+/**
+ * Told apart by shape, not by `instanceof Response`: the door in front of Next
+ * (server.ts's bundle) meets answers made in Next's bundle.
+ */
+export function isJsonAnswer(answer: McpAnswer): answer is JsonAnswer {
+  return typeof (answer as Partial<JsonAnswer>).json === "string";
+}
+
 export function asResponse(answer: McpAnswer): Response {
-  if (answer instanceof Response) return answer;
+  if (!isJsonAnswer(answer)) return answer;
   return new Response(answer.json, {
     status: answer.status,
     headers: { "Content-Type": "application/json" },

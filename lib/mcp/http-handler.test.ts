@@ -1,8 +1,8 @@
 /**
  * The route's 2025-era leg, in process: its transport (lib/mcp/exchange-transport.ts)
  * answers every request as the SDK's stateless JSON-mode transport answers it,
- * compared request by request, and its pooled servers keep concurrent
- * exchanges apart. The route over HTTP, in both eras, is tested against the
+ * compared request by request; its servers are pooled, one exchange at a time
+ * each, and an `initialize` leaves nothing on them. The route over HTTP, in both eras, is tested against the
  * production build (tests/mcp-eras.test.ts and others).
  */
 import {
@@ -10,12 +10,25 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Database } from "../db/client";
 import { ExchangeTransport } from "./exchange-transport";
 import { asResponse } from "./front-door";
 import { createMcpRoute, newServer } from "./http-handler";
 import type { McpPrincipal } from "./request-context";
+
+// How many servers the route has built: each gets Cairn's handlers once.
+const built = vi.hoisted(() => ({ servers: 0 }));
+vi.mock("./server", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("./server")>();
+  return {
+    ...actual,
+    registerCairnServer: (...args: Parameters<typeof actual.registerCairnServer>) => {
+      built.servers += 1;
+      actual.registerCairnServer(...args);
+    },
+  };
+});
 
 const PRINCIPAL: McpPrincipal = {
   kind: "api_key",
@@ -38,12 +51,16 @@ const deps = {
   stallThresholdSeconds: 1800,
 };
 
-const handler = createMcpRoute(
-  { ...deps, authenticate: async (token) => (token === "key" ? PRINCIPAL : undefined) },
-  { maxBodyBytes: 10_000, allowedOrigins: [], corsOrigins: [] },
-);
-/** The route's answer as the Next route sends it; the door in front of Next writes the same (node-door.test.ts). */
-const route = async (request: Request) => asResponse(await handler(request));
+function newRoute() {
+  const handler = createMcpRoute(
+    { ...deps, authenticate: async (token) => (token === "key" ? PRINCIPAL : undefined) },
+    { maxBodyBytes: 10_000, allowedOrigins: [], corsOrigins: [] },
+  );
+  /** The route's answer as the Next route sends it; the door in front of Next writes the same (node-door.test.ts). */
+  return async (request: Request) => asResponse(await handler(request));
+}
+
+const route = newRoute();
 
 const HEADERS = {
   host: "127.0.0.1:3000",
@@ -174,7 +191,7 @@ describe("the route's 2025-era leg", () => {
     expect(await answerOf(ours)).toEqual(await answerOf(await bySdk(post(body))));
   });
 
-  it("keeps concurrent exchanges apart, the same id from many callers included", async () => {
+  it("answers concurrent calls each with its own answer, the same id from many callers included", async () => {
     const calls = Array.from({ length: 40 }, (_, i) =>
       route(
         post({
@@ -190,6 +207,58 @@ describe("the route's 2025-era leg", () => {
       expect(body.id).toEqual(i % 2 === 0 ? 1 : `call-${i}`);
       expect(body.result.structuredContent.ok).toBe(true);
     }
+  });
+
+  it("serves call after call on one pooled server, and each initialize on a server of its own", async () => {
+    const fresh = newRoute();
+    const before = built.servers;
+    const ping = (id: number) =>
+      fresh(post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "ping" } }));
+    for (let id = 1; id <= 5; id++) expect((await ping(id)).status).toBe(200);
+    expect(built.servers - before).toBe(1);
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 6,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-03-26",
+        capabilities: { elicitation: {} },
+        clientInfo: { name: "another client", version: "1" },
+      },
+    };
+    for (let round = 0; round < 2; round++) {
+      expect((await fresh(post(initialize))).status).toBe(200);
+      expect(built.servers - before).toBe(2 + round);
+      // What it declared stays on its own server: the pooled one serves on, and no other is built.
+      expect((await ping(7)).status).toBe(200);
+      expect(built.servers - before).toBe(2 + round);
+    }
+    // Two at once: the one pooled server and one more; the initialize's servers were not pooled.
+    await Promise.all([ping(8), ping(9)]);
+    expect(built.servers - before).toBe(4);
+  });
+
+  it("serves one exchange at a time, and drops what a handler sends besides its answer", async () => {
+    const transport = new ExchangeTransport();
+    const handled: unknown[] = [];
+    transport.onmessage = (message) => handled.push(message);
+    const request = { jsonrpc: "2.0", id: 1, method: "ping" };
+    const answer = transport.exchange(post(request), request, AUTH_INFO);
+    expect(handled).toEqual([request]);
+    expect(() => transport.exchange(post(request), request, AUTH_INFO)).toThrow(/in progress/);
+    // A notification or a request to the client has no way back in a stateless JSON exchange.
+    await transport.send({ jsonrpc: "2.0", method: "notifications/message", params: {} });
+    await transport.send({ jsonrpc: "2.0", id: 99, method: "elicitation/create", params: {} });
+    await expect(transport.send({ jsonrpc: "2.0", id: 2, result: {} })).rejects.toThrow(
+      /request ID: 2/,
+    );
+    await transport.send({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(asResponse(await answer).status).toBe(200);
+    expect(await asResponse(await answer).json()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    // Free again.
+    const next = transport.exchange(post({ ...request, id: 3 }), { ...request, id: 3 }, AUTH_INFO);
+    await transport.send({ jsonrpc: "2.0", id: 3, result: {} });
+    expect(await asResponse(await next).json()).toEqual({ jsonrpc: "2.0", id: 3, result: {} });
   });
 
   it("goes on answering after requests it refused and requests that failed", async () => {

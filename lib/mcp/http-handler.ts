@@ -55,10 +55,11 @@ export type McpRouteDeps = CairnServerDeps & {
 const MAX_IDLE_SERVERS = 64;
 
 export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions): McpRouteHandler {
-  // A pooled server carries nothing from one request to the next that Cairn
-  // reads: the handlers take the caller from each request's auth info, and the
-  // SDK sets a 2026-07-28 request's revision and client identity on the server
-  // before each exchange. The eras are pooled apart because the SDK installs
+  // A pooled server carries nothing from one request to the next: the
+  // handlers take the caller from each request's auth info, the SDK sets a
+  // 2026-07-28 request's revision and client identity on the server before
+  // each exchange, and a 2025-era `initialize` is answered on a server of its
+  // own (below). The eras are pooled apart because the SDK installs
   // the modern-only handlers (server/discover) on a server it serves a
   // 2026-07-28 request with, and the 2025-era leg keeps its servers connected.
   const idleModern: McpServer[] = [];
@@ -102,6 +103,12 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
   // serves one exchange at a time (lib/mcp/exchange-transport.ts).
   const idleLegacy: ExchangeTransport[] = [];
   const legacy = async (request: Request, body: unknown, authInfo: AuthInfo) => {
+    // The SDK's server keeps what an `initialize` declares (the client's
+    // capabilities and identity, the revision, which picks the codec its
+    // tools/call checks use) and nothing resets it: on a pooled server it
+    // would meet the next caller's exchanges. So an `initialize` (once per
+    // client session) gets a server of its own, which is then dropped.
+    if (isInitialize(body)) return (await connectLegacy(deps)).exchange(request, body, authInfo);
     const taken = idleLegacy.pop() ?? (await connectLegacy(deps));
     const response = await taken.exchange(request, body, authInfo);
     if (idleLegacy.length < MAX_IDLE_SERVERS) idleLegacy.push(taken);
@@ -129,7 +136,13 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
   return withFrontDoor(answer, (token, request) => deps.authenticate(token, request), frontDoor);
 }
 
-/** A new pooled server for the 2025-era leg, connected for good (its transport holds it). */
+function isInitialize(body: unknown): boolean {
+  return (
+    typeof body === "object" && body !== null && "method" in body && body.method === "initialize"
+  );
+}
+
+/** A new server for the 2025-era leg, connected for good (its transport holds it). */
 async function connectLegacy(deps: CairnServerDeps): Promise<ExchangeTransport> {
   const transport = new ExchangeTransport();
   await newServer(deps).connect(transport);

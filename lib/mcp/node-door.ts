@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { NON_PAGE_CSP, SECURITY_HEADERS } from "../web/security-headers";
-import type { McpAnswer, McpRouteHandler } from "./front-door";
+import { isJsonAnswer, type McpAnswer, type McpRouteHandler } from "./front-door";
 
 export const MCP_PATH = "/api/mcp";
 
@@ -111,7 +111,7 @@ async function writeResponse(
   res: ServerResponse,
   closed: () => boolean,
 ): Promise<void> {
-  if (!(answer instanceof Response)) {
+  if (isJsonAnswer(answer)) {
     // A JSON-RPC answer as text: written whole, with its length, as `asResponse` would send it.
     res.statusCode = answer.status;
     for (const [name, value] of FIXED_HEADERS) res.setHeader(name, value);
