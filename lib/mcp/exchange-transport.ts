@@ -30,16 +30,9 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Transport,
 } from "@modelcontextprotocol/server";
-import type { JsonAnswer, McpAnswer } from "./front-door";
+import { type JsonAnswer, jsonRpcError, type McpAnswer } from "./front-door";
 
 type RequestId = string | number;
-
-function jsonError(status: number, code: number, message: string): Response {
-  return Response.json(
-    { jsonrpc: "2.0", error: { code, message }, id: null },
-    { status, headers: { "Content-Type": "application/json" } },
-  );
-}
 
 /** A response (result or error) rather than a request or notification: it has no method. */
 function isResponse(message: JSONRPCMessage): message is JSONRPCResponse {
@@ -92,14 +85,14 @@ export class ExchangeTransport implements Transport {
     }
     const accept = request.headers.get("accept");
     if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) {
-      return jsonError(
+      return jsonRpcError(
         406,
         -32000,
         "Not Acceptable: Client must accept both application/json and text/event-stream",
       );
     }
     if (!isJsonContentType(request.headers.get("content-type"))) {
-      return jsonError(
+      return jsonRpcError(
         415,
         -32000,
         "Unsupported Media Type: Content-Type must be application/json",
@@ -109,7 +102,7 @@ export class ExchangeTransport implements Transport {
     try {
       message = parseJSONRPCMessage(body);
     } catch {
-      return jsonError(400, -32700, "Parse error: Invalid JSON-RPC message");
+      return jsonRpcError(400, -32700, "Parse error: Invalid JSON-RPC message");
     }
     const version = request.headers.get("mcp-protocol-version");
     // The SDK's own tests of a message's kind, so a message is what its
@@ -118,7 +111,7 @@ export class ExchangeTransport implements Transport {
     const initialize =
       "method" in message && message.method === "initialize" && isInitializeRequest(message);
     if (!initialize && version !== null && !this.supportedVersions.includes(version)) {
-      return jsonError(
+      return jsonRpcError(
         400,
         -32000,
         `Bad Request: Unsupported protocol version: ${version} (supported versions: ${this.supportedVersions.join(", ")})`,

@@ -51,7 +51,13 @@ function challenge(request: Request, options: FrontDoorOptions, invalid: boolean
   return parts.length === 0 ? "Bearer" : `Bearer ${parts.join(", ")}`;
 }
 
-function jsonRpcError(status: number, code: number, message: string, headers: HeadersInit = {}) {
+/** A JSON-RPC error answer with no request id, as a transport refuses a request before reading it. */
+export function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: HeadersInit = {},
+) {
   return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
     status,
     headers: { "Content-Type": "application/json", ...headers },

@@ -1,9 +1,10 @@
 /**
- * The route's 2025-era leg, in process: its transport (lib/mcp/exchange-transport.ts)
- * answers every request as the SDK's stateless JSON-mode transport answers it,
- * compared request by request; its servers are pooled, one exchange at a time
- * each, and an `initialize` leaves nothing on them. The route over HTTP, in both eras, is tested against the
- * production build (tests/mcp-eras.test.ts and others).
+ * The route's 2025-era leg, in process: its transport
+ * (lib/mcp/exchange-transport.ts) answers every request as the SDK's stateless
+ * JSON-mode transport answers it, compared request by request; its servers are
+ * pooled, one exchange at a time each, and an `initialize` leaves nothing on
+ * them. The route over HTTP, in both eras, is tested against the production
+ * build (tests/mcp-eras.test.ts and others).
  */
 import {
   type AuthInfo,

@@ -119,17 +119,16 @@ async function writeResponse(
     res.end(answer.json);
     return;
   }
-  const response = answer;
-  setHeaders(response, res);
-  if (response.body === null) {
+  setHeaders(answer, res);
+  if (answer.body === null) {
     res.end();
     return;
   }
-  const reader = response.body.getReader();
+  const reader = answer.body.getReader();
   // An event stream (a 2026-07-28 subscription, a GET stream) is written as it
   // comes; any other answer is complete when returned (JSON mode), so it is
   // written whole, with its length, in one write.
-  if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
+  if (answer.headers.get("content-type")?.startsWith("text/event-stream")) {
     res.flushHeaders();
     // A client that goes away ends the stream at once, even one with nothing
     // more to send: its source is cancelled (the SDK's teardown) and the read ends.
