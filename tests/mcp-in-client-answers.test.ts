@@ -21,6 +21,7 @@ import {
   connectModernAgent,
   type ModernAgent,
   plainResult,
+  postMcp,
 } from "./support/mcp-client";
 import { connectAppOverHttp } from "./support/oauth-over-http";
 import { signInOverHttp, type WebSession } from "./support/web-session";
@@ -267,6 +268,36 @@ describe.each(BACKENDS)("answers given inside an MCP client (%s)", (backend) => 
       const next = await agent.ok("get_next_step", { planId });
       expect(shown).toHaveLength(1);
       expect(next).toMatchObject({ status: "ready", step: { stepOrder: 2 } });
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it("keeps a 2025-era request on the tool flow whatever its _meta says it can show", async () => {
+    await setPolicy("people_and_agents");
+    const { agent } = await clientWith(app.tenantA.key, { form: {} }, { action: "decline" });
+    try {
+      const { planId } = await planAtReview(agent, "2025-era form claim");
+      // No revision claim in _meta, so the SDK serves it on the 2025 era, whose
+      // stateless exchange can carry no form; the capabilities it names beside
+      // that claim are not the client's declaration.
+      const answer = await postMcp(app.mcpUrl, app.tenantA.key, {
+        method: "tools/call",
+        params: {
+          name: "get_next_step",
+          arguments: { planId },
+          _meta: {
+            "io.modelcontextprotocol/clientInfo": { name: "claims a form", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
+          },
+        },
+      });
+      expect(answer.status).toBe(200);
+      const body = (await answer.json()) as {
+        result?: { isError?: boolean; structuredContent?: { status?: string } };
+      };
+      expect(body.result?.isError).not.toBe(true);
+      expect(body.result?.structuredContent?.status).toBe("awaiting_review");
     } finally {
       await agent.close();
     }

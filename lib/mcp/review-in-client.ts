@@ -57,8 +57,14 @@ const reviewForm = z.object({
     .describe("Your words to the agent. Required for modify; kept with any decision."),
 });
 
-/** The reserved keys of a 2026-07-28 request's `_meta` envelope that this reads. */
+/**
+ * The reserved keys of a 2026-07-28 request's `_meta` envelope that this reads.
+ * The revision key is what makes it an envelope: the SDK serves a request
+ * without it on the 2025 era yet still lifts the other reserved keys it
+ * carries, and a stateless 2025 exchange can carry no form, whatever those say.
+ */
 const envelopeSchema = z.object({
+  "io.modelcontextprotocol/protocolVersion": z.string(),
   "io.modelcontextprotocol/clientCapabilities": z
     .object({
       elicitation: z
@@ -98,7 +104,7 @@ export type ReviewClient = {
  * The client of a 2026-07-28 request that can put a review before its user: it
  * declared elicitation, in form mode (an empty elicitation capability means
  * form) or in URL mode. Undefined for every other request, 2025-era ones
- * included (no envelope).
+ * included (no envelope, or reserved keys without the revision that claims one).
  */
 export function reviewCapableClient(envelope: unknown): DeclaredReviewClient | undefined {
   const parsed = envelopeSchema.safeParse(envelope ?? {});
