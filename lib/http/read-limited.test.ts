@@ -61,6 +61,29 @@ describe("readLimited", () => {
     expect(reads).toBeLessThan(40);
   });
 
+  it("fails as the stream does: its error, or a close before its end", async () => {
+    const failing = new Readable({ read() {} });
+    const failed = readLimited(failing, 100);
+    failing.push(Buffer.from("par"));
+    failing.destroy(new Error("connection reset"));
+    await expect(failed).rejects.toThrow("connection reset");
+    const cut = new Readable({ read() {} });
+    const closed = readLimited(cut, 100);
+    cut.push(Buffer.from("par"));
+    cut.destroy();
+    await expect(closed).rejects.toMatchObject({ code: "ERR_STREAM_PREMATURE_CLOSE" });
+    // Listeners are gone once it settles.
+    expect(cut.listenerCount("data") + cut.listenerCount("end")).toBe(0);
+  });
+
+  it("reads a Node stream that has already ended as empty", async () => {
+    const ended = Readable.from([Buffer.from("x")]);
+    for await (const _ of ended) {
+      // drained
+    }
+    expect(await readLimited(ended, 100)).toBe("");
+  });
+
   it("takes a body of exactly the limit", async () => {
     expect(await readLimited(Readable.from([Buffer.from("x".repeat(10))]), 10)).toBe(
       "x".repeat(10),

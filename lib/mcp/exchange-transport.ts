@@ -30,7 +30,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Transport,
 } from "@modelcontextprotocol/server";
-import { type JsonAnswer, jsonRpcError, type McpAnswer } from "./front-door";
+import { type HeaderReader, type JsonAnswer, jsonRpcError, type McpAnswer } from "./front-door";
 
 type RequestId = string | number;
 
@@ -79,11 +79,15 @@ export class ExchangeTransport implements Transport {
    * answered with the server's response to it, or 202 for a notification or
    * a response.
    */
-  exchange(request: Request, body: unknown, authInfo: AuthInfo): Promise<McpAnswer> | McpAnswer {
+  exchange(
+    headers: HeaderReader,
+    body: unknown,
+    authInfo: AuthInfo,
+  ): Promise<McpAnswer> | McpAnswer {
     if (this.waiting !== undefined) {
       throw new Error("An exchange is already in progress on this transport.");
     }
-    const accept = request.headers.get("accept");
+    const accept = headers.get("accept");
     if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) {
       return jsonRpcError(
         406,
@@ -91,7 +95,7 @@ export class ExchangeTransport implements Transport {
         "Not Acceptable: Client must accept both application/json and text/event-stream",
       );
     }
-    if (!isJsonContentType(request.headers.get("content-type"))) {
+    if (!isJsonContentType(headers.get("content-type"))) {
       return jsonRpcError(
         415,
         -32000,
@@ -104,7 +108,7 @@ export class ExchangeTransport implements Transport {
     } catch {
       return jsonRpcError(400, -32700, "Parse error: Invalid JSON-RPC message");
     }
-    const version = request.headers.get("mcp-protocol-version");
+    const version = headers.get("mcp-protocol-version");
     // The SDK's own tests of a message's kind, so a message is what its
     // protocol layer will take it for (one that looks like a request but is not
     // one gets no answer, and must not be waited on).
@@ -117,7 +121,9 @@ export class ExchangeTransport implements Transport {
         `Bad Request: Unsupported protocol version: ${version} (supported versions: ${this.supportedVersions.join(", ")})`,
       );
     }
-    const extra = { authInfo, request };
+    // Only the caller: Cairn's handlers read nothing else of the HTTP request
+    // (the SDK's `ctx.http.req` stays unset on this leg).
+    const extra = { authInfo };
     if (!isJSONRPCRequest(message)) {
       this.onmessage?.(message, extra);
       return new Response(null, { status: 202 });

@@ -4,7 +4,7 @@
  * tests/mcp-front-door.test.ts.
  */
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { withFrontDoor } from "./front-door";
+import { type DoorRequest, doorRequest, withFrontDoor } from "./front-door";
 
 const OPTIONS = { maxBodyBytes: 1_000, allowedOrigins: [], corsOrigins: [] };
 
@@ -28,7 +28,7 @@ function endlessPost(headers: Record<string, string>) {
 
 describe("withFrontDoor", () => {
   const handler = vi.fn(
-    async (_request: Request, _body: unknown, _caller: unknown) => new Response("{}"),
+    async (_request: DoorRequest, _body: unknown, _caller: unknown) => new Response("{}"),
   );
   beforeEach(() => handler.mockClear());
 
@@ -37,7 +37,7 @@ describe("withFrontDoor", () => {
     const door = withFrontDoor(handler, authenticate, OPTIONS);
     for (const authorization of [undefined, "Bearer", "Bearer   ", "Basic abc"]) {
       const { request, pulls } = endlessPost(authorization ? { Authorization: authorization } : {});
-      const response = await door(request);
+      const response = await door(doorRequest(request), request.body);
       expect(response.status, authorization).toBe(401);
       expect(response.headers.get("www-authenticate"), authorization).toBe("Bearer");
       // A stream may pull once to fill its queue when it is made; the front door
@@ -49,15 +49,16 @@ describe("withFrontDoor", () => {
   });
 
   it("answers a key that matches nothing with invalid_token, before reading the body", async () => {
-    const authenticate = vi.fn(async (_token: string, _request: Request) => undefined);
+    const authenticate = vi.fn(async (_token: string, _request: DoorRequest) => undefined);
     const door = withFrontDoor(handler, authenticate, OPTIONS);
     const { request, pulls } = endlessPost({ Authorization: "Bearer  cairn_wrong " });
-    const response = await door(request);
+    const atDoor = doorRequest(request);
+    const response = await door(atDoor, request.body);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toBe(
       'Bearer error="invalid_token", error_description="invalid, expired or revoked token"',
     );
-    expect(authenticate).toHaveBeenCalledWith("cairn_wrong", request);
+    expect(authenticate).toHaveBeenCalledWith("cairn_wrong", atDoor);
     expect(pulls()).toBeLessThanOrEqual(1);
     expect(handler).not.toHaveBeenCalled();
   });
@@ -66,13 +67,16 @@ describe("withFrontDoor", () => {
     const door = withFrontDoor(handler, async () => undefined, {
       ...OPTIONS,
       resourceMetadataUrl: (request) =>
-        `${new URL(request.url).origin}/.well-known/oauth-protected-resource/api/mcp`,
+        `${new URL(request.web().url).origin}/.well-known/oauth-protected-resource/api/mcp`,
     });
     const metadata =
       'resource_metadata="http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/mcp", scope="mcp"';
-    const none = await door(endlessPost({}).request);
+    const none = await door(doorRequest(endlessPost({}).request), null);
     expect(none.headers.get("www-authenticate")).toBe(`Bearer ${metadata}`);
-    const wrong = await door(endlessPost({ Authorization: "Bearer nope" }).request);
+    const wrong = await door(
+      doorRequest(endlessPost({ Authorization: "Bearer nope" }).request),
+      null,
+    );
     expect(wrong.headers.get("www-authenticate")).toBe(
       `Bearer error="invalid_token", error_description="invalid, expired or revoked token", ${metadata}`,
     );
@@ -88,7 +92,7 @@ describe("withFrontDoor", () => {
       OPTIONS,
     );
     const { request } = endlessPost({ Authorization: "Bearer cairn_key" });
-    const response = await door(request);
+    const response = await door(doorRequest(request), request.body);
     expect(response.status).toBe(500);
     expect(response.headers.get("www-authenticate")).toBeNull();
     expect(await response.json()).toMatchObject({ error: { code: -32603 } });
@@ -110,7 +114,7 @@ describe("withFrontDoor", () => {
       OPTIONS,
     );
     const { request } = endlessPost({ Authorization: "Bearer cairn_key" });
-    const response = await door(request);
+    const response = await door(doorRequest(request), request.body);
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBe("2");
     expect(await response.json()).toMatchObject({
@@ -130,8 +134,9 @@ describe("withFrontDoor", () => {
       headers: { Authorization: "Bearer cairn_key", "Content-Type": "application/json" },
       body: JSON.stringify(message),
     });
-    expect((await door(request)).status).toBe(200);
-    expect(handler).toHaveBeenCalledWith(request, message, caller);
+    const atDoor = doorRequest(request);
+    expect((await door(atDoor, request.body)).status).toBe(200);
+    expect(handler).toHaveBeenCalledWith(atDoor, message, caller);
   });
 
   it("answers a listed browser host's preflight and calls with CORS headers, and no other origin's", async () => {
@@ -142,15 +147,18 @@ describe("withFrontDoor", () => {
     });
     const ask = (origin: string) =>
       door(
-        new Request("http://127.0.0.1:3000/api/mcp", {
-          method: "OPTIONS",
-          headers: {
-            Origin: origin,
-            "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers":
-              "authorization, content-type, mcp-protocol-version, mcp-param-region, x-tracking",
-          },
-        }),
+        doorRequest(
+          new Request("http://127.0.0.1:3000/api/mcp", {
+            method: "OPTIONS",
+            headers: {
+              Origin: origin,
+              "Access-Control-Request-Method": "POST",
+              "Access-Control-Request-Headers":
+                "authorization, content-type, mcp-protocol-version, mcp-param-region, x-tracking",
+            },
+          }),
+        ),
+        null,
       );
     const preflight = await ask(host);
     expect(preflight.status).toBe(204);
@@ -168,14 +176,14 @@ describe("withFrontDoor", () => {
     expect(loopback.status).toBe(405);
     expect(loopback.headers.get("access-control-allow-origin")).toBeNull();
 
-    const call = (headers: Record<string, string>) =>
-      door(
-        new Request("http://127.0.0.1:3000/api/mcp", {
-          method: "POST",
-          headers: { Origin: host, "Content-Type": "application/json", ...headers },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-        }),
-      );
+    const call = (headers: Record<string, string>) => {
+      const request = new Request("http://127.0.0.1:3000/api/mcp", {
+        method: "POST",
+        headers: { Origin: host, "Content-Type": "application/json", ...headers },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+      return door(doorRequest(request), request.body);
+    };
     const answered = await call({ Authorization: "Bearer cairn_key" });
     expect(answered.status).toBe(200);
     expect(answered.headers.get("access-control-allow-origin")).toBe(host);

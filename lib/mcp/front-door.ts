@@ -28,20 +28,42 @@ export type FrontDoorOptions = {
    * request, named in every 401 challenge so an OAuth client can discover how
    * to get a token; undefined leaves it out.
    */
-  resourceMetadataUrl?: (request: Request) => string | undefined;
+  resourceMetadataUrl?: (request: DoorRequest) => string | undefined;
 };
+
+/** A request's headers as the door reads them: one by (lower-case) name. */
+export type HeaderReader = { get(name: string): string | null };
+
+/**
+ * A request at the MCP door: its method and headers, and the web `Request`
+ * only where one is needed (the SDK's 2026-07-28 handler takes one). Next's
+ * route hands its own (`doorRequest`); the door in front of Next reads Node's
+ * request's headers where they are, so a 2025-era call builds no `Request`
+ * (lib/mcp/node-door.ts).
+ */
+export type DoorRequest = {
+  readonly method: string;
+  readonly headers: HeaderReader;
+  /** The request as a web `Request`; its body is the door's to read, never this one's. */
+  web(): Request;
+};
+
+/** A web `Request` at the door (Next's route): its body is read from `request.body`. */
+export function doorRequest(request: Request): DoorRequest {
+  return { method: request.method, headers: request.headers, web: () => request };
+}
 
 /** Looks up who a bearer token belongs to; undefined for a wrong, revoked or expired one. */
 export type Authenticate<Caller> = (
   bearerToken: string,
-  request: Request,
+  request: DoorRequest,
 ) => Promise<Caller | undefined>;
 
 // RFC 6750 §3.1: a request without credentials gets a challenge with no error
 // code; a key or token that matches nothing gets invalid_token. Both name the
 // protected-resource metadata (RFC 9728 §5.1) and the scope, which is where an
 // MCP client starts the OAuth flow.
-function challenge(request: Request, options: FrontDoorOptions, invalid: boolean): string {
+function challenge(request: DoorRequest, options: FrontDoorOptions, invalid: boolean): string {
   const parts: string[] = [];
   if (invalid) {
     parts.push('error="invalid_token"', 'error_description="invalid, expired or revoked token"');
@@ -88,7 +110,7 @@ const MCP_PARAM_HEADER_PREFIX = "mcp-param-";
  * A preflight's answer for a listed origin: the headers it asked for that MCP
  * uses (a wildcard would not cover Authorization), POST as the one method.
  */
-function preflight(request: Request, origin: string): Response {
+function preflight(request: DoorRequest, origin: string): Response {
   const asked = (request.headers.get("access-control-request-headers") ?? "")
     .split(",")
     .map((name) => name.trim().toLowerCase())
@@ -150,13 +172,13 @@ export function asResponse(answer: McpAnswer): Response {
 }
 
 /**
- * The MCP route's handler: a request, and where its body comes from when not
- * from the request itself (the MCP door in front of Next hands over Node's
- * request, so no web stream is built for the body; lib/mcp/node-door.ts).
+ * The MCP route's handler: a request, and its body (a web `Request`'s stream,
+ * or Node's request itself at the MCP door in front of Next, so no web stream
+ * is built for it; lib/mcp/node-door.ts).
  */
 export type McpRouteHandler = (
-  request: Request,
-  body?: AsyncIterable<Uint8Array>,
+  request: DoorRequest,
+  body: AsyncIterable<Uint8Array> | null,
 ) => Promise<McpAnswer>;
 
 /**
@@ -165,10 +187,10 @@ export type McpRouteHandler = (
  * it again.
  */
 export function withFrontDoor<Caller, Answer extends McpAnswer>(
-  handler: (request: Request, body: unknown, caller: Caller) => Promise<Answer>,
+  handler: (request: DoorRequest, body: unknown, caller: Caller) => Promise<Answer>,
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
-): (request: Request, body?: AsyncIterable<Uint8Array>) => Promise<Answer | Response> {
+): (request: DoorRequest, body: AsyncIterable<Uint8Array> | null) => Promise<Answer | Response> {
   const checked = checkedRequest(handler, authenticate, options);
   return async (request, body) => {
     const origin = request.headers.get("origin");
@@ -180,13 +202,13 @@ export function withFrontDoor<Caller, Answer extends McpAnswer>(
 }
 
 function checkedRequest<Caller, Answer extends McpAnswer>(
-  handler: (request: Request, body: unknown, caller: Caller) => Promise<Answer>,
+  handler: (request: DoorRequest, body: unknown, caller: Caller) => Promise<Answer>,
   authenticate: Authenticate<Caller>,
   options: FrontDoorOptions,
 ): (
-  request: Request,
+  request: DoorRequest,
   origin: string | null,
-  body: AsyncIterable<Uint8Array> | undefined,
+  body: AsyncIterable<Uint8Array> | null,
 ) => Promise<Answer | Response> {
   const origins = [...options.allowedOrigins, ...options.corsOrigins];
   return async (request, origin, source) => {
@@ -248,7 +270,7 @@ function checkedRequest<Caller, Answer extends McpAnswer>(
       );
     const declared = Number(request.headers.get("content-length") ?? "0");
     if (declared > options.maxBodyBytes) return tooLarge();
-    const body = await readLimited(source ?? request.body, options.maxBodyBytes);
+    const body = await readLimited(source, options.maxBodyBytes);
     if (body === undefined) return tooLarge();
     let parsed: unknown;
     try {

@@ -14,8 +14,8 @@ import {
 import { describe, expect, it, vi } from "vitest";
 import type { Database } from "../db/client";
 import { ExchangeTransport } from "./exchange-transport";
-import { asResponse } from "./front-door";
-import { createMcpRoute, newServer } from "./http-handler";
+import { asResponse, doorRequest } from "./front-door";
+import { createMcpRoute, isLegacyEra, newServer } from "./http-handler";
 import type { McpPrincipal } from "./request-context";
 
 // How many servers the route has built: each gets Cairn's handlers once.
@@ -58,7 +58,7 @@ function newRoute() {
     { maxBodyBytes: 10_000, allowedOrigins: [], corsOrigins: [] },
   );
   /** The route's answer as the Next route sends it; the door in front of Next writes the same (node-door.test.ts). */
-  return async (request: Request) => asResponse(await handler(request));
+  return async (request: Request) => asResponse(await handler(doorRequest(request), request.body));
 }
 
 const route = newRoute();
@@ -172,6 +172,56 @@ const CASES: [string, unknown, Record<string, string | undefined>?][] = [
   ],
 ];
 
+/** A request's `_meta` that claims the 2026-07-28 envelope. */
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** Requests the SDK's era decision sends to the 2026-07-28 handler: its answers and its refusals. */
+const MODERN_CASES: [string, unknown, Record<string, string | undefined>?][] = [
+  [
+    "a tool call with the envelope",
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ping", _meta: ENVELOPE } },
+    { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "ping" },
+  ],
+  [
+    "the envelope under a 2025 header",
+    { jsonrpc: "2.0", id: 2, method: "ping", params: { _meta: ENVELOPE } },
+  ],
+  [
+    "a 2026-07-28 header without the envelope",
+    { jsonrpc: "2.0", id: 3, method: "ping" },
+    { "mcp-protocol-version": "2026-07-28" },
+  ],
+  [
+    "an Mcp-Method header that contradicts the body",
+    { jsonrpc: "2.0", id: 4, method: "ping", params: { _meta: ENVELOPE } },
+    { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+  ],
+  ["a body that is not JSON-RPC", { hello: "world" }],
+  ["a JSON null", null],
+];
+
+describe("the route's era decision", () => {
+  it.each([...CASES, ...MODERN_CASES])(
+    "sends %s where the SDK's isLegacyRequest sends it",
+    async (_name, body, headers) => {
+      const request = post(body, headers);
+      expect(isLegacyEra(doorRequest(request), body)).toBe(await isLegacyRequest(request, body));
+    },
+  );
+
+  it("sends both kinds somewhere: the cases are not all of one era", async () => {
+    const legacy = await Promise.all(
+      [...CASES, ...MODERN_CASES].map(([, body, headers]) =>
+        isLegacyRequest(post(body, headers), body),
+      ),
+    );
+    expect(legacy.filter(Boolean)).toHaveLength(CASES.length);
+  });
+});
+
 describe("the route's 2025-era leg", () => {
   // Each a request the SDK's era decision sends to this leg (a body that is
   // not a JSON-RPC request of 2025 goes to the 2026-07-28 handler, unchanged).
@@ -188,7 +238,9 @@ describe("the route's 2025-era leg", () => {
     { jsonrpc: "1.0", id: 1, method: "ping" },
     { jsonrpc: "2.0", id: null, method: "ping" },
   ])("refuses %j, not a JSON-RPC message, as the SDK's own transport does", async (body) => {
-    const ours = asResponse(await new ExchangeTransport().exchange(post(body), body, AUTH_INFO));
+    const ours = asResponse(
+      await new ExchangeTransport().exchange(post(body).headers, body, AUTH_INFO),
+    );
     expect(await answerOf(ours)).toEqual(await answerOf(await bySdk(post(body))));
   });
 
@@ -244,9 +296,11 @@ describe("the route's 2025-era leg", () => {
     const handled: unknown[] = [];
     transport.onmessage = (message) => handled.push(message);
     const request = { jsonrpc: "2.0", id: 1, method: "ping" };
-    const answer = transport.exchange(post(request), request, AUTH_INFO);
+    const answer = transport.exchange(post(request).headers, request, AUTH_INFO);
     expect(handled).toEqual([request]);
-    expect(() => transport.exchange(post(request), request, AUTH_INFO)).toThrow(/in progress/);
+    expect(() => transport.exchange(post(request).headers, request, AUTH_INFO)).toThrow(
+      /in progress/,
+    );
     // A notification or a request to the client has no way back in a stateless JSON exchange.
     await transport.send({ jsonrpc: "2.0", method: "notifications/message", params: {} });
     await transport.send({ jsonrpc: "2.0", id: 99, method: "elicitation/create", params: {} });
@@ -257,7 +311,11 @@ describe("the route's 2025-era leg", () => {
     expect(asResponse(await answer).status).toBe(200);
     expect(await asResponse(await answer).json()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
     // Free again.
-    const next = transport.exchange(post({ ...request, id: 3 }), { ...request, id: 3 }, AUTH_INFO);
+    const next = transport.exchange(
+      post({ ...request, id: 3 }).headers,
+      { ...request, id: 3 },
+      AUTH_INFO,
+    );
     await transport.send({ jsonrpc: "2.0", id: 3, result: {} });
     expect(await asResponse(await next).json()).toEqual({ jsonrpc: "2.0", id: 3, result: {} });
   });

@@ -22,15 +22,17 @@
  */
 import {
   type AuthInfo,
+  classifyInboundRequest,
   createMcpHandler,
-  isLegacyRequest,
   McpServer,
   ProtocolError,
 } from "@modelcontextprotocol/server";
 import { logUnexpected } from "../log";
 import { ExchangeTransport } from "./exchange-transport";
 import {
+  type DoorRequest,
   type FrontDoorOptions,
+  type HeaderReader,
   type McpAnswer,
   type McpRouteHandler,
   withFrontDoor,
@@ -48,7 +50,7 @@ import {
 
 export type McpRouteDeps = CairnServerDeps & {
   /** The API key's or OAuth token's principal; undefined for a wrong, revoked or expired one. */
-  authenticate(bearerToken: string, request: Request): Promise<McpPrincipal | undefined>;
+  authenticate(bearerToken: string, request: DoorRequest): Promise<McpPrincipal | undefined>;
 };
 
 /** Idle servers kept for reuse per era: about the requests served at once, no more. */
@@ -102,21 +104,21 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
   // mode, on pooled servers each connected once to a transport of its own that
   // serves one exchange at a time (lib/mcp/exchange-transport.ts).
   const idleLegacy: ExchangeTransport[] = [];
-  const legacy = async (request: Request, body: unknown, authInfo: AuthInfo) => {
+  const legacy = async (headers: HeaderReader, body: unknown, authInfo: AuthInfo) => {
     // The SDK's server keeps what an `initialize` declares (the client's
     // capabilities and identity, the revision, which picks the codec its
     // tools/call checks use) and nothing resets it: on a pooled server it
     // would meet the next caller's exchanges. So an `initialize` (once per
     // client session) gets a server of its own, which is then dropped.
-    if (isInitialize(body)) return (await connectLegacy(deps)).exchange(request, body, authInfo);
+    if (isInitialize(body)) return (await connectLegacy(deps)).exchange(headers, body, authInfo);
     const taken = idleLegacy.pop() ?? (await connectLegacy(deps));
-    const response = await taken.exchange(request, body, authInfo);
+    const response = await taken.exchange(headers, body, authInfo);
     if (idleLegacy.length < MAX_IDLE_SERVERS) idleLegacy.push(taken);
     return response;
   };
 
   const answer = async (
-    request: Request,
+    request: DoorRequest,
     body: unknown,
     principal: McpPrincipal,
   ): Promise<McpAnswer> => {
@@ -126,14 +128,31 @@ export function createMcpRoute(deps: McpRouteDeps, frontDoor: FrontDoorOptions):
       scopes: [],
       extra: { principal },
     };
-    // The SDK's own era decision (the `_meta` envelope's claim, the
-    // MCP-Protocol-Version header), made on the body the front door parsed.
-    if (await isLegacyRequest(request, body)) return legacy(request, body, authInfo);
-    return modern.fetch(request, { parsedBody: body, authInfo });
+    if (isLegacyEra(request, body)) return legacy(request.headers, body, authInfo);
+    return modern.fetch(request.web(), { parsedBody: body, authInfo });
   };
 
   // Every request carries a key or token: none, a wrong one or a revoked one is a 401.
   return withFrontDoor(answer, (token, request) => deps.authenticate(token, request), frontDoor);
+}
+
+/**
+ * The SDK's own era decision (the `_meta` envelope's claim, the
+ * MCP-Protocol-Version header), as its `isLegacyRequest` makes it for a POST
+ * whose body is already parsed (the front door refuses every other request),
+ * read from the headers without a web `Request`.
+ */
+export function isLegacyEra(request: DoorRequest, body: unknown): boolean {
+  const { headers } = request;
+  return (
+    classifyInboundRequest({
+      httpMethod: request.method,
+      protocolVersionHeader: headers.get("mcp-protocol-version") ?? undefined,
+      mcpMethodHeader: headers.get("mcp-method") ?? undefined,
+      mcpNameHeader: headers.get("mcp-name") ?? undefined,
+      body,
+    }).kind === "legacy"
+  );
 }
 
 function isInitialize(body: unknown): boolean {

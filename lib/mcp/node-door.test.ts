@@ -54,21 +54,30 @@ describe("the MCP door on Node's request and response", () => {
     const url = await serve(async (request, source) => {
       // The body comes as Node's request, read as it streams in: the web
       // request carries none, so no web stream is built for it.
-      expect(request.body).toBeNull();
+      const web = request.web();
+      expect(web.body).toBeNull();
+      // The door's headers read as the web request's do, whatever the name's case.
+      for (const name of ["authorization", "Authorization", "x-repeated", "content-type", "none"]) {
+        expect(request.headers.get(name), name).toBe(web.headers.get(name));
+      }
+      expect(request.headers.get("X-Repeated")).toBe("one, two");
       const body = await readLimited(source ?? null, 1_000_000);
       return Response.json(
         {
           method: request.method,
-          url: request.url,
+          url: web.url,
           auth: request.headers.get("authorization"),
           body,
         },
         { status: 202, headers: { "mcp-session-id": "s1", "set-cookie": "a=1" } },
       );
     });
+    const headers = new Headers({ authorization: "Bearer k", "content-type": "application/json" });
+    headers.append("x-repeated", "one");
+    headers.append("x-repeated", "two");
     const response = await fetch(`${url}?q=1`, {
       method: "POST",
-      headers: { authorization: "Bearer k", "content-type": "application/json" },
+      headers,
       body: '{"jsonrpc":"2.0"}',
     });
     expect(response.status).toBe(202);

@@ -5,14 +5,14 @@
  * request to Next. The handler is the one Next's bundle of app/api/mcp/route.ts
  * built, published on globalThis when that module loads, so the door and the
  * rest of the app share one database handle, credential cache, tool-call log
- * and notification runtime: this file only converts between Node's objects and
- * the web `Request` and `Response` the handler speaks (the body handed over as
- * Node's request itself), and sets the headers next.config.ts gives every API
- * answer.
+ * and notification runtime: this file only hands the handler Node's request
+ * (its headers read where they are, its body read from it; a web `Request` is
+ * built only for the 2026-07-28 leg, which takes one) and writes its answer,
+ * with the headers next.config.ts gives every API answer.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { NON_PAGE_CSP, SECURITY_HEADERS } from "../web/security-headers";
-import { isJsonAnswer, type McpAnswer, type McpRouteHandler } from "./front-door";
+import { type DoorRequest, isJsonAnswer, type McpAnswer, type McpRouteHandler } from "./front-door";
 
 export const MCP_PATH = "/api/mcp";
 
@@ -76,7 +76,29 @@ function setHeaders(response: Response, res: ServerResponse): void {
 }
 
 /**
- * Node's request as a web `Request`, with no `AbortSignal`: nothing Cairn's
+ * Node's request at the door. A header's value is what a web `Request` built
+ * from it would give (Node has lower-cased the names and joined repeated
+ * values), read without building one: a `Request` and its `Headers` were about
+ * a twentieth of a 2025-era call's CPU in the server (docs/performance.md,
+ * "A call without a web Request").
+ */
+function doorRequestOf(request: IncomingMessage): DoorRequest {
+  const headers = request.headers;
+  return {
+    method: request.method ?? "GET",
+    headers: {
+      get(name) {
+        const value = headers[name.toLowerCase()];
+        if (value === undefined) return null;
+        return typeof value === "string" ? value : value.join(", ");
+      },
+    },
+    web: () => toRequest(request),
+  };
+}
+
+/**
+ * Node's request as a web `Request` (for the 2026-07-28 leg), with no `AbortSignal`: nothing Cairn's
  * handler does stops for a client that goes away (a call's transaction
  * commits or not on its own, and its answer is then dropped), and an event
  * stream is cancelled from the response's side (`writeResponse`), which ends
@@ -168,7 +190,7 @@ export async function serveMcpDoor(
     // Node's request is the body, read as it streams in, so the front door's
     // size limit stops reading one that is too large.
     const hasBody = request.method === "POST" || request.method === "DELETE";
-    const response = await door.handle(toRequest(request), hasBody ? request : undefined);
+    const response = await door.handle(doorRequestOf(request), hasBody ? request : null);
     await writeResponse(response, res, () => closed);
   } catch (error) {
     if (closed) return;

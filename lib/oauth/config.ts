@@ -31,7 +31,7 @@ export const REFRESH_TOKEN_PREFIX = "cairn_rt_";
  * lib/http/request-scheme.ts (no client's X-Forwarded-Proto makes it https).
  * Undefined when the Host is not allowed.
  */
-export function publicOrigin(headers: Headers): string | undefined {
+export function publicOrigin(headers: Pick<Headers, "get">): string | undefined {
   const configured = env().CAIRN_PUBLIC_URL;
   if (configured) return configured;
   const host = headers.get("host");

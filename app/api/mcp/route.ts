@@ -3,7 +3,7 @@ import { getDatabaseHandle, getDb } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { allowedOrigins } from "@/lib/http/allowed-host";
 import { type Checked, CREDENTIALS_CHANGED, CredentialCache } from "@/lib/mcp/credential-cache";
-import { asResponse } from "@/lib/mcp/front-door";
+import { asResponse, type DoorRequest, doorRequest } from "@/lib/mcp/front-door";
 import { createMcpRoute } from "@/lib/mcp/http-handler";
 import { publishMcpDoor } from "@/lib/mcp/node-door";
 import type { McpPrincipal } from "@/lib/mcp/request-context";
@@ -39,7 +39,10 @@ function listenForChanges() {
   );
 }
 
-async function lookUp(token: string, request: Request): Promise<Checked<McpPrincipal> | undefined> {
+async function lookUp(
+  token: string,
+  request: DoorRequest,
+): Promise<Checked<McpPrincipal> | undefined> {
   const db = await getDb();
   if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
     const origin = publicOrigin(request.headers);
@@ -55,7 +58,7 @@ async function lookUp(token: string, request: Request): Promise<Checked<McpPrinc
   return { principal: { kind: "api_key", credentialId: apiKeyId, ...who } };
 }
 
-function authenticate(token: string, request: Request) {
+function authenticate(token: string, request: DoorRequest) {
   listenForChanges();
   // An OAuth token is valid for one resource, which the request's origin names.
   const origin = token.startsWith(ACCESS_TOKEN_PREFIX) ? publicOrigin(request.headers) : "";
@@ -99,7 +102,7 @@ publishMcpDoor({ handle: handler, written: toolCallLogWritten });
  * before it stopped is lost (lib/services/shared/tool-call-log.ts).
  */
 async function answer(request: Request): Promise<Response> {
-  const response = asResponse(await handler(request));
+  const response = asResponse(await handler(doorRequest(request), request.body));
   after(toolCallLogWritten());
   return response;
 }
