@@ -47,7 +47,7 @@ import { planStatusEventCte } from "../notifications/events";
 import { deadlineStateColumns, deadlineStateRow } from "../reviews/deadline-state";
 import type { ServiceContext } from "../shared/context";
 import { claimableStep, leaseSeconds, leaseUntil, notHeldByCheckpoint, openStep } from "./leases";
-import { LOCKED_PLAN_IS_CURRENT, lockedPlanCte, PLAN_LOCK, planOfTenant } from "./plan-lock";
+import { lockedPlanCte, PLAN_LOCK, planOfTenant } from "./plan-lock";
 
 /** The claimed step's columns, shared with `claim-step.ts`. */
 export const claimedStepRow = z.object({
@@ -93,19 +93,22 @@ export const completedPlanRead = z.object({
 export type CompletedPlanRead = z.infer<typeof completedPlanRead>;
 
 /**
- * The claim's CTEs (`next`, `claimed`, `audit`) for the plan id `plan`, the
+ * The claim's CTEs (`next`, `claimed`, `audit`) for the plan `plan` (the plan
+ * `$1`, or null when the caller's tests found it closed to claims), the
  * tenant `$2`, the time `$3`, the lease `$4` seconds, the actor `$5`-`$7`, and
  * the plan's status before the claim `planStatusBefore` (SQL expressions):
  * the first free step, locked with SKIP LOCKED so two callers never get the
  * same one, handed out with a new lease and attempt, and its `step_started`
- * row. Text, shared with `claim-step.ts`.
+ * row. The bound of undecided checkpoints reads the plan `$1` itself: with
+ * `plan` null no step is a candidate, and its own copy of the caller's tests
+ * was three more plan nodes to set up. Text, shared with `claim-step.ts`.
  */
 export function claimCtes(plan: string, planStatusBefore: string): string {
   return `next as (
       select id, status, lease_expires_at, tool from plan_step s
       where plan_id = ${plan} and tenant_id = $2::uuid and ${openStep("s")}
         and ${claimableStep("s", "$3::timestamptz")}
-        and ${notHeldByCheckpoint(plan, "s.step_order")}
+        and ${notHeldByCheckpoint("$1::uuid", "s.step_order")}
       order by step_order
       limit 1
       for update skip locked
@@ -152,10 +155,17 @@ export function claimedColumns(plan: string): string {
 
 /**
  * The CTEs `locked` (the plan locked in `mode`, with `columns` and its row
- * version), `plan` (the plan as the statement answers it), `fresh` (whether
- * the statement's snapshot is current) and the claim's CTEs on the plan when
- * it is `status`, not paused, waiting for no steps (a fired add_steps: the
- * transaction path answers it) and current.
+ * version), `plan` (the plan as the statement answers it, with `current`:
+ * whether the statement's snapshot is current) and the claim's CTEs on the
+ * plan when it is `status`, not paused, waiting for no steps (a fired
+ * add_steps: the transaction path answers it) and current.
+ *
+ * `plan` joins the locked row to the row the statement's snapshot holds: the
+ * snapshot's version is what `current` compares (`LOCKED_PLAN_IS_CURRENT`'s
+ * test), and it is the answer when nothing was locked. One scan of the plan
+ * row for both, where a union and a CTE of their own set up eight plan nodes
+ * on every claim (PostgreSQL initialises every node of a cached plan on each
+ * execution: docs/performance.md, "A smaller plan for the common step").
  *
  * With `finished: "read"`, a plan the statement's snapshot finds completed,
  * failed or cancelled is read, not locked: the claim hands out nothing there
@@ -167,56 +177,51 @@ export function claimedColumns(plan: string): string {
  * (a change that finished or deleted it committed after the statement began)
  * is answered as stale, and read again. With `finished: "locked"`, the plan is
  * locked whatever its status: the start of a `planning` plan, which locks it
- * as a change does.
+ * as a change does, and answers nothing when it found no row to lock.
  */
 function claimOnPlan(
-  columns: string,
+  columns: readonly string[],
   mode: typeof PLAN_LOCK.claim | typeof PLAN_LOCK.change,
   status: PlanStatus,
   finished: "read" | "locked",
 ): string {
   const terminal = `(${sqlLiterals(TERMINAL_PLAN_STATUSES)})`;
-  // Locked whatever its status, the plan is current when its locked row is.
-  const planAndFresh =
+  const plan =
     finished === "locked"
       ? `plan as materialized (
-    select * from locked
-  ),
-  fresh as materialized (
-    select ${LOCKED_PLAN_IS_CURRENT} as current from plan
+    select locked.*, locked.version = snapshot.xmin as current
+    from locked join research_plan snapshot on snapshot.id = $1::uuid
   )`
       : `plan as materialized (
-    select * from locked
-    union all
-    select ${columns}, xmin as version from research_plan
-    where ${planOfTenant("research_plan")} and not exists (select 1 from locked)
-  ),
-  fresh as materialized (
-    select case when exists (select 1 from locked) then ${LOCKED_PLAN_IS_CURRENT}
-      else plan.status::text in ${terminal} end as current
-    from plan
+    select ${columns
+      .map((c) => `case when locked.id is null then snapshot.${c} else locked.${c} end as ${c}`)
+      .join(",\n      ")},
+      case when locked.id is null then snapshot.status::text in ${terminal}
+        else locked.version = snapshot.xmin end as current
+    from research_plan snapshot left join locked on true
+    where ${planOfTenant("snapshot")}
   )`;
-  return `${lockedPlanCte(columns, mode, {
+  return `${lockedPlanCte(columns.join(", "), mode, {
     name: "locked",
     also: finished === "read" ? ` and status::text not in ${terminal}` : "",
-  })}, ${planAndFresh},
+  })}, ${plan},
   ${claimCtes(
-    `(select id from locked where status = '${status}' and pause_reason is null and awaiting_steps is null and (select current from fresh))`,
+    `(select id from plan where status = '${status}' and pause_reason is null and awaiting_steps is null and current)`,
     `'${status}'::text`,
   )}`;
 }
 
 const claimNext = statement(
   "claim the next step of an executing plan",
-  `with ${claimOnPlan("id, status, output_formatting_notes, pause_reason, awaiting_steps", PLAN_LOCK.claim, "executing", "read")}
+  `with ${claimOnPlan(["id", "status", "output_formatting_notes", "pause_reason", "awaiting_steps"], PLAN_LOCK.claim, "executing", "read")}
   select plan.status as "planStatus", plan.output_formatting_notes as "planFormattingNotes",
     ${claimedColumns("plan.id")},
-    fresh.current, plan.pause_reason is not null as paused,
-    case when plan.status = 'completed' and fresh.current
+    plan.current, plan.pause_reason is not null as paused,
+    case when plan.status = 'completed' and plan.current
       then ${readWhenNeeded(`select ${COMPLETED_PLAN_READ}`, ["$1::uuid", "$2::uuid"])}
       end as "completedRead",
     ${deadlineStateColumns("$1::uuid", "$2::uuid")}
-  from plan cross join fresh left join claimed on true`,
+  from plan left join claimed on true`,
   claimedStepRow.extend({
     planStatus: z.enum(PLAN_STATUSES),
     planFormattingNotes: z.string().nullable(),
@@ -272,7 +277,7 @@ export const claimNextStep = (db: Executor, ctx: ServiceContext, planId: string,
 const EXECUTING = transitionPlan("planning", "executing");
 const startAndClaim = statement(
   "start a planning plan with its first step's claim",
-  `with ${claimOnPlan("id, status, pause_reason, awaiting_steps", PLAN_LOCK.change, "planning", "locked")}
+  `with ${claimOnPlan(["id", "status", "pause_reason", "awaiting_steps"], PLAN_LOCK.change, "planning", "locked")}
   , started as (
     update research_plan set status = '${EXECUTING}', updated_at = $3::timestamptz
     from claimed where research_plan.id = claimed.plan_id

@@ -81,10 +81,10 @@ const guardedSubmitText = (
       and step.step_type <> 'checkpoint'
       and ${notHeldByCheckpoint("$1::uuid", "step.step_order")}
   ), stored_conditions as materialized (
-    select coalesce(jsonb_agg(jsonb_build_object(${conditionFields("c")}) order by c.position),
-      '[]'::jsonb) as list
-    from plan_branching_condition c
-    where c.after_step_id = $3::uuid and exists (select 1 from eligible)
+    select to_jsonb(array(select jsonb_build_object(${conditionFields("c")})
+      from plan_branching_condition c
+      where c.after_step_id = $3::uuid and exists (select 1 from eligible)
+      order by c.position)) as list
   ), decided as materialized (
     select eligible.* from eligible, stored_conditions where stored_conditions.list = $16::jsonb
   ),${
@@ -113,12 +113,12 @@ const guardedSubmitText = (
     ${auditRowsInsert("$15::jsonb", "r.payload || jsonb_build_object('stepOrder', (select step_order from decided))")}
     where exists (select 1 from decided)
   )
-  select exists (select 1 from decided) as ok,
+  select decided.step_order is not null as ok,
     exists (select 1 from plan where ${LOCKED_PLAN_IS_CURRENT}) as "planHeld",
-    (select plan_status from decided) as "planStatus",
-    (select step_order from decided) as "stepOrder",
-    case when not exists (select 1 from decided) then (select list from stored_conditions)
-      end as conditions`;
+    decided.plan_status as "planStatus", decided.step_order as "stepOrder",
+    case when decided.step_order is null then (select list from stored_conditions)
+      end as conditions
+  from (select) as one left join decided on true`;
 
 const guardedSubmitRow = z.object({
   ok: z.boolean(),

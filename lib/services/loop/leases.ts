@@ -43,9 +43,9 @@ export function leaseSeconds(
  * `claimableStep`, so two callers racing for a pending checkpoint (one skips
  * the row the other locked) never take the step after it, and by the
  * one-statement submit. Where `plan` does not depend on the row (the claim's
- * locked plan), PostgreSQL reads the first checkpoint once per statement, not
- * once per candidate step, from the index of undecided checkpoints
- * (`plan_step_undecided_checkpoint_idx`).
+ * and the submit's plan `$1`), PostgreSQL reads the first checkpoint once per
+ * statement, not once per candidate step, from the index of undecided
+ * checkpoints (`plan_step_undecided_checkpoint_idx`).
  */
 export function notHeldByCheckpoint(plan: string, stepOrder: string): string {
   return `${stepOrder} <= coalesce((select min(held.step_order) from plan_step held
